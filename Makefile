@@ -1,0 +1,31 @@
+# make demo: the main job on the embedded SQLite default.
+# make test: vet and every test (a few minutes on 2 cores).
+# make bench: benchmarks and long quality studies (see BENCHMARKS.md).
+GO      ?= go
+BIN     := bin/optimize
+BASELINE_FLAGS := --workload orthogonal-slo --seeds 42,43,44 --num-instances 8 \
+	--routing-policy weighted --routing-scorers prefix-affinity:3,queue-depth:2,kv-utilization:2 \
+	--long-prefill-token-threshold 256
+
+.PHONY: all build demo test bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/optimize
+
+demo: build
+	./$(BIN) simulate $(BASELINE_FLAGS)
+
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+fuzz:
+	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s
+
+clean:
+	rm -rf bin

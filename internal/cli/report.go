@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
+)
+
+// writeText prints a human summary: one column per seed and the mean.
+func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
+	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n\n",
+		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority, cfg.Admission.Policy)
+	cols := append([]metrics.Summary(nil), runs...)
+	head := []string{"metric"}
+	for _, s := range seeds {
+		head = append(head, fmt.Sprintf("seed %d", s))
+	}
+	if len(runs) > 1 {
+		cols = append(cols, metrics.Mean(runs))
+		head = append(head, "mean")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	row := func(name, format string, get func(m metrics.Summary) float64) {
+		cells := []string{name}
+		for _, m := range cols {
+			cells = append(cells, fmt.Sprintf(format, get(m)))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	row("completed", "%.0f", func(m metrics.Summary) float64 { return m.Completed })
+	row("rejected", "%.0f", func(m metrics.Summary) float64 { return m.Rejected })
+	row("TTFT mean ms", "%.1f", func(m metrics.Summary) float64 { return m.TTFT.Mean })
+	row("TTFT p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.TTFT.P99 })
+	row("E2E mean ms", "%.1f", func(m metrics.Summary) float64 { return m.E2E.Mean })
+	row("E2E p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.E2E.P99 })
+	row("ITL mean ms", "%.2f", func(m metrics.Summary) float64 { return m.ITL.Mean })
+	row("sched delay p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.SchedulingDelay.P99 })
+	row("tokens/s", "%.0f", func(m metrics.Summary) float64 { return m.TokensPerSec })
+	row("preemptions", "%.0f", func(m metrics.Summary) float64 { return m.Preemptions })
+	row("cache hit rate", "%.3f", func(m metrics.Summary) float64 { return m.CacheHitRate })
+	row("SLO gap", "%.2f", func(m metrics.Summary) float64 { return m.SLOGap })
+	row("Jain fairness", "%.3f", func(m metrics.Summary) float64 { return m.JainFairness })
+	for _, class := range classNames(cols) {
+		cl := class
+		row(cl+" TTFT p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].TTFT.P99 })
+		row(cl+" E2E p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].E2E.P99 })
+	}
+	tw.Flush()
+}
+
+func routingLabel(cfg cluster.Config) string {
+	if cfg.Routing.Policy != "weighted" {
+		return cfg.Routing.Policy
+	}
+	parts := make([]string, 0, len(cfg.Routing.Scorers))
+	for _, s := range cfg.Routing.Scorers {
+		parts = append(parts, fmt.Sprintf("%s:%g", s.Name, s.Weight))
+	}
+	if len(parts) == 0 {
+		return "weighted(default scorers)"
+	}
+	return "weighted(" + strings.Join(parts, ",") + ")"
+}
+
+// classNames lists the SLO classes present in any run, in class order.
+func classNames(runs []metrics.Summary) []string {
+	order := map[string]int{"critical": 1, "standard": 2, "sheddable": 3, "batch": 4, "background": 5}
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range runs {
+		for k := range r.PerSLO {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
+	return out
+}

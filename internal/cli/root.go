@@ -1,0 +1,74 @@
+// Package cli holds the cobra commands of `optimize`, one file per command.
+// Commands write to injected streams and return errors; Execute maps them
+// to exit codes once (2 for usage errors, 1 for runtime failures).
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Streams are where a command writes: results to Out, progress to Err.
+type Streams struct {
+	Out io.Writer
+	Err io.Writer
+}
+
+// runtimeError marks a failure that is not the user's input (exit code 1).
+type runtimeError struct{ err error }
+
+func (e runtimeError) Error() string { return e.err.Error() }
+func (e runtimeError) Unwrap() error { return e.err }
+
+// failed wraps err as a runtime failure.
+func failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return runtimeError{err}
+}
+
+// Execute runs the optimize command line and returns the process exit code.
+func Execute(args []string, s Streams) int {
+	root := NewRootCommand(s)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(s.Err, "optimize: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	var rt runtimeError
+	if errors.As(err, &rt) {
+		return 1
+	}
+	return 2
+}
+
+// NewRootCommand builds the command tree (the composition root of the CLI).
+func NewRootCommand(s Streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "optimize",
+		Short:         "Find jointly optimised routing, scheduling and KV-cache strategies for LLM inference clusters",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%s: %v", c.CommandPath(), err)
+	})
+	root.AddCommand(newSimulateCommand(s))
+	return root
+}
+
+// changed reports whether the user set flag name.
+func changed(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}

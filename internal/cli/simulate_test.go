@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// baselineArgs is the seeds' llm-d-parity baseline (issue 2's acceptance run).
+var baselineArgs = []string{
+	"simulate", "--workload", "orthogonal-slo", "--seeds", "42,43,44", "--num-instances", "8",
+	"--routing-policy", "weighted", "--routing-scorers", "prefix-affinity:3,queue-depth:2,kv-utilization:2",
+	"--long-prefill-token-threshold", "256", "--output", "json",
+}
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Execute(args, Streams{Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestBaselineGoldenAndDeterminism(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var outputs []string
+	for _, procs := range []int{1, 2, 2} {
+		runtime.GOMAXPROCS(procs)
+		code, out, errs := run(t, baselineArgs...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		outputs = append(outputs, out)
+	}
+	for i := 1; i < len(outputs); i++ {
+		if outputs[i] != outputs[0] {
+			t.Fatalf("run %d differs from run 0 (GOMAXPROCS 1 vs 2 or repeat)", i)
+		}
+	}
+	golden := filepath.Join("testdata", "simulate_baseline.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, []byte(outputs[0]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != outputs[0] {
+		t.Fatalf("baseline summary changed; inspect and run `go test ./internal/cli -update` if intended")
+	}
+}
+
+// TestBaselineMatchesBLIS checks the acceptance figures: means over seeds
+// 42–44 within 15% of what BLIS measured on the same workload and flags.
+func TestBaselineMatchesBLIS(t *testing.T) {
+	code, out, errs := run(t, baselineArgs...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Mean struct {
+			TTFT struct{ P99 float64 } `json:"ttft_ms"`
+			E2E  struct{ P99 float64 } `json:"e2e_ms"`
+			TPS  float64               `json:"tokens_per_sec"`
+		} `json:"mean"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, blis float64
+	}{
+		{"TTFT P99 ms", res.Mean.TTFT.P99, 314.0},
+		{"E2E P99 ms", res.Mean.E2E.P99, 5404.5},
+		{"tokens/s", res.Mean.TPS, 17687},
+	} {
+		if dev := (c.got - c.blis) / c.blis; dev > 0.15 || dev < -0.15 {
+			t.Errorf("%s = %.1f, BLIS %.1f: %+.1f%% (allowed ±15%%)", c.name, c.got, c.blis, 100*dev)
+		} else {
+			t.Logf("%s = %.1f vs BLIS %.1f (%+.1f%%)", c.name, c.got, c.blis, 100*dev)
+		}
+	}
+}
+
+func TestBadInputIsOneLineExit2(t *testing.T) {
+	dir := t.TempDir()
+	badSpec := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badSpec, []byte("version: \"2\"\naggregate_rate: 10\nnum_requests: 5\nclientz: []\n"), 0o644)
+	cases := []struct {
+		name    string
+		args    []string
+		mention string
+	}{
+		{"unknown workload key", []string{"simulate", "--workload-spec", badSpec}, "clientz"},
+		{"unknown scorer", []string{"simulate", "--routing-policy", "weighted", "--routing-scorers", "prefix-afinity:3"}, "prefix-afinity"},
+		{"negative weight", []string{"simulate", "--routing-policy", "weighted", "--routing-scorers", "queue-depth:-2"}, "queue-depth"},
+		{"malformed int", []string{"simulate", "--num-instances", "eight"}, "num-instances"},
+		{"zero instances", []string{"simulate", "--num-instances", "0"}, "--num-instances"},
+		{"unknown routing policy", []string{"simulate", "--routing-policy", "random"}, "random"},
+		{"unknown scheduler", []string{"simulate", "--scheduler", "lifo"}, "lifo"},
+		{"unknown workload", []string{"simulate", "--workload", "nope"}, "nope"},
+		{"missing workload file", []string{"simulate", "--workload-spec", filepath.Join(dir, "none.yaml")}, "none.yaml"},
+		{"bad output", []string{"simulate", "--output", "xml"}, "--output"},
+		{"alpha arity", []string{"simulate", "--alpha-coeffs", "1,2"}, "--alpha-coeffs"},
+		{"negative beta", []string{"simulate", "--beta-coeffs", "1,-2,3"}, "beta"},
+		{"unknown flag", []string{"simulate", "--bogus"}, "bogus"},
+		{"two workloads", []string{"simulate", "--workload", "orthogonal-slo", "--trace", "x.yaml"}, "exclusive"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := run(t, c.args...)
+			if code != 2 {
+				t.Fatalf("exit code %d, want 2 (stderr %q)", code, errs)
+			}
+			if out != "" {
+				t.Fatalf("nothing may reach stdout on error, got %q", out)
+			}
+			if lines := strings.Count(strings.TrimRight(errs, "\n"), "\n"); lines != 0 {
+				t.Fatalf("error must be one line, got %q", errs)
+			}
+			if !strings.Contains(errs, c.mention) {
+				t.Fatalf("error %q does not name %q", errs, c.mention)
+			}
+		})
+	}
+}

@@ -1,0 +1,130 @@
+// Package admit decides, before routing, whether the cluster accepts a
+// request, as BLIS's admission policies do. A rejected request is counted
+// and dropped; it never reaches an instance.
+package admit
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"optimize/simcore"
+)
+
+// Policy admits or rejects each arriving request. Admit is called once per
+// request, in arrival order, with a non-decreasing now.
+type Policy interface {
+	// Admit reports whether r is accepted at time now. queueDepthTotal is
+	// the sum of the instances' wait-queue lengths; no policy at the BLIS
+	// reference commit reads it, but an slo-gated policy (reject
+	// non-critical classes while the cluster queue exceeds a threshold)
+	// will.
+	Admit(r *simcore.Request, now simcore.Tick, queueDepthTotal int64) bool
+}
+
+// Defaults of BLIS's --token-bucket-capacity and --token-bucket-refill-rate.
+const (
+	DefaultBucketCapacity = 10000 // tokens
+	DefaultRefillRate     = 1000  // tokens per second
+)
+
+// Config selects and parameterises a policy. Zero values mean defaults.
+type Config struct {
+	Policy         string  // one of PolicyNames; "" means always-admit
+	BucketCapacity float64 // token-bucket size in input tokens; 0 means DefaultBucketCapacity
+	RefillRate     float64 // token-bucket refill in tokens per second; 0 means DefaultRefillRate
+}
+
+// policyKind is one row of the policy table.
+type policyKind struct {
+	name  string
+	build func(cfg Config) Policy
+}
+
+// policyKinds is the one place where policy names are defined; the first
+// row is the default. An slo-gated row goes here when it is added.
+func policyKinds() []policyKind {
+	return []policyKind{
+		{"always-admit", func(Config) Policy { return alwaysAdmit{} }},
+		{"token-bucket", func(cfg Config) Policy { return newTokenBucket(cfg.BucketCapacity, cfg.RefillRate) }},
+		{"reject-all", func(Config) Policy { return rejectAll{} }},
+	}
+}
+
+// PolicyNames lists the accepted policy names, the default first.
+func PolicyNames() []string {
+	kinds := policyKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name
+	}
+	return names
+}
+
+// New builds the policy cfg describes. Bucket parameters are validated
+// whatever the policy, so that a bad value is never silently ignored.
+func New(cfg Config) (Policy, error) {
+	if cfg.BucketCapacity == 0 {
+		cfg.BucketCapacity = DefaultBucketCapacity
+	}
+	if cfg.RefillRate == 0 {
+		cfg.RefillRate = DefaultRefillRate
+	}
+	// BLIS requires both to be finite and > 0 (0 here means the default).
+	if !(cfg.BucketCapacity > 0) || math.IsInf(cfg.BucketCapacity, 0) {
+		return nil, fmt.Errorf("token bucket capacity must be a finite number > 0, got %v", cfg.BucketCapacity)
+	}
+	if !(cfg.RefillRate > 0) || math.IsInf(cfg.RefillRate, 0) {
+		return nil, fmt.Errorf("token bucket refill rate must be a finite number > 0 tokens/s, got %v", cfg.RefillRate)
+	}
+	name := cfg.Policy
+	if name == "" {
+		name = policyKinds()[0].name
+	}
+	for _, k := range policyKinds() {
+		if k.name == name {
+			return k.build(cfg), nil
+		}
+	}
+	return nil, fmt.Errorf("unknown admission policy %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
+}
+
+type alwaysAdmit struct{}
+
+func (alwaysAdmit) Admit(*simcore.Request, simcore.Tick, int64) bool { return true }
+
+// rejectAll is BLIS's pathological policy, useful as a sanity bound.
+type rejectAll struct{}
+
+func (rejectAll) Admit(*simcore.Request, simcore.Tick, int64) bool { return false }
+
+// tokenBucket rate-limits by input tokens: the bucket starts full, refills
+// continuously up to its capacity, and a request is admitted, and charged
+// its input length, only if that many tokens are available. A request longer
+// than the capacity is never admitted.
+type tokenBucket struct {
+	capacity   float64
+	refillRate float64 // tokens per second
+	tokens     float64
+	lastRefill simcore.Tick
+}
+
+func newTokenBucket(capacity, refillRate float64) *tokenBucket {
+	return &tokenBucket{capacity: capacity, refillRate: refillRate, tokens: capacity}
+}
+
+func (b *tokenBucket) Admit(r *simcore.Request, now simcore.Tick, _ int64) bool {
+	// Same arithmetic, in the same order, as BLIS, so that the admitted set
+	// is identical: elapsed µs × rate / 1e6, capped, and the refill clock
+	// moves only when time has passed.
+	if elapsed := now - b.lastRefill; elapsed > 0 {
+		b.tokens = min(b.capacity, b.tokens+float64(elapsed)*b.refillRate/1e6)
+		b.lastRefill = now
+	}
+	cost := float64(r.InputLen)
+	if b.tokens < cost {
+		return false
+	}
+	b.tokens -= cost
+	return true
+}

@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"fmt"
+	"testing"
+
+	"optimize/simcore/route"
+	"optimize/simcore/workload"
+)
+
+// baselineConfig is the seeds' llm-d-parity baseline on 8 instances.
+func baselineConfig() Config {
+	c := testConfig(8, 132139)
+	c.Routing = route.Config{
+		Policy:              "weighted",
+		Scorers:             []route.ScorerWeight{{Name: "prefix-affinity", Weight: 3}, {Name: "queue-depth", Weight: 2}, {Name: "kv-utilization", Weight: 2}},
+		PrefixIndexCapacity: 10000,
+	}
+	c.PrefillThreshold = 256
+	return c
+}
+
+// BenchmarkBaseline runs the whole simulation (workload generation
+// included) of the seeds' baseline workload scaled to n requests.
+// Simulated requests per second = n / (ns/op · 1e-9).
+func BenchmarkBaseline(b *testing.B) {
+	spec, err := workload.Builtin("orthogonal-slo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			if n >= 1_000_000 && testing.Short() {
+				b.Skip("1M requests in -short mode")
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: n})
+				if err != nil {
+					b.Fatal(err)
+				}
+				eng, err := New(baselineConfig(), src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := eng.Run()
+				if int(s.Completed) != n {
+					b.Fatalf("completed %v of %d", s.Completed, n)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}

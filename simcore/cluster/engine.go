@@ -1,0 +1,183 @@
+// Package cluster is the simulator's composition root and event loop: it
+// assembles instances (KV cache, wait queue, batch former, scheduler) and
+// the cluster-level admission and routing policies from a Config, then
+// replays a workload Source on one goroutine with one shared clock.
+package cluster
+
+import (
+	"fmt"
+
+	"optimize/simcore"
+	"optimize/simcore/admit"
+	"optimize/simcore/latency"
+	"optimize/simcore/metrics"
+	"optimize/simcore/route"
+	"optimize/simcore/sched"
+)
+
+// Engine runs one simulation. Build it with New, call Run once.
+type Engine struct {
+	cfg       Config
+	src       simcore.Source
+	events    eventHeap
+	instances []*instance
+	snaps     []route.Snapshot
+	refreshed []simcore.Tick // last refresh of each instance's periodic signals
+	router    route.Router
+	admission admit.Policy
+	latency   latency.Model
+	metrics   metrics.Collector
+	now       simcore.Tick
+}
+
+// New validates cfg and assembles an engine that will replay src.
+func New(cfg Config, src simcore.Source) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	lat, err := latency.New(cfg.Latency)
+	if err != nil {
+		return nil, err
+	}
+	router, err := route.New(cfg.Routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
+	if err != nil {
+		return nil, err
+	}
+	admission, err := admit.New(cfg.Admission)
+	if err != nil {
+		return nil, err
+	}
+	scheduler, err := sched.NewScheduler(cfg.Scheduler)
+	if err != nil {
+		return nil, err
+	}
+	priority, err := sched.NewPolicy(cfg.Priority)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		cfg:       cfg,
+		src:       src,
+		router:    router,
+		admission: admission,
+		latency:   lat,
+		snaps:     make([]route.Snapshot, cfg.NumInstances),
+		refreshed: make([]simcore.Tick, cfg.NumInstances),
+	}
+	for i := 0; i < cfg.NumInstances; i++ {
+		inst, err := newInstance(i, &cfg, lat, scheduler, priority)
+		if err != nil {
+			return nil, fmt.Errorf("--total-kv-blocks: %v", err)
+		}
+		e.instances = append(e.instances, inst)
+	}
+	return e, nil
+}
+
+// Run replays the whole workload and returns the summary.
+func (e *Engine) Run() metrics.Summary {
+	for e.stepOnce() {
+	}
+	return e.summarize()
+}
+
+// stepOnce handles the next arrival or event; it reports false when nothing
+// is left before the horizon.
+func (e *Engine) stepOnce() bool {
+	at, ok := e.src.Peek()
+	if ok && (e.events.Len() == 0 || at <= e.events.top().time) {
+		if e.pastHorizon(at) {
+			return false
+		}
+		e.now = at
+		r := e.src.Pop()
+		e.metrics.Arrived(r)
+		e.events.push(event{time: at, rank: rankAdmission, kind: evAdmission, req: r})
+		return true
+	}
+	if e.events.Len() == 0 {
+		return false
+	}
+	ev := e.events.pop()
+	if e.pastHorizon(ev.time) {
+		return false
+	}
+	e.now = ev.time
+	switch ev.kind {
+	case evAdmission:
+		e.admit(ev.req)
+	case evRouting:
+		e.route(ev.req)
+	case evQueued:
+		e.instances[ev.rank-rankInstance0].enqueue(e, ev.req)
+	case evStep:
+		e.instances[ev.rank-rankInstance0].step(e)
+	}
+	return true
+}
+
+func (e *Engine) pastHorizon(t simcore.Tick) bool {
+	return e.cfg.Horizon > 0 && t > e.cfg.Horizon
+}
+
+// admit asks the admission policy; a rejected request leaves at once.
+func (e *Engine) admit(r *simcore.Request) {
+	e.refreshSnapshots()
+	var queued int64
+	for i := range e.snaps {
+		queued += int64(e.snaps[i].QueueDepth)
+	}
+	if !e.admission.Admit(r, e.now, queued) {
+		e.metrics.Rejected(r)
+		e.src.Done(r, e.now, false)
+		return
+	}
+	e.events.push(event{time: e.now, rank: rankRouting, kind: evRouting, req: r})
+}
+
+// route picks the instance; the request reaches its wait queue after the
+// α queueing delay, which overlaps freely across requests.
+func (e *Engine) route(r *simcore.Request) {
+	e.refreshSnapshots()
+	i := e.router.Route(r, e.snaps)
+	if r.PriorityHint != 0 {
+		r.Priority = r.PriorityHint
+	}
+	r.Instance = int32(i)
+	e.instances[i].inFlight++
+	e.snaps[i].InFlight++
+	at := e.now + e.latency.QueueingTime(int64(r.InputLen))
+	e.events.push(event{time: at, rank: rankInstance0 + int32(i), kind: evQueued, req: r})
+}
+
+// refreshSnapshots re-reads each instance's queue, batch and KV signals,
+// at most once per refresh interval when one is set (BLIS's Periodic mode:
+// signals read as zero until the first interval elapses). InFlight is a
+// cluster counter and always current.
+func (e *Engine) refreshSnapshots() {
+	for i, inst := range e.instances {
+		s := &e.snaps[i]
+		s.InFlight = inst.inFlight
+		if iv := e.cfg.SnapshotRefresh; iv > 0 {
+			if e.now-e.refreshed[i] < iv {
+				continue
+			}
+			e.refreshed[i] = e.now
+		}
+		inst.fillSnapshot(s)
+	}
+}
+
+func (e *Engine) summarize() metrics.Summary {
+	var info metrics.RunInfo
+	for _, inst := range e.instances {
+		end := inst.clock
+		if e.cfg.Horizon > 0 {
+			end = min(end, e.cfg.Horizon)
+		}
+		info.Makespan = max(info.Makespan, end)
+		info.CacheHitRate += inst.kv.HitRate()
+	}
+	info.CacheHitRate /= float64(len(e.instances))
+	return e.metrics.Summarize(info)
+}

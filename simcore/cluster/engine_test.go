@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"testing"
+
+	"optimize/simcore"
+	"optimize/simcore/kv"
+	"optimize/simcore/latency"
+	"optimize/simcore/route"
+	"optimize/simcore/simtest"
+)
+
+// tp2 are the llama-3.1-8b H100 TP2 coefficients (blis-mechanics.md §2.4).
+var tp2 = latency.Coeffs{
+	Alpha: [3]float64{1601.350510688092, 3.512476196805965, 1805.5430360826988},
+	Beta:  [3]float64{6910.420479880494, 17.67057489844186, 2.8377471109943855},
+}
+
+func testConfig(instances int, blocks int64) Config {
+	c := Defaults()
+	c.NumInstances = instances
+	c.TotalKVBlocks = blocks
+	c.Latency = tp2
+	return c
+}
+
+// TestSingleRequestArithmetic reproduces blis-mechanics.md §2.3 exactly:
+// input 256, output 128, idle instance, arrival at t = 1 s.
+func TestSingleRequestArithmetic(t *testing.T) {
+	r := simtest.Request(1_000_000, 256, 128, 16, 0, 0, 1)
+	src := simtest.NewSliceSource([]*simcore.Request{r})
+	eng, err := New(testConfig(1, 132139), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := eng.Run()
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"TTFT ms", s.TTFT.Mean, 15.739},
+		{"ITL ms", s.ITL.Mean, 8.718},
+		{"E2E ms", s.E2E.Mean, 1122.925},
+		{"output tokens", s.OutputTokens, 127},
+		{"completed", s.Completed, 1},
+		{"makespan ms", s.MakespanMs, 1891.885},
+		{"scheduling delay ms", s.SchedulingDelay.Mean, 2.5},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v exactly", c.name, c.got, c.want)
+		}
+	}
+	if src.Left[0] != 1_891_885 {
+		t.Errorf("request left at %d µs, want 1891885", src.Left[0])
+	}
+}
+
+// TestConservationUnderPreemption squeezes many long requests into a tiny
+// KV cache: every request must end completed, preemptions must happen, and
+// no block may be lost or double-freed.
+func TestConservationUnderPreemption(t *testing.T) {
+	var reqs []*simcore.Request
+	for i := 0; i < 400; i++ {
+		reqs = append(reqs, simtest.Request(int64(i*300), 200+int32(i%7)*50, 60+int32(i%11)*20, 16, 7, 8, uint64(i+1)))
+	}
+	src := simtest.NewSliceSource(reqs)
+	cfg := testConfig(2, 120)
+	cfg.Routing = route.Config{Policy: "weighted", PrefixIndexCapacity: 10000}
+	cfg.PrefillThreshold = 64
+	eng, err := New(cfg, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := eng.Run()
+	if s.Preemptions == 0 {
+		t.Fatal("expected preemptions with 120 blocks per instance")
+	}
+	if s.Completed+s.Dropped != 400 || s.InFlight != 0 {
+		t.Fatalf("completed %v + dropped %v != 400 (in flight %v)", s.Completed, s.Dropped, s.InFlight)
+	}
+	for i, left := range src.Left {
+		if left < 0 {
+			t.Fatalf("request %d never left", i)
+		}
+	}
+	for _, inst := range eng.instances {
+		if err := inst.kv.Check(nil); err != nil {
+			t.Fatalf("instance %d: %v", inst.id, err)
+		}
+		if inst.kv.Used() != 0 {
+			t.Fatalf("instance %d still has %d used blocks", inst.id, inst.kv.Used())
+		}
+		if inst.inFlight != 0 {
+			t.Fatalf("instance %d in-flight counter = %d", inst.id, inst.inFlight)
+		}
+	}
+}
+
+// TestConservationMidRun checks the KV invariants between events: the
+// blocks referenced by running requests are exactly the used blocks.
+func TestConservationMidRun(t *testing.T) {
+	var reqs []*simcore.Request
+	for i := 0; i < 120; i++ {
+		reqs = append(reqs, simtest.Request(int64(i*100), 300, 100, 16, 3, 10, uint64(i+1)))
+	}
+	cfg := testConfig(1, 90)
+	eng, err := New(cfg, simtest.NewSliceSource(reqs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for eng.stepOnce() {
+		steps++
+		inst := eng.instances[0]
+		seqs := make([]*kv.Seq, 0, len(inst.running))
+		for _, r := range inst.running {
+			seqs = append(seqs, &r.KV)
+		}
+		if err := inst.kv.Check(seqs); err != nil {
+			t.Fatalf("after %d events: %v", steps, err)
+		}
+	}
+	if steps < 100 {
+		t.Fatalf("only %d events ran", steps)
+	}
+}
+
+func TestOversizedRequestIsDropped(t *testing.T) {
+	reqs := []*simcore.Request{
+		simtest.Request(0, 1000, 10, 16, 0, 0, 1), // 63 blocks > 50
+		simtest.Request(10, 100, 10, 16, 0, 0, 2),
+	}
+	src := simtest.NewSliceSource(reqs)
+	eng, _ := New(testConfig(1, 50), src)
+	s := eng.Run()
+	if s.Dropped != 1 || s.Completed != 1 {
+		t.Fatalf("dropped %v completed %v, want 1 and 1", s.Dropped, s.Completed)
+	}
+	if src.Completed[0] || src.Left[0] < 0 {
+		t.Fatal("the oversized request must be reported to the source as not completed")
+	}
+}

@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"optimize/simcore"
+	"optimize/simcore/batch"
+	"optimize/simcore/kv"
+	"optimize/simcore/latency"
+	"optimize/simcore/route"
+	"optimize/simcore/sched"
+)
+
+// instance is one vLLM-like server: a wait queue, a running batch, a KV
+// cache, and a chain of steps that runs while it has work.
+type instance struct {
+	id        int
+	rank      int32
+	kv        *kv.Cache
+	wait      simcore.WaitQueue
+	running   []*simcore.Request
+	former    *batch.Former
+	scheduler sched.Scheduler // nil = FCFS, no reordering
+	priority  sched.Policy    // nil = constant priority
+	latency   latency.Model
+
+	stepPending bool
+	inFlight    int32        // routed here and not yet completed or dropped
+	clock       simcore.Tick // time of the last event, request departures included
+}
+
+func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sched.Policy) (*instance, error) {
+	cache, err := kv.New(cfg.TotalKVBlocks, cfg.BlockSize)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{
+		id:        id,
+		rank:      rankInstance0 + int32(id),
+		kv:        cache,
+		scheduler: s,
+		priority:  p,
+		latency:   lat,
+		former: batch.New(batch.Config{
+			MaxScheduledTokens: cfg.MaxScheduledTokens,
+			MaxRunning:         cfg.MaxRunning,
+			PrefillThreshold:   cfg.PrefillThreshold,
+		}),
+		running: make([]*simcore.Request, 0, cfg.MaxRunning),
+	}, nil
+}
+
+func (in *instance) fillSnapshot(s *route.Snapshot) {
+	s.QueueDepth = int32(in.wait.Len())
+	s.BatchSize = int32(len(in.running))
+	s.KVUtilization = in.kv.Utilization()
+	s.FreeKVBlocks = in.kv.Free()
+	s.CacheHitRate = in.kv.HitRate()
+}
+
+// enqueue admits r to the wait queue, or drops it when its input can never
+// fit in the KV cache; an idle instance starts stepping at once.
+func (in *instance) enqueue(e *Engine, r *simcore.Request) {
+	in.clock = max(in.clock, e.now)
+	bs := in.kv.BlockSize()
+	if (int64(r.InputLen)+bs-1)/bs > in.kv.Total() {
+		in.inFlight--
+		e.metrics.Dropped(r)
+		e.src.Done(r, e.now, false)
+		return
+	}
+	in.wait.PushBack(r)
+	e.metrics.Enqueued(r)
+	if !in.stepPending {
+		in.stepPending = true
+		e.events.push(event{time: e.now, rank: in.rank, kind: evStep})
+	}
+}
+
+// step runs one engine iteration at e.now: order the queue, form the
+// batch, advance every scheduled request by one step of the latency model,
+// retire finished requests, and schedule the next step if work remains.
+func (in *instance) step(e *Engine) {
+	now := e.now
+	in.clock = max(in.clock, now)
+	if in.priority != nil {
+		for _, r := range in.wait.Items() {
+			r.Priority = in.priority.Priority(r, now)
+		}
+	}
+	if in.scheduler != nil {
+		in.scheduler.Order(in.wait.Items())
+	}
+	res := in.former.Form(&in.running, &in.wait, in.kv)
+	for i := 0; i < res.Preempted; i++ {
+		e.metrics.Preempted()
+	}
+	for _, r := range res.Scheduled {
+		e.metrics.Scheduled(r, now)
+	}
+
+	dt := in.execute(e)
+	in.retire(e, dt)
+
+	if len(in.running) > 0 || in.wait.Len() > 0 {
+		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep})
+	} else {
+		in.stepPending = false
+	}
+}
+
+// execute advances progress and records TTFT and ITL; it returns the step
+// duration. Progress counts computed tokens: a prefill jumps to what batch
+// formation computed (cached prefix included), a decode adds one token.
+func (in *instance) execute(e *Engine) simcore.Tick {
+	var prefill, decode int64
+	for _, r := range in.running {
+		if r.Progress < r.InputLen {
+			prefill += int64(r.NewTokens)
+		} else if r.OutputLen > 0 {
+			decode += int64(r.NewTokens)
+		}
+	}
+	dt := max(1, in.latency.StepTime(prefill, decode))
+	itl := dt + in.latency.OutputTokenTime()
+	decoded := 0
+	for _, r := range in.running {
+		input := r.InputLen
+		if r.Progress < input {
+			r.Progress = r.Computed
+		} else if r.NewTokens > 0 {
+			r.Progress++
+			r.ITLSum += itl
+			decoded++
+		}
+		if r.Progress == input {
+			// The last prefill chunk produces the first output token.
+			r.FirstToken = e.now + itl - r.Arrival
+			e.metrics.FirstToken(r)
+		}
+	}
+	e.metrics.DecodeStep(itl, decoded)
+	return dt
+}
+
+// retire completes requests that produced their last token: one more KV
+// slot for that token (as BLIS), release every block, and hand the request
+// back to the source when the step ends.
+func (in *instance) retire(e *Engine, dt simcore.Tick) {
+	kept := in.running[:0]
+	for _, r := range in.running {
+		if r.Progress != r.InputLen+max(r.OutputLen, 1)-1 {
+			kept = append(kept, r)
+			continue
+		}
+		if r.OutputLen > 0 {
+			in.kv.AppendToken(&r.KV, r.Blocks, r.SharedBlocks) // a failure here is harmless: released next
+		}
+		in.kv.Release(&r.KV)
+		in.inFlight--
+		e.metrics.Completed(r)
+		left := e.now + dt
+		in.clock = max(in.clock, left)
+		e.src.Done(r, left, true)
+	}
+	clear(in.running[len(kept):])
+	in.running = kept
+}

@@ -1,0 +1,102 @@
+package simcore
+
+// BlockHasher computes chained hashes of fixed-size token blocks: the hash
+// of block k covers the tokens of blocks 0..k, so equal hashes mean equal
+// prefixes. A 64-bit hash matches exactly as BLIS's SHA-256 chain does for
+// any realistic number of blocks, at a fraction of the cost.
+//
+// Within a block, tokens are taken in pairs (two 31-bit values packed in
+// one word, one multiply per pair), which halves the multiply chain of the
+// generator's hottest loop; an odd last token is mixed in alone.
+type BlockHasher struct {
+	size    int32  // tokens per block
+	n       int32  // tokens in the current block
+	parent  uint64 // hash of the last full block
+	acc     uint64 // running hash of the current block
+	pending uint64 // first token of an incomplete pair
+}
+
+const (
+	hashSeed  = 0x9e3779b97f4a7c15
+	hashPrime = 0x100000001b3
+)
+
+// NewBlockHasher starts a chain for blocks of size tokens.
+func NewBlockHasher(size int) BlockHasher {
+	return BlockHasher{size: int32(size), parent: hashSeed, acc: hashSeed}
+}
+
+// Add feeds one token; when it completes a block, the block's chained hash
+// is returned with ok = true.
+func (h *BlockHasher) Add(token int32) (hash uint64, ok bool) {
+	t := uint64(uint32(token))
+	if h.n&1 == 0 {
+		h.pending = t
+	} else {
+		h.acc = (h.acc ^ (h.pending | t<<32)) * hashPrime
+	}
+	if h.n++; h.n < h.size {
+		return 0, false
+	}
+	h.parent = h.close()
+	return h.parent, true
+}
+
+// close finishes the current (full) block.
+func (h *BlockHasher) close() uint64 {
+	acc := h.acc
+	if h.n&1 == 1 {
+		acc = (acc ^ h.pending) * hashPrime
+	}
+	h.acc, h.n = hashSeed, 0
+	return finish(acc, h.parent)
+}
+
+// AddTokens feeds tokens in order and appends the hash of every block they
+// complete to blocks; same result as Add in a loop, several times faster.
+func (h *BlockHasher) AddTokens(tokens []int32, blocks []uint64) []uint64 {
+	for len(tokens) > 0 {
+		if h.n&1 == 1 || h.size&1 == 1 {
+			// Unaligned pair or odd block size: the simple path.
+			if x, ok := h.Add(tokens[0]); ok {
+				blocks = append(blocks, x)
+			}
+			tokens = tokens[1:]
+			continue
+		}
+		// Pairs to the end of the block (or of the tokens), in registers.
+		k := min(int(h.size-h.n), len(tokens)) &^ 1
+		if k == 0 {
+			h.Add(tokens[0])
+			tokens = tokens[1:]
+			continue
+		}
+		acc := h.acc
+		run := tokens[:k]
+		for i := 0; i+1 < len(run); i += 2 {
+			acc = (acc ^ (uint64(uint32(run[i])) | uint64(uint32(run[i+1]))<<32)) * hashPrime
+		}
+		h.acc, h.pending = acc, uint64(uint32(run[k-2])) // as Add leaves it
+		tokens = tokens[k:]
+		if h.n += int32(k); h.n == h.size {
+			h.parent = h.close()
+			blocks = append(blocks, h.parent)
+		}
+	}
+	return blocks
+}
+
+// finish turns a block's running hash and its parent's hash into the
+// block's chained hash (a splitmix64 finaliser spreads every input bit).
+func finish(acc, parent uint64) uint64 {
+	x := acc ^ parent*0xff51afd7ed558ccd
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Pending returns the number of tokens in the unfinished block.
+func (h *BlockHasher) Pending() int { return int(h.n) }

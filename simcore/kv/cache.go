@@ -1,0 +1,301 @@
+// Package kv models an instance's paged GPU KV cache the way vLLM and BLIS
+// do: fixed-size token blocks, prefix caching by chained block hashes
+// (longest leading run of full blocks), reference counts, and an LRU free
+// list whose idle blocks keep their hashes until they are reused.
+//
+// Requests are described by their block hashes only (no token ids), and
+// every structure is a flat slice indexed by block id, so allocation and
+// release never allocate memory.
+package kv
+
+import (
+	"fmt"
+
+	"optimize/simcore/internal/u64map"
+)
+
+const none = -1
+
+// Seq is the KV state of one request: the blocks it holds, in sequence
+// order, and how many of its tokens they store. Prev keeps the blocks of
+// its last attempt after a release, so that a preempted request can find
+// its private blocks again without a prefix-index entry. The zero value is
+// empty.
+type Seq struct {
+	Tokens int32
+	IDs    []int32
+	Prev   []int32
+}
+
+// Cache is one instance's GPU block pool.
+type Cache struct {
+	blockSize int64
+	total     int64
+	used      int64
+
+	blocks     []block
+	head, tail int32
+
+	index *u64map.Map // hash → block id (the newest block registered)
+
+	hits, misses int64
+	scratch      []int32
+}
+
+// block keeps everything a block operation touches in one cache line.
+type block struct {
+	hash       uint64 // content hash of a full, hashed block; 0 = none
+	refs       int32
+	prev, next int32 // free-list links
+	indexed    bool  // hash is in the prefix index (a shareable block)
+}
+
+// New returns a cache of total blocks of blockSize tokens, all free.
+func New(total, blockSize int64) (*Cache, error) {
+	if total <= 0 {
+		return nil, fmt.Errorf("total KV blocks must be > 0, got %d", total)
+	}
+	if total > 1<<31-1 {
+		return nil, fmt.Errorf("total KV blocks must be < 2^31, got %d", total)
+	}
+	if blockSize <= 0 {
+		return nil, fmt.Errorf("block size must be > 0 tokens, got %d", blockSize)
+	}
+	c := &Cache{
+		blockSize: blockSize,
+		total:     total,
+		index:     u64map.New(1024),
+		head:      none,
+		tail:      none,
+	}
+	c.blocks = make([]block, total)
+	for i := int32(0); i < int32(total); i++ {
+		c.pushTail(i)
+	}
+	return c, nil
+}
+
+// BlockSize returns tokens per block.
+func (c *Cache) BlockSize() int64 { return c.blockSize }
+
+// Total returns the number of GPU blocks.
+func (c *Cache) Total() int64 { return c.total }
+
+// Used returns blocks referenced by at least one request.
+func (c *Cache) Used() int64 { return c.used }
+
+// Free returns blocks not referenced by any request (cached or empty).
+func (c *Cache) Free() int64 { return c.total - c.used }
+
+// Utilization is used/total.
+func (c *Cache) Utilization() float64 { return float64(c.used) / float64(c.total) }
+
+// HitRate is cached blocks reused / all blocks committed, cumulative.
+func (c *Cache) HitRate() float64 {
+	if t := c.hits + c.misses; t > 0 {
+		return float64(c.hits) / float64(t)
+	}
+	return 0
+}
+
+// Counters returns the cumulative prefix hits and misses in blocks.
+func (c *Cache) Counters() (hits, misses int64) { return c.hits, c.misses }
+
+// Lookup returns the ids of the longest run of leading input blocks whose
+// hashes are cached: the first shared ones through the prefix index, the
+// private ones among the blocks s held in its last attempt. The slice is
+// scratch space valid until the next call.
+func (c *Cache) Lookup(s *Seq, input []uint64, shared int32) []int32 {
+	out := c.scratch[:0]
+	for k, h := range input {
+		if k < int(shared) {
+			id, ok := c.index.Get(h)
+			if !ok {
+				break
+			}
+			out = append(out, id)
+			continue
+		}
+		// A private hash lives on at most one block: the one s filled.
+		if k >= len(s.Prev) || c.blocks[s.Prev[k]].hash != h {
+			break
+		}
+		out = append(out, s.Prev[k])
+	}
+	c.scratch = out
+	return out
+}
+
+// Contains reports whether a block with hash h is cached on the GPU.
+func (c *Cache) Contains(h uint64) bool {
+	_, ok := c.index.Get(h)
+	return ok
+}
+
+// blocksFor returns how many new blocks storing n more tokens takes for s.
+func (c *Cache) blocksFor(s *Seq, n int64) int64 {
+	spare := int64(len(s.IDs))*c.blockSize - int64(s.Tokens)
+	if n -= spare; n <= 0 {
+		return 0
+	}
+	return (n + c.blockSize - 1) / c.blockSize
+}
+
+// Allocate stores n more tokens of a request whose full-block hashes are
+// blocks (input and output, in order), the first shared of them shareable
+// with other requests. cached are leading blocks found by
+// Lookup; they are committed only for a request that holds no block yet
+// and has at least one token to store (BLIS commits them inside its token
+// loop). It is check-then-act: on failure nothing changes except what BLIS's
+// rollback also changes (committed idle cached blocks move to the LRU tail).
+func (c *Cache) Allocate(s *Seq, blocks []uint64, shared int32, cached []int32, n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	if len(s.IDs) > 0 {
+		cached = nil
+	}
+	need := c.blocksFor(s, n) // committed cached blocks are full: no spare
+	if need > c.Free() {
+		return false
+	}
+	idleCached := int64(0)
+	for _, id := range cached {
+		if c.blocks[id].refs == 0 {
+			idleCached++
+		}
+	}
+	if need+idleCached > c.Free() {
+		// BLIS commits the cached blocks, runs out while popping, and rolls
+		// back: the idle cached blocks end up at the free-list tail.
+		for _, id := range cached {
+			if c.blocks[id].refs == 0 {
+				c.unlink(id)
+				c.pushTail(id)
+			}
+		}
+		return false
+	}
+	for _, id := range cached {
+		if c.blocks[id].refs == 0 {
+			c.unlink(id)
+			c.used++
+		}
+		c.blocks[id].refs++
+		c.hits++
+		s.IDs = append(s.IDs, id)
+		s.Tokens += int32(c.blockSize)
+	}
+	c.store(s, blocks, shared, n)
+	return true
+}
+
+// AppendToken stores one more token (decode). It may need one new block.
+func (c *Cache) AppendToken(s *Seq, blocks []uint64, shared int32) bool {
+	if int64(s.Tokens) < int64(len(s.IDs))*c.blockSize {
+		// Room in the last block: the common decode step.
+		s.Tokens++
+		if int64(s.Tokens)%c.blockSize == 0 {
+			c.register(s.IDs[len(s.IDs)-1], blocks, shared, int64(s.Tokens)/c.blockSize-1)
+		}
+		return true
+	}
+	if c.used == c.total {
+		return false
+	}
+	c.store(s, blocks, shared, 1)
+	return true
+}
+
+// store writes n tokens, filling the last partial block first; capacity
+// has been checked. A block that becomes full gets its content hash.
+func (c *Cache) store(s *Seq, blocks []uint64, shared int32, n int64) {
+	bs := c.blockSize
+	if spare := int64(len(s.IDs))*bs - int64(s.Tokens); spare > 0 {
+		k := min(spare, n)
+		s.Tokens += int32(k)
+		n -= k
+		if int64(s.Tokens)%bs == 0 {
+			c.register(s.IDs[len(s.IDs)-1], blocks, shared, int64(s.Tokens)/bs-1)
+		}
+	}
+	for n > 0 {
+		id := c.pop()
+		c.blocks[id].refs = 1
+		c.used++
+		c.misses++
+		s.IDs = append(s.IDs, id)
+		k := min(bs, n)
+		s.Tokens += int32(k)
+		n -= k
+		if k == bs {
+			c.register(id, blocks, shared, int64(len(s.IDs)-1))
+		}
+	}
+}
+
+// register gives block id the hash of sequence block k, if known; only a
+// shareable block enters the prefix index.
+func (c *Cache) register(id int32, blocks []uint64, shared int32, k int64) {
+	if k >= int64(len(blocks)) {
+		return
+	}
+	b := &c.blocks[id]
+	b.hash = blocks[k]
+	if b.indexed = k < int64(shared); b.indexed {
+		c.index.Set(b.hash, id)
+	}
+}
+
+// Release drops the request's references, last block first, so that a
+// request's later (less shared) blocks are evicted before its earlier ones.
+func (c *Cache) Release(s *Seq) {
+	for i := len(s.IDs) - 1; i >= 0; i-- {
+		id := s.IDs[i]
+		c.blocks[id].refs--
+		if c.blocks[id].refs == 0 {
+			c.used--
+			c.pushTail(id)
+		}
+	}
+	s.IDs, s.Prev, s.Tokens = s.Prev[:0], s.IDs, 0
+}
+
+// pop takes the least recently released free block, evicting its hash.
+func (c *Cache) pop() int32 {
+	id := c.head
+	c.unlink(id)
+	if b := &c.blocks[id]; b.hash != 0 {
+		if b.indexed {
+			// BLIS deletes the mapping even when a newer duplicate owns it.
+			c.index.Delete(b.hash)
+		}
+		b.hash, b.indexed = 0, false
+	}
+	return id
+}
+
+func (c *Cache) pushTail(id int32) {
+	c.blocks[id].prev, c.blocks[id].next = c.tail, none
+	if c.tail != none {
+		c.blocks[c.tail].next = id
+	} else {
+		c.head = id
+	}
+	c.tail = id
+}
+
+func (c *Cache) unlink(id int32) {
+	p, n := c.blocks[id].prev, c.blocks[id].next
+	if p != none {
+		c.blocks[p].next = n
+	} else {
+		c.head = n
+	}
+	if n != none {
+		c.blocks[n].prev = p
+	} else {
+		c.tail = p
+	}
+	c.blocks[id].prev, c.blocks[id].next = none, none
+}

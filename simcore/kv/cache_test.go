@@ -1,0 +1,166 @@
+package kv
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// seqOf returns n block hashes sharing the first shared ones with every
+// other sequence built with the same base.
+func hashes(base uint64, shared, n int, uniq uint64) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		if i < shared {
+			out[i] = base + uint64(i) + 1
+		} else {
+			out[i] = uniq<<20 + uint64(i) + 1
+		}
+	}
+	return out
+}
+
+func TestPrefixHitsAndLRUEviction(t *testing.T) {
+	c, err := New(10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := hashes(100, 4, 4, 1)
+	var s Seq
+	if !c.Allocate(&s, a, 99, c.Lookup(&Seq{}, a, 99), 64) {
+		t.Fatal("allocation of 4 blocks in an empty 10-block cache failed")
+	}
+	if got := c.Used(); got != 4 {
+		t.Fatalf("used = %d, want 4", got)
+	}
+	c.Release(&s)
+	if got := len(c.Lookup(&Seq{}, a, 99)); got != 4 {
+		t.Fatalf("released blocks should stay cached: lookup found %d of 4", got)
+	}
+	// A request sharing 2 leading blocks hits exactly those.
+	b := hashes(100, 2, 4, 2)
+	if got := len(c.Lookup(&Seq{}, b, 99)); got != 2 {
+		t.Fatalf("leading run = %d, want 2", got)
+	}
+	var s2 Seq
+	if !c.Allocate(&s2, b, 99, c.Lookup(&Seq{}, b, 99), 64-32) {
+		t.Fatal("allocate with hits failed")
+	}
+	if hits, misses := c.Counters(); hits != 2 || misses != 6 {
+		t.Fatalf("hits/misses = %d/%d, want 2/6", hits, misses)
+	}
+	// Filling the rest of the cache evicts the least recently released
+	// blocks first: a's last blocks (released last-to-first) go before its first.
+	var s3 Seq
+	fill := hashes(0, 0, 6, 3)
+	if !c.Allocate(&s3, fill, 99, nil, 6*16) {
+		t.Fatal("fill failed")
+	}
+	if err := c.Check([]*Seq{&s2, &s3}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Free() != 0 {
+		t.Fatalf("free = %d, want 0", c.Free())
+	}
+	if c.Allocate(&s3, fill, 99, nil, 1) {
+		t.Fatal("allocation beyond capacity succeeded")
+	}
+}
+
+func TestPartialBlockFillsBeforeNewBlock(t *testing.T) {
+	c, _ := New(4, 16)
+	h := hashes(0, 0, 3, 9)
+	var s Seq
+	c.Allocate(&s, h, 99, nil, 20) // 2 blocks, 12 spare
+	if len(s.IDs) != 2 || c.Contains(h[1]) {
+		t.Fatalf("ids=%v, second block must not be hashed while partial", s.IDs)
+	}
+	c.Allocate(&s, h, 99, nil, 12) // fills block 1 exactly
+	if len(s.IDs) != 2 || !c.Contains(h[1]) {
+		t.Fatalf("block 1 full: ids=%v hashed=%v", s.IDs, c.Contains(h[1]))
+	}
+	if !c.AppendToken(&s, h, 99) || len(s.IDs) != 3 {
+		t.Fatalf("decode token should take a third block, ids=%v", s.IDs)
+	}
+}
+
+// FuzzAllocator drives random allocate/append/release sequences and checks
+// conservation after every operation.
+func FuzzAllocator(f *testing.F) {
+	f.Add(int64(1), uint8(20), uint8(4))
+	f.Add(int64(7), uint8(3), uint8(9))
+	f.Fuzz(func(t *testing.T, seed int64, total uint8, nseq uint8) {
+		if total == 0 || nseq == 0 || nseq > 16 {
+			return
+		}
+		rng := rand.New(rand.NewSource(seed))
+		c, err := New(int64(total), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs := make([]*Seq, nseq)
+		blocks := make([][]uint64, nseq)
+		shared := make([]int32, nseq)
+		for i := range seqs {
+			seqs[i] = &Seq{}
+			shared[i] = int32(rng.Intn(6))
+			blocks[i] = hashes(1000, int(shared[i]), 12, uint64(i+1))
+		}
+		for op := 0; op < 300; op++ {
+			i := rng.Intn(int(nseq))
+			s := seqs[i]
+			switch rng.Intn(4) {
+			case 0, 1:
+				var cached []int32
+				if len(s.IDs) == 0 {
+					cached = c.Lookup(s, blocks[i][:rng.Intn(12)], shared[i])
+				}
+				before := c.Used()
+				ok := c.Allocate(s, blocks[i], shared[i], cached, int64(rng.Intn(20)))
+				if !ok && c.Used() != before {
+					t.Fatalf("failed allocation changed used blocks %d → %d", before, c.Used())
+				}
+			case 2:
+				c.AppendToken(s, blocks[i], shared[i])
+			case 3:
+				c.Release(s)
+			}
+			if err := c.Check(seqs); err != nil {
+				t.Fatalf("op %d: %v", op, err)
+			}
+		}
+		for _, s := range seqs {
+			c.Release(s)
+		}
+		if c.Used() != 0 || c.Free() != int64(total) {
+			t.Fatalf("after releasing everything used=%d free=%d", c.Used(), c.Free())
+		}
+	})
+}
+
+// A preempted request finds its private blocks again through Prev, as long
+// as they were not reused; other requests never see them.
+func TestPrivateBlocksRehitAfterRelease(t *testing.T) {
+	c, _ := New(8, 16)
+	h := hashes(500, 2, 4, 7) // 2 shared, 2 private
+	var s Seq
+	if !c.Allocate(&s, h, 2, nil, 64) {
+		t.Fatal("allocate")
+	}
+	c.Release(&s)
+	if got := len(c.Lookup(&s, h, 2)); got != 4 {
+		t.Fatalf("own lookup after release found %d blocks, want 4", got)
+	}
+	if got := len(c.Lookup(&Seq{}, h, 2)); got != 2 {
+		t.Fatalf("a stranger found %d blocks, want only the 2 shared", got)
+	}
+	// Reusing the cache evicts the LRU head: the 4 never-used blocks, then
+	// s's last block (released first), which ends its run at 3.
+	var o Seq
+	c.Allocate(&o, hashes(0, 0, 6, 9), 0, nil, 5*16)
+	if got := len(c.Lookup(&s, h, 2)); got != 3 {
+		t.Fatalf("after eviction own lookup found %d, want 3", got)
+	}
+	if err := c.Check([]*Seq{&o}); err != nil {
+		t.Fatal(err)
+	}
+}

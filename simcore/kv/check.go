@@ -1,0 +1,57 @@
+package kv
+
+import "fmt"
+
+// Check verifies the cache's internal invariants against the sequences
+// that hold blocks: reference counts equal holders, the used count and the
+// free list agree, and every index entry names a block with that hash. It
+// is for tests and debugging; it walks every block.
+func (c *Cache) Check(seqs []*Seq) error {
+	holders := make([]int32, c.total)
+	for _, s := range seqs {
+		for _, id := range s.IDs {
+			holders[id]++
+		}
+		if max := int64(len(s.IDs)) * c.blockSize; int64(s.Tokens) > max || int64(s.Tokens) <= max-c.blockSize && len(s.IDs) > 0 {
+			return fmt.Errorf("sequence stores %d tokens in %d blocks", s.Tokens, len(s.IDs))
+		}
+	}
+	var used int64
+	for id := range c.blocks {
+		if c.blocks[id].refs != holders[id] {
+			return fmt.Errorf("block %d: refcount %d, held by %d", id, c.blocks[id].refs, holders[id])
+		}
+		if c.blocks[id].refs > 0 {
+			used++
+		}
+	}
+	if used != c.used {
+		return fmt.Errorf("used count %d, but %d blocks are referenced", c.used, used)
+	}
+	free, prev := int64(0), int32(none)
+	for id := c.head; id != none; id = c.blocks[id].next {
+		if c.blocks[id].refs != 0 {
+			return fmt.Errorf("block %d on the free list with refcount %d", id, c.blocks[id].refs)
+		}
+		if c.blocks[id].prev != prev {
+			return fmt.Errorf("free list broken at block %d", id)
+		}
+		prev = id
+		if free++; free > c.total {
+			return fmt.Errorf("free list has a cycle")
+		}
+	}
+	if prev != c.tail {
+		return fmt.Errorf("free list tail is %d, walk ended at %d", c.tail, prev)
+	}
+	if free != c.total-c.used {
+		return fmt.Errorf("free list holds %d blocks, want %d", free, c.total-c.used)
+	}
+	var bad error
+	c.index.Range(func(h uint64, id int32) {
+		if (c.blocks[id].hash != h || !c.blocks[id].indexed) && bad == nil {
+			bad = fmt.Errorf("index maps %x to block %d whose hash is %x", h, id, c.blocks[id].hash)
+		}
+	})
+	return bad
+}

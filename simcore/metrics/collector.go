@@ -1,0 +1,98 @@
+package metrics
+
+import "optimize/simcore"
+
+const unset = -1
+
+// Collector accumulates per-request outcomes. Request ids must arrive in
+// order 0, 1, 2, ... (the engine's pop order).
+type Collector struct {
+	class []simcore.SLOClass
+	state []uint8 // outcome per request
+	ttft  []int64 // µs, unset if prefill never finished
+	e2e   []int64 // µs, unset unless completed
+	sched []int64 // µs from arrival to the (last) admission into a batch
+	out   []int32 // output tokens requested
+
+	itlVals   []int64 // one entry per step that produced decode tokens
+	itlCounts []int64
+
+	outputTokens int64 // decode tokens produced (N−1 per request, re-decodes again)
+	inputTokens  int64
+	preemptions  int64
+}
+
+const (
+	inFlight uint8 = iota
+	completed
+	rejected
+	dropped
+)
+
+// Arrived registers a request that entered the cluster.
+func (c *Collector) Arrived(r *simcore.Request) {
+	c.class = append(c.class, r.SLO)
+	c.state = append(c.state, inFlight)
+	c.ttft = append(c.ttft, unset)
+	c.e2e = append(c.e2e, unset)
+	c.sched = append(c.sched, unset)
+	c.out = append(c.out, r.OutputLen)
+}
+
+// Rejected records a request refused by admission.
+func (c *Collector) Rejected(r *simcore.Request) { c.state[r.ID] = rejected }
+
+// Dropped records a request that can never fit its instance.
+func (c *Collector) Dropped(r *simcore.Request) { c.state[r.ID] = dropped }
+
+// Enqueued counts the request's input tokens (full input, cached or not).
+func (c *Collector) Enqueued(r *simcore.Request) { c.inputTokens += int64(r.InputLen) }
+
+// Scheduled records the delay from arrival to admission into a batch; a
+// preempted request that is admitted again overwrites it, as in BLIS.
+func (c *Collector) Scheduled(r *simcore.Request, now simcore.Tick) {
+	c.sched[r.ID] = now - r.Arrival
+}
+
+// FirstToken records (or, after a preemption, overwrites) the TTFT.
+func (c *Collector) FirstToken(r *simcore.Request) { c.ttft[r.ID] = r.FirstToken }
+
+// Completed records the end-to-end latency: TTFT plus every ITL.
+func (c *Collector) Completed(r *simcore.Request) {
+	c.state[r.ID] = completed
+	c.e2e[r.ID] = r.FirstToken + r.ITLSum
+}
+
+// DecodeStep records one step in which n requests each got a token after
+// an inter-token latency of itl µs.
+func (c *Collector) DecodeStep(itl int64, n int) {
+	if n == 0 {
+		return
+	}
+	c.outputTokens += int64(n)
+	c.itlVals = append(c.itlVals, itl)
+	c.itlCounts = append(c.itlCounts, int64(n))
+}
+
+// Preempted counts one preemption.
+func (c *Collector) Preempted() { c.preemptions++ }
+
+// Requests returns the number of requests that arrived.
+func (c *Collector) Requests() int { return len(c.state) }
+
+// Counts returns completed, rejected, dropped and still-in-flight requests.
+func (c *Collector) Counts() (done, rej, drop, open int) {
+	for _, s := range c.state {
+		switch s {
+		case completed:
+			done++
+		case rejected:
+			rej++
+		case dropped:
+			drop++
+		default:
+			open++
+		}
+	}
+	return
+}

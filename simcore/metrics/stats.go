@@ -1,0 +1,114 @@
+// Package metrics records what happens to every request during a run in
+// flat arrays indexed by request id, and summarises it with BLIS's
+// definitions: linear-interpolated percentiles, arithmetic means, and
+// throughput over the makespan measured from t = 0.
+package metrics
+
+import (
+	"math"
+	"slices"
+)
+
+// Dist is a latency distribution summary in milliseconds.
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+}
+
+// distOf summarises µs values (sorted in place) as ms.
+func distOf(us []int64) Dist {
+	if len(us) == 0 {
+		return Dist{}
+	}
+	slices.Sort(us)
+	sum := 0.0
+	for _, v := range us {
+		sum += float64(v)
+	}
+	return Dist{
+		Mean: sum / float64(len(us)) / 1000,
+		P50:  percentile(us, 50),
+		P90:  percentile(us, 90),
+		P99:  percentile(us, 99),
+	}
+}
+
+// percentile interpolates linearly at rank p/100·(n−1) of sorted µs values
+// and returns ms (numpy's "linear" method, as BLIS).
+func percentile(sorted []int64, p float64) float64 {
+	n := len(sorted)
+	rank := p / 100 * float64(n-1)
+	lo, hi := int(math.Floor(rank)), int(math.Ceil(rank))
+	if lo == hi {
+		return float64(sorted[lo]) / 1000
+	}
+	return float64(sorted[lo])/1000 + float64(sorted[hi]-sorted[lo])*(rank-float64(lo))/1000
+}
+
+// weightedDist summarises values that occur count times each (ITLs are
+// recorded once per step with the number of requests that got a token).
+func weightedDist(vals []int64, counts []int64) Dist {
+	var n int64
+	sum := 0.0
+	for i, v := range vals {
+		n += counts[i]
+		sum += float64(v) * float64(counts[i])
+	}
+	if n == 0 {
+		return Dist{}
+	}
+	idx := make([]int, len(vals))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case vals[a] < vals[b]:
+			return -1
+		case vals[a] > vals[b]:
+			return 1
+		}
+		return 0
+	})
+	// at returns the k-th smallest value (0-based) of the expanded multiset.
+	at := func(k int64) int64 {
+		var seen int64
+		for _, i := range idx {
+			seen += counts[i]
+			if k < seen {
+				return vals[i]
+			}
+		}
+		return vals[idx[len(idx)-1]]
+	}
+	pct := func(p float64) float64 {
+		rank := p / 100 * float64(n-1)
+		lo, hi := int64(math.Floor(rank)), int64(math.Ceil(rank))
+		lv := at(lo)
+		if lo == hi {
+			return float64(lv) / 1000
+		}
+		hv := at(hi)
+		return float64(lv)/1000 + float64(hv-lv)*(rank-float64(lo))/1000
+	}
+	return Dist{Mean: sum / float64(n) / 1000, P50: pct(50), P90: pct(90), P99: pct(99)}
+}
+
+// jain is Jain's fairness index (Σx)²/(n·Σx²): 1 when all equal, 1/n when
+// one value takes everything.
+func jain(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+		s2 += x * x
+	}
+	if s2 == 0 {
+		return 1
+	}
+	return s * s / (float64(len(xs)) * s2)
+}

@@ -1,0 +1,207 @@
+package metrics
+
+import "optimize/simcore"
+
+// Summary is one run's result; its JSON form is `simulate --output json`.
+type Summary struct {
+	Completed       float64                 `json:"completed"`
+	Rejected        float64                 `json:"rejected"`
+	Dropped         float64                 `json:"dropped"`
+	TTFT            Dist                    `json:"ttft_ms"`
+	E2E             Dist                    `json:"e2e_ms"`
+	ITL             Dist                    `json:"itl_ms"`
+	SchedulingDelay Dist                    `json:"scheduling_delay_ms"`
+	TokensPerSec    float64                 `json:"tokens_per_sec"`
+	ResponsesPerSec float64                 `json:"responses_per_sec"`
+	Preemptions     float64                 `json:"preemptions"`
+	CacheHitRate    float64                 `json:"cache_hit_rate"`
+	KV              KVSummary               `json:"kv"`
+	PerSLO          map[string]ClassSummary `json:"per_slo"`
+	SLOGap          float64                 `json:"slo_gap"`
+	JainFairness    float64                 `json:"jain_fairness"`
+	InFlight        float64                 `json:"in_flight,omitempty"`
+	MakespanMs      float64                 `json:"makespan_ms"`
+	InputTokens     float64                 `json:"input_tokens"`
+	OutputTokens    float64                 `json:"output_tokens"`
+}
+
+// KVSummary reports the CPU offload tier's activity.
+type KVSummary struct {
+	OffloadedBlocks float64 `json:"offloaded_blocks"`
+	ReloadedBlocks  float64 `json:"reloaded_blocks"`
+	TransferMs      float64 `json:"transfer_ms"`
+	ThrashingRate   float64 `json:"thrashing_rate"`
+}
+
+// ClassSummary is the per-SLO-class part of a Summary.
+type ClassSummary struct {
+	Count     float64 `json:"count"`
+	Completed float64 `json:"completed"`
+	Rejected  float64 `json:"rejected"`
+	TTFT      Dist    `json:"ttft_ms"`
+	E2E       Dist    `json:"e2e_ms"`
+}
+
+// RunInfo is what the engine knows beyond per-request outcomes.
+type RunInfo struct {
+	Makespan     simcore.Tick // max over instances of the last event, from t = 0
+	CacheHitRate float64      // unweighted mean over instances
+	KV           KVSummary
+}
+
+// Summarize computes the summary. It sorts internal arrays, so call it once.
+func (c *Collector) Summarize(info RunInfo) Summary {
+	s := Summary{
+		TTFT:            distOf(pick(c.ttft, c.class, allClasses)),
+		E2E:             distOf(pick(c.e2e, c.class, allClasses)),
+		SchedulingDelay: distOf(pick(c.sched, c.class, allClasses)),
+		ITL:             weightedDist(c.itlVals, c.itlCounts),
+		Preemptions:     float64(c.preemptions),
+		CacheHitRate:    info.CacheHitRate,
+		KV:              info.KV,
+		PerSLO:          map[string]ClassSummary{},
+		InputTokens:     float64(c.inputTokens),
+		OutputTokens:    float64(c.outputTokens),
+		MakespanMs:      float64(info.Makespan) / 1000,
+	}
+	done, rej, drop, open := c.Counts()
+	s.Completed, s.Rejected, s.Dropped, s.InFlight = float64(done), float64(rej), float64(drop), float64(open)
+	if info.Makespan > 0 {
+		sec := float64(info.Makespan) / 1e6
+		s.TokensPerSec = float64(c.outputTokens) / sec
+		s.ResponsesPerSec = s.Completed / sec
+	}
+	var served []float64
+	for cl := simcore.SLOClass(0); cl < simcore.NumSLOClasses; cl++ {
+		cs, tokens := c.classSummary(cl)
+		if cs.Count == 0 {
+			continue
+		}
+		s.PerSLO[cl.Label()] = cs
+		served = append(served, tokens/cs.Count)
+	}
+	if crit, shed := s.PerSLO["critical"], s.PerSLO["sheddable"]; crit.TTFT.P99 > 0 && shed.Count > 0 {
+		s.SLOGap = shed.TTFT.P99 / crit.TTFT.P99
+	}
+	s.JainFairness = jain(served)
+	return s
+}
+
+// classSummary also returns the output tokens its completed requests got.
+func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
+	var cs ClassSummary
+	tokens := 0.0
+	for i, k := range c.class {
+		if k != cl {
+			continue
+		}
+		cs.Count++
+		switch c.state[i] {
+		case completed:
+			cs.Completed++
+			tokens += float64(c.out[i])
+		case rejected:
+			cs.Rejected++
+		}
+	}
+	if cs.Count > 0 {
+		cs.TTFT = distOf(pick(c.ttft, c.class, cl))
+		cs.E2E = distOf(pick(c.e2e, c.class, cl))
+	}
+	return cs, tokens
+}
+
+const allClasses = simcore.NumSLOClasses
+
+// pick returns the set values of vals whose class is cl (or all of them).
+func pick(vals []int64, class []simcore.SLOClass, cl simcore.SLOClass) []int64 {
+	out := make([]int64, 0, len(vals))
+	for i, v := range vals {
+		if v != unset && (cl == allClasses || class[i] == cl) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Mean averages summaries field by field (several seeds of one
+// configuration). A class missing from some runs is averaged over the runs
+// that have it.
+func Mean(runs []Summary) Summary {
+	var m Summary
+	m.PerSLO = map[string]ClassSummary{}
+	classRuns := map[string]float64{}
+	for _, r := range runs {
+		m.Completed += r.Completed
+		m.Rejected += r.Rejected
+		m.Dropped += r.Dropped
+		addDist(&m.TTFT, r.TTFT)
+		addDist(&m.E2E, r.E2E)
+		addDist(&m.ITL, r.ITL)
+		addDist(&m.SchedulingDelay, r.SchedulingDelay)
+		m.TokensPerSec += r.TokensPerSec
+		m.ResponsesPerSec += r.ResponsesPerSec
+		m.Preemptions += r.Preemptions
+		m.CacheHitRate += r.CacheHitRate
+		m.KV.OffloadedBlocks += r.KV.OffloadedBlocks
+		m.KV.ReloadedBlocks += r.KV.ReloadedBlocks
+		m.KV.TransferMs += r.KV.TransferMs
+		m.KV.ThrashingRate += r.KV.ThrashingRate
+		m.SLOGap += r.SLOGap
+		m.JainFairness += r.JainFairness
+		m.InFlight += r.InFlight
+		m.MakespanMs += r.MakespanMs
+		m.InputTokens += r.InputTokens
+		m.OutputTokens += r.OutputTokens
+		for k, c := range r.PerSLO {
+			acc := m.PerSLO[k]
+			acc.Count += c.Count
+			acc.Completed += c.Completed
+			acc.Rejected += c.Rejected
+			addDist(&acc.TTFT, c.TTFT)
+			addDist(&acc.E2E, c.E2E)
+			m.PerSLO[k] = acc
+			classRuns[k]++
+		}
+	}
+	n := float64(len(runs))
+	if n == 0 {
+		return m
+	}
+	for _, f := range []*float64{
+		&m.Completed, &m.Rejected, &m.Dropped, &m.TokensPerSec, &m.ResponsesPerSec,
+		&m.Preemptions, &m.CacheHitRate, &m.KV.OffloadedBlocks, &m.KV.ReloadedBlocks,
+		&m.KV.TransferMs, &m.KV.ThrashingRate, &m.SLOGap, &m.JainFairness, &m.InFlight,
+		&m.MakespanMs, &m.InputTokens, &m.OutputTokens,
+	} {
+		*f /= n
+	}
+	for _, d := range []*Dist{&m.TTFT, &m.E2E, &m.ITL, &m.SchedulingDelay} {
+		scaleDist(d, 1/n)
+	}
+	for k, c := range m.PerSLO {
+		k := k
+		inv := 1 / classRuns[k]
+		c.Count *= inv
+		c.Completed *= inv
+		c.Rejected *= inv
+		scaleDist(&c.TTFT, inv)
+		scaleDist(&c.E2E, inv)
+		m.PerSLO[k] = c
+	}
+	return m
+}
+
+func addDist(acc *Dist, d Dist) {
+	acc.Mean += d.Mean
+	acc.P50 += d.P50
+	acc.P90 += d.P90
+	acc.P99 += d.P99
+}
+
+func scaleDist(d *Dist, f float64) {
+	d.Mean *= f
+	d.P50 *= f
+	d.P90 *= f
+	d.P99 *= f
+}

@@ -1,0 +1,118 @@
+package route
+
+import (
+	"math/rand"
+
+	"optimize/simcore"
+)
+
+// roundRobin sends request k to instance k mod N.
+type roundRobin struct{ counter int }
+
+func (rr *roundRobin) Route(_ *simcore.Request, snaps []Snapshot) int {
+	target := rr.counter % len(snaps)
+	rr.counter++
+	return target
+}
+
+// tieBreaker picks uniformly among candidates tied for the best value. Like
+// BLIS it collects the tied indices in instance order and draws Intn(#tied)
+// only when more than one is tied, so the RNG stream advances only on ties.
+type tieBreaker struct {
+	rng  *rand.Rand // nil: lowest index wins
+	tied []int      // scratch, capacity numInstances
+}
+
+func (t *tieBreaker) pick() int {
+	if len(t.tied) > 1 && t.rng != nil {
+		return t.tied[t.rng.Intn(len(t.tied))]
+	}
+	if len(t.tied) == 0 { // only when every score is NaN; BLIS would panic
+		return 0
+	}
+	return t.tied[0]
+}
+
+// leastLoaded picks the minimum EffectiveLoad, ties at random.
+type leastLoaded struct{ ties tieBreaker }
+
+func (ll *leastLoaded) Route(_ *simcore.Request, snaps []Snapshot) int {
+	minLoad := snaps[0].EffectiveLoad()
+	for i := 1; i < len(snaps); i++ {
+		minLoad = min(minLoad, snaps[i].EffectiveLoad())
+	}
+	ll.ties.tied = ll.ties.tied[:0]
+	for i := range snaps {
+		if snaps[i].EffectiveLoad() == minLoad {
+			ll.ties.tied = append(ll.ties.tied, i)
+		}
+	}
+	return ll.ties.pick()
+}
+
+// weighted picks the argmax of Σ w̃_k·clamp01(score_k), where w̃ are the
+// configured weights normalised to sum 1; exact ties at random. Observers
+// then learn the choice.
+type weighted struct {
+	scorers   []Scorer
+	weights   []float64 // normalised, index-aligned with scorers
+	observers []Observer
+	ties      tieBreaker
+	dim       []float64 // scratch: one scorer's values
+	composite []float64 // scratch: the weighted sum
+}
+
+func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
+	profile := cfg.Scorers
+	if len(profile) == 0 {
+		profile = DefaultScorers()
+	}
+	w := &weighted{
+		weights:   normalisedWeights(profile),
+		ties:      tieBreaker{rng: rng, tied: make([]int, 0, n)},
+		dim:       make([]float64, n),
+		composite: make([]float64, n),
+	}
+	for _, sw := range profile {
+		kind, _ := findScorer(sw.Name) // validated by New
+		s := kind.build(cfg, n)
+		w.scorers = append(w.scorers, s)
+		if obs, ok := s.(Observer); ok {
+			w.observers = append(w.observers, obs)
+		}
+	}
+	return w
+}
+
+func (w *weighted) Route(r *simcore.Request, snaps []Snapshot) int {
+	n := len(snaps)
+	composite, dim := w.composite[:n], w.dim[:n]
+	clear(composite)
+	// Accumulate scorer by scorer, instance by instance, in BLIS's order so
+	// that float sums, and hence exact ties, are bit-identical. The explicit
+	// float64 conversion forbids fusing into an FMA on any platform.
+	for k, s := range w.scorers {
+		s.Score(r, snaps, dim)
+		wk := w.weights[k]
+		for i, v := range dim {
+			composite[i] += float64(clamp01(v) * wk)
+		}
+	}
+	best := -1.0
+	for _, c := range composite {
+		if c > best {
+			best = c
+		}
+	}
+	w.ties.tied = w.ties.tied[:0]
+	for i, c := range composite {
+		if c == best {
+			w.ties.tied = append(w.ties.tied, i)
+		}
+	}
+	chosen := w.ties.pick()
+	for _, obs := range w.observers {
+		obs.Observe(r, chosen)
+	}
+	return chosen
+}

@@ -1,0 +1,381 @@
+package route
+
+import "math/bits"
+
+// prefixIndex is the router's approximate record of which block hashes each
+// instance has been sent, with the semantics of BLIS's PrefixCacheIndex: one
+// LRU of hashes per instance, capacity blocks each; recording touches hashes
+// in request order (so a request's first block is the least recent of its
+// blocks); inserting into a full LRU evicts its least recently recorded
+// hash; lookups never refresh recency.
+//
+// Layout, for one table probe per block and few cache misses:
+//
+//   - One hash table, shared by all instances, maps a hash to an entry
+//     (prefix_table.go). Scoring probes once per leading block and narrows
+//     a bitset of the instances still matching.
+//   - Everything about an entry shares one record (one 64-byte line up to 8
+//     instances): its hash, holder count and holder bitset, and per
+//     instance the ring position of that instance's latest touch (low 32
+//     bits, enough to find the ring slot).
+//   - Each instance's LRU is a ring of entries in touch order, with absolute
+//     positions. A touch of a held hash marks its previous slot dead and
+//     appends; evicting pops the oldest live slot. Nothing walks a list.
+//   - An entry no instance holds is reused; its table slot goes stale
+//     and is dropped at the next rebuild (prefix_table.go).
+type prefixIndex struct {
+	instances int
+	capacity  int
+	words     int // uint64 words in a holder bitset
+	stride    int // uint64 words per entry record
+	stampBase int // word of the first ring position in a record
+
+	table   entryTable
+	records []uint64 // per entry: hash, holder count, bitset, positions
+	free    []int32  // entries held by no instance
+
+	rings []touchRing
+
+	// Scratch for one request, shared by match and record, which re-probes
+	// only the blocks match did not reach.
+	hints     []int32 // entry of each probed block, or noEntry
+	spots     []int32 // for an absent block, the empty slot it would fill
+	hinted    int     // blocks with hints
+	hintedFor *uint64 // the blocks match last saw (record must get them
+	hintedLen int     // unchanged to use the hints, as Route guarantees)
+
+	active []uint64 // scratch: bitset of instances still matching
+}
+
+// touchRing is one instance's LRU: its touches, oldest first.
+type touchRing struct {
+	entries    []int32 // entry touched at position p, at entries[p & (len-1)], dead or private
+	head, tail uint64  // next position to write; oldest live position (== head if empty)
+	count      int     // live slots = hashes held
+}
+
+const (
+	noEntry = -1
+	dead    = -1
+	// private marks a ring slot holding a hash no other request can
+	// contain: it takes LRU capacity like any hash (so evictions happen
+	// exactly as in BLIS) but needs no table entry, since no lookup can
+	// ever match it.
+	private = -2
+
+	keyWord     = 0
+	holdersWord = 1
+	bitsWord    = 2
+)
+
+func newPrefixIndex(instances, capacity int) *prefixIndex {
+	// Records of 4 words, or whole 64-byte lines, never straddle a line.
+	words := (instances + 63) / 64
+	stride := bitsWord + words + (instances+1)/2
+	if stride <= 4 {
+		stride = 4
+	} else {
+		stride = (stride + 7) &^ 7
+	}
+	x := &prefixIndex{
+		instances: instances,
+		capacity:  capacity,
+		words:     words,
+		stride:    stride,
+		stampBase: bitsWord + words,
+		rings:     make([]touchRing, instances),
+		active:    make([]uint64, words),
+	}
+	x.table.resize(16)
+	for i := range x.rings {
+		x.rings[i].entries = make([]int32, 16)
+	}
+	return x
+}
+
+func (x *prefixIndex) key(e int32) uint64 { return x.records[int(e)*x.stride+keyWord] }
+
+func (x *prefixIndex) holders(e int32) uint64 { return x.records[int(e)*x.stride+holdersWord] }
+
+func (x *prefixIndex) holds(e int32, inst int) bool {
+	return x.records[int(e)*x.stride+bitsWord+inst>>6]&(1<<(uint(inst)&63)) != 0
+}
+
+// position returns the low 32 bits of inst's latest ring position for e.
+func (x *prefixIndex) position(e int32, inst int) uint32 {
+	return uint32(x.records[int(e)*x.stride+x.stampBase+inst>>1] >> (32 * (uint(inst) & 1)))
+}
+
+func (x *prefixIndex) setPosition(e int32, inst int, p uint64) {
+	i := int(e)*x.stride + x.stampBase + inst>>1
+	shift := 32 * (uint(inst) & 1)
+	x.records[i] = x.records[i]&^(0xffffffff<<shift) | uint64(uint32(p))<<shift
+}
+
+// match writes into matched[i] the number of leading blocks of blocks that
+// instance i holds. It probes each block once, narrowing the set of
+// instances still matching, and stops as soon as that set is empty.
+func (x *prefixIndex) match(blocks []uint64, matched []int32) {
+	hints, spots := x.scratchHints(len(blocks))
+	var k int
+	if x.words == 1 {
+		k = x.matchOneWord(blocks, matched, hints, spots)
+	} else {
+		k = x.matchWords(blocks, matched, hints, spots)
+	}
+	x.hinted, x.hintedLen = min(k+1, len(blocks)), len(blocks)
+	if len(blocks) > 0 {
+		x.hintedFor = &blocks[0]
+	}
+}
+
+// matchOneWord is match for up to 64 instances, the common case, with the
+// set of matching instances in a register. It returns the index of the
+// block where the last instances dropped out, len(blocks) if some never did.
+func (x *prefixIndex) matchOneWord(blocks []uint64, matched []int32, hints, spots []int32) int {
+	records, stride := x.records, x.stride
+	t := &x.table
+	tags, slotEntry, tmask := t.tags, t.slotEntry, len(t.tags)-1
+	active := uint64(1)<<uint(x.instances) - 1 // x.instances == 64 gives all ones
+	for k, h := range blocks {
+		// find, inlined: this loop is the hottest in routing.
+		e := int32(noEntry)
+		s, tag := t.hashOf(h)
+		for ; tags[s] != 0; s = (s + 1) & tmask {
+			if c := int(slotEntry[s]) * stride; tags[s] == tag && records[c+keyWord] == h && records[c+holdersWord] != 0 {
+				e = slotEntry[s]
+				break
+			}
+		}
+		hints[k], spots[k] = e, int32(s)
+		kept := uint64(0)
+		if e != noEntry {
+			kept = active & records[int(e)*stride+bitsWord]
+		}
+		if kept != active {
+			settle(matched, 0, active&^kept, int32(k))
+			if active = kept; active == 0 {
+				return k
+			}
+		}
+	}
+	settle(matched, 0, active, int32(len(blocks)))
+	return len(blocks)
+}
+
+// matchWords is match for any number of instances.
+func (x *prefixIndex) matchWords(blocks []uint64, matched []int32, hints, spots []int32) int {
+	records, stride := x.records, x.stride
+	active := x.active
+	for w := range active {
+		active[w] = ^uint64(0)
+	}
+	if tailBits := x.instances & 63; tailBits != 0 {
+		active[len(active)-1] = 1<<uint(tailBits) - 1
+	}
+	for k, h := range blocks {
+		e, s := x.find(h)
+		hints[k], spots[k] = e, int32(s)
+		remaining := uint64(0)
+		for w, a := range active {
+			kept := uint64(0)
+			if e != noEntry {
+				kept = a & records[int(e)*stride+bitsWord+w]
+			}
+			settle(matched, w, a&^kept, int32(k))
+			active[w] = kept
+			remaining |= kept
+		}
+		if remaining == 0 {
+			return k
+		}
+	}
+	for w, a := range active {
+		settle(matched, w, a, int32(len(blocks)))
+	}
+	return len(blocks)
+}
+
+// settle sets matched[i] = n for every instance i whose bit is set in
+// dropped, bitset word w.
+func settle(matched []int32, w int, dropped uint64, n int32) {
+	for ; dropped != 0; dropped &= dropped - 1 {
+		matched[w<<6+bits.TrailingZeros64(dropped)] = n
+	}
+}
+
+// record touches every hash of blocks, in order, in inst's LRU; hashes
+// from index shared on are private to the request (see private).
+//
+// It appends every touch first and evicts the overflow afterwards. The
+// outcome is the same as touching one hash at a time, because an LRU always
+// holds the capacity most recently touched distinct hashes. Evicting last
+// means no entry is freed while the request's hints are in use.
+func (x *prefixIndex) record(blocks []uint64, shared int, inst int) {
+	all := blocks
+	blocks = blocks[:min(max(shared, 0), len(blocks))]
+	if x.reserve(len(blocks)) || len(blocks) != x.hintedLen || len(blocks) == 0 || &blocks[0] != x.hintedFor {
+		x.hinted = 0 // slots moved, or the hints are not for these blocks
+	}
+	x.hintedFor = nil
+	hints, spots := x.scratchHints(len(blocks))
+	for k := x.hinted; k < len(blocks); k++ {
+		e, s := x.find(blocks[k])
+		hints[k], spots[k] = e, int32(s)
+	}
+	x.hinted = 0 // hints describe one request only
+	// The loop works on local copies of the ring's fields: stores through
+	// records would otherwise force the compiler to reload them each time.
+	r := &x.rings[inst]
+	ring, head, count := r.entries, r.head, r.count
+	mask := uint64(len(ring) - 1)
+	records, stride := x.records, x.stride
+	bitWord, bit := bitsWord+inst>>6, uint64(1)<<(uint(inst)&63)
+	posWord, posShift := x.stampBase+inst>>1, 32*(uint(inst)&1)
+	for k, h := range blocks {
+		// Entries are only created here, never freed, so a hint stays
+		// right; an insertion spot stays right while it is empty, since the
+		// slots before it on the probe path only fill up. (It fills when a
+		// hash repeats within the request.)
+		e := hints[k]
+		if e == noEntry {
+			s := int(spots[k])
+			if x.table.tags[s] != 0 {
+				e, s = x.find(h)
+			}
+			if e == noEntry {
+				e = x.newEntry(s, h)
+				records = x.records
+			}
+		}
+		base := int(e) * stride
+		if records[base+bitWord]&bit != 0 {
+			ring[uint64(uint32(records[base+posWord]>>posShift))&mask] = dead
+		} else {
+			records[base+bitWord] |= bit
+			records[base+holdersWord]++
+			count++
+		}
+		if head-r.tail > mask {
+			r.head, r.count = head, count
+			x.makeRoom(inst)
+			ring, head = r.entries, r.head
+			mask = uint64(len(ring) - 1)
+		}
+		ring[head&mask] = e
+		records[base+posWord] = records[base+posWord]&^(0xffffffff<<posShift) | uint64(uint32(head))<<posShift
+		head++
+	}
+	for range all[len(blocks):] {
+		if head-r.tail > mask {
+			r.head, r.count = head, count
+			x.makeRoom(inst)
+			ring, head = r.entries, r.head
+			mask = uint64(len(ring) - 1)
+		}
+		ring[head&mask] = private
+		head++
+		count++
+	}
+	r.head, r.count = head, count
+	r.skipDead()
+	if r.count > x.capacity {
+		x.evictOverflow(inst)
+	}
+}
+
+// scratchHints returns the hint slices sized for n blocks, keeping their
+// contents.
+func (x *prefixIndex) scratchHints(n int) (hints, spots []int32) {
+	if cap(x.hints) < n {
+		x.hints = append(x.hints[:cap(x.hints)], make([]int32, n-cap(x.hints))...)
+		x.spots = append(x.spots[:cap(x.spots)], make([]int32, n-cap(x.spots))...)
+	}
+	return x.hints[:n], x.spots[:n]
+}
+
+// newEntry creates h's entry, held by nobody, in empty slot s.
+func (x *prefixIndex) newEntry(s int, h uint64) int32 {
+	var e int32
+	if n := len(x.free); n > 0 {
+		e = x.free[n-1]
+		x.free = x.free[:n-1]
+		clear(x.records[int(e)*x.stride : int(e+1)*x.stride])
+	} else {
+		e = int32(len(x.records) / x.stride)
+		for range x.stride {
+			x.records = append(x.records, 0)
+		}
+	}
+	x.records[int(e)*x.stride+keyWord] = h
+	x.occupy(s, h, e)
+	return e
+}
+
+// skipDead moves the tail to the oldest live slot.
+func (r *touchRing) skipDead() {
+	mask := uint64(len(r.entries) - 1)
+	for r.tail < r.head && r.entries[r.tail&mask] == dead {
+		r.tail++
+	}
+}
+
+// evictOverflow pops inst's oldest touches until it holds capacity hashes.
+func (x *prefixIndex) evictOverflow(inst int) {
+	r := &x.rings[inst]
+	mask := uint64(len(r.entries) - 1)
+	for r.count > x.capacity {
+		e := r.entries[r.tail&mask]
+		r.tail++
+		r.count--
+		r.skipDead()
+		if e == private {
+			continue
+		}
+		x.records[int(e)*x.stride+bitsWord+inst>>6] &^= 1 << (uint(inst) & 63)
+		if x.records[int(e)*x.stride+holdersWord]--; x.holders(e) == 0 {
+			x.free = append(x.free, e) // its table slot goes stale
+		}
+	}
+}
+
+// makeRoom frees ring space for inst: when at least three quarters of the
+// slots are dead they are squeezed out (renumbering the live ones upward
+// from the tail), otherwise the ring doubles.
+func (x *prefixIndex) makeRoom(inst int) {
+	r := &x.rings[inst]
+	mask := uint64(len(r.entries) - 1)
+	if 4*r.count <= len(r.entries) {
+		w := r.tail
+		for p := r.tail; p < r.head; p++ {
+			if e := r.entries[p&mask]; e != dead {
+				r.entries[w&mask] = e
+				if e != private {
+					x.setPosition(e, inst, w)
+				}
+				w++
+			}
+		}
+		r.head = w
+		return
+	}
+	entries := make([]int32, 2*len(r.entries))
+	for p := r.tail; p < r.head; p++ {
+		entries[p&uint64(len(entries)-1)] = r.entries[p&mask]
+	}
+	r.entries = entries
+}
+
+// blockCount returns the number of hashes instance inst holds.
+func (x *prefixIndex) blockCount(inst int) int { return x.rings[inst].count }
+
+// lruOrder appends inst's hashes from most to least recently touched (tests).
+func (x *prefixIndex) lruOrder(inst int, out []uint64) []uint64 {
+	r := &x.rings[inst]
+	for p := r.head; p > r.tail; p-- {
+		if e := r.entries[(p-1)&uint64(len(r.entries)-1)]; e >= 0 {
+			out = append(out, x.key(e))
+		}
+	}
+	return out
+}

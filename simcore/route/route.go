@@ -1,0 +1,150 @@
+// Package route chooses the instance that serves each admitted request, as
+// BLIS's routing policies do: round-robin, least-loaded, or a weighted sum
+// of scorers (queue-depth, kv-utilization, load-balance, prefix-affinity).
+//
+// Read route.go for the API, policies.go for the routers, scorers.go for the
+// scorers and prefix_index.go for the router-side prefix record. Route runs
+// once per request, so routers keep their scratch buffers from New and never
+// allocate; ties are broken with the router RNG exactly where BLIS draws
+// from it, so the stream advances identically.
+package route
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"optimize/simcore"
+)
+
+// Snapshot is what the router sees of one instance. The engine fills it and
+// decides how stale the instance-side fields may be; InFlight is always fresh.
+type Snapshot struct {
+	QueueDepth             int32   // wait-queue length
+	BatchSize              int32   // running batch length
+	InFlight               int32   // routed and not yet completed or dropped
+	KVUtilization          float64 // used / total GPU blocks
+	FreeKVBlocks           int64
+	CacheHitRate           float64
+	PendingTransferLatency int64   // µs of CPU→GPU reload not yet charged (tiered KV)
+	KVThrashingRate        float64 // tiered KV
+}
+
+// EffectiveLoad is QueueDepth + BatchSize + InFlight, as in BLIS. Queued and
+// running requests are also in flight, so they count twice; requests still in
+// the pre-queue delay count once.
+func (s *Snapshot) EffectiveLoad() int64 {
+	return int64(s.QueueDepth) + int64(s.BatchSize) + int64(s.InFlight)
+}
+
+// Router picks an instance for each request.
+type Router interface {
+	// Route returns the index of the chosen instance. snaps has one entry
+	// per instance, numInstances as given to New.
+	Route(r *simcore.Request, snaps []Snapshot) int
+}
+
+// DefaultPrefixIndexCapacity is BLIS's router-side LRU size per instance:
+// 10,000 blocks (160k tokens at 16 tokens per block).
+const DefaultPrefixIndexCapacity = 10000
+
+// Config selects and parameterises a router. Zero values mean defaults.
+type Config struct {
+	// Policy is one of PolicyNames; "" means round-robin.
+	Policy string
+	// Scorers is the weighted policy's profile, used in the order given;
+	// empty means DefaultScorers. Other policies ignore it (it is still
+	// validated, so a typo never goes unnoticed).
+	Scorers []ScorerWeight
+	// PrefixIndexCapacity is the prefix-affinity record's size in blocks per
+	// instance; 0 means DefaultPrefixIndexCapacity.
+	PrefixIndexCapacity int
+}
+
+func (c *Config) prefixCapacity() int {
+	if c.PrefixIndexCapacity == 0 {
+		return DefaultPrefixIndexCapacity
+	}
+	return c.PrefixIndexCapacity
+}
+
+// policyKind is one row of the policy table.
+type policyKind struct {
+	name  string
+	build func(cfg *Config, numInstances int, rng *rand.Rand) Router
+}
+
+// policyKinds is the one place where policy names are defined; the first
+// row is the default.
+func policyKinds() []policyKind {
+	return []policyKind{
+		{"round-robin", func(*Config, int, *rand.Rand) Router { return &roundRobin{} }},
+		{"least-loaded", func(_ *Config, n int, rng *rand.Rand) Router {
+			return &leastLoaded{ties: tieBreaker{rng: rng, tied: make([]int, 0, n)}}
+		}},
+		{"weighted", newWeighted},
+	}
+}
+
+// PolicyNames lists the accepted policy names, the default first.
+func PolicyNames() []string {
+	kinds := policyKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name
+	}
+	return names
+}
+
+// New builds the router cfg describes for numInstances instances. rng is
+// the router stream (BLIS: math/rand seeded with seed XOR fnv1a64("router"));
+// it is drawn from only to break exact ties. A nil rng breaks ties toward the
+// lowest index, as BLIS does without one.
+func New(cfg Config, numInstances int, rng *rand.Rand) (Router, error) {
+	if numInstances < 1 {
+		return nil, fmt.Errorf("routing needs at least 1 instance, got %d", numInstances)
+	}
+	if cfg.PrefixIndexCapacity < 0 {
+		return nil, fmt.Errorf("prefix index capacity must be > 0 blocks (0 = default %d), got %d",
+			DefaultPrefixIndexCapacity, cfg.PrefixIndexCapacity)
+	}
+	if err := validateScorers(cfg.Scorers); err != nil {
+		return nil, err
+	}
+	name := cfg.Policy
+	if name == "" {
+		name = policyKinds()[0].name
+	}
+	for _, k := range policyKinds() {
+		if k.name == name {
+			return k.build(&cfg, numInstances, rng), nil
+		}
+	}
+	return nil, fmt.Errorf("unknown routing policy %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
+}
+
+// normalisedWeights divides each weight by their sum, summing in the given
+// order so that the result is bit-identical to BLIS's.
+func normalisedWeights(list []ScorerWeight) []float64 {
+	total := 0.0
+	for _, sw := range list {
+		total += sw.Weight
+	}
+	w := make([]float64, len(list))
+	for i, sw := range list {
+		w[i] = sw.Weight / total
+	}
+	return w
+}
+
+// clamp01 clamps a score to [0,1] the way BLIS does: NaN passes through
+// (and then never wins the argmax).
+func clamp01(s float64) float64 {
+	if s < 0 {
+		return 0
+	}
+	if s > 1 {
+		return 1
+	}
+	return s
+}

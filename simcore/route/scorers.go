@@ -1,0 +1,205 @@
+package route
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"optimize/simcore"
+)
+
+// Scorer rates every instance for a request on one dimension. It writes
+// out[i] for snaps[i] (len(out) == len(snaps)); higher is better and values
+// are expected in [0,1] (the weighted router clamps them, as BLIS does).
+// Score must not allocate: it runs once per request.
+type Scorer interface {
+	Score(r *simcore.Request, snaps []Snapshot, out []float64)
+}
+
+// Observer is implemented by stateful scorers that learn from decisions.
+// The weighted router calls Observe with the chosen instance after every
+// decision, in scorer order.
+type Observer interface {
+	Observe(r *simcore.Request, chosen int)
+}
+
+// ScorerWeight is one term of the weighted router's composite score.
+type ScorerWeight struct {
+	Name   string
+	Weight float64
+}
+
+// DefaultScorers is the weighted router's profile when none is configured
+// (BLIS and llm-d: prefix-affinity:3, queue-depth:2, kv-utilization:2).
+func DefaultScorers() []ScorerWeight {
+	return []ScorerWeight{
+		{Name: "prefix-affinity", Weight: 3},
+		{Name: "queue-depth", Weight: 2},
+		{Name: "kv-utilization", Weight: 2},
+	}
+}
+
+// scorerKind is one row of the scorer table.
+type scorerKind struct {
+	name  string
+	build func(cfg *Config, numInstances int) Scorer
+}
+
+// scorerKinds is the one place where scorer names are defined.
+func scorerKinds() []scorerKind {
+	return []scorerKind{
+		{"kv-utilization", func(*Config, int) Scorer { return kvUtilization{} }},
+		{"load-balance", func(*Config, int) Scorer { return loadBalance{} }},
+		{"prefix-affinity", func(cfg *Config, n int) Scorer {
+			return &prefixAffinity{index: newPrefixIndex(n, cfg.prefixCapacity()), matched: make([]int32, n)}
+		}},
+		{"queue-depth", func(*Config, int) Scorer { return queueDepth{} }},
+	}
+}
+
+// ScorerNames lists the accepted scorer names, sorted.
+func ScorerNames() []string {
+	kinds := scorerKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name
+	}
+	return names
+}
+
+func findScorer(name string) (scorerKind, bool) {
+	for _, k := range scorerKinds() {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return scorerKind{}, false
+}
+
+// ParseScorers reads "name:weight,name:weight". An empty string yields nil,
+// which the weighted router takes as DefaultScorers.
+func ParseScorers(s string) ([]ScorerWeight, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]ScorerWeight, 0, len(parts))
+	for _, part := range parts {
+		name, weight, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, fmt.Errorf("malformed scorer %q: want name:weight, e.g. queue-depth:2", strings.TrimSpace(part))
+		}
+		name = strings.TrimSpace(name)
+		if _, ok := findScorer(name); !ok {
+			return nil, unknownScorer(name)
+		}
+		w, err := strconv.ParseFloat(strings.TrimSpace(weight), 64)
+		if err != nil {
+			return nil, fmt.Errorf("scorer %q: weight %q is not a number", name, strings.TrimSpace(weight))
+		}
+		out = append(out, ScorerWeight{Name: name, Weight: w})
+	}
+	if err := validateScorers(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// validateScorers applies BLIS's rules: known names, each at most once,
+// weights finite and > 0.
+func validateScorers(list []ScorerWeight) error {
+	total := 0.0
+	for i, sw := range list {
+		if _, ok := findScorer(sw.Name); !ok {
+			return unknownScorer(sw.Name)
+		}
+		for _, earlier := range list[:i] {
+			if earlier.Name == sw.Name {
+				return fmt.Errorf("duplicate scorer %q: each scorer may appear at most once", sw.Name)
+			}
+		}
+		if !(sw.Weight > 0) || math.IsInf(sw.Weight, 0) {
+			return fmt.Errorf("scorer %q: weight %v must be a finite number > 0", sw.Name, sw.Weight)
+		}
+		total += sw.Weight
+	}
+	if math.IsInf(total, 0) {
+		return fmt.Errorf("scorer weights sum to +Inf: scale them down")
+	}
+	return nil
+}
+
+func unknownScorer(name string) error {
+	return fmt.Errorf("unknown scorer %q (allowed: %s)", name, strings.Join(ScorerNames(), ", "))
+}
+
+// queueDepth is min-max normalised EffectiveLoad: the least loaded instance
+// scores 1, the most loaded 0, all 1 when loads are equal. It is sharp on
+// purpose (BLIS/llm-d): loads 10 and 11 score 1 and 0.
+type queueDepth struct{}
+
+func (queueDepth) Score(_ *simcore.Request, snaps []Snapshot, out []float64) {
+	// BLIS starts max at 0; loads are never negative, so this is the max.
+	minLoad, maxLoad := int64(math.MaxInt64), int64(0)
+	for i := range snaps {
+		load := snaps[i].EffectiveLoad()
+		minLoad = min(minLoad, load)
+		maxLoad = max(maxLoad, load)
+	}
+	for i := range snaps {
+		if maxLoad == minLoad {
+			out[i] = 1
+		} else {
+			out[i] = float64(maxLoad-snaps[i].EffectiveLoad()) / float64(maxLoad-minLoad)
+		}
+	}
+}
+
+// kvUtilization prefers instances with free GPU KV: 1 - KVUtilization.
+type kvUtilization struct{}
+
+func (kvUtilization) Score(_ *simcore.Request, snaps []Snapshot, out []float64) {
+	for i := range snaps {
+		out[i] = 1 - snaps[i].KVUtilization
+	}
+}
+
+// loadBalance is 1/(1+EffectiveLoad): unlike queueDepth it keeps absolute
+// load differences.
+type loadBalance struct{}
+
+func (loadBalance) Score(_ *simcore.Request, snaps []Snapshot, out []float64) {
+	for i := range snaps {
+		out[i] = 1 / (1 + float64(snaps[i].EffectiveLoad()))
+	}
+}
+
+// prefixAffinity scores the share of the request's full blocks, counted
+// from the first, that the router has already sent to each instance. It
+// consults the router's own record (written at routing time), not the real
+// KV caches: BLIS's approximation.
+type prefixAffinity struct {
+	index   *prefixIndex
+	matched []int32 // scratch, one per instance
+}
+
+func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
+	total := len(r.InputHashes())
+	if total == 0 {
+		for i := range snaps {
+			out[i] = 0
+		}
+		return
+	}
+	p.index.match(r.InputHashes(), p.matched)
+	for i := range snaps {
+		out[i] = float64(p.matched[i]) / float64(total)
+	}
+}
+
+// Observe records all of the request's input blocks, shared prefix and
+// unique suffix alike, for the chosen instance.
+func (p *prefixAffinity) Observe(r *simcore.Request, chosen int) {
+	p.index.record(r.InputHashes(), int(r.SharedBlocks), chosen)
+}

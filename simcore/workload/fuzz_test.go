@@ -1,0 +1,107 @@
+package workload
+
+import (
+	"bytes"
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+
+	"optimize/templates"
+)
+
+// FuzzParseSpec: parsing never panics, errors are one line, and a spec that
+// parses can be generated from without panicking.
+func FuzzParseSpec(f *testing.F) {
+	files, _ := fs.Glob(templates.Workloads, "workloads/*.yaml")
+	for _, name := range files {
+		data, err := fs.ReadFile(templates.Workloads, name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(baseSpec))
+	f.Add([]byte(closedLoopSpec))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spec, err := ParseSpec("f.yaml", data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if !cheapToGenerate(spec) {
+			return
+		}
+		g, err := NewGenerator(spec, Options{Seed: 1, BlockSize: 16, NumRequests: 20, Horizon: 1e9})
+		if err != nil {
+			t.Fatalf("valid spec rejected by NewGenerator: %v", err)
+		}
+		last := int64(-1)
+		for r := g.Pop(); r != nil; r = g.Pop() {
+			if r.Arrival < last || r.InputLen < 1 || r.OutputLen < 1 || len(r.Blocks) != int(r.InputLen+r.OutputLen)/16 {
+				t.Fatalf("bad request %+v after arrival %d", r, last)
+			}
+			last = r.Arrival
+			g.Done(r, r.Arrival+10, true)
+		}
+	})
+}
+
+// cheapToGenerate skips specs that are valid but slow to pull 20 requests
+// from (a far lifecycle window at a high rate is drawn gap by gap, as in
+// BLIS; huge lengths and round counts draw millions of tokens).
+func cheapToGenerate(spec *Spec) bool {
+	for _, c := range spec.Clients {
+		if c.Lifecycle != nil || (c.PrefixLength != nil && *c.PrefixLength > 1e4) {
+			return false
+		}
+		if mt := c.multiTurn(); mt != nil && mt.MaxRounds > 10 {
+			return false
+		}
+		for _, d := range []Distribution{c.Input, c.Output} {
+			for name, v := range d.Params {
+				if n, err := strconv.Atoi(strings.TrimSpace(name)); d.Type == "empirical" && err == nil && n > 1e4 {
+					return false
+				}
+				if (name == "mean" || name == "max" || name == "value" || name == "xm" || name == "mu") && v > 1e4 {
+					return false
+				}
+				if d.Type == "pareto_lognormal" && (name == "sigma" && v > 3 || name == "alpha" && v < 1) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// FuzzLoadTrace: header and CSV parsing never panic and errors are one line.
+func FuzzLoadTrace(f *testing.F) {
+	f.Add([]byte(traceHeaderYAML), []byte(traceCSV))
+	f.Add([]byte("trace_version: 3\ntime_unit: us\n"), []byte("arrival_time_us,input_tokens,output_tokens,prefix_group,prefix_length\n0,10,1,a,64\n"))
+	f.Fuzz(func(t *testing.T, header, data []byte) {
+		if err := checkTraceHeader("h.yaml", header); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error %q", err)
+		}
+		src, err := parseTrace("d.csv", bytes.NewReader(data), 16)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		for n := 0; n < 20; n++ {
+			r := src.Pop()
+			if r == nil {
+				break
+			}
+			if r.InputLen < 1 || len(r.Blocks) != int(r.InputLen+r.OutputLen)/16 {
+				t.Fatalf("bad request %+v", r)
+			}
+			src.Done(r, 0, true)
+		}
+	})
+}

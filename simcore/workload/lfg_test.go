@@ -1,0 +1,59 @@
+package workload
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// The fast source must be indistinguishable from math/rand's, draw for
+// draw, through every rand.Rand method the generator uses.
+func TestLFGMatchesMathRand(t *testing.T) {
+	for _, seed := range []int64{0, 1, 42, -7, 1 << 40} {
+		std := rand.New(rand.NewSource(seed))
+		src := newLFG(seed)
+		fast := rand.New(src)
+		for i := 0; i < 20000; i++ {
+			switch i % 5 {
+			case 0:
+				if a, b := std.Int63(), fast.Int63(); a != b {
+					t.Fatalf("seed %d draw %d: Int63 %d != %d", seed, i, a, b)
+				}
+			case 1:
+				if a, b := std.Intn(maxTokenID), int(src.tokenID()); a != b {
+					t.Fatalf("seed %d draw %d: token %d != %d", seed, i, a, b)
+				}
+			case 2:
+				if a, b := std.ExpFloat64(), fast.ExpFloat64(); a != b {
+					t.Fatalf("seed %d draw %d: ExpFloat64 differs", seed, i)
+				}
+			case 3:
+				if a, b := std.NormFloat64(), fast.NormFloat64(); a != b {
+					t.Fatalf("seed %d draw %d: NormFloat64 differs", seed, i)
+				}
+			case 4:
+				if a, b := std.Float64(), fast.Float64(); a != b {
+					t.Fatalf("seed %d draw %d: Float64 differs", seed, i)
+				}
+			}
+		}
+	}
+}
+
+func TestDrawTokensMatchesIntn(t *testing.T) {
+	for _, seed := range []int64{5, 99} {
+		std := rand.New(rand.NewSource(seed))
+		src := newLFG(seed)
+		buf := make([]int32, 1000)
+		for round := 0; round < 50; round++ {
+			got := src.drawTokens(buf[:1+round*17%1000])
+			for i, v := range got {
+				if want := std.Intn(maxTokenID); int(v%maxTokenID) != want {
+					t.Fatalf("seed %d round %d token %d: %d, want %d", seed, round, i, v%maxTokenID, want)
+				}
+			}
+			if a, b := std.Int63(), src.Int63(); a != b {
+				t.Fatalf("streams diverged after round %d", round)
+			}
+		}
+	}
+}

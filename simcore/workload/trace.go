@@ -1,0 +1,400 @@
+package workload
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"optimize/simcore"
+)
+
+// traceSeed seeds the synthetic token ids of a replayed trace (BLIS's
+// default --seed). Only equality of prefixes matters, not the ids.
+const traceSeed = 42
+
+// traceHeader is the TraceV2 header YAML. Sections the simulator does not
+// use are accepted whole (yaml.Node) so traces from newer BLIS load too.
+type traceHeader struct {
+	Version              int       `yaml:"trace_version"`
+	TimeUnit             string    `yaml:"time_unit"`
+	CreatedAt            string    `yaml:"created_at"`
+	Mode                 string    `yaml:"mode"`
+	WarmUpRequests       int       `yaml:"warm_up_requests"`
+	WorkloadSeed         *int64    `yaml:"workload_seed"`
+	WorkloadSpec         string    `yaml:"workload_spec"`
+	SessionContextGrowth string    `yaml:"session_context_growth"`
+	Server               yaml.Node `yaml:"server"`
+	Network              yaml.Node `yaml:"network"`
+	GoodputSLOTargets    yaml.Node `yaml:"goodput_slo_targets"`
+	KVOffload            yaml.Node `yaml:"kv_offload"`
+	ObservedKVMetrics    yaml.Node `yaml:"observed_kv_metrics"`
+}
+
+// Trace CSV columns. The simulator reads the first group; the second holds
+// every other column BLIS writes (7fd7a88d and newer), accepted and ignored.
+var (
+	traceRequired = []string{"arrival_time_us", "input_tokens", "output_tokens"}
+	traceUsed     = []string{"tenant_id", "slo_class", "session_id", "round_index", "prefix_group", "prefix_length"}
+	traceIgnored  = []string{
+		"request_id", "client_id", "streaming", "text_tokens", "image_tokens", "audio_tokens",
+		"video_tokens", "reason_ratio", "send_time_us", "first_chunk_time_us", "last_chunk_time_us",
+		"num_chunks", "status", "error_message", "model", "deadline_us", "server_input_tokens",
+		"finish_reason", "vllm_priority", "slo_target_us", "x_request_id", "adapter", "think_time_us",
+	}
+)
+
+// traceRow is one replayed request, compactly.
+type traceRow struct {
+	arrival simcore.Tick
+	session int64
+	input   int32
+	output  int32
+	group   int32 // prefix group, -1 = none
+	client  int32 // tenant index in order of first appearance
+	round   int32
+	slo     simcore.SLOClass
+}
+
+// TraceSource replays a BLIS TraceV2 trace in arrival order; it implements
+// simcore.Source. Rows keep their file order among equal arrival times.
+type TraceSource struct {
+	rows      []traceRow
+	next      int
+	prefixes  []prefixGroup
+	src       *lfgSource
+	blockSize int
+	free      []*simcore.Request
+}
+
+// LoadTrace reads a TraceV2 header and its CSV (dataPath "" = the file
+// beside the header with the same base name and a .csv extension).
+func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error) {
+	if blockSize <= 0 {
+		return nil, fmt.Errorf("workload: block size must be > 0, got %d", blockSize)
+	}
+	data, err := os.ReadFile(headerPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading trace header: %w", err)
+	}
+	if err := checkTraceHeader(headerPath, data); err != nil {
+		return nil, err
+	}
+	if dataPath == "" {
+		dataPath = strings.TrimSuffix(headerPath, filepath.Ext(headerPath)) + ".csv"
+	}
+	f, err := os.Open(dataPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading trace data: %w", err)
+	}
+	defer f.Close()
+	return parseTrace(dataPath, f, blockSize)
+}
+
+func checkTraceHeader(name string, data []byte) error {
+	var h traceHeader
+	if err := decodeStrict(name, data, &h); err != nil {
+		return err
+	}
+	if h.Version != 2 && h.Version != 3 {
+		return fieldErr(name, "trace_version", "unknown value %d (allowed: 2, 3)", h.Version)
+	}
+	if h.TimeUnit != "microseconds" && h.TimeUnit != "us" {
+		return fieldErr(name, "time_unit", "unknown value %q (allowed: microseconds, us)", h.TimeUnit)
+	}
+	switch h.Mode {
+	case "", "real", "generated", "replayed":
+	default:
+		return fieldErr(name, "mode", "unknown value %q (allowed: real, generated, replayed)", h.Mode)
+	}
+	if h.WarmUpRequests < 0 {
+		return fieldErr(name, "warm_up_requests", "must be >= 0, got %d", h.WarmUpRequests)
+	}
+	if h.SessionContextGrowth != "" {
+		return fieldErr(name, "session_context_growth", "accumulating session replay is not supported (allowed: omit it)")
+	}
+	return nil
+}
+
+// traceParser turns CSV rows into traceRows, interning the string columns.
+type traceParser struct {
+	file     string
+	reader   *csv.Reader
+	col      map[string]int
+	tenants  map[string]int32
+	sessions map[string]int64
+	groups   map[string]int32
+	lengths  []int // per group: prefix length, -1 = not given yet
+	lineOf   []int // per group: line that gave the length
+	// zeroInputLine is, per group, the first line with input_tokens 0; such
+	// a row is valid only if the group's prefix is not empty.
+	zeroInputLine []int
+	hasLen        bool // the trace has a prefix_length column
+	record        []string
+}
+
+func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
+	p := &traceParser{
+		file: file, reader: csv.NewReader(r), col: map[string]int{},
+		tenants: map[string]int32{}, sessions: map[string]int64{}, groups: map[string]int32{},
+	}
+	p.reader.ReuseRecord = true
+	if err := p.header(); err != nil {
+		return nil, err
+	}
+	var rows []traceRow
+	for {
+		rec, err := p.reader.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, p.csvError(err)
+		}
+		p.record = rec
+		row, err := p.row()
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, fieldErr(file, "", "no requests after the header row")
+	}
+	// Replay in arrival order; the stable sort keeps file order among equal
+	// times (BLIS injects rows in file order into a time-ordered queue).
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].arrival < rows[j].arrival })
+	t := &TraceSource{rows: rows, src: newLFG(traceSeed), blockSize: blockSize}
+	for g, length := range p.lengths {
+		switch {
+		case !p.hasLen:
+			length = defaultPrefixLength
+		case length < 0:
+			length = 0 // the trace has prefix_length but gives none for this group
+		}
+		if length == 0 && p.zeroInputLine[g] > 0 {
+			return nil, fieldErr(file, fmt.Sprintf("line %d, column input_tokens", p.zeroInputLine[g]),
+				"must be >= 1: the row's prefix_group has no prefix_length")
+		}
+		pg := prefixGroup{length: int32(length), hasher: simcore.NewBlockHasher(blockSize)}
+		pg.blocks = hashTokens(t.src, &pg.hasher, length, nil)
+		t.prefixes = append(t.prefixes, pg)
+	}
+	return t, nil
+}
+
+func (p *traceParser) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fieldErr(p.file, fmt.Sprintf("line %d", pe.Line), "%v", pe.Err)
+	}
+	return fieldErr(p.file, "", "%v", err)
+}
+
+func (p *traceParser) header() error {
+	names, err := p.reader.Read()
+	if err == io.EOF {
+		return fieldErr(p.file, "", "empty file (expected a header row)")
+	}
+	if err != nil {
+		return p.csvError(err)
+	}
+	allowed := strings.Join(append(append(append([]string{}, traceRequired...), traceUsed...), traceIgnored...), ", ")
+	for i, name := range names {
+		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
+		if _, dup := p.col[name]; dup {
+			return fieldErr(p.file, "line 1", "column %q appears twice", name)
+		}
+		if !contains(traceRequired, name) && !contains(traceUsed, name) && !contains(traceIgnored, name) {
+			return fieldErr(p.file, "line 1", "unknown column %q (allowed: %s)", name, allowed)
+		}
+		p.col[name] = i
+	}
+	for _, name := range traceRequired {
+		if _, ok := p.col[name]; !ok {
+			return fieldErr(p.file, "line 1", "missing column %q (required: %s)", name, strings.Join(traceRequired, ", "))
+		}
+	}
+	_, p.hasLen = p.col["prefix_length"]
+	return nil
+}
+
+// field returns column name of the current record ("" when absent).
+func (p *traceParser) field(name string) (string, bool) {
+	i, ok := p.col[name]
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSpace(p.record[i]), true
+}
+
+func (p *traceParser) errAt(name, format string, args ...any) error {
+	line, _ := p.reader.FieldPos(0)
+	return fieldErr(p.file, fmt.Sprintf("line %d, column %s", line, name), format, args...)
+}
+
+// integer parses an integer column within [lo, hi]; absent columns give 0.
+func (p *traceParser) integer(name string, lo, hi int64) (int64, error) {
+	s, ok := p.field(name)
+	if !ok {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, p.errAt(name, "%q is not an integer", s)
+	}
+	if v < lo || v > hi {
+		return 0, p.errAt(name, "%d is out of range [%d, %d]", v, lo, hi)
+	}
+	return v, nil
+}
+
+func (p *traceParser) row() (traceRow, error) {
+	row := traceRow{group: -1, session: -1}
+	var err error
+	if row.arrival, err = p.integer("arrival_time_us", 0, never-1); err != nil {
+		return row, err
+	}
+	input, err := p.integer("input_tokens", 0, maxTokenCount)
+	if err != nil {
+		return row, err
+	}
+	output, err := p.integer("output_tokens", 0, maxTokenCount)
+	if err != nil {
+		return row, err
+	}
+	round, err := p.integer("round_index", 0, math.MaxInt32)
+	if err != nil {
+		return row, err
+	}
+	prefixLen, err := p.integer("prefix_length", 0, maxTokenCount)
+	if err != nil {
+		return row, err
+	}
+	row.input, row.output, row.round = int32(input), int32(output), int32(round)
+	if s, ok := p.field("slo_class"); ok {
+		if row.slo, err = simcore.ParseSLOClass(s); err != nil {
+			return row, p.errAt("slo_class", "unknown value %q (allowed: %s, or empty)", s, simcore.SLOClassNames)
+		}
+	}
+	tenant, _ := p.field("tenant_id")
+	row.client = intern(p.tenants, tenant)
+	if s, _ := p.field("session_id"); s != "" {
+		row.session = int64(intern(p.sessions, s))
+	}
+	if g, _ := p.field("prefix_group"); g != "" {
+		if row.group, err = p.prefixGroup(g, int(prefixLen)); err != nil {
+			return row, err
+		}
+	}
+	if row.input == 0 {
+		if row.group < 0 {
+			return row, p.errAt("input_tokens", "must be >= 1 for a request without prefix_group")
+		}
+		if p.zeroInputLine[row.group] == 0 {
+			p.zeroInputLine[row.group], _ = p.reader.FieldPos(0)
+		}
+	}
+	return row, nil
+}
+
+// prefixGroup interns a group and records its length: the first positive
+// prefix_length given for it (conflicting later values are an error).
+func (p *traceParser) prefixGroup(name string, length int) (int32, error) {
+	g, seen := p.groups[name]
+	if !seen {
+		g = int32(len(p.lengths))
+		p.groups[name] = g
+		p.lengths = append(p.lengths, -1)
+		p.lineOf = append(p.lineOf, 0)
+		p.zeroInputLine = append(p.zeroInputLine, 0)
+	}
+	if length > 0 {
+		line, _ := p.reader.FieldPos(0)
+		switch known := p.lengths[g]; {
+		case known < 0:
+			p.lengths[g], p.lineOf[g] = length, line
+		case known != length:
+			return 0, p.errAt("prefix_length", "%d conflicts with %d given for prefix_group %q on line %d", length, known, name, p.lineOf[g])
+		}
+	}
+	return g, nil
+}
+
+// intern maps a string to a dense index in order of first appearance.
+func intern[T int32 | int64](m map[string]T, s string) T {
+	if i, ok := m[s]; ok {
+		return i
+	}
+	i := T(len(m))
+	m[s] = i
+	return i
+}
+
+// Peek returns the next row's arrival time.
+func (t *TraceSource) Peek() (simcore.Tick, bool) {
+	if t.next >= len(t.rows) {
+		return 0, false
+	}
+	return t.rows[t.next].arrival, true
+}
+
+// Pop builds the next row's request; its input is the group prefix followed
+// by input_tokens synthetic tokens, hashed into blocks.
+func (t *TraceSource) Pop() *simcore.Request {
+	if t.next >= len(t.rows) {
+		return nil
+	}
+	row := &t.rows[t.next]
+	var r *simcore.Request
+	if n := len(t.free); n > 0 {
+		r, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		r = new(simcore.Request)
+		r.Reset()
+	}
+	h, prefixLen := simcore.NewBlockHasher(t.blockSize), 0
+	r.Blocks = r.Blocks[:0]
+	if row.group >= 0 {
+		pg := &t.prefixes[row.group]
+		h, prefixLen = pg.hasher, int(pg.length)
+		r.Blocks = append(r.Blocks, pg.blocks...)
+	}
+	r.Blocks = hashTokens(t.src, &h, int(row.input), r.Blocks)
+	r.InputBlocks = int32(len(r.Blocks))
+	r.SharedBlocks = 0
+	if row.group >= 0 {
+		r.SharedBlocks = int32(len(t.prefixes[row.group].blocks))
+	}
+	r.Blocks = hashTokens(t.src, &h, int(row.output), r.Blocks)
+	r.ID = int64(t.next)
+	r.Arrival = row.arrival
+	r.InputLen = int32(prefixLen) + row.input
+	r.OutputLen = row.output
+	r.SLO = row.slo
+	r.Client = row.client
+	r.Session = row.session
+	r.Round = row.round
+	t.next++
+	return r
+}
+
+// Done recycles r; trace rounds are replayed open loop at their recorded times.
+func (t *TraceSource) Done(r *simcore.Request, _ simcore.Tick, _ bool) {
+	if r == nil {
+		return
+	}
+	r.Reset()
+	t.free = append(t.free, r)
+}
+
+// Len returns the number of requests in the trace.
+func (t *TraceSource) Len() int { return len(t.rows) }
