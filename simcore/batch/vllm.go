@@ -75,10 +75,10 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 	bs := cache.BlockSize()
 	for len(*running) < f.cfg.MaxRunning && wait.Len() > 0 && budget > 0 && f.res.Preempted == 0 {
 		r := wait.Front()
-		cached := cache.Lookup(&r.KV, r.InputHashes(), r.SharedBlocks)
+		cached := cache.Lookup(&r.KV, &r.Content)
 		start := int64(len(cached)) * bs
 		n := min(f.chunk(int64(r.InputLen)-start), budget)
-		if !cache.Allocate(&r.KV, r.Blocks, r.SharedBlocks, cached, n) {
+		if !cache.Allocate(&r.KV, &r.Content, cached, n) {
 			break
 		}
 		wait.PopFront()
@@ -114,7 +114,6 @@ func (f *Former) allocate(r *simcore.Request, n int64, running *[]*simcore.Reque
 		*budget += int64(victim.NewTokens)
 		victim.NewTokens = 0
 		victim.Progress, victim.Computed = 0, 0
-		victim.Preemptions++
 		cache.Release(&victim.KV)
 		wait.PushFront(victim)
 		if victim == r {
@@ -129,7 +128,7 @@ const decodeToken = -1
 
 func (f *Former) store(r *simcore.Request, n int64, cache *kv.Cache) bool {
 	if n == decodeToken {
-		return cache.AppendToken(&r.KV, r.Blocks, r.SharedBlocks)
+		return cache.AppendToken(&r.KV, &r.Content)
 	}
-	return cache.Allocate(&r.KV, r.Blocks, r.SharedBlocks, nil, n)
+	return cache.Allocate(&r.KV, &r.Content, nil, n)
 }

@@ -27,7 +27,7 @@ func testConfig(instances int, blocks int64) Config {
 // TestSingleRequestArithmetic reproduces blis-mechanics.md §2.3 exactly:
 // input 256, output 128, idle instance, arrival at t = 1 s.
 func TestSingleRequestArithmetic(t *testing.T) {
-	r := simtest.Request(1_000_000, 256, 128, 16, 0, 0, 1)
+	r := simtest.Request(1_000_000, 256, 128, 16, nil, 1)
 	src := simtest.NewSliceSource([]*simcore.Request{r})
 	eng, err := New(testConfig(1, 132139), src)
 	if err != nil {
@@ -62,7 +62,7 @@ func TestSingleRequestArithmetic(t *testing.T) {
 func TestConservationUnderPreemption(t *testing.T) {
 	var reqs []*simcore.Request
 	for i := 0; i < 400; i++ {
-		reqs = append(reqs, simtest.Request(int64(i*300), 200+int32(i%7)*50, 60+int32(i%11)*20, 16, 7, 8, uint64(i+1)))
+		reqs = append(reqs, simtest.Request(int64(i*300), 200+int32(i%7)*50, 60+int32(i%11)*20, 16, simtest.Prefix(7, 8), uint64(i+1)))
 	}
 	src := simtest.NewSliceSource(reqs)
 	cfg := testConfig(2, 120)
@@ -102,7 +102,7 @@ func TestConservationUnderPreemption(t *testing.T) {
 func TestConservationMidRun(t *testing.T) {
 	var reqs []*simcore.Request
 	for i := 0; i < 120; i++ {
-		reqs = append(reqs, simtest.Request(int64(i*100), 300, 100, 16, 3, 10, uint64(i+1)))
+		reqs = append(reqs, simtest.Request(int64(i*100), 300, 100, 16, simtest.Prefix(3, 10), uint64(i+1)))
 	}
 	cfg := testConfig(1, 90)
 	eng, err := New(cfg, simtest.NewSliceSource(reqs))
@@ -128,8 +128,8 @@ func TestConservationMidRun(t *testing.T) {
 
 func TestOversizedRequestIsDropped(t *testing.T) {
 	reqs := []*simcore.Request{
-		simtest.Request(0, 1000, 10, 16, 0, 0, 1), // 63 blocks > 50
-		simtest.Request(10, 100, 10, 16, 0, 0, 2),
+		simtest.Request(0, 1000, 10, 16, nil, 1), // 63 blocks > 50
+		simtest.Request(10, 100, 10, 16, nil, 2),
 	}
 	src := simtest.NewSliceSource(reqs)
 	eng, _ := New(testConfig(1, 50), src)

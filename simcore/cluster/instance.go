@@ -152,9 +152,9 @@ func (in *instance) retire(e *Engine, dt simcore.Tick) {
 			continue
 		}
 		if r.OutputLen > 0 {
-			in.kv.AppendToken(&r.KV, r.Blocks, r.SharedBlocks) // a failure here is harmless: released next
+			in.kv.AppendToken(&r.KV, &r.Content) // a failure here is harmless: released next
 		}
-		in.kv.Release(&r.KV)
+		in.kv.Retire(&r.KV)
 		in.inFlight--
 		e.metrics.Completed(r)
 		left := e.now + dt

@@ -34,12 +34,19 @@ type Cache struct {
 	used      int64
 
 	blocks     []block
-	head, tail int32
+	head, tail int32 // free list of blocks released at least once, LRU first
+	// fresh is the first never-used block, and len(blocks). BLIS's free
+	// list starts with every block in id order and appends released ones,
+	// so the never-used blocks always come first: they need no list links,
+	// and blocks grows as they are first used, so that a short run does
+	// not pay for zeroing 132k blocks per instance.
+	fresh int32
 
 	index *u64map.Map // hash → block id (the newest block registered)
 
 	hits, misses int64
 	scratch      []int32
+	lists        [][]int32 // spare block-id lists for requests being admitted
 }
 
 // block keeps everything a block operation touches in one cache line.
@@ -68,10 +75,7 @@ func New(total, blockSize int64) (*Cache, error) {
 		head:      none,
 		tail:      none,
 	}
-	c.blocks = make([]block, total)
-	for i := int32(0); i < int32(total); i++ {
-		c.pushTail(i)
-	}
+
 	return c, nil
 }
 
@@ -105,10 +109,11 @@ func (c *Cache) Counters() (hits, misses int64) { return c.hits, c.misses }
 // hashes are cached: the first shared ones through the prefix index, the
 // private ones among the blocks s held in its last attempt. The slice is
 // scratch space valid until the next call.
-func (c *Cache) Lookup(s *Seq, input []uint64, shared int32) []int32 {
+func (c *Cache) Lookup(s *Seq, content *Content) []int32 {
 	out := c.scratch[:0]
-	for k, h := range input {
-		if k < int(shared) {
+	for k := 0; k < int(content.Input); k++ {
+		h := content.Hash(k)
+		if k < int(content.Shared) {
 			id, ok := c.index.Get(h)
 			if !ok {
 				break
@@ -141,19 +146,21 @@ func (c *Cache) blocksFor(s *Seq, n int64) int64 {
 	return (n + c.blockSize - 1) / c.blockSize
 }
 
-// Allocate stores n more tokens of a request whose full-block hashes are
-// blocks (input and output, in order), the first shared of them shareable
-// with other requests. cached are leading blocks found by
+// Allocate stores n more tokens of a request with the given content.
+// cached are leading blocks found by
 // Lookup; they are committed only for a request that holds no block yet
 // and has at least one token to store (BLIS commits them inside its token
 // loop). It is check-then-act: on failure nothing changes except what BLIS's
 // rollback also changes (committed idle cached blocks move to the LRU tail).
-func (c *Cache) Allocate(s *Seq, blocks []uint64, shared int32, cached []int32, n int64) bool {
+func (c *Cache) Allocate(s *Seq, content *Content, cached []int32, n int64) bool {
 	if n <= 0 {
 		return true
 	}
 	if len(s.IDs) > 0 {
 		cached = nil
+	}
+	if s.IDs == nil {
+		s.IDs = c.takeList()
 	}
 	need := c.blocksFor(s, n) // committed cached blocks are full: no spare
 	if need > c.Free() {
@@ -186,38 +193,41 @@ func (c *Cache) Allocate(s *Seq, blocks []uint64, shared int32, cached []int32, 
 		s.IDs = append(s.IDs, id)
 		s.Tokens += int32(c.blockSize)
 	}
-	c.store(s, blocks, shared, n)
+	c.store(s, content, n)
 	return true
 }
 
 // AppendToken stores one more token (decode). It may need one new block.
-func (c *Cache) AppendToken(s *Seq, blocks []uint64, shared int32) bool {
+func (c *Cache) AppendToken(s *Seq, content *Content) bool {
 	if int64(s.Tokens) < int64(len(s.IDs))*c.blockSize {
 		// Room in the last block: the common decode step.
 		s.Tokens++
 		if int64(s.Tokens)%c.blockSize == 0 {
-			c.register(s.IDs[len(s.IDs)-1], blocks, shared, int64(s.Tokens)/c.blockSize-1)
+			c.register(s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/c.blockSize-1)
 		}
 		return true
 	}
 	if c.used == c.total {
 		return false
 	}
-	c.store(s, blocks, shared, 1)
+	c.store(s, content, 1)
 	return true
 }
 
 // store writes n tokens, filling the last partial block first; capacity
 // has been checked. A block that becomes full gets its content hash.
-func (c *Cache) store(s *Seq, blocks []uint64, shared int32, n int64) {
+func (c *Cache) store(s *Seq, content *Content, n int64) {
 	bs := c.blockSize
 	if spare := int64(len(s.IDs))*bs - int64(s.Tokens); spare > 0 {
 		k := min(spare, n)
 		s.Tokens += int32(k)
 		n -= k
 		if int64(s.Tokens)%bs == 0 {
-			c.register(s.IDs[len(s.IDs)-1], blocks, shared, int64(s.Tokens)/bs-1)
+			c.register(s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/bs-1)
 		}
+	}
+	if s.IDs == nil {
+		s.IDs = c.takeList()
 	}
 	for n > 0 {
 		id := c.pop()
@@ -229,20 +239,20 @@ func (c *Cache) store(s *Seq, blocks []uint64, shared int32, n int64) {
 		s.Tokens += int32(k)
 		n -= k
 		if k == bs {
-			c.register(id, blocks, shared, int64(len(s.IDs)-1))
+			c.register(id, content, int64(len(s.IDs)-1))
 		}
 	}
 }
 
-// register gives block id the hash of sequence block k, if known; only a
+// register gives block id the hash of sequence block k, if any; only a
 // shareable block enters the prefix index.
-func (c *Cache) register(id int32, blocks []uint64, shared int32, k int64) {
-	if k >= int64(len(blocks)) {
+func (c *Cache) register(id int32, content *Content, k int64) {
+	if k >= int64(content.Total) {
 		return
 	}
 	b := &c.blocks[id]
-	b.hash = blocks[k]
-	if b.indexed = k < int64(shared); b.indexed {
+	b.hash = content.Hash(int(k))
+	if b.indexed = k < int64(content.Shared); b.indexed {
 		c.index.Set(b.hash, id)
 	}
 }
@@ -261,8 +271,35 @@ func (c *Cache) Release(s *Seq) {
 	s.IDs, s.Prev, s.Tokens = s.Prev[:0], s.IDs, 0
 }
 
+// Retire releases a finished request's blocks and takes back its block
+// lists, so that only running requests hold list memory (a million queued
+// requests must not each keep one).
+func (c *Cache) Retire(s *Seq) {
+	c.Release(s)
+	for _, l := range [][]int32{s.IDs, s.Prev} {
+		if cap(l) > 0 {
+			c.lists = append(c.lists, l[:0])
+		}
+	}
+	s.IDs, s.Prev = nil, nil
+}
+
+func (c *Cache) takeList() []int32 {
+	if n := len(c.lists); n > 0 {
+		l := c.lists[n-1]
+		c.lists = c.lists[:n-1]
+		return l
+	}
+	return make([]int32, 0, 64)
+}
+
 // pop takes the least recently released free block, evicting its hash.
 func (c *Cache) pop() int32 {
+	if c.fresh < int32(c.total) {
+		c.blocks = append(c.blocks, block{})
+		c.fresh++
+		return c.fresh - 1
+	}
 	id := c.head
 	c.unlink(id)
 	if b := &c.blocks[id]; b.hash != 0 {

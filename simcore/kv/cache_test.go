@@ -5,18 +5,19 @@ import (
 	"testing"
 )
 
-// seqOf returns n block hashes sharing the first shared ones with every
-// other sequence built with the same base.
-func hashes(base uint64, shared, n int, uniq uint64) []uint64 {
-	out := make([]uint64, n)
-	for i := range out {
-		if i < shared {
-			out[i] = base + uint64(i) + 1
-		} else {
-			out[i] = uniq<<20 + uint64(i) + 1
-		}
+// content returns n blocks whose first shared come from prefix family fam
+// (equal across requests of the family) and the rest from stream uid.
+func content(fam uint64, shared, n int, uid uint64) *Content {
+	prefix := make([]uint64, shared)
+	for i := range prefix {
+		prefix[i] = fam<<32 | uint64(i+1)
 	}
-	return out
+	return &Content{Prefix: prefix, UID: uid, Input: int32(n), Total: int32(n), Shared: int32(shared)}
+}
+
+// allShared is content whose every block may be shared (a session stream).
+func allShared(uid uint64, n int) *Content {
+	return &Content{UID: uid, Input: int32(n), Total: int32(n), Shared: int32(n)}
 }
 
 func TestPrefixHitsAndLRUEviction(t *testing.T) {
@@ -24,35 +25,33 @@ func TestPrefixHitsAndLRUEviction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := hashes(100, 4, 4, 1)
+	a := content(100, 4, 4, 1)
 	var s Seq
-	if !c.Allocate(&s, a, 99, c.Lookup(&Seq{}, a, 99), 64) {
+	if !c.Allocate(&s, a, c.Lookup(&s, a), 64) {
 		t.Fatal("allocation of 4 blocks in an empty 10-block cache failed")
 	}
 	if got := c.Used(); got != 4 {
 		t.Fatalf("used = %d, want 4", got)
 	}
 	c.Release(&s)
-	if got := len(c.Lookup(&Seq{}, a, 99)); got != 4 {
+	if got := len(c.Lookup(&Seq{}, a)); got != 4 {
 		t.Fatalf("released blocks should stay cached: lookup found %d of 4", got)
 	}
-	// A request sharing 2 leading blocks hits exactly those.
-	b := hashes(100, 2, 4, 2)
-	if got := len(c.Lookup(&Seq{}, b, 99)); got != 2 {
+	// A request sharing the 2 leading blocks hits exactly those.
+	b := content(100, 2, 4, 2)
+	if got := len(c.Lookup(&Seq{}, b)); got != 2 {
 		t.Fatalf("leading run = %d, want 2", got)
 	}
 	var s2 Seq
-	if !c.Allocate(&s2, b, 99, c.Lookup(&Seq{}, b, 99), 64-32) {
+	if !c.Allocate(&s2, b, c.Lookup(&s2, b), 64-32) {
 		t.Fatal("allocate with hits failed")
 	}
 	if hits, misses := c.Counters(); hits != 2 || misses != 6 {
 		t.Fatalf("hits/misses = %d/%d, want 2/6", hits, misses)
 	}
-	// Filling the rest of the cache evicts the least recently released
-	// blocks first: a's last blocks (released last-to-first) go before its first.
 	var s3 Seq
-	fill := hashes(0, 0, 6, 3)
-	if !c.Allocate(&s3, fill, 99, nil, 6*16) {
+	fill := content(0, 0, 6, 3)
+	if !c.Allocate(&s3, fill, nil, 6*16) {
 		t.Fatal("fill failed")
 	}
 	if err := c.Check([]*Seq{&s2, &s3}); err != nil {
@@ -61,25 +60,53 @@ func TestPrefixHitsAndLRUEviction(t *testing.T) {
 	if c.Free() != 0 {
 		t.Fatalf("free = %d, want 0", c.Free())
 	}
-	if c.Allocate(&s3, fill, 99, nil, 1) {
+	if c.Allocate(&s3, fill, nil, 1) {
 		t.Fatal("allocation beyond capacity succeeded")
 	}
 }
 
 func TestPartialBlockFillsBeforeNewBlock(t *testing.T) {
 	c, _ := New(4, 16)
-	h := hashes(0, 0, 3, 9)
+	h := allShared(9, 3)
 	var s Seq
-	c.Allocate(&s, h, 99, nil, 20) // 2 blocks, 12 spare
-	if len(s.IDs) != 2 || c.Contains(h[1]) {
+	c.Allocate(&s, h, nil, 20) // 2 blocks, 12 spare
+	if len(s.IDs) != 2 || c.Contains(h.Hash(1)) {
 		t.Fatalf("ids=%v, second block must not be hashed while partial", s.IDs)
 	}
-	c.Allocate(&s, h, 99, nil, 12) // fills block 1 exactly
-	if len(s.IDs) != 2 || !c.Contains(h[1]) {
-		t.Fatalf("block 1 full: ids=%v hashed=%v", s.IDs, c.Contains(h[1]))
+	c.Allocate(&s, h, nil, 12) // fills block 1 exactly
+	if len(s.IDs) != 2 || !c.Contains(h.Hash(1)) {
+		t.Fatalf("block 1 full: ids=%v hashed=%v", s.IDs, c.Contains(h.Hash(1)))
 	}
-	if !c.AppendToken(&s, h, 99) || len(s.IDs) != 3 {
+	if !c.AppendToken(&s, h) || len(s.IDs) != 3 {
 		t.Fatalf("decode token should take a third block, ids=%v", s.IDs)
+	}
+}
+
+// A preempted request finds its private blocks again through Prev, as long
+// as they were not reused; other requests never see them.
+func TestPrivateBlocksRehitAfterRelease(t *testing.T) {
+	c, _ := New(8, 16)
+	h := content(500, 2, 4, 7) // 2 shared, 2 private
+	var s Seq
+	if !c.Allocate(&s, h, nil, 64) {
+		t.Fatal("allocate")
+	}
+	c.Release(&s)
+	if got := len(c.Lookup(&s, h)); got != 4 {
+		t.Fatalf("own lookup after release found %d blocks, want 4", got)
+	}
+	if got := len(c.Lookup(&Seq{}, h)); got != 2 {
+		t.Fatalf("a stranger found %d blocks, want only the 2 shared", got)
+	}
+	// Reusing the cache evicts the LRU head: the 4 never-used blocks, then
+	// s's last block (released first), which ends its run at 3.
+	var o Seq
+	c.Allocate(&o, content(0, 0, 6, 9), nil, 5*16)
+	if got := len(c.Lookup(&s, h)); got != 3 {
+		t.Fatalf("after eviction own lookup found %d, want 3", got)
+	}
+	if err := c.Check([]*Seq{&o}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -98,12 +125,14 @@ func FuzzAllocator(f *testing.F) {
 			t.Fatal(err)
 		}
 		seqs := make([]*Seq, nseq)
-		blocks := make([][]uint64, nseq)
-		shared := make([]int32, nseq)
+		contents := make([]*Content, nseq)
 		for i := range seqs {
 			seqs[i] = &Seq{}
-			shared[i] = int32(rng.Intn(6))
-			blocks[i] = hashes(1000, int(shared[i]), 12, uint64(i+1))
+			contents[i] = content(1000, rng.Intn(6), 12, uint64(i+1))
+			contents[i].Input = int32(rng.Intn(13))
+			if rng.Intn(4) == 0 {
+				contents[i].Shared = 12 // a session stream: everything shareable
+			}
 		}
 		for op := 0; op < 300; op++ {
 			i := rng.Intn(int(nseq))
@@ -112,15 +141,15 @@ func FuzzAllocator(f *testing.F) {
 			case 0, 1:
 				var cached []int32
 				if len(s.IDs) == 0 {
-					cached = c.Lookup(s, blocks[i][:rng.Intn(12)], shared[i])
+					cached = c.Lookup(s, contents[i])
 				}
 				before := c.Used()
-				ok := c.Allocate(s, blocks[i], shared[i], cached, int64(rng.Intn(20)))
+				ok := c.Allocate(s, contents[i], cached, int64(rng.Intn(20)))
 				if !ok && c.Used() != before {
 					t.Fatalf("failed allocation changed used blocks %d → %d", before, c.Used())
 				}
 			case 2:
-				c.AppendToken(s, blocks[i], shared[i])
+				c.AppendToken(s, contents[i])
 			case 3:
 				c.Release(s)
 			}
@@ -135,32 +164,4 @@ func FuzzAllocator(f *testing.F) {
 			t.Fatalf("after releasing everything used=%d free=%d", c.Used(), c.Free())
 		}
 	})
-}
-
-// A preempted request finds its private blocks again through Prev, as long
-// as they were not reused; other requests never see them.
-func TestPrivateBlocksRehitAfterRelease(t *testing.T) {
-	c, _ := New(8, 16)
-	h := hashes(500, 2, 4, 7) // 2 shared, 2 private
-	var s Seq
-	if !c.Allocate(&s, h, 2, nil, 64) {
-		t.Fatal("allocate")
-	}
-	c.Release(&s)
-	if got := len(c.Lookup(&s, h, 2)); got != 4 {
-		t.Fatalf("own lookup after release found %d blocks, want 4", got)
-	}
-	if got := len(c.Lookup(&Seq{}, h, 2)); got != 2 {
-		t.Fatalf("a stranger found %d blocks, want only the 2 shared", got)
-	}
-	// Reusing the cache evicts the LRU head: the 4 never-used blocks, then
-	// s's last block (released first), which ends its run at 3.
-	var o Seq
-	c.Allocate(&o, hashes(0, 0, 6, 9), 0, nil, 5*16)
-	if got := len(c.Lookup(&s, h, 2)); got != 3 {
-		t.Fatalf("after eviction own lookup found %d, want 3", got)
-	}
-	if err := c.Check([]*Seq{&o}); err != nil {
-		t.Fatal(err)
-	}
 }

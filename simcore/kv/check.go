@@ -44,6 +44,7 @@ func (c *Cache) Check(seqs []*Seq) error {
 	if prev != c.tail {
 		return fmt.Errorf("free list tail is %d, walk ended at %d", c.tail, prev)
 	}
+	free += c.total - int64(c.fresh)
 	if free != c.total-c.used {
 		return fmt.Errorf("free list holds %d blocks, want %d", free, c.total-c.used)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"optimize/simcore"
+	"optimize/simcore/kv"
 )
 
 // workload is the study's typical routing load: every request carries one
@@ -13,26 +14,25 @@ import (
 type workload struct {
 	req   simcore.Request
 	snaps []Snapshot
-	next  uint64 // unique block counter
+	next  uint64 // stream id of the next request's own blocks
 	lcg   uint64 // picks which instance completes a request
 }
 
 func newWorkload(instances int) *workload {
 	w := &workload{snaps: make([]Snapshot, instances), next: 1 << 32, lcg: 1}
-	w.req.Blocks, w.req.InputBlocks, w.req.SharedBlocks = make([]uint64, 48), 48, 32
-	for k := range 32 {
-		w.req.Blocks[k] = uint64(k+1) * 0x9e3779b97f4a7c15
+	prompt := make([]uint64, 32)
+	for k := range prompt {
+		prompt[k] = uint64(k+1) * 0x9e3779b97f4a7c15
 	}
+	w.req.Content = kv.Content{Prefix: prompt, Input: 48, Total: 48, Shared: 32}
 	return w
 }
 
 // advance turns req into the next request and completes one request on a
 // pseudo-randomly chosen instance.
 func (w *workload) advance() {
-	for k := 32; k < 48; k++ {
-		w.next++
-		w.req.Blocks[k] = w.next * 0x9e3779b97f4a7c15
-	}
+	w.next++
+	w.req.Content.UID = w.next
 	w.lcg = w.lcg*6364136223846793005 + 1442695040888963407
 	s := &w.snaps[(w.lcg>>33)%uint64(len(w.snaps))]
 	s.InFlight = max(s.InFlight-1, 0)
@@ -100,10 +100,11 @@ func BenchmarkRouteLeastLoaded(b *testing.B) {
 func BenchmarkRouteWeightedSharedOnly(b *testing.B) {
 	r := mustNew(b, Config{Policy: "weighted"}, 8, rand.New(rand.NewSource(42)))
 	w := newWorkload(8)
-	shared := simcore.Request{Blocks: make([]uint64, 48), InputBlocks: 48, SharedBlocks: 48}
-	for k := range shared.Blocks {
-		shared.Blocks[k] = uint64(k+1) * 0x9e3779b97f4a7c15
+	prompt := make([]uint64, 48)
+	for k := range prompt {
+		prompt[k] = uint64(k+1) * 0x9e3779b97f4a7c15
 	}
+	shared := simcore.Request{Content: kv.Content{Prefix: prompt, Input: 48, Total: 48, Shared: 48}}
 	route := func() {
 		w.advance()
 		chosen := r.Route(&shared, w.snaps)

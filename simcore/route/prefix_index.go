@@ -204,16 +204,14 @@ func settle(matched []int32, w int, dropped uint64, n int32) {
 	}
 }
 
-// record touches every hash of blocks, in order, in inst's LRU; hashes
-// from index shared on are private to the request (see private).
+// record touches every hash of blocks, in order, in inst's LRU, then
+// own more hashes that are the request's own (see private).
 //
 // It appends every touch first and evicts the overflow afterwards. The
 // outcome is the same as touching one hash at a time, because an LRU always
 // holds the capacity most recently touched distinct hashes. Evicting last
 // means no entry is freed while the request's hints are in use.
-func (x *prefixIndex) record(blocks []uint64, shared int, inst int) {
-	all := blocks
-	blocks = blocks[:min(max(shared, 0), len(blocks))]
+func (x *prefixIndex) record(blocks []uint64, own int, inst int) {
 	if x.reserve(len(blocks)) || len(blocks) != x.hintedLen || len(blocks) == 0 || &blocks[0] != x.hintedFor {
 		x.hinted = 0 // slots moved, or the hints are not for these blocks
 	}
@@ -266,7 +264,7 @@ func (x *prefixIndex) record(blocks []uint64, shared int, inst int) {
 		records[base+posWord] = records[base+posWord]&^(0xffffffff<<posShift) | uint64(uint32(head))<<posShift
 		head++
 	}
-	for range all[len(blocks):] {
+	for range own {
 		if head-r.tail > mask {
 			r.head, r.count = head, count
 			x.makeRoom(inst)

@@ -181,18 +181,22 @@ func (loadBalance) Score(_ *simcore.Request, snaps []Snapshot, out []float64) {
 // KV caches: BLIS's approximation.
 type prefixAffinity struct {
 	index   *prefixIndex
-	matched []int32 // scratch, one per instance
+	matched []int32  // scratch, one per instance
+	hashes  []uint64 // scratch: the request's shareable input block hashes
 }
 
 func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
-	total := len(r.InputHashes())
+	total := int(r.Content.Input)
 	if total == 0 {
 		for i := range snaps {
 			out[i] = 0
 		}
 		return
 	}
-	p.index.match(r.InputHashes(), p.matched)
+	// Private blocks cannot be in any instance's record: the leading run
+	// ends before them, so only the shareable ones are looked up.
+	p.hashes = r.Content.AppendHashes(p.hashes[:0], min(total, int(r.Content.Shared)))
+	p.index.match(p.hashes, p.matched)
 	for i := range snaps {
 		out[i] = float64(p.matched[i]) / float64(total)
 	}
@@ -201,5 +205,7 @@ func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float
 // Observe records all of the request's input blocks, shared prefix and
 // unique suffix alike, for the chosen instance.
 func (p *prefixAffinity) Observe(r *simcore.Request, chosen int) {
-	p.index.record(r.InputHashes(), int(r.SharedBlocks), chosen)
+	n := min(int(r.Content.Input), int(r.Content.Shared))
+	p.hashes = r.Content.AppendHashes(p.hashes[:0], n) // same array: match's hints stay valid
+	p.index.record(p.hashes, int(r.Content.Input)-n, chosen)
 }

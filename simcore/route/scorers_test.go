@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"optimize/simcore"
+	"optimize/simcore/kv"
 )
 
 func TestEffectiveLoad_SumsQueueBatchAndInFlight(t *testing.T) {
@@ -86,16 +87,18 @@ func TestPrefixAffinity_ScoresLeadingRunShare(t *testing.T) {
 	}
 }
 
-// inputBlocks returns a request whose input is exactly the given blocks.
+// inputBlocks returns a request whose input is exactly the given blocks,
+// all of them shareable.
 func inputBlocks(blocks ...uint64) *simcore.Request {
-	return &simcore.Request{Blocks: blocks, InputBlocks: int32(len(blocks)), SharedBlocks: int32(len(blocks))}
+	n := int32(len(blocks))
+	return &simcore.Request{Content: kv.Content{Prefix: blocks, UID: 1, Input: n, Total: n, Shared: n}}
 }
 
 // Blocks completed by output tokens (kept for a session's next round) are
 // not part of the input: BLIS hashes the input tokens only.
 func TestPrefixAffinity_IgnoresOutputBlocks(t *testing.T) {
 	p := &prefixAffinity{index: newPrefixIndex(2, 100), matched: make([]int32, 2)}
-	withOutput := &simcore.Request{Blocks: []uint64{1, 2, 3, 4}, InputBlocks: 2, SharedBlocks: 4}
+	withOutput := &simcore.Request{Content: kv.Content{Prefix: []uint64{1, 2, 3, 4}, UID: 1, Input: 2, Total: 4, Shared: 4}}
 	p.Observe(withOutput, 0)
 	if got := p.index.lruOrder(0, nil); !slices.Equal(got, []uint64{2, 1}) {
 		t.Fatalf("recorded %v, want [2 1]", got)

@@ -1,8 +1,11 @@
 // Package simtest holds helpers for simulator tests: a request source over
-// a fixed list and builders for requests with known block hashes.
+// a fixed list and builders for requests with known block contents.
 package simtest
 
-import "optimize/simcore"
+import (
+	"optimize/simcore"
+	"optimize/simcore/kv"
+)
 
 // SliceSource replays a fixed list of requests in order and records when
 // each one left the system.
@@ -43,21 +46,29 @@ func (s *SliceSource) Done(r *simcore.Request, at simcore.Tick, completed bool) 
 	s.Completed[r.ID] = completed
 }
 
-// Request builds a request with distinct block hashes derived from tag,
-// the first shared blocks taken from the shared prefix family prefix.
-func Request(arrival simcore.Tick, input, output int32, blockSize int, prefix uint64, shared int, tag uint64) *simcore.Request {
+// Prefix returns the block hashes of a shared prefix of n full blocks,
+// distinct for each family.
+func Prefix(family uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = family<<32 | uint64(i+1)
+	}
+	return out
+}
+
+// Request builds a request whose input starts with the shared prefix
+// blocks and whose other tokens are its own (stream uid), for block size
+// blockSize.
+func Request(arrival simcore.Tick, input, output int32, blockSize int, prefix []uint64, uid uint64) *simcore.Request {
 	r := &simcore.Request{}
 	r.Reset()
 	r.Arrival, r.InputLen, r.OutputLen = arrival, input, output
-	r.InputBlocks = input / int32(blockSize)
-	r.SharedBlocks = int32(shared)
-	n := int(input+output) / blockSize
-	for i := 0; i < n; i++ {
-		if i < shared {
-			r.Blocks = append(r.Blocks, prefix<<32|uint64(i+1))
-		} else {
-			r.Blocks = append(r.Blocks, tag<<32|uint64(i+1)|1<<63)
-		}
+	r.Content = kv.Content{
+		Prefix: prefix,
+		UID:    uid,
+		Input:  input / int32(blockSize),
+		Total:  (input + output) / int32(blockSize),
+		Shared: int32(len(prefix)),
 	}
 	return r
 }

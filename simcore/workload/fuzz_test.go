@@ -41,7 +41,7 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		last := int64(-1)
 		for r := g.Pop(); r != nil; r = g.Pop() {
-			if r.Arrival < last || r.InputLen < 1 || r.OutputLen < 1 || len(r.Blocks) != int(r.InputLen+r.OutputLen)/16 {
+			if r.Arrival < last || r.InputLen < 1 || r.OutputLen < 1 || int(r.Content.Total) != int(r.InputLen+r.OutputLen)/16 {
 				t.Fatalf("bad request %+v after arrival %d", r, last)
 			}
 			last = r.Arrival
@@ -98,7 +98,7 @@ func FuzzLoadTrace(f *testing.F) {
 			if r == nil {
 				break
 			}
-			if r.InputLen < 1 || len(r.Blocks) != int(r.InputLen+r.OutputLen)/16 {
+			if r.InputLen < 1 || int(r.Content.Total) != int(r.InputLen+r.OutputLen)/16 {
 				t.Fatalf("bad request %+v", r)
 			}
 			src.Done(r, 0, true)

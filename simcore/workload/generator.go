@@ -8,6 +8,7 @@ import (
 	"math/rand"
 
 	"optimize/simcore"
+	"optimize/simcore/kv"
 )
 
 // maxTokenID bounds synthetic token ids, as BLIS's sim.MaxTokenID.
@@ -21,8 +22,8 @@ type Options struct {
 	// Seed is the workload seed. The caller resolves precedence between a
 	// --seed flag and the spec's seed (pass spec.Seed to use the file's).
 	Seed int64
-	// BlockSize is the KV block size in tokens (> 0); Request.Blocks holds
-	// one chained hash per full input block.
+	// BlockSize is the KV block size in tokens (> 0), which sets how
+	// Request.Content counts blocks.
 	BlockSize int
 	// NumRequests caps the requests produced; 0 = the spec's num_requests
 	// (0 there too = no cap).
@@ -47,16 +48,15 @@ type Generator struct {
 	popped    int64
 
 	free          []*simcore.Request
-	sessions      map[int64]*session // closed-loop sessions waiting for a round's Done
+	sessions      map[int32]*session // closed-loop sessions waiting for a round's Done
 	freeSessions  []*session
-	nextSessionID int64
+	nextSessionID int32
 }
 
-// prefixGroup is a shared prefix: its length and the hasher state and block
-// hashes after its tokens, copied into every request of the group.
+// prefixGroup is a shared prefix: its length and the chained hashes of its
+// full blocks, shared by every request of the group.
 type prefixGroup struct {
 	length int32
-	hasher simcore.BlockHasher
 	blocks []uint64
 }
 
@@ -107,7 +107,7 @@ func NewGenerator(spec *Spec, opt Options) (*Generator, error) {
 	if opt.NumRequests < 0 || opt.Horizon < 0 {
 		return nil, fmt.Errorf("workload: num-requests and horizon must be >= 0, got %d and %d", opt.NumRequests, opt.Horizon)
 	}
-	g := &Generator{blockSize: opt.BlockSize, limit: int64(opt.NumRequests), horizon: opt.Horizon, sessions: map[int64]*session{}}
+	g := &Generator{blockSize: opt.BlockSize, limit: int64(opt.NumRequests), horizon: opt.Horizon, sessions: map[int32]*session{}}
 	if g.limit == 0 {
 		g.limit = spec.NumRequests
 	}
@@ -177,9 +177,10 @@ func (g *Generator) drawPrefixes(spec *Spec, master *rand.Rand) map[string]int32
 		if c.PrefixLength != nil {
 			length = *c.PrefixLength
 		}
-		p := prefixGroup{length: int32(length), hasher: simcore.NewBlockHasher(g.blockSize)}
+		p := prefixGroup{length: int32(length)}
+		hasher := simcore.NewBlockHasher(g.blockSize)
 		for range length {
-			if h, full := p.hasher.Add(int32(master.Intn(maxTokenID))); full {
+			if h, full := hasher.Add(int32(master.Intn(maxTokenID))); full {
 				p.blocks = append(p.blocks, h)
 			}
 		}
@@ -379,19 +380,17 @@ func (g *Generator) takeRequest() *simcore.Request {
 }
 
 // singleRequest draws a single-turn request in BLIS's order: input length,
-// output length, input token ids, output token ids. Tokens are hashed on the
-// fly after the group prefix; the output's full blocks get hashes too, as
-// BLIS hashes blocks that decoding fills (the offload tier moves them).
+// output length, input token ids, output token ids. The token ids are only
+// skipped over (they keep the stream aligned with BLIS's): after the group
+// prefix they are the request's own, which its Content UID stands for.
 func (g *Generator) singleRequest(c *clientStream, at simcore.Tick) *simcore.Request {
 	p := &c.plan
 	in := p.input.sample(c.rng)
 	out := p.output.sample(c.rng)
+	c.src.skipTokens(in + out)
 	r := g.takeRequest()
-	h, prefixLen, prefixBlocks := g.prefixState(p.group)
-	r.Blocks = hashTokens(c.src, &h, in, append(r.Blocks[:0], prefixBlocks...))
-	r.InputBlocks = int32(len(r.Blocks))
-	r.SharedBlocks = int32(len(prefixBlocks))
-	r.Blocks = hashTokens(c.src, &h, out, r.Blocks)
+	prefixLen, prefixBlocks := g.prefix(p.group)
+	r.Content = g.content(prefixBlocks, c.uid(0), prefixLen+in, out, len(prefixBlocks))
 	r.Arrival = at
 	r.InputLen = int32(prefixLen + in)
 	r.OutputLen = int32(out)
@@ -400,29 +399,26 @@ func (g *Generator) singleRequest(c *clientStream, at simcore.Tick) *simcore.Req
 	return r
 }
 
-// prefixState returns the hasher state after the group's prefix, the
-// prefix length and its block hashes (a fresh hasher for no group).
-func (g *Generator) prefixState(group int32) (simcore.BlockHasher, int, []uint64) {
+// prefix returns the group's prefix length and block hashes (none for -1).
+func (g *Generator) prefix(group int32) (int, []uint64) {
 	if group < 0 {
-		return simcore.NewBlockHasher(g.blockSize), 0, nil
+		return 0, nil
 	}
 	pg := &g.prefixes[group]
-	return pg.hasher, int(pg.length), pg.blocks
+	return int(pg.length), pg.blocks
 }
 
-// hashTokens draws n token ids, feeds them to h and appends completed block
-// hashes to blocks. It is the generator's hot loop (a thousand tokens per
-// session): draws go to a scratch buffer in one tight loop, hashing runs in
-// another.
-//
-// Hashing the accepted draw instead of the id (draw mod maxTokenID) keeps
-// equal sequences equal and distinct ones distinct, since equal tokens in
-// this generator always come from the same draws, and saves a division.
-func hashTokens(src *lfgSource, h *simcore.BlockHasher, n int, blocks []uint64) []uint64 {
-	for n > 0 {
-		k := min(n, len(src.tokens))
-		blocks = h.AddTokens(src.drawTokens(src.tokens[:k]), blocks)
-		n -= k
-	}
-	return blocks
+// uid names the token stream of the client's next request, or of round r
+// of its next session. It depends only on the client's own history, so a
+// request's content never changes with the horizon or the request cap.
+func (c *clientStream) uid(r int32) uint64 {
+	return uint64(c.index+1)<<40 | uint64(c.generated+int64(r)+1)
+}
+
+// content describes input tokens (prefix included) followed by output
+// tokens, the first shared blocks shareable with other requests.
+func (g *Generator) content(prefix []uint64, uid uint64, input, output, shared int) kv.Content {
+	bs := g.blockSize
+	total := (input + output) / bs
+	return kv.Content{Prefix: prefix, UID: uid, Input: int32(input / bs), Total: int32(total), Shared: int32(min(shared, total))}
 }

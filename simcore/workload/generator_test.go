@@ -11,7 +11,8 @@ import (
 // snapshot is a copy of a request's descriptive fields (requests are
 // recycled, so tests must not keep the pointers).
 type snapshot struct {
-	ID, Session         int64
+	ID                  int64
+	Session             int32
 	Arrival             simcore.Tick
 	InputLen, OutputLen int32
 	Client, Round       int32
@@ -20,7 +21,7 @@ type snapshot struct {
 }
 
 func snap(r *simcore.Request) snapshot {
-	return snapshot{r.ID, r.Session, r.Arrival, r.InputLen, r.OutputLen, r.Client, r.Round, r.SLO, slices.Clone(r.Blocks)}
+	return snapshot{r.ID, r.Session, r.Arrival, r.InputLen, r.OutputLen, r.Client, r.Round, r.SLO, blocksOf(r)}
 }
 
 func mustSpec(t testing.TB, doc string) *Spec {
@@ -256,4 +257,9 @@ func BenchmarkGenerator(b *testing.B) {
 			g.Done(r, r.Arrival+50_000, true)
 		}
 	}
+}
+
+// blocksOf lists every block hash of r's content.
+func blocksOf(r *simcore.Request) []uint64 {
+	return r.Content.AppendHashes(nil, int(r.Content.Total))
 }

@@ -16,7 +16,6 @@ type lfgSource struct {
 	buf [lfgLen]int64 // the current batch of outputs
 	idx int           // next output to hand out
 
-	tokens [512]int32 // scratch for drawTokens' callers
 }
 
 const (
@@ -84,23 +83,18 @@ func (s *lfgSource) tokenDraw() int32 {
 // tokenID is rand.Rand.Intn(maxTokenID) on this stream.
 func (s *lfgSource) tokenID() int32 { return s.tokenDraw() % maxTokenID }
 
-// drawTokens fills dst with tokenDraw values and returns it. It walks the
-// batch directly; a rejected draw is written and then overwritten by the
-// next one (branch-free, as rejections are rare).
-func (s *lfgSource) drawTokens(dst []int32) []int32 {
-	for i := 0; i < len(dst); {
+// skipTokens consumes the draws of n token ids (Intn(maxTokenID) each,
+// Int31n's rejections included) without computing the ids.
+func (s *lfgSource) skipTokens(n int) {
+	for n > 0 {
 		if s.idx == lfgLen {
 			s.refill()
 		}
-		src, out := s.buf[s.idx:], dst[i:]
-		k, n := 0, 0
-		for ; k < len(src) && n < len(out); k++ {
-			v := int32(src[k] >> 32)
-			out[n] = v
-			n += int(1 + (tokBase-v)>>31) // +0 when v > tokBase
+		rest := s.buf[s.idx:]
+		k := 0
+		for ; k < len(rest) && n > 0; k++ {
+			n -= int(1 + (tokBase-int32(rest[k]>>32))>>31) // a rejected draw takes nothing
 		}
 		s.idx += k
-		i += n
 	}
-	return dst
 }

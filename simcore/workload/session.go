@@ -9,19 +9,17 @@ import (
 // session holds what a multi-turn session's later rounds need. BLIS draws
 // every round of a session when the session starts; so does this package
 // (whatever the loop mode), which keeps each client's random stream — and so
-// every round-0 arrival and length — identical to BLIS's. Only block hashes
-// and lengths are kept, never token ids.
+// every round-0 arrival and length — identical to BLIS's. Only lengths are
+// kept: with accumulate, every round re-reads and extends one token stream
+// (prefix, in0, out0, in1, out1, …), named by uid; otherwise round r has a
+// stream of its own, uid + r.
 type session struct {
-	id       int64
+	id       int32
 	client   int32
 	issued   int32 // closed loop: the round handed out last
+	uid      uint64
 	inputLen []int32
 	output   []int32
-	// blocks: with accumulate, the chain over prefix, in0, out0, in1, out1,
-	// …, so round r's blocks are its first inputLen[r]/blockSize entries;
-	// otherwise round r's blocks are blocks[offset[r]:offset[r+1]].
-	blocks []uint64
-	offset []int32
 }
 
 // startSession draws a session starting at start in BLIS's order (session id,
@@ -36,24 +34,17 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	g.nextSessionID++
 	s.client = c.index
 	c.rng.Int63() // BLIS's random session id, drawn to keep the stream aligned
-	h, prefixLen, prefixBlocks := g.prefixState(p.group)
-	context := 0 // accumulated new-input and output tokens of earlier rounds
+	prefixLen, _ := g.prefix(p.group)
+	s.uid = c.uid(0) // rounds take uid(0) … uid(rounds-1)
+	context := 0     // accumulated new-input and output tokens of earlier rounds
 	for r := int32(0); r < p.rounds; r++ {
 		in := p.input.sample(c.rng)
 		out := p.output.sample(c.rng)
+		c.src.skipTokens(in + out)
 		if p.accumulate {
-			if r == 0 {
-				s.blocks = append(s.blocks, prefixBlocks...)
-			}
-			s.blocks = hashTokens(c.src, &h, in, s.blocks)
-			s.blocks = hashTokens(c.src, &h, out, s.blocks)
 			s.inputLen = append(s.inputLen, int32(prefixLen+context+in))
 			context += in + out
 		} else {
-			s.offset = append(s.offset, int32(len(s.blocks)))
-			h, _, _ = g.prefixState(p.group) // each round restarts after the prefix
-			s.blocks = hashTokens(c.src, &h, in, append(s.blocks, prefixBlocks...))
-			s.blocks = hashTokens(c.src, &h, out, s.blocks)
 			s.inputLen = append(s.inputLen, int32(prefixLen+in))
 		}
 		s.output = append(s.output, int32(out))
@@ -61,7 +52,6 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 			p.reasonRatio.sample(c.rng) // drawn and discarded, as BLIS draws it
 		}
 	}
-	s.offset = append(s.offset, int32(len(s.blocks)))
 	c.generated += int64(p.rounds)
 
 	c.head = g.roundRequest(c, s, 0, start)
@@ -106,23 +96,16 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 	}
 }
 
-// roundRequest builds round r of s arriving at at; its blocks are copied so
-// that the request owns them (recycling must not touch the session).
+// roundRequest builds round r of s arriving at at. With accumulate, every
+// block may be re-read by a later round, so all are shareable.
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
 	req := g.takeRequest()
-	var blocks []uint64
+	_, prefix := g.prefix(c.plan.group)
+	in, out := int(s.inputLen[r]), int(s.output[r])
 	if c.plan.accumulate {
-		// Input and output blocks: decoding fills (and hashes) the latter.
-		blocks = s.blocks[:min(len(s.blocks), int(s.inputLen[r]+s.output[r])/g.blockSize)]
+		req.Content = g.content(prefix, s.uid, in, out, math.MaxInt32)
 	} else {
-		blocks = s.blocks[s.offset[r]:s.offset[r+1]]
-	}
-	req.Blocks = append(req.Blocks[:0], blocks...)
-	req.InputBlocks = s.inputLen[r] / int32(g.blockSize)
-	req.SharedBlocks = int32(len(req.Blocks)) // later rounds reuse them
-	if !c.plan.accumulate {
-		_, _, prefix := g.prefixState(c.plan.group)
-		req.SharedBlocks = int32(len(prefix))
+		req.Content = g.content(prefix, s.uid+uint64(r), in, out, len(prefix))
 	}
 	req.Arrival = at
 	req.InputLen = s.inputLen[r]
@@ -150,7 +133,7 @@ func (g *Generator) endSession(s *session) {
 
 // releaseSession keeps the session's slices for the next one.
 func (g *Generator) releaseSession(s *session) {
-	*s = session{inputLen: s.inputLen[:0], output: s.output[:0], blocks: s.blocks[:0], offset: s.offset[:0]}
+	*s = session{inputLen: s.inputLen[:0], output: s.output[:0]}
 	g.freeSessions = append(g.freeSessions, s)
 }
 

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"optimize/simcore"
+	"optimize/simcore/kv"
 )
 
 // traceSeed seeds the synthetic token ids of a replayed trace (BLIS's
@@ -55,7 +56,7 @@ var (
 // traceRow is one replayed request, compactly.
 type traceRow struct {
 	arrival simcore.Tick
-	session int64
+	session int32
 	input   int32
 	output  int32
 	group   int32 // prefix group, -1 = none
@@ -130,7 +131,7 @@ type traceParser struct {
 	reader   *csv.Reader
 	col      map[string]int
 	tenants  map[string]int32
-	sessions map[string]int64
+	sessions map[string]int32
 	groups   map[string]int32
 	lengths  []int // per group: prefix length, -1 = not given yet
 	lineOf   []int // per group: line that gave the length
@@ -144,7 +145,7 @@ type traceParser struct {
 func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 	p := &traceParser{
 		file: file, reader: csv.NewReader(r), col: map[string]int{},
-		tenants: map[string]int32{}, sessions: map[string]int64{}, groups: map[string]int32{},
+		tenants: map[string]int32{}, sessions: map[string]int32{}, groups: map[string]int32{},
 	}
 	p.reader.ReuseRecord = true
 	if err := p.header(); err != nil {
@@ -184,8 +185,13 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 			return nil, fieldErr(file, fmt.Sprintf("line %d, column input_tokens", p.zeroInputLine[g]),
 				"must be >= 1: the row's prefix_group has no prefix_length")
 		}
-		pg := prefixGroup{length: int32(length), hasher: simcore.NewBlockHasher(blockSize)}
-		pg.blocks = hashTokens(t.src, &pg.hasher, length, nil)
+		hasher := simcore.NewBlockHasher(blockSize)
+		pg := prefixGroup{length: int32(length)}
+		for range length {
+			if h, full := hasher.Add(t.src.tokenID()); full {
+				pg.blocks = append(pg.blocks, h)
+			}
+		}
 		t.prefixes = append(t.prefixes, pg)
 	}
 	return t, nil
@@ -288,7 +294,7 @@ func (p *traceParser) row() (traceRow, error) {
 	tenant, _ := p.field("tenant_id")
 	row.client = intern(p.tenants, tenant)
 	if s, _ := p.field("session_id"); s != "" {
-		row.session = int64(intern(p.sessions, s))
+		row.session = intern(p.sessions, s)
 	}
 	if g, _ := p.field("prefix_group"); g != "" {
 		if row.group, err = p.prefixGroup(g, int(prefixLen)); err != nil {
@@ -361,20 +367,22 @@ func (t *TraceSource) Pop() *simcore.Request {
 		r = new(simcore.Request)
 		r.Reset()
 	}
-	h, prefixLen := simcore.NewBlockHasher(t.blockSize), 0
-	r.Blocks = r.Blocks[:0]
+	// Each row's own tokens form a stream of their own (row index + 1).
+	var prefix []uint64
+	prefixLen := 0
 	if row.group >= 0 {
 		pg := &t.prefixes[row.group]
-		h, prefixLen = pg.hasher, int(pg.length)
-		r.Blocks = append(r.Blocks, pg.blocks...)
+		prefix, prefixLen = pg.blocks, int(pg.length)
 	}
-	r.Blocks = hashTokens(t.src, &h, int(row.input), r.Blocks)
-	r.InputBlocks = int32(len(r.Blocks))
-	r.SharedBlocks = 0
-	if row.group >= 0 {
-		r.SharedBlocks = int32(len(t.prefixes[row.group].blocks))
+	bs := int32(t.blockSize)
+	input := int32(prefixLen) + row.input
+	r.Content = kv.Content{
+		Prefix: prefix,
+		UID:    uint64(t.next) + 1,
+		Input:  input / bs,
+		Total:  (input + row.output) / bs,
+		Shared: int32(len(prefix)),
 	}
-	r.Blocks = hashTokens(t.src, &h, int(row.output), r.Blocks)
 	r.ID = int64(t.next)
 	r.Arrival = row.arrival
 	r.InputLen = int32(prefixLen) + row.input

@@ -61,7 +61,7 @@ func TestTraceReplay(t *testing.T) {
 		input, output int32
 		slo           simcore.SLOClass
 		client, round int32
-		session       int64
+		session       int32
 	}{
 		{500, 50 + 70, 5, simcore.SLOBatch, 1, 0, -1},
 		{1000, 50 + 100, 10, simcore.SLOCritical, 0, 0, 0},
