@@ -14,7 +14,7 @@ import (
 // writeText prints a human summary: one column per seed and the mean.
 func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
 	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n\n",
-		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority, cfg.Admission.Policy)
+		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, cfg.Admission.Policy)
 	cols := append([]metrics.Summary(nil), runs...)
 	head := []string{"metric"}
 	for _, s := range seeds {

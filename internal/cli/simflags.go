@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
@@ -33,6 +34,22 @@ type simFlags struct {
 	bucketRefill       float64
 	snapshotRefresh    int64
 	horizon            int64
+
+	sloBase, sloUrgency   string
+	sloAgeWeight          float64
+	priorityBridge        bool
+	preemptionPolicy      string
+	sloPrefill, sloGate   string
+	sloTTFT               string
+	kvCPUBlocks           int64
+	kvOffloadThreshold    float64
+	kvTransferBandwidth   float64
+	kvTransferBaseLatency int64
+	cacheSignalDelay      int64
+	sloPriorityBlend      string
+	kvPressureScale       float64
+	kvPressureThrash      float64
+	kvPressureSLOScale    string
 }
 
 func (f *simFlags) bind(fs *pflag.FlagSet) {
@@ -52,8 +69,25 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.routingScorers, "routing-scorers", "", "weighted scorers, e.g. prefix-affinity:3,queue-depth:2,kv-utilization:2")
 	fs.IntVar(&f.prefixIndexCap, "prefix-index-capacity", d.Routing.PrefixIndexCapacity, "blocks per instance in the router's approximate prefix index")
 	fs.StringVar(&f.scheduler, "scheduler", d.Scheduler, "fcfs, priority-fcfs or sjf")
-	fs.StringVar(&f.priorityPolicy, "priority-policy", d.Priority, "constant or slo-based (age)")
-	fs.StringVar(&f.admissionPolicy, "admission-policy", d.Admission.Policy, "always-admit, token-bucket or reject-all")
+	fs.StringVar(&f.priorityPolicy, "priority-policy", d.Priority.Name, "constant, slo-based (age), slo-class or slo-tiered")
+	fs.StringVar(&f.sloBase, "slo-base", "", "slo-tiered base priority per class, e.g. critical=10,standard=5,sheddable=1")
+	fs.Float64Var(&f.sloAgeWeight, "slo-age-weight", 0, "slo-tiered urgency gained per ms waited past the class's threshold")
+	fs.StringVar(&f.sloUrgency, "slo-urgency-threshold-ms", "", "slo-tiered wait before urgency grows, per class, e.g. critical=0,standard=50,sheddable=200")
+	fs.BoolVar(&f.priorityBridge, "priority-bridge", false, "the router hands each request its class's base priority")
+	fs.StringVar(&f.preemptionPolicy, "preemption-policy", d.PreemptionPolicy, "fcfs (evict the batch tail) or priority (evict the least urgent)")
+	fs.StringVar(&f.sloPrefill, "slo-prefill-threshold", "", "prefill chunk cap per class (0 = no chunking), e.g. critical=0,standard=256,sheddable=256")
+	fs.StringVar(&f.admissionPolicy, "admission-policy", d.Admission.Policy, "always-admit, token-bucket, reject-all or slo-gated")
+	fs.StringVar(&f.sloGate, "slo-gate", "", "slo-gated: cluster queue depth above which a class is shed, e.g. standard=200,sheddable=50")
+	fs.StringVar(&f.sloTTFT, "slo-ttft", "", "TTFT targets per class for attainment, e.g. critical=100ms,standard=500ms")
+	fs.Int64Var(&f.kvCPUBlocks, "kv-cpu-blocks", 0, "CPU offload tier in blocks per instance (0 = single tier)")
+	fs.Float64Var(&f.kvOffloadThreshold, "kv-offload-threshold", d.KVOffloadThreshold, "GPU KV utilisation above which idle cached blocks move to CPU")
+	fs.Float64Var(&f.kvTransferBandwidth, "kv-transfer-bandwidth", d.KVTransferBandwidth, "CPU→GPU transfer rate in blocks per µs (BLIS's unit)")
+	fs.Int64Var(&f.kvTransferBaseLatency, "kv-transfer-base-latency", d.KVTransferBaseLatency, "fixed µs per reloaded block")
+	fs.Int64Var(&f.cacheSignalDelay, "cache-signal-delay", 0, "µs before the precise-prefix scorer sees a KV change (0 = live)")
+	fs.StringVar(&f.sloPriorityBlend, "slo-priority-blend", "", "slo-priority scorer: prefix-affinity weight per class (rest to queue-depth)")
+	fs.Float64Var(&f.kvPressureScale, "kv-pressure-transfer-scale", 0, "kv-pressure: pending transfer µs that cost a whole point (default 10000)")
+	fs.Float64Var(&f.kvPressureThrash, "kv-pressure-thrash-weight", 0, "kv-pressure: weight of the thrashing rate (default 2)")
+	fs.StringVar(&f.kvPressureSLOScale, "kv-pressure-slo-scale", "", "kv-pressure-slo: transfer-penalty factor per class (default critical=5,standard=1,sheddable=0.2,batch=0.2,background=0.1)")
 	fs.Float64Var(&f.bucketCapacity, "token-bucket-capacity", d.Admission.BucketCapacity, "token-bucket capacity in tokens")
 	fs.Float64Var(&f.bucketRefill, "token-bucket-refill-rate", d.Admission.RefillRate, "token-bucket refill in tokens per second")
 	fs.Int64Var(&f.snapshotRefresh, "snapshot-refresh-interval", d.SnapshotRefresh, "µs between refreshes of routing signals (0 = always fresh)")
@@ -97,7 +131,40 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 	set("routing-policy", func() { c.Routing.Policy = f.routingPolicy })
 	set("prefix-index-capacity", func() { c.Routing.PrefixIndexCapacity = f.prefixIndexCap })
 	set("scheduler", func() { c.Scheduler = f.scheduler })
-	set("priority-policy", func() { c.Priority = f.priorityPolicy })
+	set("priority-policy", func() { c.Priority.Name = f.priorityPolicy })
+	set("slo-age-weight", func() { c.Priority.AgeWeightPerMs = f.sloAgeWeight })
+	set("priority-bridge", func() { c.PriorityBridge = f.priorityBridge })
+	set("preemption-policy", func() { c.PreemptionPolicy = f.preemptionPolicy })
+	set("kv-cpu-blocks", func() { c.KVCPUBlocks = f.kvCPUBlocks })
+	set("kv-offload-threshold", func() { c.KVOffloadThreshold = f.kvOffloadThreshold })
+	set("kv-transfer-bandwidth", func() { c.KVTransferBandwidth = f.kvTransferBandwidth })
+	set("kv-transfer-base-latency", func() { c.KVTransferBaseLatency = f.kvTransferBaseLatency })
+	set("cache-signal-delay", func() { c.Routing.CacheSignalDelay = f.cacheSignalDelay })
+	set("kv-pressure-transfer-scale", func() { c.Routing.KVPressureTransferScale = f.kvPressureScale })
+	set("kv-pressure-thrash-weight", func() { c.Routing.KVPressureThrashWeight = f.kvPressureThrash })
+	for _, pc := range []struct {
+		flag string
+		src  string
+		ms   bool
+		dst  *simcore.PerClass
+	}{
+		{"slo-base", f.sloBase, false, &c.Priority.Base},
+		{"slo-urgency-threshold-ms", f.sloUrgency, true, &c.Priority.UrgencyThresholdMs},
+		{"slo-prefill-threshold", f.sloPrefill, false, &c.SLOPrefillThreshold},
+		{"slo-gate", f.sloGate, false, &c.Admission.SLOGate},
+		{"slo-ttft", f.sloTTFT, true, &c.SLOTTFT},
+		{"slo-priority-blend", f.sloPriorityBlend, false, &c.Routing.SLOPriorityBlend},
+		{"kv-pressure-slo-scale", f.kvPressureSLOScale, false, &c.Routing.KVPressureSLOScale},
+	} {
+		if !changed(fs, pc.flag) {
+			continue
+		}
+		v, err := simcore.ParsePerClass(pc.src, pc.ms)
+		if err != nil {
+			return c, fmt.Errorf("--%s: %v", pc.flag, err)
+		}
+		*pc.dst = v
+	}
 	set("admission-policy", func() { c.Admission.Policy = f.admissionPolicy })
 	set("token-bucket-capacity", func() { c.Admission.BucketCapacity = f.bucketCapacity })
 	set("token-bucket-refill-rate", func() { c.Admission.RefillRate = f.bucketRefill })

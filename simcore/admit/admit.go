@@ -33,6 +33,10 @@ type Config struct {
 	Policy         string  // one of PolicyNames; "" means always-admit
 	BucketCapacity float64 // token-bucket size in input tokens; 0 means DefaultBucketCapacity
 	RefillRate     float64 // token-bucket refill in tokens per second; 0 means DefaultRefillRate
+	// SLOGate is slo-gated's per-class threshold on the cluster's total
+	// queue depth: a request of a listed class is rejected while the depth
+	// exceeds its threshold; unlisted classes are always admitted.
+	SLOGate simcore.PerClass
 }
 
 // policyKind is one row of the policy table.

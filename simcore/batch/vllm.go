@@ -19,6 +19,12 @@ type Config struct {
 	MaxScheduledTokens int64 // token budget per step
 	MaxRunning         int   // cap on running requests
 	PrefillThreshold   int64 // per-step chunk cap for every prefill; 0 = none
+	// ClassThreshold overrides PrefillThreshold for the classes it lists
+	// (0 = no chunking for that class).
+	ClassThreshold simcore.PerClass
+	// PreemptionPolicy picks the victim when KV runs out: "fcfs" (or "")
+	// evicts the batch tail, "priority" the least urgent running request.
+	PreemptionPolicy string
 }
 
 // Result reports what a Form call changed besides the queues.

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 
+	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
+	"optimize/simcore/sched"
 )
 
 // Config is a complete cluster configuration. Field errors name the
@@ -21,26 +23,46 @@ type Config struct {
 	Latency            latency.Coeffs
 	Routing            route.Config
 	Scheduler          string
-	Priority           string
+	Priority           sched.PolicyConfig
 	Admission          admit.Config
 	SnapshotRefresh    int64 // µs; 0 = signals always fresh
 	Horizon            int64 // µs; 0 = run until every request is done
 	Seed               int64
+
+	// PriorityBridge makes the router hand each request its class's base
+	// priority, which the scheduler then starts from.
+	PriorityBridge bool
+	// PreemptionPolicy: "fcfs" evicts the batch tail, "priority" the least
+	// urgent running request.
+	PreemptionPolicy string
+	// SLOPrefillThreshold overrides PrefillThreshold per SLO class.
+	SLOPrefillThreshold simcore.PerClass
+	// SLOTTFT are per-class TTFT targets (ms) for attainment reporting.
+	SLOTTFT simcore.PerClass
+
+	// CPU tier of the KV cache (0 blocks = single tier).
+	KVCPUBlocks           int64
+	KVOffloadThreshold    float64 // GPU utilisation above which idle cached blocks move to CPU
+	KVTransferBandwidth   float64 // blocks per µs, BLIS's unit: a block costs ceil(blockSize/bandwidth) µs
+	KVTransferBaseLatency int64   // µs per reloaded block
 }
 
 // Defaults returns BLIS's defaults with the llama-3.1-8b H100 TP2 profile's
 // coefficients left for the caller to fill in.
 func Defaults() Config {
 	return Config{
-		NumInstances:       1,
-		BlockSize:          16,
-		MaxRunning:         256,
-		MaxScheduledTokens: 2048,
-		Routing:            route.Config{Policy: "round-robin", PrefixIndexCapacity: 10000},
-		Scheduler:          "fcfs",
-		Priority:           "constant",
-		Admission:          admit.Config{Policy: "always-admit", BucketCapacity: 10000, RefillRate: 1000},
-		Seed:               42,
+		NumInstances:        1,
+		BlockSize:           16,
+		MaxRunning:          256,
+		MaxScheduledTokens:  2048,
+		Routing:             route.Config{Policy: "round-robin", PrefixIndexCapacity: 10000},
+		Scheduler:           "fcfs",
+		Priority:            sched.PolicyConfig{Name: "constant"},
+		PreemptionPolicy:    "fcfs",
+		KVOffloadThreshold:  0.9,
+		KVTransferBandwidth: 100,
+		Admission:           admit.Config{Policy: "always-admit", BucketCapacity: 10000, RefillRate: 1000},
+		Seed:                42,
 	}
 }
 
@@ -66,6 +88,24 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--snapshot-refresh-interval: must be ≥ 0 µs, got %d", c.SnapshotRefresh)
 	case c.Horizon < 0:
 		return fmt.Errorf("--horizon: must be ≥ 0 µs (0 = unlimited), got %d", c.Horizon)
+	case c.KVCPUBlocks < 0 || c.KVCPUBlocks > math.MaxInt32:
+		return fmt.Errorf("--kv-cpu-blocks: must be in [0, 2^31), got %d", c.KVCPUBlocks)
+	case !(c.KVOffloadThreshold >= 0 && c.KVOffloadThreshold <= 1):
+		return fmt.Errorf("--kv-offload-threshold: must be in [0, 1], got %v", c.KVOffloadThreshold)
+	case !(c.KVTransferBandwidth > 0) || math.IsInf(c.KVTransferBandwidth, 0):
+		return fmt.Errorf("--kv-transfer-bandwidth: must be a finite number > 0 (blocks per µs), got %v", c.KVTransferBandwidth)
+	case c.KVTransferBaseLatency < 0:
+		return fmt.Errorf("--kv-transfer-base-latency: must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
+	case c.PreemptionPolicy != "fcfs" && c.PreemptionPolicy != "priority":
+		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: fcfs, priority)", c.PreemptionPolicy)
+	}
+	for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
+		if v, ok := c.SLOPrefillThreshold.Get(cl); ok && (v < 0 || v != math.Trunc(v)) {
+			return fmt.Errorf("--slo-prefill-threshold: %s=%v must be a whole number ≥ 0 (0 = no chunking)", cl, v)
+		}
+		if v, ok := c.SLOTTFT.Get(cl); ok && v <= 0 {
+			return fmt.Errorf("--slo-ttft: %s=%vms must be > 0", cl, v)
+		}
 	}
 	if _, err := latency.New(c.Latency); err != nil {
 		return err

@@ -43,6 +43,8 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 			MaxScheduledTokens: cfg.MaxScheduledTokens,
 			MaxRunning:         cfg.MaxRunning,
 			PrefillThreshold:   cfg.PrefillThreshold,
+			ClassThreshold:     cfg.SLOPrefillThreshold,
+			PreemptionPolicy:   cfg.PreemptionPolicy,
 		}),
 		running: make([]*simcore.Request, 0, cfg.MaxRunning),
 	}, nil

@@ -59,6 +59,23 @@ type Config struct {
 	// PrefixIndexCapacity is the prefix-affinity record's size in blocks per
 	// instance; 0 means DefaultPrefixIndexCapacity.
 	PrefixIndexCapacity int
+
+	// CacheSignalDelay is how old (µs) the instances' KV events are when the
+	// precise-prefix scorer sees them; 0 = live.
+	CacheSignalDelay int64
+	// SLOPriorityBlend is, per SLO class, the weight of the prefix-affinity
+	// score in the slo-priority scorer (1 − it goes to queue-depth).
+	SLOPriorityBlend simcore.PerClass
+	// KVPressureTransferScale is the pending transfer latency (µs) that costs
+	// the kv-pressure scorers a whole point; 0 means 10000 (seed 001).
+	KVPressureTransferScale float64
+	// KVPressureThrashWeight multiplies the thrashing rate in the
+	// kv-pressure scorers; 0 means 2 (seed 001).
+	KVPressureThrashWeight float64
+	// KVPressureSLOScale multiplies the transfer penalty per SLO class in
+	// kv-pressure-slo; classes not given take seed 001's critical 5,
+	// standard 1, sheddable and batch 0.2, background 0.1 (unclassed 1).
+	KVPressureSLOScale simcore.PerClass
 }
 
 func (c *Config) prefixCapacity() int {

@@ -1,0 +1,30 @@
+package simcore
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParsePerClass(t *testing.T) {
+	p, err := ParsePerClass("critical=100ms, standard=0.5s,sheddable=2500us", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.V[SLOCritical] != 100 || p.V[SLOStandard] != 500 || p.V[SLOSheddable] != 2.5 || p.Set[SLOBatch] {
+		t.Fatalf("parsed %+v", p)
+	}
+	if got := p.String(); got != "critical=100,standard=500,sheddable=2.5" {
+		t.Fatalf("String() = %q", got)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"critcal=1", "critcal"},
+		{"critical", "class=value"},
+		{"critical=x", "finite"},
+		{"critical=1,critical=2", "twice"},
+		{"critical=NaN", "finite"},
+	} {
+		if _, err := ParsePerClass(bad.in, false); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want one mentioning %q", bad.in, err, bad.want)
+		}
+	}
+}
