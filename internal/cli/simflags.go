@@ -132,7 +132,7 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 	set("prefix-index-capacity", func() { c.Routing.PrefixIndexCapacity = f.prefixIndexCap })
 	set("scheduler", func() { c.Scheduler = f.scheduler })
 	set("priority-policy", func() { c.Priority.Name = f.priorityPolicy })
-	set("slo-age-weight", func() { c.Priority.AgeWeightPerMs = f.sloAgeWeight })
+	set("slo-age-weight", func() { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = f.sloAgeWeight, true })
 	set("priority-bridge", func() { c.PriorityBridge = f.priorityBridge })
 	set("preemption-policy", func() { c.PreemptionPolicy = f.preemptionPolicy })
 	set("kv-cpu-blocks", func() { c.KVCPUBlocks = f.kvCPUBlocks })

@@ -133,3 +133,43 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		})
 	}
 }
+
+// Every flag of the SLO and tiered-KV mechanisms rejects bad values with
+// exit code 2 and a line naming it.
+func TestMechanismFlagsRejectBadValues(t *testing.T) {
+	for _, c := range []struct{ flag, value string }{
+		{"--kv-cpu-blocks", "-1"},
+		{"--kv-offload-threshold", "1.5"},
+		{"--kv-transfer-bandwidth", "0"},
+		{"--kv-transfer-base-latency", "-5"},
+		{"--priority-policy", "urgent"},
+		{"--slo-base", "critical=high"},
+		{"--slo-age-weight", "-1"},
+		{"--slo-urgency-threshold-ms", "vip=3"},
+		{"--slo-prefill-threshold", "critical=-1"},
+		{"--preemption-policy", "random"},
+		{"--slo-gate", "standard"},
+		{"--slo-ttft", "critical=0"},
+		{"--cache-signal-delay", "-1"},
+		{"--slo-priority-blend", "critical=2"},
+		{"--kv-pressure-transfer-scale", "-3"},
+		{"--kv-pressure-slo-scale", "critical=x"},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			args := []string{"simulate", "--num-requests", "10", c.flag, c.value}
+			if c.flag == "--slo-gate" {
+				args = append(args, "--admission-policy", "slo-gated")
+			}
+			if c.flag == "--slo-priority-blend" || c.flag == "--kv-pressure-transfer-scale" || c.flag == "--kv-pressure-slo-scale" || c.flag == "--cache-signal-delay" {
+				args = append(args, "--routing-policy", "weighted")
+			}
+			code, out, errs := run(t, args...)
+			if code != 2 || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+			}
+			if !strings.Contains(errs, c.flag) || strings.Count(strings.TrimRight(errs, "\n"), "\n") != 0 {
+				t.Fatalf("error %q must be one line naming %s", errs, c.flag)
+			}
+		})
+	}
+}

@@ -15,10 +15,8 @@ import (
 // request, in arrival order, with a non-decreasing now.
 type Policy interface {
 	// Admit reports whether r is accepted at time now. queueDepthTotal is
-	// the sum of the instances' wait-queue lengths; no policy at the BLIS
-	// reference commit reads it, but an slo-gated policy (reject
-	// non-critical classes while the cluster queue exceeds a threshold)
-	// will.
+	// the sum of the instances' wait-queue lengths; only slo-gated reads
+	// it (no policy at the BLIS reference commit did).
 	Admit(r *simcore.Request, now simcore.Tick, queueDepthTotal int64) bool
 }
 
@@ -45,13 +43,17 @@ type policyKind struct {
 	build func(cfg Config) Policy
 }
 
+// SLOGated is the name of the class-shedding policy.
+const SLOGated = "slo-gated"
+
 // policyKinds is the one place where policy names are defined; the first
-// row is the default. An slo-gated row goes here when it is added.
+// row is the default.
 func policyKinds() []policyKind {
 	return []policyKind{
 		{"always-admit", func(Config) Policy { return alwaysAdmit{} }},
 		{"token-bucket", func(cfg Config) Policy { return newTokenBucket(cfg.BucketCapacity, cfg.RefillRate) }},
 		{"reject-all", func(Config) Policy { return rejectAll{} }},
+		{SLOGated, func(cfg Config) Policy { return newSLOGate(cfg.SLOGate) }},
 	}
 }
 
@@ -80,6 +82,9 @@ func New(cfg Config) (Policy, error) {
 	}
 	if !(cfg.RefillRate > 0) || math.IsInf(cfg.RefillRate, 0) {
 		return nil, fmt.Errorf("token bucket refill rate must be a finite number > 0 tokens/s, got %v", cfg.RefillRate)
+	}
+	if err := validateSLOGate(cfg); err != nil {
+		return nil, err
 	}
 	name := cfg.Policy
 	if name == "" {

@@ -72,7 +72,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		{"unknown policy", Config{Policy: "slo-gated"}, `unknown admission policy "slo-gated" (allowed: always-admit, token-bucket, reject-all)`},
+		{"unknown policy", Config{Policy: "slo-gate"}, `unknown admission policy "slo-gate" (allowed: always-admit, token-bucket, reject-all, slo-gated)`},
 		{"negative capacity", Config{Policy: "token-bucket", BucketCapacity: -1}, "token bucket capacity must be a finite number > 0, got -1"},
 		{"NaN capacity", Config{Policy: "token-bucket", BucketCapacity: math.NaN()}, "capacity must be a finite number > 0, got NaN"},
 		{"infinite capacity", Config{Policy: "token-bucket", BucketCapacity: math.Inf(1)}, "got +Inf"},
@@ -94,7 +94,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 }
 
 func TestPolicyNames_DefaultFirst(t *testing.T) {
-	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"always-admit", "token-bucket", "reject-all"}) {
+	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"always-admit", "token-bucket", "reject-all", "slo-gated"}) {
 		t.Fatalf("PolicyNames = %v", got)
 	}
 }

@@ -1,15 +1,19 @@
 // Package batch forms each step's batch the way vLLM's V1 scheduler (and
 // BLIS) does: running requests first in batch order, then new requests from
-// the head of the wait queue, all sharing one token budget; chunked prefill;
-// recompute preemption of the batch tail when KV runs out; no admissions in
-// a step that preempted; head-of-line blocking at the first waiting request
-// that does not fit.
+// the head of the wait queue, all sharing one token budget; chunked prefill
+// (optionally with a per-SLO-class chunk cap); recompute preemption of the
+// batch tail (or, with the priority policy, of the least urgent running
+// request) when KV runs out; no admissions in a step that preempted;
+// head-of-line blocking at the first waiting request that does not fit.
 //
 // Batch formation only moves requests and KV blocks; it neither schedules
 // events nor records metrics (the engine does, from Result).
 package batch
 
 import (
+	"fmt"
+	"math"
+
 	"optimize/simcore"
 	"optimize/simcore/kv"
 )
@@ -27,6 +31,31 @@ type Config struct {
 	PreemptionPolicy string
 }
 
+// Preemption policy names.
+const (
+	PreemptFCFS     = "fcfs"
+	PreemptPriority = "priority"
+)
+
+// Validate checks the fields a Former interprets by name or per class;
+// errors are one line naming the flag.
+func (c Config) Validate() error {
+	switch c.PreemptionPolicy {
+	case PreemptFCFS, "", PreemptPriority:
+	default:
+		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: %s, %s)", c.PreemptionPolicy, PreemptFCFS, PreemptPriority)
+	}
+	if c.PrefillThreshold < 0 {
+		return fmt.Errorf("--long-prefill-token-threshold: must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)
+	}
+	for cl := simcore.SLOClass(0); cl < simcore.NumSLOClasses; cl++ {
+		if v, ok := c.ClassThreshold.Get(cl); ok && !(v >= 0 && v <= math.MaxInt32 && v == math.Trunc(v)) {
+			return fmt.Errorf("--slo-prefill-threshold: %s=%v must be a whole number in [0, 2^31) (0 = no chunking)", cl.Label(), v)
+		}
+	}
+	return nil
+}
+
 // Result reports what a Form call changed besides the queues.
 type Result struct {
 	Scheduled []*simcore.Request // newly admitted into the running batch
@@ -38,10 +67,23 @@ type Result struct {
 type Former struct {
 	cfg Config
 	res Result
+	// chunkCap is the prefill chunk cap per SLO class (0 = none), resolved
+	// once so that the per-request lookup is one array read.
+	chunkCap   [simcore.NumSLOClasses]int64
+	byPriority bool // evict the least urgent request, not the batch tail
 }
 
-// New returns a Former for cfg (validated by the caller).
-func New(cfg Config) *Former { return &Former{cfg: cfg} }
+// New returns a Former for cfg (validated by the caller with Validate).
+func New(cfg Config) *Former {
+	f := &Former{cfg: cfg, byPriority: cfg.PreemptionPolicy == PreemptPriority}
+	for c := range f.chunkCap {
+		f.chunkCap[c] = cfg.PrefillThreshold
+		if v, ok := cfg.ClassThreshold.Get(simcore.SLOClass(c)); ok {
+			f.chunkCap[c] = int64(v)
+		}
+	}
+	return f
+}
 
 // Form builds the next batch from *running and wait on cache. The returned
 // Result is valid until the next call.
@@ -58,8 +100,8 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 		}
 		r := (*running)[i]
 		if n := int64(r.InputLen - r.Progress); n > 0 {
-			n = min(f.chunk(n), budget)
-			if !f.allocate(r, n, running, wait, cache, &budget) {
+			n = min(f.chunk(r, n), budget)
+			if !f.allocate(r, n, &i, running, wait, cache, &budget) {
 				break
 			}
 			budget -= n
@@ -69,7 +111,7 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 		// r.Progress is not advanced yet, so a request never prefills and
 		// decodes in the same step.
 		if r.Progress >= r.InputLen && r.OutputLen > 0 {
-			if !f.allocate(r, decodeToken, running, wait, cache, &budget) {
+			if !f.allocate(r, decodeToken, &i, running, wait, cache, &budget) {
 				break
 			}
 			budget--
@@ -82,9 +124,12 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 	for len(*running) < f.cfg.MaxRunning && wait.Len() > 0 && budget > 0 && f.res.Preempted == 0 {
 		r := wait.Front()
 		cached := cache.Lookup(&r.KV, &r.Content)
-		start := int64(len(cached)) * bs
-		n := min(f.chunk(int64(r.InputLen)-start), budget)
-		if !cache.Allocate(&r.KV, &r.Content, cached, n) {
+		// The prefix may go on in the CPU tier: those blocks are reloaded,
+		// not recomputed.
+		reload := cache.CPUPrefix(&r.Content, len(cached))
+		start := int64(len(cached)+reload) * bs
+		n := min(f.chunk(r, int64(r.InputLen)-start), budget)
+		if !cache.AllocateReload(&r.KV, &r.Content, cached, reload, n) {
 			break
 		}
 		wait.PopFront()
@@ -97,26 +142,34 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 	return &f.res
 }
 
-func (f *Former) chunk(n int64) int64 {
-	if t := f.cfg.PrefillThreshold; t > 0 && t < n {
+// chunk caps n prefill tokens of r at its class's chunk threshold.
+func (f *Former) chunk(r *simcore.Request, n int64) int64 {
+	c := r.SLO
+	if c >= simcore.NumSLOClasses {
+		c = simcore.SLONone
+	}
+	if t := f.chunkCap[c]; t > 0 && t < n {
 		return t
 	}
 	return n
 }
 
-// allocate gets KV for n more tokens of running request r, preempting the
-// batch tail until it fits. It returns false when r itself was evicted or
-// nothing is left to evict; the caller then stops phase 1.
-func (f *Former) allocate(r *simcore.Request, n int64, running *[]*simcore.Request, wait *simcore.WaitQueue, cache *kv.Cache, budget *int64) bool {
+// allocate gets KV for n more tokens of running request r, which sits at
+// index *at, preempting victims until it fits; *at follows r when a victim
+// before it leaves the batch. It returns false when r itself was evicted
+// or nothing is left to evict; the caller then stops phase 1.
+func (f *Former) allocate(r *simcore.Request, n int64, at *int, running *[]*simcore.Request, wait *simcore.WaitQueue, cache *kv.Cache, budget *int64) bool {
 	for !f.store(r, n, cache) {
-		last := len(*running) - 1
-		if last < 0 {
+		v := f.victim(*running)
+		if v < 0 {
 			return false
 		}
-		victim := (*running)[last]
-		(*running)[last] = nil
-		*running = (*running)[:last]
+		victim := removeAt(running, v)
+		if v < *at {
+			*at--
+		}
 		f.res.Preempted++
+		// A victim already scheduled this step gives its tokens back.
 		*budget += int64(victim.NewTokens)
 		victim.NewTokens = 0
 		victim.Progress, victim.Computed = 0, 0
@@ -127,6 +180,50 @@ func (f *Former) allocate(r *simcore.Request, n int64, running *[]*simcore.Reque
 		}
 	}
 	return true
+}
+
+// victim returns the index of the running request to preempt, −1 if none:
+// the batch tail (fcfs), or the least urgent request (priority).
+func (f *Former) victim(running []*simcore.Request) int {
+	if !f.byPriority {
+		return len(running) - 1
+	}
+	return leastUrgent(running)
+}
+
+// leastUrgent is vLLM's priority victim with our sign convention (higher
+// r.Priority is more urgent): the lowest priority, the later arrival on a
+// tie, then the larger id. A running request's Priority is the value the
+// policy gave it when it was last waiting (vLLM also compares the static
+// request priority), so it does not age while running.
+func leastUrgent(running []*simcore.Request) int {
+	v := -1
+	for j, c := range running {
+		if v < 0 || lessUrgent(c, running[v]) {
+			v = j
+		}
+	}
+	return v
+}
+
+func lessUrgent(a, b *simcore.Request) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	if a.Arrival != b.Arrival {
+		return a.Arrival > b.Arrival
+	}
+	return a.ID > b.ID
+}
+
+// removeAt takes out (*s)[i], keeping the batch order of the rest.
+func removeAt(s *[]*simcore.Request, i int) *simcore.Request {
+	r := (*s)[i]
+	last := len(*s) - 1
+	copy((*s)[i:], (*s)[i+1:])
+	(*s)[last] = nil
+	*s = (*s)[:last]
+	return r
 }
 
 // decodeToken asks allocate for the one token of a decode step.

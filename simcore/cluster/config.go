@@ -6,6 +6,7 @@ import (
 
 	"optimize/simcore"
 	"optimize/simcore/admit"
+	"optimize/simcore/batch"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/simcore/sched"
@@ -96,13 +97,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--kv-transfer-bandwidth: must be a finite number > 0 (blocks per µs), got %v", c.KVTransferBandwidth)
 	case c.KVTransferBaseLatency < 0:
 		return fmt.Errorf("--kv-transfer-base-latency: must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
-	case c.PreemptionPolicy != "fcfs" && c.PreemptionPolicy != "priority":
-		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: fcfs, priority)", c.PreemptionPolicy)
+	}
+	if err := (batch.Config{PrefillThreshold: c.PrefillThreshold, ClassThreshold: c.SLOPrefillThreshold, PreemptionPolicy: c.PreemptionPolicy}).Validate(); err != nil {
+		return err
 	}
 	for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
-		if v, ok := c.SLOPrefillThreshold.Get(cl); ok && (v < 0 || v != math.Trunc(v)) {
-			return fmt.Errorf("--slo-prefill-threshold: %s=%v must be a whole number ≥ 0 (0 = no chunking)", cl, v)
-		}
 		if v, ok := c.SLOTTFT.Get(cl); ok && v <= 0 {
 			return fmt.Errorf("--slo-ttft: %s=%vms must be > 0", cl, v)
 		}

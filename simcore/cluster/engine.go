@@ -71,6 +71,12 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		}
 		e.instances = append(e.instances, inst)
 	}
+	if sink, ok := router.(route.KVEventSink); ok {
+		// precise-prefix: the router mirrors every instance's prefix index.
+		for i, inst := range e.instances {
+			inst.kv.Observe(func(h uint64, stored bool) { sink.KVEvent(i, h, stored, e.now) })
+		}
+	}
 	return e, nil
 }
 
@@ -139,7 +145,12 @@ func (e *Engine) admit(r *simcore.Request) {
 // α queueing delay, which overlaps freely across requests.
 func (e *Engine) route(r *simcore.Request) {
 	e.refreshSnapshots()
-	i := e.router.Route(r, e.snaps)
+	i := e.router.Route(r, e.snaps, e.now)
+	// Only class-based policies rescore from the hint each step; with any
+	// other, a copied hint would stick forever.
+	if e.cfg.PriorityBridge && e.cfg.Priority.UsesClassBase() {
+		r.PriorityHint = sched.BaseFor(e.cfg.Priority, r.SLO)
+	}
 	if r.PriorityHint != 0 {
 		r.Priority = r.PriorityHint
 	}
@@ -177,7 +188,15 @@ func (e *Engine) summarize() metrics.Summary {
 		}
 		info.Makespan = max(info.Makespan, end)
 		info.CacheHitRate += inst.kv.HitRate()
+		st := inst.kv.TierStats()
+		info.KV.OffloadedBlocks += float64(st.Offloaded)
+		info.KV.ReloadedBlocks += float64(st.Reloaded)
+		info.KV.TransferMs += float64(st.TransferUs) / 1000
+		info.KV.ThrashingRate += inst.kv.ThrashingRate()
 	}
-	info.CacheHitRate /= float64(len(e.instances))
+	n := float64(len(e.instances))
+	info.CacheHitRate /= n
+	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
+	info.TTFTTargetMs = e.cfg.SLOTTFT
 	return e.metrics.Summarize(info)
 }

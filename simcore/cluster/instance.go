@@ -25,12 +25,21 @@ type instance struct {
 	stepPending bool
 	inFlight    int32        // routed here and not yet completed or dropped
 	clock       simcore.Tick // time of the last event, request departures included
+	transfer    simcore.Tick // CPU→GPU reload time inside the current step
 }
 
 func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sched.Policy) (*instance, error) {
 	cache, err := kv.New(cfg.TotalKVBlocks, cfg.BlockSize)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.KVCPUBlocks > 0 {
+		cache.EnableTier(kv.TierConfig{
+			Blocks:      cfg.KVCPUBlocks,
+			Threshold:   cfg.KVOffloadThreshold,
+			Bandwidth:   cfg.KVTransferBandwidth,
+			BaseLatency: cfg.KVTransferBaseLatency,
+		})
 	}
 	return &instance{
 		id:        id,
@@ -56,6 +65,8 @@ func (in *instance) fillSnapshot(s *route.Snapshot) {
 	s.KVUtilization = in.kv.Utilization()
 	s.FreeKVBlocks = in.kv.Free()
 	s.CacheHitRate = in.kv.HitRate()
+	s.PendingTransferLatency = in.transfer
+	s.KVThrashingRate = in.kv.ThrashingRate()
 }
 
 // enqueue admits r to the wait queue, or drops it when its input can never
@@ -83,6 +94,7 @@ func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 func (in *instance) step(e *Engine) {
 	now := e.now
 	in.clock = max(in.clock, now)
+	in.kv.SetClock(now)
 	if in.priority != nil {
 		for _, r := range in.wait.Items() {
 			r.Priority = in.priority.Priority(r, now)
@@ -106,6 +118,7 @@ func (in *instance) step(e *Engine) {
 		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep})
 	} else {
 		in.stepPending = false
+		in.transfer = 0
 	}
 }
 
@@ -121,7 +134,10 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 			decode += int64(r.NewTokens)
 		}
 	}
-	dt := max(1, in.latency.StepTime(prefill, decode))
+	// Reloads from the CPU tier happened while forming this batch: the step
+	// waits for them, so every co-batched request pays.
+	in.transfer = in.kv.TakeTransfer()
+	dt := max(1, in.latency.StepTime(prefill, decode)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
 	decoded := 0
 	for _, r := range in.running {

@@ -47,6 +47,13 @@ type Cache struct {
 	hits, misses int64
 	scratch      []int32
 	lists        [][]int32 // spare block-id lists for requests being admitted
+
+	tier    *cpuTier // CPU offload tier, nil when single-tier
+	clock   int64    // current time, for offload stamps
+	pending int64    // reload µs not yet charged to a step
+	// observe, when set, hears every change of the prefix index: the
+	// precise-prefix router's KV events.
+	observe func(hash uint64, stored bool)
 }
 
 // block keeps everything a block operation touches in one cache line.
@@ -147,17 +154,25 @@ func (c *Cache) blocksFor(s *Seq, n int64) int64 {
 }
 
 // Allocate stores n more tokens of a request with the given content.
-// cached are leading blocks found by
-// Lookup; they are committed only for a request that holds no block yet
-// and has at least one token to store (BLIS commits them inside its token
-// loop). It is check-then-act: on failure nothing changes except what BLIS's
-// rollback also changes (committed idle cached blocks move to the LRU tail).
+// cached are leading blocks found by Lookup; they are committed only for a
+// request that holds no block yet and has at least one token to store
+// (BLIS commits them inside its token loop). It is check-then-act: on
+// failure nothing changes except what BLIS's rollback also changes
+// (committed idle cached blocks move to the LRU tail).
 func (c *Cache) Allocate(s *Seq, content *Content, cached []int32, n int64) bool {
+	return c.AllocateReload(s, content, cached, 0, n)
+}
+
+// AllocateReload is Allocate for a request whose prefix continues, after
+// the cached blocks, with reload blocks on the CPU tier (CPUPrefix): they
+// are brought back into fresh GPU blocks, each adding its transfer time to
+// the step, before the n new tokens are stored.
+func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload int, n int64) bool {
 	if n <= 0 {
 		return true
 	}
 	if len(s.IDs) > 0 {
-		cached = nil
+		cached, reload = nil, 0
 	}
 	if s.IDs == nil {
 		s.IDs = c.takeList()
@@ -172,7 +187,7 @@ func (c *Cache) Allocate(s *Seq, content *Content, cached []int32, n int64) bool
 			idleCached++
 		}
 	}
-	if need+idleCached > c.Free() {
+	if need+idleCached+int64(reload) > c.Free() {
 		// BLIS commits the cached blocks, runs out while popping, and rolls
 		// back: the idle cached blocks end up at the free-list tail.
 		for _, id := range cached {
@@ -192,6 +207,9 @@ func (c *Cache) Allocate(s *Seq, content *Content, cached []int32, n int64) bool
 		c.hits++
 		s.IDs = append(s.IDs, id)
 		s.Tokens += int32(c.blockSize)
+	}
+	for k := len(cached); k < len(cached)+reload; k++ {
+		c.reload(s, content, k)
 	}
 	c.store(s, content, n)
 	return true
@@ -254,8 +272,22 @@ func (c *Cache) register(id int32, content *Content, k int64) {
 	b.hash = content.Hash(int(k))
 	if b.indexed = k < int64(content.Shared); b.indexed {
 		c.index.Set(b.hash, id)
+		if c.observe != nil {
+			c.observe(b.hash, true)
+		}
 	}
 }
+
+// indexDelete removes h from the prefix index.
+func (c *Cache) indexDelete(h uint64) {
+	c.index.Delete(h)
+	if c.observe != nil {
+		c.observe(h, false)
+	}
+}
+
+// Observe makes fn hear every prefix-index change (nil stops it).
+func (c *Cache) Observe(fn func(hash uint64, stored bool)) { c.observe = fn }
 
 // Release drops the request's references, last block first, so that a
 // request's later (less shared) blocks are evicted before its earlier ones.
@@ -267,6 +299,9 @@ func (c *Cache) Release(s *Seq) {
 			c.used--
 			c.pushTail(id)
 		}
+	}
+	if c.tier != nil {
+		c.afterRelease(s.IDs)
 	}
 	s.IDs, s.Prev, s.Tokens = s.Prev[:0], s.IDs, 0
 }
@@ -305,7 +340,7 @@ func (c *Cache) pop() int32 {
 	if b := &c.blocks[id]; b.hash != 0 {
 		if b.indexed {
 			// BLIS deletes the mapping even when a newer duplicate owns it.
-			c.index.Delete(b.hash)
+			c.indexDelete(b.hash)
 		}
 		b.hash, b.indexed = 0, false
 	}

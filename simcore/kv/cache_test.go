@@ -124,6 +124,9 @@ func FuzzAllocator(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if seed%2 == 0 {
+			c.EnableTier(TierConfig{Blocks: int64(1 + rng.Intn(8)), Threshold: rng.Float64(), Bandwidth: 1, BaseLatency: 3})
+		}
 		seqs := make([]*Seq, nseq)
 		contents := make([]*Content, nseq)
 		for i := range seqs {
@@ -140,11 +143,14 @@ func FuzzAllocator(f *testing.F) {
 			switch rng.Intn(4) {
 			case 0, 1:
 				var cached []int32
+				reload := 0
 				if len(s.IDs) == 0 {
 					cached = c.Lookup(s, contents[i])
+					reload = c.CPUPrefix(contents[i], len(cached))
 				}
 				before := c.Used()
-				ok := c.Allocate(s, contents[i], cached, int64(rng.Intn(20)))
+				c.SetClock(int64(op))
+				ok := c.AllocateReload(s, contents[i], cached, reload, int64(rng.Intn(20)))
 				if !ok && c.Used() != before {
 					t.Fatalf("failed allocation changed used blocks %d → %d", before, c.Used())
 				}

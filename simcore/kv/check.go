@@ -48,6 +48,9 @@ func (c *Cache) Check(seqs []*Seq) error {
 	if free != c.total-c.used {
 		return fmt.Errorf("free list holds %d blocks, want %d", free, c.total-c.used)
 	}
+	if err := c.checkTier(); err != nil {
+		return err
+	}
 	var bad error
 	c.index.Range(func(h uint64, id int32) {
 		if (c.blocks[id].hash != h || !c.blocks[id].indexed) && bad == nil {
@@ -55,4 +58,26 @@ func (c *Cache) Check(seqs []*Seq) error {
 		}
 	})
 	return bad
+}
+
+// checkTier verifies that the CPU tier's LRU list and index agree and that
+// it never holds more than its capacity.
+func (c *Cache) checkTier() error {
+	t := c.tier
+	if t == nil {
+		return nil
+	}
+	n := 0
+	for slot := t.head; slot != none; slot = t.slots[slot].next {
+		if got, ok := t.index.Get(t.slots[slot].hash); !ok || got != slot {
+			return fmt.Errorf("CPU slot %d (hash %x) is not indexed", slot, t.slots[slot].hash)
+		}
+		if n++; n > t.capacity {
+			return fmt.Errorf("CPU tier holds more than its %d blocks", t.capacity)
+		}
+	}
+	if n != t.index.Len() {
+		return fmt.Errorf("CPU LRU has %d blocks, index %d", n, t.index.Len())
+	}
+	return nil
 }

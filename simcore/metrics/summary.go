@@ -40,6 +40,10 @@ type ClassSummary struct {
 	Rejected  float64 `json:"rejected"`
 	TTFT      Dist    `json:"ttft_ms"`
 	E2E       Dist    `json:"e2e_ms"`
+	// TTFTAttainment is the fraction of the class's requests whose first
+	// token came within its --slo-ttft target (rejected and unfinished
+	// requests miss it); absent without a target.
+	TTFTAttainment *float64 `json:"ttft_attainment,omitempty"`
 }
 
 // RunInfo is what the engine knows beyond per-request outcomes.
@@ -47,6 +51,7 @@ type RunInfo struct {
 	Makespan     simcore.Tick // max over instances of the last event, from t = 0
 	CacheHitRate float64      // unweighted mean over instances
 	KV           KVSummary
+	TTFTTargetMs simcore.PerClass
 }
 
 // Summarize computes the summary. It sorts internal arrays, so call it once.
@@ -76,6 +81,10 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 		cs, tokens := c.classSummary(cl)
 		if cs.Count == 0 {
 			continue
+		}
+		if target, ok := info.TTFTTargetMs.Get(cl); ok {
+			a := c.attainment(cl, int64(target*1000)) / cs.Count
+			cs.TTFTAttainment = &a
 		}
 		s.PerSLO[cl.Label()] = cs
 		served = append(served, tokens/cs.Count)
@@ -109,6 +118,17 @@ func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 		cs.E2E = distOf(pick(c.e2e, c.class, cl))
 	}
 	return cs, tokens
+}
+
+// attainment counts the class's requests with a TTFT within limit µs.
+func (c *Collector) attainment(cl simcore.SLOClass, limit int64) float64 {
+	n := 0.0
+	for i, k := range c.class {
+		if k == cl && c.ttft[i] != unset && c.ttft[i] <= limit {
+			n++
+		}
+	}
+	return n
 }
 
 const allClasses = simcore.NumSLOClasses
@@ -160,6 +180,13 @@ func Mean(runs []Summary) Summary {
 			acc.Rejected += c.Rejected
 			addDist(&acc.TTFT, c.TTFT)
 			addDist(&acc.E2E, c.E2E)
+			if c.TTFTAttainment != nil {
+				a := *c.TTFTAttainment
+				if acc.TTFTAttainment != nil {
+					a += *acc.TTFTAttainment
+				}
+				acc.TTFTAttainment = &a
+			}
 			m.PerSLO[k] = acc
 			classRuns[k]++
 		}
@@ -187,6 +214,10 @@ func Mean(runs []Summary) Summary {
 		c.Rejected *= inv
 		scaleDist(&c.TTFT, inv)
 		scaleDist(&c.E2E, inv)
+		if c.TTFTAttainment != nil {
+			a := *c.TTFTAttainment * inv
+			c.TTFTAttainment = &a
+		}
 		m.PerSLO[k] = c
 	}
 	return m

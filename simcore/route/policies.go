@@ -9,7 +9,7 @@ import (
 // roundRobin sends request k to instance k mod N.
 type roundRobin struct{ counter int }
 
-func (rr *roundRobin) Route(_ *simcore.Request, snaps []Snapshot) int {
+func (rr *roundRobin) Route(_ *simcore.Request, snaps []Snapshot, _ simcore.Tick) int {
 	target := rr.counter % len(snaps)
 	rr.counter++
 	return target
@@ -36,7 +36,7 @@ func (t *tieBreaker) pick() int {
 // leastLoaded picks the minimum EffectiveLoad, ties at random.
 type leastLoaded struct{ ties tieBreaker }
 
-func (ll *leastLoaded) Route(_ *simcore.Request, snaps []Snapshot) int {
+func (ll *leastLoaded) Route(_ *simcore.Request, snaps []Snapshot, _ simcore.Tick) int {
 	minLoad := snaps[0].EffectiveLoad()
 	for i := 1; i < len(snaps); i++ {
 		minLoad = min(minLoad, snaps[i].EffectiveLoad())
@@ -57,9 +57,18 @@ type weighted struct {
 	scorers   []Scorer
 	weights   []float64 // normalised, index-aligned with scorers
 	observers []Observer
+	mirror    *kvMirror // the KV-event mirror precise-prefix reads, or nil
 	ties      tieBreaker
 	dim       []float64 // scratch: one scorer's values
 	composite []float64 // scratch: the weighted sum
+}
+
+// weightedWithKVEvents is the weighted router of a profile that reads the
+// KV-event mirror: only it is a KVEventSink, so that the engine reports
+// cache changes only to a router that uses them.
+type weightedWithKVEvents struct {
+	*weighted
+	*kvMirror
 }
 
 func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
@@ -73,18 +82,22 @@ func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
 		dim:       make([]float64, n),
 		composite: make([]float64, n),
 	}
+	parts := &profileParts{cfg: cfg, instances: n}
 	for _, sw := range profile {
 		kind, _ := findScorer(sw.Name) // validated by New
-		s := kind.build(cfg, n)
-		w.scorers = append(w.scorers, s)
-		if obs, ok := s.(Observer); ok {
-			w.observers = append(w.observers, obs)
-		}
+		w.scorers = append(w.scorers, kind.build(parts))
+	}
+	w.observers, w.mirror = parts.observers, parts.mirror
+	if w.mirror != nil {
+		return weightedWithKVEvents{w, w.mirror}
 	}
 	return w
 }
 
-func (w *weighted) Route(r *simcore.Request, snaps []Snapshot) int {
+func (w *weighted) Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick) int {
+	if w.mirror != nil {
+		w.mirror.catchUp(now)
+	}
 	n := len(snaps)
 	composite, dim := w.composite[:n], w.dim[:n]
 	clear(composite)

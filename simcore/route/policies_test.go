@@ -25,7 +25,7 @@ func TestRoundRobin_CyclesInInstanceOrder(t *testing.T) {
 		snaps := []Snapshot{{InFlight: 9}, {}, {}}
 		var got []int
 		for range 7 {
-			got = append(got, r.Route(&simcore.Request{}, snaps))
+			got = append(got, r.Route(&simcore.Request{}, snaps, 0))
 		}
 		want := []int{0, 1, 2, 0, 1, 2, 0}
 		for i := range want {
@@ -50,7 +50,7 @@ func TestLeastLoaded_PicksMinimumEffectiveLoad(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustNew(t, Config{Policy: "least-loaded"}, len(tc.snaps), rand.New(rand.NewSource(1)))
-			if got := r.Route(&simcore.Request{}, tc.snaps); got != tc.want {
+			if got := r.Route(&simcore.Request{}, tc.snaps, 0); got != tc.want {
 				t.Fatalf("chose %d, want %d", got, tc.want)
 			}
 		})
@@ -81,7 +81,7 @@ func TestWeighted_PicksArgmaxOfNormalisedSum(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustNew(t, Config{Policy: "weighted", Scorers: tc.scorers}, len(snaps), rand.New(rand.NewSource(1)))
-			if got := r.Route(inputBlocks(1, 2, 3), snaps); got != tc.want {
+			if got := r.Route(inputBlocks(1, 2, 3), snaps, 0); got != tc.want {
 				t.Fatalf("chose %d, want %d", got, tc.want)
 			}
 		})
@@ -105,7 +105,7 @@ func routeSequence(t *testing.T, policy string, seed int64, count int) []int {
 	snaps := make([]Snapshot, 4)
 	out := make([]int, count)
 	for i := range out {
-		out[i] = r.Route(&simcore.Request{}, snaps)
+		out[i] = r.Route(&simcore.Request{}, snaps, 0)
 	}
 	return out
 }
@@ -134,7 +134,7 @@ func TestTieBreaking_UsesRouterRNG(t *testing.T) {
 func TestTieBreaking_NilRNGPicksLowestIndex(t *testing.T) {
 	for _, policy := range []string{"least-loaded", "weighted"} {
 		r := mustNew(t, Config{Policy: policy}, 3, nil)
-		if got := r.Route(&simcore.Request{}, []Snapshot{{InFlight: 1}, {}, {}}); got != 1 {
+		if got := r.Route(&simcore.Request{}, []Snapshot{{InFlight: 1}, {}, {}}, 0); got != 1 {
 			t.Fatalf("%s chose %d, want 1", policy, got)
 		}
 	}
@@ -165,7 +165,7 @@ func TestTieBreaking_DrawsExactlyLikeBLIS(t *testing.T) {
 				if len(c.tied) > 1 {
 					want = c.tied[mirror.Intn(len(c.tied))]
 				}
-				if got := r.Route(&simcore.Request{}, c.snaps); got != want {
+				if got := r.Route(&simcore.Request{}, c.snaps, 0); got != want {
 					t.Fatalf("round %d: chose %d, want %d", round, got, want)
 				}
 			}
@@ -181,7 +181,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"unknown policy", Config{Policy: "random"}, 2, `unknown routing policy "random" (allowed: round-robin, least-loaded, weighted)`},
-		{"unknown scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"latency", 1}}}, 2, `unknown scorer "latency" (allowed: kv-utilization, load-balance, prefix-affinity, queue-depth)`},
+		{"unknown scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"latency", 1}}}, 2, `unknown scorer "latency" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, slo-priority)`},
 		{"empty scorer name", Config{Policy: "weighted", Scorers: []ScorerWeight{{"", 1}}}, 2, `unknown scorer ""`},
 		{"duplicate scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"queue-depth", 1}, {"kv-utilization", 1}, {"queue-depth", 2}}}, 2, `duplicate scorer "queue-depth"`},
 		{"negative weight", Config{Policy: "weighted", Scorers: []ScorerWeight{{"queue-depth", -2}}}, 2, `scorer "queue-depth": weight -2 must be a finite number > 0`},
@@ -227,11 +227,11 @@ func TestWeighted_ClampsScoresLikeBLIS(t *testing.T) {
 	// Out-of-range utilisation (an engine bug) must not make Route panic.
 	r := mustNew(t, Config{Policy: "weighted", Scorers: []ScorerWeight{{"kv-utilization", 1}}}, 3, rand.New(rand.NewSource(1)))
 	snaps := []Snapshot{{KVUtilization: math.NaN()}, {KVUtilization: 1.5}, {KVUtilization: -1}}
-	if got := r.Route(&simcore.Request{}, snaps); got != 2 {
+	if got := r.Route(&simcore.Request{}, snaps, 0); got != 2 {
 		t.Fatalf("chose %d, want 2 (score clamped to 1)", got)
 	}
 	snaps = []Snapshot{{KVUtilization: math.NaN()}, {KVUtilization: math.NaN()}}
-	if got := r.Route(&simcore.Request{}, snaps); got != 0 {
+	if got := r.Route(&simcore.Request{}, snaps, 0); got != 0 {
 		t.Fatalf("all-NaN scores chose %d, want 0", got)
 	}
 }

@@ -1,9 +1,12 @@
 // Package route chooses the instance that serves each admitted request, as
 // BLIS's routing policies do: round-robin, least-loaded, or a weighted sum
-// of scorers (queue-depth, kv-utilization, load-balance, prefix-affinity).
+// of scorers (queue-depth, kv-utilization, load-balance, prefix-affinity),
+// plus the seeds' scorers (kv-pressure, kv-pressure-slo, slo-priority) and
+// llm-d's precise prefix scorer (precise-prefix), fed by KV events.
 //
 // Read route.go for the API, policies.go for the routers, scorers.go for the
-// scorers and prefix_index.go for the router-side prefix record. Route runs
+// scorers, scorers_slo.go for the seeds' scorers, prefix_index.go for the
+// router-side prefix record and kv_mirror.go for the KV-event mirror. Route runs
 // once per request, so routers keep their scratch buffers from New and never
 // allocate; ties are broken with the router RNG exactly where BLIS draws
 // from it, so the stream advances identically.
@@ -11,6 +14,7 @@ package route
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"strings"
 
@@ -40,8 +44,19 @@ func (s *Snapshot) EffectiveLoad() int64 {
 // Router picks an instance for each request.
 type Router interface {
 	// Route returns the index of the chosen instance. snaps has one entry
-	// per instance, numInstances as given to New.
-	Route(r *simcore.Request, snaps []Snapshot) int
+	// per instance, numInstances as given to New; now is the routing time,
+	// non-decreasing from call to call.
+	Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick) int
+}
+
+// KVEventSink receives the instances' prefix-cache changes; the engine feeds it.
+//
+// A router whose profile uses precise-prefix implements it. Events come in
+// non-decreasing at: stored is true when hash enters instance's prefix
+// index and false when it leaves. Only shareable blocks need reporting:
+// private ones can never match another request.
+type KVEventSink interface {
+	KVEvent(instance int, hash uint64, stored bool, at simcore.Tick)
 }
 
 // DefaultPrefixIndexCapacity is BLIS's router-side LRU size per instance:
@@ -63,8 +78,10 @@ type Config struct {
 	// CacheSignalDelay is how old (µs) the instances' KV events are when the
 	// precise-prefix scorer sees them; 0 = live.
 	CacheSignalDelay int64
-	// SLOPriorityBlend is, per SLO class, the weight of the prefix-affinity
-	// score in the slo-priority scorer (1 − it goes to queue-depth).
+	// SLOPriorityBlend is, per SLO class, the weight in [0,1] of the
+	// prefix-affinity score in the slo-priority scorer (1 − it goes to
+	// queue-depth); classes not given take critical 0.2, standard 0.6,
+	// sheddable, batch and background 0.8 (unclassed 0.6; scorers_slo.go).
 	SLOPriorityBlend simcore.PerClass
 	// KVPressureTransferScale is the pending transfer latency (µs) that costs
 	// the kv-pressure scorers a whole point; 0 means 10000 (seed 001).
@@ -77,6 +94,37 @@ type Config struct {
 	// standard 1, sheddable and batch 0.2, background 0.1 (unclassed 1).
 	KVPressureSLOScale simcore.PerClass
 }
+
+// Validate checks the values New would reject, with one-line errors that
+// name the flag.
+func (c *Config) Validate() error {
+	if c.PrefixIndexCapacity < 0 {
+		return fmt.Errorf("prefix index capacity must be > 0 blocks (0 = default %d), got %d",
+			DefaultPrefixIndexCapacity, c.PrefixIndexCapacity)
+	}
+	if c.CacheSignalDelay < 0 {
+		return fmt.Errorf("--cache-signal-delay: must be >= 0 µs (0 = live), got %d", c.CacheSignalDelay)
+	}
+	if v := c.KVPressureTransferScale; !finiteNonNegative(v) {
+		return fmt.Errorf("--kv-pressure-transfer-scale: must be a finite number >= 0 µs (0 = default %g), got %v",
+			defaultTransferScale, v)
+	}
+	if v := c.KVPressureThrashWeight; !finiteNonNegative(v) {
+		return fmt.Errorf("--kv-pressure-thrash-weight: must be a finite number >= 0 (0 = default %g), got %v",
+			defaultThrashWeight, v)
+	}
+	for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
+		if v, ok := c.SLOPriorityBlend.Get(cl); ok && !(v >= 0 && v <= 1) {
+			return fmt.Errorf("--slo-priority-blend: %s=%v must be in [0,1] (the prefix-affinity share)", cl, v)
+		}
+		if v, ok := c.KVPressureSLOScale.Get(cl); ok && !finiteNonNegative(v) {
+			return fmt.Errorf("--kv-pressure-slo-scale: %s=%v must be a finite number >= 0", cl, v)
+		}
+	}
+	return validateScorers(c.Scorers)
+}
+
+func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 func (c *Config) prefixCapacity() int {
 	if c.PrefixIndexCapacity == 0 {
@@ -121,11 +169,7 @@ func New(cfg Config, numInstances int, rng *rand.Rand) (Router, error) {
 	if numInstances < 1 {
 		return nil, fmt.Errorf("routing needs at least 1 instance, got %d", numInstances)
 	}
-	if cfg.PrefixIndexCapacity < 0 {
-		return nil, fmt.Errorf("prefix index capacity must be > 0 blocks (0 = default %d), got %d",
-			DefaultPrefixIndexCapacity, cfg.PrefixIndexCapacity)
-	}
-	if err := validateScorers(cfg.Scorers); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	name := cfg.Policy

@@ -17,9 +17,9 @@ type Scorer interface {
 	Score(r *simcore.Request, snaps []Snapshot, out []float64)
 }
 
-// Observer is implemented by stateful scorers that learn from decisions.
-// The weighted router calls Observe with the chosen instance after every
-// decision, in scorer order.
+// Observer is implemented by the stateful records scorers read. The
+// weighted router calls Observe with the chosen instance after every
+// decision, once per record however many scorers read it.
 type Observer interface {
 	Observe(r *simcore.Request, chosen int)
 }
@@ -43,19 +43,51 @@ func DefaultScorers() []ScorerWeight {
 // scorerKind is one row of the scorer table.
 type scorerKind struct {
 	name  string
-	build func(cfg *Config, numInstances int) Scorer
+	build func(p *profileParts) Scorer
 }
 
-// scorerKinds is the one place where scorer names are defined.
+// scorerKinds is the one place where scorer names are defined, sorted.
 func scorerKinds() []scorerKind {
 	return []scorerKind{
-		{"kv-utilization", func(*Config, int) Scorer { return kvUtilization{} }},
-		{"load-balance", func(*Config, int) Scorer { return loadBalance{} }},
-		{"prefix-affinity", func(cfg *Config, n int) Scorer {
-			return &prefixAffinity{index: newPrefixIndex(n, cfg.prefixCapacity()), matched: make([]int32, n)}
-		}},
-		{"queue-depth", func(*Config, int) Scorer { return queueDepth{} }},
+		{"kv-pressure", func(p *profileParts) Scorer { return newKVPressure(p.cfg, false) }},
+		{"kv-pressure-slo", func(p *profileParts) Scorer { return newKVPressure(p.cfg, true) }},
+		{"kv-utilization", func(*profileParts) Scorer { return kvUtilization{} }},
+		{"load-balance", func(*profileParts) Scorer { return loadBalance{} }},
+		{"precise-prefix", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), p.instances) }},
+		{"prefix-affinity", func(p *profileParts) Scorer { return p.prefixRecord() }},
+		{"queue-depth", func(*profileParts) Scorer { return queueDepth{} }},
+		{"slo-priority", func(p *profileParts) Scorer { return newSLOPriority(p.cfg, p.prefixRecord(), p.instances) }},
 	}
+}
+
+// profileParts builds one profile's scorers and owns the state they share:
+// one prefix-affinity record and one KV-event mirror, each created on first
+// use, so that two scorers reading the same record see (and update) one.
+type profileParts struct {
+	cfg       *Config
+	instances int
+	affinity  *prefixAffinity
+	mirror    *kvMirror
+	observers []Observer // the records, in creation order
+}
+
+func (p *profileParts) prefixRecord() *prefixAffinity {
+	if p.affinity == nil {
+		p.affinity = newPrefixAffinity(p.instances, p.cfg.prefixCapacity())
+		p.observers = append(p.observers, p.affinity)
+	} else {
+		// A second reader: remember the scores until the decision is
+		// observed, so the record is matched once per request.
+		p.affinity.memoise = true
+	}
+	return p.affinity
+}
+
+func (p *profileParts) kvMirror() *kvMirror {
+	if p.mirror == nil {
+		p.mirror = newKVMirror(p.instances, p.cfg.CacheSignalDelay)
+	}
+	return p.mirror
 }
 
 // ScorerNames lists the accepted scorer names, sorted.
@@ -183,21 +215,47 @@ type prefixAffinity struct {
 	index   *prefixIndex
 	matched []int32  // scratch, one per instance
 	hashes  []uint64 // scratch: the request's shareable input block hashes
+
+	// With two readers (prefix-affinity and slo-priority) the first Score
+	// of a decision fills scores and the second copies it; Observe ends
+	// the decision. Only the weighted router, which always observes, sets
+	// memoise.
+	memoise bool
+	scored  bool
+	scores  []float64
+}
+
+func newPrefixAffinity(instances, capacity int) *prefixAffinity {
+	return &prefixAffinity{
+		index:   newPrefixIndex(instances, capacity),
+		matched: make([]int32, instances),
+		scores:  make([]float64, instances),
+	}
 }
 
 func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
+	if p.memoise && p.scored {
+		copy(out, p.scores[:len(out)])
+		return
+	}
+	p.score(r, out)
+	if p.memoise {
+		copy(p.scores, out)
+		p.scored = true
+	}
+}
+
+func (p *prefixAffinity) score(r *simcore.Request, out []float64) {
 	total := int(r.Content.Input)
 	if total == 0 {
-		for i := range snaps {
-			out[i] = 0
-		}
+		clear(out)
 		return
 	}
 	// Private blocks cannot be in any instance's record: the leading run
 	// ends before them, so only the shareable ones are looked up.
 	p.hashes = r.Content.AppendHashes(p.hashes[:0], min(total, int(r.Content.Shared)))
 	p.index.match(p.hashes, p.matched)
-	for i := range snaps {
+	for i := range out {
 		out[i] = float64(p.matched[i]) / float64(total)
 	}
 }
@@ -205,6 +263,7 @@ func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float
 // Observe records all of the request's input blocks, shared prefix and
 // unique suffix alike, for the chosen instance.
 func (p *prefixAffinity) Observe(r *simcore.Request, chosen int) {
+	p.scored = false
 	n := min(int(r.Content.Input), int(r.Content.Shared))
 	p.hashes = r.Content.AppendHashes(p.hashes[:0], n) // same array: match's hints stay valid
 	p.index.record(p.hashes, int(r.Content.Input)-n, chosen)

@@ -47,7 +47,7 @@ func TestScorers_ValuesOnHandBuiltSnapshots(t *testing.T) {
 			if !ok {
 				t.Fatalf("scorer %q missing from the table", tc.scorer)
 			}
-			s := kind.build(&Config{}, len(tc.snaps))
+			s := kind.build(&profileParts{cfg: &Config{}, instances: len(tc.snaps)})
 			out := make([]float64, len(tc.snaps))
 			s.Score(inputBlocks(1, 2), tc.snaps, out)
 			for i := range out {
@@ -148,7 +148,7 @@ func TestPrefixAffinity_SharedPromptMatchesEveryInstanceEqually(t *testing.T) {
 		if all {
 			break
 		}
-		chosen := w.Route(request(), snaps)
+		chosen := w.Route(request(), snaps, 0)
 		seen[chosen] = true
 		snaps[chosen].InFlight++ // the engine's in-flight counter
 	}
@@ -173,7 +173,7 @@ func TestParseScorers(t *testing.T) {
 		{in: " load-balance : 0.5 , kv-utilization:1e1", want: []ScorerWeight{{"load-balance", 0.5}, {"kv-utilization", 10}}},
 		{in: "queue-depth", wantErr: `malformed scorer "queue-depth": want name:weight`},
 		{in: "queue-depth:2,", wantErr: `malformed scorer ""`},
-		{in: "queue-dept:2", wantErr: `unknown scorer "queue-dept" (allowed: kv-utilization, load-balance, prefix-affinity, queue-depth)`},
+		{in: "queue-dept:2", wantErr: `unknown scorer "queue-dept" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, slo-priority)`},
 		{in: "queue-depth:2,queue-depth:1", wantErr: `duplicate scorer "queue-depth"`},
 		{in: "queue-depth:abc", wantErr: `scorer "queue-depth": weight "abc" is not a number`},
 		{in: "queue-depth:-1", wantErr: `scorer "queue-depth": weight -1 must be a finite number > 0`},
@@ -202,7 +202,7 @@ func TestParseScorers(t *testing.T) {
 }
 
 func TestNames_AreSortedOrDefaultFirstAndBuildable(t *testing.T) {
-	if got := ScorerNames(); !reflect.DeepEqual(got, []string{"kv-utilization", "load-balance", "prefix-affinity", "queue-depth"}) {
+	if got := ScorerNames(); !reflect.DeepEqual(got, []string{"kv-pressure", "kv-pressure-slo", "kv-utilization", "load-balance", "precise-prefix", "prefix-affinity", "queue-depth", "slo-priority"}) {
 		t.Fatalf("ScorerNames = %v", got)
 	}
 	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"round-robin", "least-loaded", "weighted"}) {

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"optimize/simcore"
@@ -10,11 +11,17 @@ import (
 // PolicyConfig selects and parameterises a priority policy.
 type PolicyConfig struct {
 	Name string // one of PolicyNames; "" means constant
-	// slo-tiered: per-class base score (defaults as slo-class: critical 10,
-	// standard 5, sheddable and batch 1, background 0), the urgency slope
-	// per ms waited, and the per-class wait (ms) before urgency starts.
-	Base               simcore.PerClass
-	AgeWeightPerMs     float64
+	// Base is the per-class base score of slo-class and slo-tiered; classes
+	// not given keep the defaults (critical 10, standard 5, sheddable and
+	// batch 1, background and unclassed 0).
+	Base simcore.PerClass
+	// AgeWeightPerMs is slo-tiered's urgency slope per ms waited past the
+	// class threshold. 0 means DefaultAgeWeightPerMs unless AgeWeightGiven
+	// is set, so that "no aging" stays expressible.
+	AgeWeightPerMs float64
+	AgeWeightGiven bool
+	// UrgencyThresholdMs is slo-tiered's per-class wait (ms) before urgency
+	// starts; classes not given keep DefaultUrgencyThresholdMs.
 	UrgencyThresholdMs simcore.PerClass
 }
 
@@ -25,23 +32,60 @@ type Policy interface {
 
 // Priority policy names.
 const (
-	Constant = "constant"
-	SLOBased = "slo-based"
+	Constant  = "constant"
+	SLOBased  = "slo-based"
+	ByClass   = "slo-class"
+	SLOTiered = "slo-tiered"
 )
 
 // PolicyNames lists the accepted --priority-policy values.
-func PolicyNames() []string { return []string{Constant, SLOBased} }
+func PolicyNames() []string { return []string{Constant, SLOBased, ByClass, SLOTiered} }
 
 // NewPolicy returns the configured policy; constant returns nil, which
 // lets the engine skip rescoring altogether.
 func NewPolicy(cfg PolicyConfig) (Policy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	switch cfg.Name {
 	case Constant, "":
 		return nil, nil
 	case SLOBased:
 		return agePriority{perMicro: 1e-6}, nil
+	case ByClass:
+		return newTieredPriority(cfg, 0), nil
 	}
-	return nil, fmt.Errorf("--priority-policy: unknown value %q (allowed: %s)", cfg.Name, strings.Join(PolicyNames(), ", "))
+	return newTieredPriority(cfg, ageWeightPerMs(cfg)), nil
+}
+
+// Validate checks the policy name and every parameter, also those the
+// chosen policy ignores, so that a bad value is never silently dropped.
+// Errors are one line naming the flag.
+func (cfg PolicyConfig) Validate() error {
+	switch cfg.Name {
+	case Constant, "", SLOBased, ByClass, SLOTiered:
+	default:
+		return fmt.Errorf("--priority-policy: unknown value %q (allowed: %s)", cfg.Name, strings.Join(PolicyNames(), ", "))
+	}
+	if w := cfg.AgeWeightPerMs; !(w >= 0) || math.IsInf(w, 0) {
+		return fmt.Errorf("--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got %v", w)
+	}
+	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
+		if v, ok := cfg.Base.Get(c); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			return fmt.Errorf("--slo-base: %s=%v must be a finite number", c.Label(), v)
+		}
+		if v, ok := cfg.UrgencyThresholdMs.Get(c); ok && (!(v >= 0) || math.IsInf(v, 0)) {
+			return fmt.Errorf("--slo-urgency-threshold-ms: %s=%vms must be a finite number ≥ 0", c.Label(), v)
+		}
+	}
+	return nil
+}
+
+// UsesClassBase reports whether the policy starts from the per-class base
+// table, and so honours a router's priority hint (the priority bridge).
+// constant and slo-based ignore hints, as BLIS overwrote them.
+func (cfg PolicyConfig) UsesClassBase() bool {
+	return cfg.Name == ByClass || cfg.Name == SLOTiered
 }
 
 // agePriority is BLIS's slo-based policy: 1.0 per second waited since

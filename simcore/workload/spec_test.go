@@ -156,7 +156,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("client %d: %+v", i, c)
 		}
 	}
-	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), "available: orthogonal-slo") {
+	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), "available: multi-turn-kv, orthogonal-slo") {
 		t.Errorf("unknown builtin error: %v", err)
 	}
 }

@@ -1,0 +1,213 @@
+package kv
+
+import (
+	"math"
+
+	"optimize/simcore/internal/u64map"
+)
+
+// TierConfig describes a CPU tier behind the GPU pool.
+type TierConfig struct {
+	Blocks      int64   // CPU capacity in blocks (> 0)
+	Threshold   float64 // GPU utilisation above which idle cached blocks are offloaded
+	Bandwidth   float64 // blocks per µs, BLIS's unit: a block costs ceil(blockSize/Bandwidth) µs
+	BaseLatency int64   // µs added per reloaded block, as BLIS charges it
+}
+
+// thrashWindow is BLIS's thrashing rule: a block reloaded within 1000 µs of
+// its offload was moved for nothing.
+const thrashWindow = 1000
+
+// cpuTier is an LRU of offloaded block hashes. Unlike BLIS at 7fd7a88d,
+// whose CPU tier stopped offloading when full, it evicts its least
+// recently offloaded block, as vLLM's offloading connector does.
+type cpuTier struct {
+	index      *u64map.Map // hash → slot
+	slots      []cpuSlot
+	head, tail int32 // LRU order, oldest first
+	free       []int32
+	capacity   int
+
+	threshold float64
+	cost      int64 // µs per reloaded block
+	unswept   bool  // an idle hashed block entered the free list below the threshold
+
+	offloaded, reloaded, thrashed int64
+	transferred                   int64 // µs charged to steps
+}
+
+type cpuSlot struct {
+	hash       uint64
+	offloadAt  int64
+	prev, next int32
+}
+
+// EnableTier puts a CPU tier behind the cache.
+func (c *Cache) EnableTier(cfg TierConfig) {
+	c.tier = &cpuTier{
+		index:     u64map.New(int(min(cfg.Blocks, 1<<16))),
+		head:      none,
+		tail:      none,
+		capacity:  int(cfg.Blocks),
+		threshold: cfg.Threshold,
+		cost:      cfg.BaseLatency + int64(math.Ceil(float64(c.blockSize)/cfg.Bandwidth)),
+	}
+}
+
+// SetClock tells the cache the time, for offload stamps and thrashing.
+func (c *Cache) SetClock(now int64) { c.clock = now }
+
+// TierStats are the CPU tier's cumulative counters.
+type TierStats struct {
+	Offloaded, Reloaded, Thrashed int64
+	TransferUs                    int64 // reload time charged to steps
+}
+
+// TierStats returns the tier's counters (zero without a tier).
+func (c *Cache) TierStats() TierStats {
+	if c.tier == nil {
+		return TierStats{}
+	}
+	t := c.tier
+	return TierStats{Offloaded: t.offloaded, Reloaded: t.reloaded, Thrashed: t.thrashed, TransferUs: t.transferred}
+}
+
+// ThrashingRate is thrashing reloads per offload.
+func (c *Cache) ThrashingRate() float64 {
+	if c.tier == nil || c.tier.offloaded == 0 {
+		return 0
+	}
+	return float64(c.tier.thrashed) / float64(c.tier.offloaded)
+}
+
+// TakeTransfer returns the reload time accumulated since the last call and
+// clears it: the engine adds it to the step that loads the blocks, so every
+// co-batched request pays it.
+func (c *Cache) TakeTransfer() int64 {
+	p := c.pending
+	c.pending = 0
+	if c.tier != nil {
+		c.tier.transferred += p
+	}
+	return p
+}
+
+// CPUPrefix returns how many blocks, from block from on, the CPU tier
+// holds in an unbroken run of the request's input: the part of its prefix
+// a reload would bring back.
+func (c *Cache) CPUPrefix(content *Content, from int) int {
+	if c.tier == nil {
+		return 0
+	}
+	n := 0
+	for k := from; k < int(content.Input); k++ {
+		if _, ok := c.tier.index.Get(content.Hash(k)); !ok {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// reload brings content block k back from the CPU into a fresh GPU block
+// committed to s; capacity was checked by the caller.
+func (c *Cache) reload(s *Seq, content *Content, k int) {
+	t := c.tier
+	h := content.Hash(k)
+	slot, _ := t.index.Get(h)
+	if c.clock > 0 && c.clock-t.slots[slot].offloadAt < thrashWindow {
+		t.thrashed++
+	}
+	t.remove(slot)
+	id := c.pop()
+	c.blocks[id].refs = 1
+	c.used++
+	c.hits++
+	c.register(id, content, int64(k))
+	s.IDs = append(s.IDs, id)
+	s.Tokens += int32(c.blockSize)
+	c.pending += t.cost
+	t.reloaded++
+}
+
+// afterRelease offloads idle cached blocks while GPU use is above the
+// threshold: the blocks just released, and every older idle one the first
+// time the threshold is crossed. Offloaded blocks stay where they are on
+// the free list, now empty (BLIS moves them to the tail; an empty block's
+// position changes nothing).
+func (c *Cache) afterRelease(released []int32) {
+	t := c.tier
+	if float64(c.used) <= t.threshold*float64(c.total) {
+		for _, id := range released {
+			if b := &c.blocks[id]; b.refs == 0 && b.hash != 0 {
+				t.unswept = true
+			}
+		}
+		return
+	}
+	if t.unswept {
+		t.unswept = false
+		for id := c.head; id != none; id = c.blocks[id].next {
+			c.offload(id)
+		}
+		return
+	}
+	for i := len(released) - 1; i >= 0; i-- { // release order: last block first
+		c.offload(released[i])
+	}
+}
+
+// offload moves an idle hashed block's content to the CPU tier.
+func (c *Cache) offload(id int32) {
+	b := &c.blocks[id]
+	if b.refs != 0 || b.hash == 0 {
+		return
+	}
+	c.tier.put(b.hash, c.clock)
+	if b.indexed {
+		c.indexDelete(b.hash)
+	}
+	b.hash, b.indexed = 0, false
+	c.tier.offloaded++
+}
+
+// put records h as offloaded at time at, evicting the LRU entry if full.
+func (t *cpuTier) put(h uint64, at int64) {
+	if slot, ok := t.index.Get(h); ok {
+		t.remove(slot) // offloaded again: refresh
+	}
+	if t.index.Len() >= t.capacity {
+		t.remove(t.head)
+	}
+	var slot int32
+	if n := len(t.free); n > 0 {
+		slot, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		slot = int32(len(t.slots))
+		t.slots = append(t.slots, cpuSlot{})
+	}
+	t.slots[slot] = cpuSlot{hash: h, offloadAt: at, prev: t.tail, next: none}
+	if t.tail != none {
+		t.slots[t.tail].next = slot
+	} else {
+		t.head = slot
+	}
+	t.tail = slot
+	t.index.Set(h, slot)
+}
+
+func (t *cpuTier) remove(slot int32) {
+	s := &t.slots[slot]
+	if s.prev != none {
+		t.slots[s.prev].next = s.next
+	} else {
+		t.head = s.next
+	}
+	if s.next != none {
+		t.slots[s.next].prev = s.prev
+	} else {
+		t.tail = s.prev
+	}
+	t.index.Delete(s.hash)
+	t.free = append(t.free, slot)
+}

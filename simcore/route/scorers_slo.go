@@ -1,0 +1,126 @@
+package route
+
+import "optimize/simcore"
+
+// The seeds' scorers: kv-pressure and kv-pressure-slo (seed 001, ideas 7
+// and 9) and slo-priority (seed 004, idea 3).
+
+const (
+	// defaultTransferScale is the pending reload (µs) that costs a whole
+	// point: seed 001 idea 7 divides PendingTransferLatency by 10000.
+	defaultTransferScale = 10000.0
+	// defaultThrashWeight multiplies KVThrashingRate: seed 001 idea 7
+	// ("thrashing rate 0.5 → -1.0 penalty").
+	defaultThrashWeight = 2.0
+)
+
+// defaultTransferClassScale is kv-pressure-slo's per-class multiplier of
+// the transfer penalty, from seed 001 idea 9: critical 5 ("strongly avoid
+// reloads"), batch 0.2 ("tolerate reloads for cache"), background 0.1,
+// standard and unclassed 1; sheddable is best-effort like batch, 0.2.
+func defaultTransferClassScale() [simcore.NumSLOClasses]float64 {
+	return [...]float64{
+		simcore.SLONone:       1,
+		simcore.SLOCritical:   5,
+		simcore.SLOStandard:   1,
+		simcore.SLOSheddable:  0.2,
+		simcore.SLOBatch:      0.2,
+		simcore.SLOBackground: 0.1,
+	}
+}
+
+// defaultSLOPriorityBlend is slo-priority's per-class prefix-affinity share
+// (the rest goes to queue-depth). Seed 004 idea 3 interpolates load and
+// cache per tier: critical leans on load balance (a fast start beats a
+// warm cache; seed 001 idea 9 steers critical away from reload costs),
+// best-effort tiers lean on cache affinity (seed 001 idea 9: they
+// "tolerate reloads for cache benefit"). Standard and unclassed requests
+// keep the default profile's ratio, prefix-affinity:3 to queue-depth:2.
+// No class reaches 1: prefix-affinity alone piles cold requests onto one
+// instance (seed 002, finding 2).
+func defaultSLOPriorityBlend() [simcore.NumSLOClasses]float64 {
+	return [...]float64{
+		simcore.SLONone:       0.6,
+		simcore.SLOCritical:   0.2,
+		simcore.SLOStandard:   0.6,
+		simcore.SLOSheddable:  0.8,
+		simcore.SLOBatch:      0.8,
+		simcore.SLOBackground: 0.8,
+	}
+}
+
+// kvPressure is a KV-health score: 1 − KVUtilization − pending reload
+// µs/scale − thrashing·weight, clamped to [0,1]. Reloads inflate the step
+// time of the whole batch, so an instance busy reloading is worse than its
+// utilisation says. Without transfers or thrashing it is kv-utilization.
+// The SLO variant scales the reload penalty by the request's class.
+type kvPressure struct {
+	transferPerUs [simcore.NumSLOClasses]float64 // penalty per pending µs, by class
+	thrashWeight  float64
+}
+
+func newKVPressure(cfg *Config, perClass bool) *kvPressure {
+	scale := cfg.KVPressureTransferScale
+	if scale == 0 {
+		scale = defaultTransferScale
+	}
+	k := &kvPressure{thrashWeight: cfg.KVPressureThrashWeight}
+	if k.thrashWeight == 0 {
+		k.thrashWeight = defaultThrashWeight
+	}
+	defaults := defaultTransferClassScale()
+	for c := range simcore.NumSLOClasses {
+		factor := 1.0
+		if perClass {
+			factor = cfg.KVPressureSLOScale.Or(c, defaults[c])
+		}
+		k.transferPerUs[c] = factor / scale
+	}
+	return k
+}
+
+func (k *kvPressure) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
+	perUs := k.transferPerUs[classOf(r)]
+	for i := range snaps {
+		s := &snaps[i]
+		out[i] = clamp01(1 - s.KVUtilization - float64(s.PendingTransferLatency)*perUs - s.KVThrashingRate*k.thrashWeight)
+	}
+}
+
+// classOf is the request's SLO class, unclassed if out of range.
+func classOf(r *simcore.Request) simcore.SLOClass {
+	if r.SLO >= simcore.NumSLOClasses {
+		return simcore.SLONone
+	}
+	return r.SLO
+}
+
+// sloPriority blends cache affinity and load per request class:
+// w_c·prefixAffinity + (1 − w_c)·queueDepth. It reads the profile's one
+// prefix-affinity record (shared with a prefix-affinity scorer if both are
+// configured), so SLO differentiation lives in one scorer and one weight
+// profile, which seed 001 (idea 10) found preserves cache affinity.
+type sloPriority struct {
+	affinity *prefixAffinity
+	blend    [simcore.NumSLOClasses]float64
+	load     []float64 // scratch: queue-depth scores
+}
+
+func newSLOPriority(cfg *Config, affinity *prefixAffinity, instances int) *sloPriority {
+	s := &sloPriority{affinity: affinity, load: make([]float64, instances)}
+	defaults := defaultSLOPriorityBlend()
+	for c := range simcore.NumSLOClasses {
+		s.blend[c] = cfg.SLOPriorityBlend.Or(c, defaults[c])
+	}
+	return s
+}
+
+func (s *sloPriority) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
+	w := s.blend[classOf(r)]
+	load := s.load[:len(snaps)]
+	queueDepth{}.Score(r, snaps, load)
+	s.affinity.Score(r, snaps, out)
+	for i := range out {
+		out[i] = w*out[i] + (1-w)*load[i]
+	}
+}

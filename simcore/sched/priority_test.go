@@ -1,0 +1,294 @@
+package sched
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"optimize/simcore"
+)
+
+const ms = simcore.Tick(1000) // µs per ms
+
+// req builds a waiting request of class c that arrived at the given time.
+func req(id int64, c simcore.SLOClass, arrival simcore.Tick) *simcore.Request {
+	r := &simcore.Request{}
+	r.Reset()
+	r.ID, r.SLO, r.Arrival = id, c, arrival
+	return r
+}
+
+// serve scores q at now with the policy and orders it with priority-fcfs,
+// as the engine does at the start of a step; it returns the ids in order.
+func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Request) []int64 {
+	t.Helper()
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewScheduler(PriorityFCFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range q {
+		if p != nil {
+			r.Priority = p.Priority(r, now)
+		}
+	}
+	s.Order(q)
+	ids := make([]int64, len(q))
+	for i, r := range q {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+func perClass(pairs string) simcore.PerClass {
+	p, err := simcore.ParsePerClass(pairs, true)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func equalIDs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Requests arrive least urgent class first, so any order other than the
+// class order must come from the policy.
+func TestClassPolicies_OrderByClassWithPriorityFCFS(t *testing.T) {
+	arrivals := []simcore.SLOClass{simcore.SLONone, simcore.SLOBackground, simcore.SLOBatch,
+		simcore.SLOSheddable, simcore.SLOStandard, simcore.SLOCritical}
+	tests := []struct {
+		name string
+		cfg  PolicyConfig
+		now  simcore.Tick
+		want []int64
+	}{
+		// background and unclassed tie at 0, batch and sheddable at 1: FCFS.
+		{"slo-class defaults", PolicyConfig{Name: ByClass}, 0, []int64{5, 4, 2, 3, 0, 1}},
+		{"slo-class ignores waiting", PolicyConfig{Name: ByClass}, 3600_000 * ms, []int64{5, 4, 2, 3, 0, 1}},
+		{"slo-class base override", PolicyConfig{Name: ByClass, Base: perClass("sheddable=20,critical=-1")},
+			0, []int64{3, 4, 2, 0, 1, 5}},
+		{"slo-tiered before any threshold", PolicyConfig{Name: SLOTiered}, 5 * ms, []int64{5, 4, 2, 3, 0, 1}},
+		{"constant is FCFS", PolicyConfig{Name: Constant}, 0, []int64{0, 1, 2, 3, 4, 5}},
+		{"slo-based is FCFS", PolicyConfig{Name: SLOBased}, 10 * ms, []int64{0, 1, 2, 3, 4, 5}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := make([]*simcore.Request, len(arrivals))
+			for i, c := range arrivals {
+				q[i] = req(int64(i), c, simcore.Tick(i))
+			}
+			if got := serve(t, tc.cfg, tc.now+simcore.Tick(len(q)), q...); !equalIDs(got, tc.want) {
+				t.Fatalf("order %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSLOTiered_UrgencyIsPiecewiseLinear(t *testing.T) {
+	custom := PolicyConfig{Name: SLOTiered, AgeWeightPerMs: 0.5,
+		Base: perClass("standard=2"), UrgencyThresholdMs: perClass("standard=40ms,critical=1s")}
+	tests := []struct {
+		name   string
+		cfg    PolicyConfig
+		class  simcore.SLOClass
+		waited simcore.Tick
+		want   float64
+	}{
+		{"critical ages at once", PolicyConfig{Name: SLOTiered}, simcore.SLOCritical, 50 * ms, 10.5},
+		{"standard flat until 100 ms", PolicyConfig{Name: SLOTiered}, simcore.SLOStandard, 100 * ms, 5},
+		{"standard past 100 ms", PolicyConfig{Name: SLOTiered}, simcore.SLOStandard, 300 * ms, 7},
+		{"sheddable flat until 200 ms", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, 199 * ms, 1},
+		{"sheddable past 200 ms", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, 1200 * ms, 11},
+		{"background shares sheddable's threshold", PolicyConfig{Name: SLOTiered}, simcore.SLOBackground, 400 * ms, 2},
+		{"unclassed ages from arrival", PolicyConfig{Name: SLOTiered}, simcore.SLONone, 100 * ms, 1},
+		{"custom slope and threshold", custom, simcore.SLOStandard, 60 * ms, 2 + 0.5*20},
+		{"custom threshold holds critical", custom, simcore.SLOCritical, 999 * ms, 10},
+		{"custom threshold then slope", custom, simcore.SLOCritical, 1010 * ms, 15},
+		{"explicit zero weight never ages", PolicyConfig{Name: SLOTiered, AgeWeightGiven: true}, simcore.SLOSheddable, 3600_000 * ms, 1},
+		{"slo-class never ages", PolicyConfig{Name: ByClass}, simcore.SLOCritical, 3600_000 * ms, 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPolicy(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := req(0, tc.class, 7*ms)
+			if got := p.Priority(r, 7*ms+tc.waited); math.Abs(got-tc.want) > 1e-9 {
+				t.Fatalf("priority after %d µs = %v, want %v", tc.waited, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOvertakeWaitMs_BoundsStarvation(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       PolicyConfig
+		low, high simcore.SLOClass
+		wantMs    float64
+		wantOK    bool
+	}{
+		{"defaults: sheddable over critical at 1.1 s", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, simcore.SLOCritical, 1100, true},
+		{"defaults: standard over critical", PolicyConfig{Name: SLOTiered}, simcore.SLOStandard, simcore.SLOCritical, 600, true},
+		{"defaults: sheddable over standard", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, simcore.SLOStandard, 600, true},
+		{"seed 004 optimum", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: 0.098, Base: perClass("critical=12.9")},
+			simcore.SLOSheddable, simcore.SLOCritical, 200 + 11.9/0.098, true},
+		{"custom threshold", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: 1, UrgencyThresholdMs: perClass("sheddable=2s")},
+			simcore.SLOSheddable, simcore.SLOCritical, 2009, true},
+		{"equal bases: at once", PolicyConfig{Name: SLOTiered}, simcore.SLOBatch, simcore.SLOSheddable, 0, true},
+		{"higher base: at once", PolicyConfig{Name: ByClass}, simcore.SLOCritical, simcore.SLOSheddable, 0, true},
+		{"slo-class: never", PolicyConfig{Name: ByClass}, simcore.SLOSheddable, simcore.SLOCritical, 0, false},
+		{"zero age weight: never", PolicyConfig{Name: SLOTiered, AgeWeightGiven: true}, simcore.SLOSheddable, simcore.SLOCritical, 0, false},
+		{"slo-based: at once", PolicyConfig{Name: SLOBased}, simcore.SLOSheddable, simcore.SLOCritical, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := OvertakeWaitMs(tc.cfg, tc.low, tc.high)
+			if ok != tc.wantOK || math.Abs(got-tc.wantMs) > 1e-9 {
+				t.Fatalf("OvertakeWaitMs = %v, %v; want %v, %v", got, ok, tc.wantMs, tc.wantOK)
+			}
+			checkOvertake(t, tc.cfg, tc.low, tc.high, got, ok)
+		})
+	}
+}
+
+// checkOvertake serves a class-low request that has waited around the
+// bound against a fresh class-high one: it must be behind 1 µs before the
+// bound and ahead 1 µs after (the µs either side absorbs float rounding at
+// the exact boundary), and never ahead when there is no bound.
+func checkOvertake(t *testing.T, cfg PolicyConfig, low, high simcore.SLOClass, boundMs float64, ok bool) {
+	t.Helper()
+	order := func(waited simcore.Tick) []int64 {
+		now := 10*ms + waited
+		return serve(t, cfg, now, req(1, low, 10*ms), req(2, high, now))
+	}
+	if !ok {
+		if got := order(24 * 3600_000 * ms); got[0] != 2 {
+			t.Fatalf("class %s overtook %s after a day with no bound: %v", low, high, got)
+		}
+		return
+	}
+	boundUs := simcore.Tick(math.Ceil(boundMs * 1e3))
+	if boundUs > 0 {
+		if got := order(boundUs - 1); got[0] != 2 {
+			t.Fatalf("class %s ahead of fresh %s before %v ms: %v", low, high, boundMs, got)
+		}
+	}
+	if got := order(boundUs + 1); got[0] != 1 {
+		t.Fatalf("class %s still behind fresh %s after %v ms: %v", low, high, boundMs, got)
+	}
+}
+
+func TestPriorityBridge_HintReplacesClassBase(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    PolicyConfig
+		class  simcore.SLOClass
+		hint   float64
+		waited simcore.Tick
+		want   float64
+	}{
+		{"slo-class uses the hint", PolicyConfig{Name: ByClass}, simcore.SLOSheddable, 7, 0, 7},
+		{"slo-class without hint uses the class", PolicyConfig{Name: ByClass}, simcore.SLOSheddable, 0, 0, 1},
+		{"slo-tiered adds urgency to the hint", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, 10, 300 * ms, 11},
+		{"slo-based ignores the hint", PolicyConfig{Name: SLOBased}, simcore.SLOSheddable, 7, 2000 * ms, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPolicy(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := req(0, tc.class, 0)
+			r.PriorityHint = tc.hint
+			if got := p.Priority(r, tc.waited); math.Abs(got-tc.want) > 1e-9 {
+				t.Fatalf("priority = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A hinted sheddable request is served before a critical one.
+	shed := req(1, simcore.SLOSheddable, 0)
+	shed.PriorityHint = 20
+	if got := serve(t, PolicyConfig{Name: ByClass}, 0, req(0, simcore.SLOCritical, 0), shed); got[0] != 1 {
+		t.Fatalf("hinted sheddable not first: %v", got)
+	}
+}
+
+// The router's hint comes from BaseFor: a fresh request must score the
+// same with or without it, so the bridge never changes the order by
+// itself.
+func TestBaseFor_MatchesThePolicyTable(t *testing.T) {
+	for _, cfg := range []PolicyConfig{{Name: ByClass}, {Name: SLOTiered, Base: perClass("critical=12.9,batch=3")}} {
+		p, err := NewPolicy(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
+			plain, hinted := req(0, c, 0), req(1, c, 0)
+			hinted.PriorityHint = BaseFor(cfg, c)
+			if a, b := p.Priority(plain, 0), p.Priority(hinted, 0); a != b || a != BaseFor(cfg, c) {
+				t.Fatalf("%s %s: plain %v, hinted %v, BaseFor %v", cfg.Name, c.Label(), a, b, BaseFor(cfg, c))
+			}
+		}
+	}
+}
+
+func TestNewPolicy_RejectsBadConfig(t *testing.T) {
+	nanBase := PolicyConfig{Name: ByClass}
+	nanBase.Base.V[simcore.SLOCritical], nanBase.Base.Set[simcore.SLOCritical] = math.NaN(), true
+	tests := []struct {
+		name    string
+		cfg     PolicyConfig
+		wantErr string
+	}{
+		{"unknown name", PolicyConfig{Name: "tiered"}, `--priority-policy: unknown value "tiered" (allowed: constant, slo-based, slo-class, slo-tiered)`},
+		{"negative age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: -0.1}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got -0.1"},
+		{"NaN age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.NaN()}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got NaN"},
+		{"infinite age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.Inf(1)}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got +Inf"},
+		{"bad weight with an unused policy", PolicyConfig{Name: Constant, AgeWeightPerMs: -1}, "--slo-age-weight:"},
+		{"negative threshold", PolicyConfig{Name: SLOTiered, UrgencyThresholdMs: perClass("sheddable=-5")}, "--slo-urgency-threshold-ms: sheddable=-5ms must be a finite number ≥ 0"},
+		{"NaN base", nanBase, "--slo-base: critical=NaN must be a finite number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewPolicy(tc.cfg)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line starting %q", err, tc.wantErr)
+			}
+		})
+	}
+	for _, cfg := range []PolicyConfig{
+		{Name: Constant, Base: perClass("critical=3")},
+		{Name: SLOBased, UrgencyThresholdMs: perClass("standard=1")},
+		{Name: SLOTiered, AgeWeightPerMs: 0, AgeWeightGiven: true},
+	} {
+		if _, err := NewPolicy(cfg); err != nil {
+			t.Errorf("%+v: unexpected error %v", cfg, err)
+		}
+	}
+}
+
+// Rescoring runs for every waiting request at every step.
+func TestTieredPriority_AllocationFree(t *testing.T) {
+	p, err := NewPolicy(PolicyConfig{Name: SLOTiered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := req(0, simcore.SLOStandard, 0)
+	if n := testing.AllocsPerRun(100, func() { r.Priority = p.Priority(r, 500*ms) }); n != 0 {
+		t.Fatalf("%v allocations per call", n)
+	}
+}

@@ -1,0 +1,117 @@
+package sched
+
+import "optimize/simcore"
+
+// Defaults of the class-aware policies. The bases are the seeds' table
+// (critical 10, standard 5, sheddable and batch 1); background and
+// unclassed requests rank last.
+//
+// The aging defaults are those of the BLIS side branch the seeds ran
+// (SLOTieredPriority: 1e-5 per µs, standard 100 ms, sheddable, batch and
+// background 200 ms, critical 0): with them a sheddable request overtakes
+// a fresh critical one after 200 + (10 − 1) / 0.01 = 1100 ms, the "~1 s"
+// starvation ceiling seed 004 calibrated. Its Bayesian optimum (9.8e-5
+// per µs = 0.098 per ms with critical base 12.9) is a tuning result, not
+// a default. Unclassed requests age from arrival, so a workload without
+// classes is served FCFS.
+const DefaultAgeWeightPerMs = 0.01
+
+var (
+	defaultBase               = [simcore.NumSLOClasses]float64{0, 10, 5, 1, 1, 0}
+	defaultUrgencyThresholdMs = [simcore.NumSLOClasses]float64{0, 0, 100, 200, 200, 200}
+)
+
+// BaseFor returns class c's base priority under cfg: the router computes
+// the priority-bridge hint from it, so that router and scheduler share
+// one table.
+func BaseFor(cfg PolicyConfig, c simcore.SLOClass) float64 {
+	c = knownClass(c)
+	return cfg.Base.Or(c, defaultBase[c])
+}
+
+// UrgencyThresholdMsFor returns how long (ms) a class-c request waits
+// before slo-tiered urgency starts to grow.
+func UrgencyThresholdMsFor(cfg PolicyConfig, c simcore.SLOClass) float64 {
+	c = knownClass(c)
+	return cfg.UrgencyThresholdMs.Or(c, defaultUrgencyThresholdMs[c])
+}
+
+// ageWeightPerMs is the slo-tiered slope in effect.
+func ageWeightPerMs(cfg PolicyConfig) float64 {
+	if cfg.AgeWeightPerMs == 0 && !cfg.AgeWeightGiven {
+		return DefaultAgeWeightPerMs
+	}
+	return cfg.AgeWeightPerMs
+}
+
+// OvertakeWaitMs is the starvation bound: after how many ms of waiting a
+// class-low request is served before a fresh class-high one under
+// priority-fcfs (ties go to the earlier arrival, so equality counts). It
+// returns false when that never happens: slo-class, or slo-tiered with
+// age weight 0, when low's base is below high's. cfg must be valid, and
+// any router hint must come from BaseFor.
+func OvertakeWaitMs(cfg PolicyConfig, low, high simcore.SLOClass) (float64, bool) {
+	switch cfg.Name {
+	case Constant, "", SLOBased:
+		// Equal ages score equal, and an older request is ahead of a fresh one.
+		return 0, true
+	case ByClass, SLOTiered:
+	default:
+		return 0, false
+	}
+	gap := BaseFor(cfg, high) - BaseFor(cfg, low)
+	if gap <= 0 {
+		return 0, true
+	}
+	w := 0.0
+	if cfg.Name == SLOTiered {
+		w = ageWeightPerMs(cfg)
+	}
+	if w == 0 {
+		return 0, false
+	}
+	// A fresh request has no urgency: every threshold is ≥ 0.
+	return UrgencyThresholdMsFor(cfg, low) + gap/w, true
+}
+
+// tieredPriority is slo-class (perMicro 0) and slo-tiered: the class
+// base, or the router's hint when it set one, plus perMicro for every µs
+// waited past the class threshold. The tables are indexed by class.
+type tieredPriority struct {
+	base        [simcore.NumSLOClasses]float64
+	thresholdUs [simcore.NumSLOClasses]float64
+	perMicro    float64
+}
+
+func newTieredPriority(cfg PolicyConfig, perMs float64) *tieredPriority {
+	p := &tieredPriority{perMicro: perMs / 1e3}
+	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
+		p.base[c] = BaseFor(cfg, c)
+		p.thresholdUs[c] = UrgencyThresholdMsFor(cfg, c) * 1e3
+	}
+	return p
+}
+
+func (p *tieredPriority) Priority(r *simcore.Request, now simcore.Tick) float64 {
+	c := knownClass(r.SLO)
+	base := p.base[c]
+	if r.PriorityHint != 0 {
+		base = r.PriorityHint
+	}
+	if p.perMicro == 0 {
+		return base
+	}
+	if past := float64(now-r.Arrival) - p.thresholdUs[c]; past > 0 {
+		return base + p.perMicro*past
+	}
+	return base
+}
+
+// knownClass maps an out-of-range class to the unclassed row, so that a
+// table lookup can never go out of bounds.
+func knownClass(c simcore.SLOClass) simcore.SLOClass {
+	if c >= simcore.NumSLOClasses {
+		return simcore.SLONone
+	}
+	return c
+}
