@@ -7,7 +7,7 @@ BASELINE_FLAGS := --workload orthogonal-slo --seeds 42,43,44 --num-instances 8 \
 	--routing-policy weighted --routing-scorers prefix-affinity:3,queue-depth:2,kv-utilization:2 \
 	--long-prefill-token-threshold 256
 
-.PHONY: all build demo test bench fuzz clean
+.PHONY: all build demo baseline test bench fuzz clean
 
 all: build
 
@@ -15,6 +15,9 @@ build:
 	$(GO) build -o $(BIN) ./cmd/optimize
 
 demo: build
+	./$(BIN) study create slo-cascade --trials 40
+
+baseline: build
 	./$(BIN) simulate $(BASELINE_FLAGS)
 
 test:

@@ -1,5 +1,5 @@
 // Package templates embeds the built-in declarative files into the binary:
-// workload specs, model latency profiles and (later) strategy templates.
+// workload specs, model latency profiles and strategy templates.
 package templates
 
 import "embed"
@@ -13,3 +13,9 @@ var Workloads embed.FS
 //
 //go:embed models/*.yaml
 var Models embed.FS
+
+// Strategies holds the built-in strategy templates, as
+// strategies/<name>.yaml (see package optimize/strategies).
+//
+//go:embed strategies/*.yaml
+var Strategies embed.FS

@@ -63,7 +63,8 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(newSimulateCommand(s))
+	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
+	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir), newTemplateCommand(s, templatesDir))
 	return root
 }
 

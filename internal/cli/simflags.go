@@ -97,14 +97,17 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 const defaultModel = "meta-llama/llama-3.1-8b-instruct"
 
 // apply overlays the flags the user set on base and resolves the latency
-// profile: model/hardware/tp choose it, explicit coefficients override it.
-func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog) (cluster.Config, error) {
+// profile: model/hardware/tp choose it (always when fromDefaults, else only
+// when one of them is given), explicit coefficients override it.
+func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog, fromDefaults bool) (cluster.Config, error) {
 	c := base
-	p, err := catalog.Find(f.model, f.hardware, f.tp)
-	if err != nil {
-		return c, err
+	if fromDefaults || changed(fs, "model") || changed(fs, "hardware") || changed(fs, "tp") {
+		p, err := catalog.Find(f.model, f.hardware, f.tp)
+		if err != nil {
+			return c, err
+		}
+		c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
 	}
-	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
 	if changed(fs, "alpha-coeffs") {
 		if len(f.alpha) != 3 {
 			return c, fmt.Errorf("--alpha-coeffs: need exactly 3 values α0,α1,α2, got %d", len(f.alpha))

@@ -3,24 +3,29 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 )
 
 type simulateOptions struct {
-	flags  simFlags
-	wl     workloadFlags
-	seed   int64
-	seeds  []int64
-	output string
+	flags        simFlags
+	wl           workloadFlags
+	seed         int64
+	seeds        []int64
+	output       string
+	template     string
+	params       []string
+	templatesDir *string
 }
 
-func newSimulateCommand(s Streams) *cobra.Command {
-	o := &simulateOptions{}
+func newSimulateCommand(s Streams, templatesDir *string) *cobra.Command {
+	o := &simulateOptions{templatesDir: templatesDir}
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Run the cluster simulator on a workload, once per seed",
@@ -41,7 +46,34 @@ output then holds every seed's summary and their mean.`,
 	fs.Int64Var(&o.seed, "seed", 42, "seed of the workload and of the router's tie-breaking")
 	fs.Int64SliceVar(&o.seeds, "seeds", nil, "several seeds, e.g. 42,43,44 (overrides --seed)")
 	fs.StringVar(&o.output, "output", "text", "text or json")
+	fs.StringVar(&o.template, "template", "", "run one point of a strategy template (policy flags given too override it)")
+	fs.StringArrayVar(&o.params, "param", nil, "template parameter name=value (repeatable; others take their defaults)")
 	return cmd
+}
+
+// templateConfig builds the configuration of one template point and, when
+// no workload flag is given, selects the template's workload.
+func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, error) {
+	reg, err := loadRegistry(*o.templatesDir)
+	if err != nil {
+		return cluster.Config{}, err
+	}
+	tpl, err := reg.Get(o.template)
+	if err != nil {
+		return cluster.Config{}, fmt.Errorf("--template: %v", err)
+	}
+	values, err := tpl.ParseParams(o.params)
+	if err != nil {
+		return cluster.Config{}, fmt.Errorf("--param: %v", err)
+	}
+	base, err := baseConfig()
+	if err != nil {
+		return cluster.Config{}, failed(err)
+	}
+	if !changed(fs, "workload") && !changed(fs, "workload-spec") && !changed(fs, "trace") {
+		o.wl.name = tpl.Workload
+	}
+	return tpl.Config(base, values)
 }
 
 func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
@@ -53,7 +85,16 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	if err != nil {
 		return failed(err)
 	}
-	cfg, err := o.flags.apply(fs, cluster.Defaults(), catalog)
+	base, fromDefaults := cluster.Defaults(), true
+	if o.template != "" {
+		if base, err = o.templateConfig(fs); err != nil {
+			return err
+		}
+		fromDefaults = false
+	} else if len(o.params) > 0 {
+		return fmt.Errorf("--param: needs --template")
+	}
+	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults)
 	if err != nil {
 		return err
 	}
@@ -129,7 +170,12 @@ func writeJSON(s Streams, seeds []int64, runs []metrics.Summary) error {
 	if len(runs) > 1 {
 		v = multiSeed{Seeds: seeds, PerSeed: runs, Mean: metrics.Mean(runs)}
 	}
-	enc := json.NewEncoder(s.Out)
+	return writeIndented(s.Out, v)
+}
+
+// writeIndented writes v as indented JSON.
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return failed(enc.Encode(v))
 }

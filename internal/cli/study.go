@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"optimize/simcore/cluster"
+	"optimize/storage"
+	"optimize/studies"
+)
+
+// studyFlags are shared by the study subcommands.
+type studyFlags struct {
+	storage      string
+	templatesDir *string
+	workers      int
+	lease        time.Duration
+}
+
+func newStudyCommand(s Streams, templatesDir *string) *cobra.Command {
+	f := &studyFlags{templatesDir: templatesDir}
+	cmd := &cobra.Command{
+		Use:   "study",
+		Short: "Create, run, resume and report studies (TPE searches over a strategy template)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.PersistentFlags().StringVar(&f.storage, "storage", "", "sqlite:///PATH, a file path or postgres://user:pass@host:port/db (default $"+storage.EnvVar+" or ./"+storage.DefaultPath+")")
+	cmd.AddCommand(newStudyCreate(s, f), newStudyResume(s, f), newStudyList(s, f), newStudyShow(s, f),
+		newStudyDelete(s, f), newStudyExport(s, f))
+	return cmd
+}
+
+// bindRunFlags adds the flags of commands that run trials.
+func (f *studyFlags) bindRunFlags(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "trials run at once in this process (0 = create only, let workers run it)")
+	cmd.Flags().DurationVar(&f.lease, "lease", 30*time.Second, "a running trial whose worker sent no heartbeat for this long is rescued")
+}
+
+// env opens the storage and builds the study environment.
+func (f *studyFlags) env(s Streams) (*studies.Env, error) {
+	reg, err := loadRegistry(*f.templatesDir)
+	if err != nil {
+		return nil, err
+	}
+	base, err := baseConfig()
+	if err != nil {
+		return nil, failed(err)
+	}
+	st, err := storage.Open(storage.Resolve(f.storage))
+	if err != nil {
+		return nil, failed(err)
+	}
+	return &studies.Env{Store: st, Registry: reg, Base: base, Progress: s.Err,
+		Workers: f.workers, Lease: f.lease, Worker: studies.WorkerID()}, nil
+}
+
+// baseConfig is the simulator's defaults with the default model profile.
+func baseConfig() (cluster.Config, error) {
+	catalog, err := loadCatalog()
+	if err != nil {
+		return cluster.Config{}, err
+	}
+	p, err := catalog.Find(defaultModel, "", 0)
+	if err != nil {
+		return cluster.Config{}, err
+	}
+	c := cluster.Defaults()
+	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
+	return c, nil
+}
+
+// interruptible returns a context cancelled by the first Ctrl-C or
+// SIGTERM: trials in flight finish and are recorded. A second Ctrl-C
+// kills the process (the study resumes from the database).
+func interruptible() (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// studyError maps study errors to exit codes.
+func studyError(err error) error {
+	var u studies.UsageError
+	if err == nil || errors.As(err, &u) || errors.Is(err, storage.ErrStudyNotFound) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return failed(errors.New("interrupted: resume with `optimize study resume NAME`"))
+	}
+	return failed(err)
+}
+
+func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
+	o := studies.CreateOptions{}
+	var seeds []int64
+	cmd := &cobra.Command{
+		Use:   "create TEMPLATE",
+		Short: "Create a study, run its baseline, then run its trials",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Template, o.Seeds = args[0], seeds
+			// Check the request before touching the database.
+			reg, err := loadRegistry(*f.templatesDir)
+			if err != nil {
+				return err
+			}
+			if _, err := reg.Get(o.Template); err != nil {
+				return err
+			}
+			if o.Trials < 1 {
+				return fmt.Errorf("--trials: must be ≥ 1, got %d", o.Trials)
+			}
+			if f.workers < 0 {
+				return fmt.Errorf("--workers: must be ≥ 0, got %d", f.workers)
+			}
+			env, err := f.env(s)
+			if err != nil {
+				return err
+			}
+			defer env.Store.Close()
+			ctx, stop := interruptible()
+			defer stop()
+			row, err := env.Create(ctx, o)
+			if err != nil {
+				return studyError(err)
+			}
+			if f.workers == 0 {
+				fmt.Fprintf(s.Out, "study %s created with its baseline; start workers: worker --storage %s --study %s\n",
+					row.Name, env.Store.Label, row.Name)
+				return nil
+			}
+			if err := env.Run(ctx, row); err != nil {
+				return studyError(err)
+			}
+			return showStudy(s, env, row.Name, "text")
+		},
+	}
+	cmd.Flags().StringVar(&o.Name, "name", "", "study name (default: TEMPLATE-<timestamp>)")
+	cmd.Flags().IntVar(&o.Trials, "trials", 40, "total complete trials of the study (resume continues to it)")
+	cmd.Flags().Int64SliceVar(&seeds, "seeds", []int64{42, 43, 44}, "simulation seeds of every trial")
+	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload or spec file (default: the template's)")
+	cmd.Flags().StringVar(&o.Sampler, "sampler", "tpe", "tpe, random or grid")
+	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", 1, "seed of the sampler (the study is repeatable with one worker)")
+	f.bindRunFlags(cmd)
+	return cmd
+}
+
+func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "resume NAME",
+		Short: "Continue a study to its trial total, rescuing trials of dead workers",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := f.env(s)
+			if err != nil {
+				return err
+			}
+			defer env.Store.Close()
+			row, err := env.Store.StudyByName(args[0])
+			if err != nil {
+				return studyError(err)
+			}
+			ctx, stop := interruptible()
+			defer stop()
+			if err := env.Run(ctx, row); err != nil {
+				return studyError(err)
+			}
+			return showStudy(s, env, row.Name, "text")
+		},
+	}
+	f.bindRunFlags(cmd)
+	return cmd
+}
+
+func newStudyList(s Streams, f *studyFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the studies in the storage",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			env, err := f.env(s)
+			if err != nil {
+				return err
+			}
+			defer env.Store.Close()
+			rows, err := env.Store.Studies()
+			if err != nil {
+				return failed(fmt.Errorf("storage %s: %v (create a study first)", env.Store.Label, err))
+			}
+			for _, r := range rows {
+				complete, running, _ := env.Store.Counts(r.ID)
+				fmt.Fprintf(s.Out, "%-36s %-22s %3d/%-3d complete %2d running  %s\n", r.Name, r.Template, complete, r.TrialsTotal, running, r.CreatedAt.Format(time.RFC3339))
+			}
+			return nil
+		},
+	}
+}
+
+func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Baseline against the best trial, every objective and SLO class, the Pareto front",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			}
+			env, err := f.env(s)
+			if err != nil {
+				return err
+			}
+			defer env.Store.Close()
+			return showStudy(s, env, args[0], output)
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	return cmd
+}
+
+func showStudy(s Streams, env *studies.Env, name, output string) error {
+	r, err := env.Load(name)
+	if err != nil {
+		return studyError(err)
+	}
+	if output == "json" {
+		return writeIndented(s.Out, r.JSON())
+	}
+	r.WriteTable(s.Out)
+	return nil
+}
+
+func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a study and all its trials",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := f.env(s)
+			if err != nil {
+				return err
+			}
+			defer env.Store.Close()
+			row, err := env.Store.StudyByName(args[0])
+			if err != nil {
+				return studyError(err)
+			}
+			if err := env.Delete(row); err != nil {
+				return failed(err)
+			}
+			fmt.Fprintf(s.Out, "deleted study %s\n", row.Name)
+			return nil
+		},
+	}
+}
+
+func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
+	var format, out string
+	var pareto bool
+	cmd := &cobra.Command{
+		Use:   "export NAME",
+		Short: "Export every trial (or the Pareto front) as CSV or JSON",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "csv" && format != "json" {
+				return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
+			}
+			env, err := f.env(s)
+			if err != nil {
+				return err
+			}
+			defer env.Store.Close()
+			r, err := env.Load(args[0])
+			if err != nil {
+				return studyError(err)
+			}
+			w := s.Out
+			if out != "" && out != "-" {
+				file, err := os.Create(out)
+				if err != nil {
+					return failed(err)
+				}
+				defer file.Close()
+				w = file
+			}
+			return failed(r.Export(w, format, pareto))
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
+	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials")
+	return cmd
+}

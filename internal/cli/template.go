@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"optimize/strategies"
+)
+
+func newTemplateCommand(s Streams, templatesDir *string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "template",
+		Short: "List and inspect strategy templates",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(
+		&cobra.Command{
+			Use:   "list",
+			Short: "List the strategy templates (built-in and --templates-dir)",
+			Args:  cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				reg, err := loadRegistry(*templatesDir)
+				if err != nil {
+					return err
+				}
+				return failed(writeTemplateList(s.Out, reg))
+			},
+		},
+		&cobra.Command{
+			Use:   "show NAME",
+			Short: "Show a template's mechanism, parameters, objectives and constraints",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(_ *cobra.Command, args []string) error {
+				reg, err := loadRegistry(*templatesDir)
+				if err != nil {
+					return err
+				}
+				t, err := reg.Get(args[0])
+				if err != nil {
+					return err
+				}
+				return failed(writeTemplate(s.Out, t))
+			},
+		},
+		&cobra.Command{
+			Use:   "knobs",
+			Short: "List the simulator knobs a template may set, with their ranges",
+			Args:  cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				return failed(writeKnobs(s.Out))
+			},
+		},
+	)
+	return cmd
+}
+
+// loadRegistry loads the built-in templates and, when dir is not empty,
+// the user's. A broken built-in is a runtime failure (exit 1); a broken
+// user template is the user's input (exit 2).
+func loadRegistry(dir string) (*strategies.Registry, error) {
+	reg, err := strategies.Builtin()
+	if err != nil {
+		return nil, failed(err)
+	}
+	if dir != "" {
+		if err := reg.AddDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+func writeTemplateList(w io.Writer, reg *strategies.Registry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWORKLOAD\tPARAMS\tDESCRIPTION")
+	for _, t := range reg.Templates() {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.Name, t.Workload, len(t.Params), firstSentence(t.Description))
+	}
+	return tw.Flush()
+}
+
+// firstSentence is the text up to the first full stop followed by a space.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func writeTemplate(w io.Writer, t *strategies.Template) error {
+	fmt.Fprintf(w, "%s (%s)\n", t.Name, t.File)
+	if t.Base != "" {
+		fmt.Fprintf(w, "base: %s\n", t.Base)
+	}
+	fmt.Fprintf(w, "workload: %s\n\n%s\n", t.Workload, wrap(t.Description, 78))
+
+	fmt.Fprintln(w, "\nMechanism:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, m := range t.Mechanism() {
+		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", m.Knob, m.Value, m.From)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\nParameters:")
+	if len(t.Params) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range t.Params {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Knob)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\nObjectives:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, o := range t.Objectives {
+		direction, primary := "maximize", ""
+		if o.Minimize {
+			direction = "minimize"
+		}
+		if i == t.Primary {
+			primary = "(primary)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o.Name, direction, o.Metric, primary)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\nConstraints:")
+	if len(t.Constraints) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, c := range t.Constraints {
+		fmt.Fprintf(w, "  %s\n", constraintText(c))
+	}
+	return nil
+}
+
+// constraintText renders the bounds that are set, e.g.
+// "tokens_per_sec ≥ 0.98 × baseline".
+func constraintText(c strategies.Constraint) string {
+	var parts []string
+	if c.MinRatioToBaseline != 0 {
+		parts = append(parts, fmt.Sprintf("≥ %g × baseline", c.MinRatioToBaseline))
+	}
+	if c.MaxRatioToBaseline != 0 {
+		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
+	}
+	if c.Min != 0 {
+		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))
+	}
+	if c.Max != 0 {
+		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
+	}
+	return c.Metric + " " + strings.Join(parts, ", ")
+}
+
+func writeKnobs(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KNOB\tVALUES\tMEANING")
+	for _, k := range strategies.Knobs() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, k.ValuesText(), k.Doc)
+	}
+	return tw.Flush()
+}
+
+// wrap breaks text into lines of at most width columns.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	line := 0
+	for _, word := range strings.Fields(text) {
+		if line > 0 && line+1+len([]rune(word)) > width {
+			b.WriteByte('\n')
+			line = 0
+		} else if line > 0 {
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += len([]rune(word))
+	}
+	return b.String()
+}

@@ -1,0 +1,353 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/c-bata/goptuna"
+	"github.com/c-bata/goptuna/tpe"
+)
+
+// Method selects how parameter vectors are proposed.
+type Method string
+
+const (
+	// MethodTPE: StartupTrials uniform draws, then goptuna's TPE with
+	// pending trials lied about. The default.
+	MethodTPE Method = "tpe"
+	// MethodRandom: uniform draws (integer upper bounds reachable).
+	MethodRandom Method = "random"
+	// MethodGrid: the number-th point of the full grid (see grid).
+	MethodGrid Method = "grid"
+)
+
+// ParseMethod accepts "tpe", "random", "grid"; empty means tpe.
+func ParseMethod(name string) (Method, error) {
+	switch Method(name) {
+	case "":
+		return MethodTPE, nil
+	case MethodTPE, MethodRandom, MethodGrid:
+		return Method(name), nil
+	}
+	return "", fmt.Errorf("method: unknown sampler %q (want tpe, random or grid)", name)
+}
+
+// Options tune a Sampler; zero values mean the defaults.
+type Options struct {
+	// StartupTrials: trial numbers below this are uniform draws (default 10).
+	// Counted by trial number, not by finished trials, so parallel workers
+	// do not stretch the random phase.
+	StartupTrials int
+	// GridPoints per float axis for MethodGrid, bounds included (default 5, min 2).
+	GridPoints int
+	// Penalty is the constant-liar value of pending trials (default LiarWorst).
+	Penalty Liar
+}
+
+const (
+	defaultStartupTrials = 10
+	defaultGridPoints    = 5
+	// minModelTrials: TPE needs a few real observations before it is better
+	// than a uniform draw; below this it falls back to uniform.
+	minModelTrials = 2
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.StartupTrials < 0 {
+		return o, fmt.Errorf("options.StartupTrials: must be >= 0, got %d", o.StartupTrials)
+	}
+	if o.StartupTrials == 0 {
+		o.StartupTrials = defaultStartupTrials
+	}
+	if o.GridPoints < 0 || o.GridPoints == 1 {
+		return o, fmt.Errorf("options.GridPoints: must be >= 2, got %d", o.GridPoints)
+	}
+	if o.GridPoints == 0 {
+		o.GridPoints = defaultGridPoints
+	}
+	liar, err := parseLiar(o.Penalty)
+	o.Penalty = liar
+	return o, err
+}
+
+// Trial system attributes written by the Sampler (strings, goptuna-visible).
+const (
+	// AttrNumber holds our study-wide trial number (goptuna numbers its
+	// trials itself, and the two differ once trials fail or are rescued).
+	AttrNumber = "optimize_number"
+	// AttrSource says where the vector came from: startup, tpe, random,
+	// grid or fixed.
+	AttrSource = "optimize_source"
+)
+
+// Sampler proposes parameter vectors for one study stored in goptuna's
+// tables (direction minimise). It is safe for concurrent use; TPE proposals
+// of all Samplers in the process are serialised (see globalrand.go).
+type Sampler struct {
+	storage   goptuna.Storage
+	studyName string
+	studyID   int
+	space     []Param
+	method    Method
+	seed      int64
+	opts      Options
+	grid      *grid
+	pending   *pendingAwareStorage
+	tpeStudy  *goptuna.Study
+}
+
+// NewSampler creates the goptuna study (direction minimise) or loads it if
+// it exists. Creation is idempotent and tolerates several processes racing
+// on a fresh database: UNIQUE/"already exists"/locked errors are retried as
+// a load. The caller must have run rdb.RunAutoMigrate once beforehand
+// (concurrent migrations race; see harness-anchors §3.7).
+func NewSampler(storage goptuna.Storage, studyName string, space []Param, method Method, seed int64, opts Options) (*Sampler, error) {
+	if storage == nil {
+		return nil, errors.New("storage: nil")
+	}
+	if strings.TrimSpace(studyName) == "" {
+		return nil, errors.New("study name: empty")
+	}
+	method, err := ParseMethod(string(method))
+	if err != nil {
+		return nil, err
+	}
+	if err := validateSpace(space); err != nil {
+		return nil, err
+	}
+	if opts, err = opts.withDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Sampler{
+		storage:   storage,
+		studyName: studyName,
+		space:     append([]Param(nil), space...),
+		method:    method,
+		seed:      seed,
+		opts:      opts,
+		pending:   &pendingAwareStorage{Storage: storage},
+	}
+	if method == MethodGrid {
+		if s.grid, err = newGrid(s.space, opts.GridPoints); err != nil {
+			return nil, err
+		}
+	}
+	if s.studyID, err = createOrLoadStudy(storage, studyName); err != nil {
+		return nil, err
+	}
+	s.tpeStudy, err = goptuna.LoadStudy(studyName,
+		goptuna.StudyOptionStorage(s.pending),
+		goptuna.StudyOptionLogger(nil))
+	if err != nil {
+		return nil, fmt.Errorf("study %q: load: %w", studyName, err)
+	}
+	return s, nil
+}
+
+const (
+	studyOpenAttempts = 8
+	studyOpenBackoff  = 50 * time.Millisecond
+)
+
+func createOrLoadStudy(storage goptuna.Storage, name string) (int, error) {
+	var lastErr error
+	for attempt := 0; attempt < studyOpenAttempts; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * studyOpenBackoff)
+		}
+		if id, err := storage.GetStudyIDFromName(name); err == nil {
+			return id, checkMinimize(storage, id, name)
+		}
+		id, err := storage.CreateNewStudy(name)
+		if err == nil {
+			// rdb.v2 already creates minimise studies; set it anyway for
+			// other storages.
+			return id, storage.SetStudyDirection(id, goptuna.StudyDirectionMinimize)
+		}
+		if !isStartupRace(err) {
+			return 0, fmt.Errorf("study %q: create: %w", name, err)
+		}
+		lastErr = err
+	}
+	return 0, fmt.Errorf("study %q: create or load failed after %d attempts: %w", name, studyOpenAttempts, lastErr)
+}
+
+func checkMinimize(storage goptuna.Storage, id int, name string) error {
+	direction, err := storage.GetStudyDirection(id)
+	if err != nil {
+		return fmt.Errorf("study %q: direction: %w", name, err)
+	}
+	if direction != goptuna.StudyDirectionMinimize {
+		return fmt.Errorf("study %q: direction is %s, search only minimises", name, direction)
+	}
+	return nil
+}
+
+// isStartupRace recognises another process creating the same study (or
+// holding the write lock) at the same moment, across SQLite and PostgreSQL.
+func isStartupRace(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"unique", "already exists", "duplicate", "locked", "busy"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Space returns a copy of the search space.
+func (s *Sampler) Space() []Param { return append([]Param(nil), s.space...) }
+
+// StudyID is goptuna's id of the study.
+func (s *Sampler) StudyID() int { return s.studyID }
+
+// Ask creates a RUNNING trial and proposes its parameter vector. number is
+// the study-wide trial number (unique, increasing); the proposal depends
+// only on (seed, number, completed and pending history), so a sequential
+// study is repeatable and two processes asking different numbers do not
+// collide by accident. On error no RUNNING trial is left behind.
+func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
+	if number < 0 {
+		return 0, nil, fmt.Errorf("number: must be >= 0, got %d", number)
+	}
+	if s.method == MethodTPE {
+		// Held until the params are written, so that the next in-process
+		// proposal already sees this trial as pending.
+		tpeMu.Lock()
+		defer tpeMu.Unlock()
+	}
+	trialID, err = s.storage.CreateNewTrial(s.studyID)
+	if err != nil {
+		return 0, nil, fmt.Errorf("ask trial %d: create: %w", number, err)
+	}
+	values, source, err := s.propose(number, trialID)
+	if err == nil {
+		err = s.record(trialID, number, source, values)
+	}
+	if err != nil {
+		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
+		return 0, nil, fmt.Errorf("ask trial %d: %w", number, err)
+	}
+	return trialID, values, nil
+}
+
+// AskFixed creates a RUNNING trial with the given vector (a rescued trial,
+// the baseline point, an enqueued suggestion).
+func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error) {
+	if number < 0 {
+		return 0, fmt.Errorf("number: must be >= 0, got %d", number)
+	}
+	if err := validateValues(s.space, values); err != nil {
+		return 0, err
+	}
+	if s.method == MethodTPE {
+		tpeMu.Lock()
+		defer tpeMu.Unlock()
+	}
+	trialID, err = s.storage.CreateNewTrial(s.studyID)
+	if err != nil {
+		return 0, fmt.Errorf("ask fixed trial %d: create: %w", number, err)
+	}
+	if err := s.record(trialID, number, "fixed", values); err != nil {
+		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
+		return 0, fmt.Errorf("ask fixed trial %d: %w", number, err)
+	}
+	return trialID, nil
+}
+
+// Tell completes a trial with its score (minimised; must be finite —
+// failed evaluations go to Fail).
+func (s *Sampler) Tell(trialID int, score float64) error {
+	if math.IsNaN(score) || math.IsInf(score, 0) {
+		return fmt.Errorf("tell trial %d: score must be finite, got %g", trialID, score)
+	}
+	if err := s.storage.SetTrialValue(trialID, score); err != nil {
+		return fmt.Errorf("tell trial %d: value: %w", trialID, err)
+	}
+	if err := s.storage.SetTrialState(trialID, goptuna.TrialStateComplete); err != nil {
+		return fmt.Errorf("tell trial %d: state: %w", trialID, err)
+	}
+	return nil
+}
+
+// Fail marks a trial FAIL; TPE ignores it. Failing a finished trial returns
+// an error wrapping goptuna.ErrTrialCannotBeUpdated.
+func (s *Sampler) Fail(trialID int) error {
+	if err := s.storage.SetTrialState(trialID, goptuna.TrialStateFail); err != nil {
+		return fmt.Errorf("fail trial %d: %w", trialID, err)
+	}
+	return nil
+}
+
+func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {
+	switch s.method {
+	case MethodGrid:
+		return s.grid.point(number), "grid", nil
+	case MethodRandom:
+		return drawUniformVector(s.space, newTrialRand(s.seed, number, streamUniform)), "random", nil
+	}
+	return s.proposeTPE(number, trialID)
+}
+
+// proposeTPE runs with tpeMu held.
+func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
+	uniform := newTrialRand(s.seed, number, streamUniform)
+	if number < s.opts.StartupTrials {
+		return drawUniformVector(s.space, uniform), "startup", nil
+	}
+	trials, err := s.storage.GetAllTrials(s.studyID)
+	if err != nil {
+		return nil, "", fmt.Errorf("history: %w", err)
+	}
+	if countCompleted(trials) < minModelTrials {
+		return drawUniformVector(s.space, uniform), "startup", nil
+	}
+	s.pending.snapshot = withPendingLies(trials, trialID, s.space, s.opts.Penalty)
+	defer func() { s.pending.snapshot = nil }()
+
+	reseedGlobalRand(derivedSeed(s.seed, number, streamGlobalRand))
+	// A fresh sampler per proposal: its own rng depends only on the trial.
+	// Startup is ours (goptuna's random sampler misses integer tops).
+	sampler := tpe.NewSampler(
+		tpe.SamplerOptionSeed(derivedSeed(s.seed, number, streamTPE)),
+		tpe.SamplerOptionNumberOfStartupTrials(0))
+	frozen := goptuna.FrozenTrial{ID: trialID, State: goptuna.TrialStateRunning}
+
+	values := make([]float64, len(s.space))
+	for i, p := range s.space {
+		switch {
+		case p.single():
+			values[i], _ = p.bounds()
+		case observed(s.pending.snapshot, p.Name) < minModelTrials:
+			values[i] = p.drawUniform(uniform) // e.g. a parameter added on resume
+		default:
+			v, err := sampler.Sample(s.tpeStudy, frozen, p.Name, p.distribution())
+			if err != nil {
+				return nil, "", fmt.Errorf("tpe %s: %w", p.Name, err)
+			}
+			values[i] = p.fromInternal(p.clampInternal(v))
+		}
+	}
+	return values, "tpe", nil
+}
+
+// record writes the params with goptuna distributions (so TPE and goptuna
+// tooling read them) and our number/source as system attributes.
+func (s *Sampler) record(trialID, number int, source string, values []float64) error {
+	for i, p := range s.space {
+		if err := s.storage.SetTrialParam(trialID, p.Name, p.toInternal(values[i]), p.distribution()); err != nil {
+			return fmt.Errorf("param %s: %w", p.Name, err)
+		}
+	}
+	if err := s.storage.SetTrialSystemAttr(trialID, AttrNumber, strconv.Itoa(number)); err != nil {
+		return fmt.Errorf("attr %s: %w", AttrNumber, err)
+	}
+	if err := s.storage.SetTrialSystemAttr(trialID, AttrSource, source); err != nil {
+		return fmt.Errorf("attr %s: %w", AttrSource, err)
+	}
+	return nil
+}

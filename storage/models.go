@@ -1,0 +1,58 @@
+package storage
+
+import "time"
+
+// StudyRow is one study: what it optimises, how, and its baseline.
+type StudyRow struct {
+	ID          uint   `gorm:"primaryKey"`
+	Name        string `gorm:"size:255;uniqueIndex;not null"`
+	Template    string `gorm:"size:255;not null"`
+	Workload    string `gorm:"size:1024;not null"`
+	Seeds       string `gorm:"not null"` // JSON []int64
+	Sampler     string `gorm:"size:32;not null"`
+	SamplerSeed int64
+	TrialsTotal int
+	// Definition is the template as it was when the study was created
+	// (JSON), so a study keeps working if the template changes later.
+	Definition string `gorm:"type:text;not null"`
+	// Baseline is the baseline's mean metrics over the seeds (JSON
+	// metrics.Summary); BaselineSeeds the per-seed ones (JSON array).
+	Baseline      string `gorm:"type:text"`
+	BaselineSeeds string `gorm:"type:text"`
+	CreatedAt     time.Time
+}
+
+// Trial states.
+const (
+	TrialRunning  = "running"
+	TrialComplete = "complete"
+	TrialFailed   = "failed" // a dead worker's trial, rescued and re-run under a new number
+)
+
+// TrialRow is one parameter vector evaluated on every seed.
+type TrialRow struct {
+	ID        uint   `gorm:"primaryKey"`
+	StudyID   uint   `gorm:"not null;uniqueIndex:idx_study_number"`
+	Number    int    `gorm:"not null;uniqueIndex:idx_study_number"`
+	State     string `gorm:"size:16;not null;index"`
+	GoptunaID int
+	Params    string `gorm:"type:text"` // JSON []float64, aligned with the template's parameters
+	// RescueOf is the number of the failed trial whose parameters this one
+	// re-runs (-1 for none).
+	RescueOf    int
+	Score       float64
+	Objectives  string `gorm:"type:text"` // JSON []float64, the template's objectives (means over seeds)
+	Metrics     string `gorm:"type:text"` // JSON metrics.Summary (means over seeds)
+	Worker      string `gorm:"size:255"`
+	HeartbeatAt time.Time
+	StartedAt   time.Time
+	FinishedAt  *time.Time
+}
+
+// TrialSeedRow is one trial's metrics on one seed.
+type TrialSeedRow struct {
+	ID      uint   `gorm:"primaryKey"`
+	TrialID uint   `gorm:"not null;index"`
+	Seed    int64  `gorm:"not null"`
+	Metrics string `gorm:"type:text;not null"` // JSON metrics.Summary
+}

@@ -1,0 +1,144 @@
+package storage
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newStudy(t *testing.T, st *Store, total int) *StudyRow {
+	t.Helper()
+	row := &StudyRow{Name: "s", Template: "x", Workload: "w", Seeds: "[42]", Sampler: "tpe", TrialsTotal: total, Definition: "{}"}
+	if err := st.DB.Create(row).Error; err != nil {
+		t.Fatal(err)
+	}
+	return row
+}
+
+// Many goroutines claiming and completing at once never exceed the total,
+// never reuse a number, and never see "database is locked".
+func TestClaimsRespectTotalUnderConcurrency(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 25)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c, err := st.ClaimTrial(row, "w", time.Minute, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if c.Done {
+					return
+				}
+				if c.Trial == nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if err := st.SetProposal(c.Trial, 0, []float64{1}); err != nil {
+					errs <- err
+					return
+				}
+				if err := st.Complete(c.Trial, 1, []float64{1}, map[string]int{}, []int64{42}, []any{map[string]int{}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	trials, _ := st.Trials(row.ID)
+	seen := map[int]bool{}
+	complete := 0
+	for _, tr := range trials {
+		if seen[tr.Number] {
+			t.Fatalf("trial number %d used twice", tr.Number)
+		}
+		seen[tr.Number] = true
+		if tr.State == TrialComplete {
+			complete++
+		}
+	}
+	if complete != 25 || len(trials) != 25 {
+		t.Fatalf("%d complete of %d trials, want exactly 25", complete, len(trials))
+	}
+}
+
+// A trial whose lease expired is failed and its parameters re-run under
+// the next number; a live one is left alone.
+func TestExpiredLeaseIsRescued(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 3)
+	dead, _ := st.ClaimTrial(row, "dead", time.Minute, nil)
+	st.SetProposal(dead.Trial, 7, []float64{0.25, 3})
+	live, _ := st.ClaimTrial(row, "live", time.Minute, nil)
+	st.SetProposal(live.Trial, 8, []float64{0.5, 1})
+	// The dead worker stopped beating long ago.
+	st.DB.Model(&TrialRow{}).Where("id = ?", dead.Trial.ID).Update("heartbeat_at", time.Now().Add(-time.Hour))
+	c, err := st.ClaimTrial(row, "new", time.Minute, nil)
+	if err != nil || c.Trial == nil {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	if string(c.Rescue) != "[0.25,3]" || c.Trial.RescueOf != dead.Trial.Number || c.Trial.Number != 2 {
+		t.Fatalf("rescue %s of %d as number %d", c.Rescue, c.Trial.RescueOf, c.Trial.Number)
+	}
+	trials, _ := st.Trials(row.ID)
+	if trials[0].State != TrialFailed || trials[1].State != TrialRunning {
+		t.Fatalf("states %s %s", trials[0].State, trials[1].State)
+	}
+	// The dead worker comes back: its result must not count twice.
+	if err := st.Complete(dead.Trial, 1, nil, nil, nil, nil); err == nil {
+		t.Fatal("a rescued trial's late result was accepted")
+	}
+	// With 1 complete of 3 and two running, a fourth worker waits.
+	st.Complete(live.Trial, 1, nil, nil, nil, nil)
+	if c, _ := st.ClaimTrial(row, "x", time.Minute, nil); c.Trial == nil || c.Done {
+		t.Fatalf("a slot is free: %+v", c)
+	}
+	if c, _ := st.ClaimTrial(row, "y", time.Minute, nil); c.Trial != nil || c.Done {
+		t.Fatalf("total reached by running trials, got a claim: %+v", c)
+	}
+}
+
+// isAlive lets a claim rescue a dead owner without waiting for its lease.
+func TestDeadOwnerRescuedAtOnce(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 2)
+	first, _ := st.ClaimTrial(row, "gone", time.Hour, nil)
+	st.SetProposal(first.Trial, 1, []float64{9})
+	c, _ := st.ClaimTrial(row, "me", time.Hour, func(owner string) bool { return owner != "gone" })
+	if string(c.Rescue) != "[9]" {
+		t.Fatalf("dead owner's trial not rescued: %+v", c)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open("mysql://x"); err == nil {
+		t.Fatal("unsupported scheme accepted")
+	}
+	if got := hidePassword("postgres://u:secret@h:5432/db"); got != "postgres://u:***@h:5432/db" {
+		t.Fatalf("hidePassword = %q", got)
+	}
+}

@@ -1,0 +1,167 @@
+package strategies
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"optimize/simcore"
+	"optimize/simcore/cluster"
+	"optimize/simcore/route"
+)
+
+func TestKnobTableIsSortedAndComplete(t *testing.T) {
+	ks := Knobs()
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Name
+		if k.Doc == "" || k.set == nil {
+			t.Errorf("%s: needs a doc and a setter", k.Name)
+		}
+		if k.Kind == LogFloat {
+			t.Errorf("%s: knobs are float, int or categorical", k.Name)
+		}
+	}
+	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Fatalf("knob names must be sorted and unique: %v", names)
+	}
+	required := []string{"num_instances", "routing.policy", "routing.prefix_index_capacity", "routing.cache_signal_delay_us",
+		"routing.snapshot_refresh_us", "routing.kv_pressure.transfer_scale", "routing.kv_pressure.thrash_weight", "scheduler",
+		"priority.policy", "priority.age_weight_per_ms", "priority.bridge", "preemption.policy", "batch.long_prefill_token_threshold",
+		"batch.max_num_scheduled_tokens", "batch.max_num_running_reqs", "admission.policy", "admission.token_bucket.capacity",
+		"admission.token_bucket.refill_rate", "kv.total_blocks", "kv.cpu_blocks", "kv.offload_threshold", "kv.transfer_bandwidth",
+		"kv.transfer_base_latency_us"}
+	for _, s := range route.ScorerNames() {
+		required = append(required, "routing.weight."+s)
+	}
+	for _, family := range []string{"routing.slo_priority_blend", "routing.kv_pressure_slo_scale", "priority.base",
+		"priority.urgency_threshold_ms", "batch.prefill_threshold", "admission.slo_gate"} {
+		for _, c := range classNames {
+			required = append(required, family+"."+c)
+		}
+	}
+	for _, name := range required {
+		if _, ok := findKnob(ks, name); !ok {
+			t.Errorf("missing knob %s", name)
+		}
+	}
+}
+
+// set applies one knob value, as a mechanism line would.
+func set(t *testing.T, c *cluster.Config, name, value string) {
+	t.Helper()
+	k, ok := findKnob(Knobs(), name)
+	if !ok {
+		t.Fatalf("no knob %s", name)
+	}
+	v, err := k.parse(value)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", name, value, err)
+	}
+	k.set(c, v)
+}
+
+func TestKnobSettersLandInTheirFields(t *testing.T) {
+	crit, shed := simcore.SLOCritical, simcore.SLOSheddable
+	cases := []struct {
+		knob, value string
+		landed      func(c *cluster.Config) bool
+	}{
+		{"num_instances", "6", func(c *cluster.Config) bool { return c.NumInstances == 6 }},
+		{"routing.policy", "least-loaded", func(c *cluster.Config) bool { return c.Routing.Policy == "least-loaded" }},
+		{"routing.prefix_index_capacity", "100000", func(c *cluster.Config) bool { return c.Routing.PrefixIndexCapacity == 100000 }},
+		{"routing.cache_signal_delay_us", "5000", func(c *cluster.Config) bool { return c.Routing.CacheSignalDelay == 5000 }},
+		{"routing.snapshot_refresh_us", "1000", func(c *cluster.Config) bool { return c.SnapshotRefresh == 1000 }},
+		{"routing.kv_pressure.transfer_scale", "20000", func(c *cluster.Config) bool { return c.Routing.KVPressureTransferScale == 20000 }},
+		{"routing.kv_pressure.thrash_weight", "0.5", func(c *cluster.Config) bool { return c.Routing.KVPressureThrashWeight == 0.5 }},
+		{"routing.slo_priority_blend.critical", "0.1", func(c *cluster.Config) bool { return c.Routing.SLOPriorityBlend.Or(crit, -1) == 0.1 }},
+		{"routing.kv_pressure_slo_scale.sheddable", "0.3", func(c *cluster.Config) bool { return c.Routing.KVPressureSLOScale.Or(shed, -1) == 0.3 }},
+		{"scheduler", "sjf", func(c *cluster.Config) bool { return c.Scheduler == "sjf" }},
+		{"priority.policy", "slo-class", func(c *cluster.Config) bool { return c.Priority.Name == "slo-class" }},
+		{"priority.base.critical", "12.9", func(c *cluster.Config) bool { return c.Priority.Base.Or(crit, -1) == 12.9 }},
+		{"priority.age_weight_per_ms", "0", func(c *cluster.Config) bool { return c.Priority.AgeWeightPerMs == 0 && c.Priority.AgeWeightGiven }},
+		{"priority.urgency_threshold_ms.sheddable", "300", func(c *cluster.Config) bool { return c.Priority.UrgencyThresholdMs.Or(shed, -1) == 300 }},
+		{"priority.bridge", "true", func(c *cluster.Config) bool { return c.PriorityBridge }},
+		{"preemption.policy", "priority", func(c *cluster.Config) bool { return c.PreemptionPolicy == "priority" }},
+		{"batch.long_prefill_token_threshold", "0", func(c *cluster.Config) bool { return c.PrefillThreshold == 0 }},
+		{"batch.prefill_threshold.critical", "508", func(c *cluster.Config) bool { return c.SLOPrefillThreshold.Or(crit, -1) == 508 }},
+		{"batch.max_num_scheduled_tokens", "962", func(c *cluster.Config) bool { return c.MaxScheduledTokens == 962 }},
+		{"batch.max_num_running_reqs", "64", func(c *cluster.Config) bool { return c.MaxRunning == 64 }},
+		{"admission.policy", "token-bucket", func(c *cluster.Config) bool { return c.Admission.Policy == "token-bucket" }},
+		{"admission.slo_gate.sheddable", "50", func(c *cluster.Config) bool { return c.Admission.SLOGate.Or(shed, -1) == 50 }},
+		{"admission.token_bucket.capacity", "500", func(c *cluster.Config) bool { return c.Admission.BucketCapacity == 500 }},
+		{"admission.token_bucket.refill_rate", "250", func(c *cluster.Config) bool { return c.Admission.RefillRate == 250 }},
+		{"kv.total_blocks", "2000", func(c *cluster.Config) bool { return c.TotalKVBlocks == 2000 }},
+		{"kv.cpu_blocks", "3000", func(c *cluster.Config) bool { return c.KVCPUBlocks == 3000 }},
+		{"kv.offload_threshold", "0.8", func(c *cluster.Config) bool { return c.KVOffloadThreshold == 0.8 }},
+		{"kv.transfer_bandwidth", "10", func(c *cluster.Config) bool { return c.KVTransferBandwidth == 10 }},
+		{"kv.transfer_base_latency_us", "100", func(c *cluster.Config) bool { return c.KVTransferBaseLatency == 100 }},
+		{"slo.ttft_target_ms.critical", "100", func(c *cluster.Config) bool { return c.SLOTTFT.Or(crit, -1) == 100 }},
+		{"routing.weight.kv-pressure", "3", func(c *cluster.Config) bool {
+			return slices.Equal(c.Routing.Scorers, append(route.DefaultScorers(), route.ScorerWeight{Name: "kv-pressure", Weight: 3}))
+		}},
+	}
+	for _, tc := range cases {
+		c := cluster.Defaults()
+		set(t, &c, tc.knob, tc.value)
+		if !tc.landed(&c) {
+			t.Errorf("%s=%s did not land: %+v", tc.knob, tc.value, c)
+		}
+	}
+}
+
+// Every setter writes something: a knob whose value does not reach the
+// configuration would be tuned in vain.
+func TestEveryKnobChangesTheConfig(t *testing.T) {
+	for _, k := range Knobs() {
+		c := cluster.Defaults()
+		v := k.High
+		if k.Kind == Categorical {
+			v = float64(len(k.Choices) - 1) // never the simulator's default
+		}
+		k.set(&c, v)
+		if reflect.DeepEqual(c, cluster.Defaults()) {
+			t.Errorf("%s=%s leaves the configuration unchanged", k.Name, k.format(v))
+		}
+	}
+}
+
+func TestScorerWeights(t *testing.T) {
+	c := cluster.Defaults()
+	set(t, &c, "routing.weight.queue-depth", "0")
+	if want := scorers("prefix-affinity", 3, "kv-utilization", 2); !slices.Equal(c.Routing.Scorers, want) {
+		t.Errorf("weight 0 removes the scorer from the default profile: %v", c.Routing.Scorers)
+	}
+	shared := c.Routing.Scorers
+	set(t, &c, "routing.weight.prefix-affinity", "5")
+	if shared[0].Weight != 3 {
+		t.Error("the setter must copy the profile, not write through a shared slice")
+	}
+	set(t, &c, "routing.weight.load-balance", "0") // absent: nothing to remove
+	set(t, &c, "routing.weight.prefix-affinity", "0")
+	set(t, &c, "routing.weight.kv-utilization", "0")
+	if c.Routing.Scorers == nil || len(c.Routing.Scorers) != 0 {
+		t.Errorf("removing every scorer leaves an empty, non-nil profile (not the defaults): %#v", c.Routing.Scorers)
+	}
+}
+
+func TestKnobParseErrors(t *testing.T) {
+	ks := Knobs()
+	for _, tc := range []struct{ knob, value, want string }{
+		{"num_instances", "0", "0 out of knob num_instances's range: whole numbers in [1, 4096]"},
+		{"num_instances", "2.5", "2.5 is not a whole number (knob num_instances takes whole numbers in [1, 4096])"},
+		{"kv.offload_threshold", "high", `"high" is not a number (knob kv.offload_threshold takes numbers in [0, 1])`},
+		{"priority.bridge", "yes", `"yes" is not accepted by knob priority.bridge (allowed: false, true)`},
+		{"routing.kv_pressure.transfer_scale", "0", "0 out of knob routing.kv_pressure.transfer_scale's range: numbers in [1, 1e+12]"},
+	} {
+		k, _ := findKnob(ks, tc.knob)
+		if _, err := k.parse(tc.value); err == nil || err.Error() != tc.want {
+			t.Errorf("%s=%s: %v, want %q", tc.knob, tc.value, err, tc.want)
+		}
+	}
+	if hint := knobNamesHint(ks); !strings.Contains(hint, "priority.base.<class>") || !strings.Contains(hint, "routing.weight.<scorer>") ||
+		strings.Contains(hint, "priority.base.critical") {
+		t.Errorf("hint should collapse families: %s", hint)
+	}
+}

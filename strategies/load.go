@@ -1,0 +1,336 @@
+package strategies
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The YAML layer: a template file becomes a rawTemplate, every key checked
+// against the allowed ones and every value against its type, so that each
+// mistake is reported with its field path. Meaning (knobs, bounds, bases,
+// metrics) is checked in resolve.go.
+
+// Allowed keys, in the order the errors list them.
+var (
+	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints"}
+	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob"}
+	objectiveKeys  = []string{"name", "metric", "direction"}
+	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min", "max"}
+)
+
+// rawTemplate is a template file as written. Optional numbers are pointers
+// so that "absent" and "0" differ.
+type rawTemplate struct {
+	file                                       string
+	name, description, base, workload, primary string
+	mechanism                                  []rawSetting
+	params                                     []rawParam
+	objectives                                 []Objective
+	constraints                                []rawConstraint
+	// Which inheritable sections the file sets itself.
+	hasObjectives, hasConstraints bool
+}
+
+type rawSetting struct {
+	knob, value string
+	line        int
+}
+
+type rawParam struct {
+	name, kind, knob string
+	low, high        *float64
+	choices          []string
+	hasChoices       bool
+	defaultValue     *yaml.Node
+	line             int
+}
+
+type rawConstraint struct {
+	metric             string
+	minRatio, maxRatio *float64
+	minValue, maxValue *float64
+	line               int
+}
+
+// fieldError is a one-line problem: "file: path: problem".
+type fieldError struct{ file, path, problem string }
+
+func (e *fieldError) Error() string {
+	parts := make([]string, 0, 3)
+	for _, s := range []string{e.file, e.path, e.problem} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return oneLine(strings.Join(parts, ": "))
+}
+
+func fieldErr(file, path, format string, args ...any) error {
+	return &fieldError{file: file, path: path, problem: fmt.Sprintf(format, args...)}
+}
+
+// oneLine folds a multi-line message (yaml.v3 reports several) into one.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ; ")), " ")
+}
+
+// parseTemplate reads one template file. It never panics: yaml.v3 has
+// panicked on hostile input before, so a panic becomes an error.
+func parseTemplate(file string, data []byte) (raw *rawTemplate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			raw, err = nil, fieldErr(file, "", "malformed YAML (%v)", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fieldErr(file, "", "empty file")
+		}
+		return nil, fieldErr(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fieldErr(file, "", "only one YAML document is allowed")
+	}
+	if len(doc.Content) == 0 {
+		return nil, fieldErr(file, "", "empty file")
+	}
+	p := parser{file: file}
+	return p.template(doc.Content[0])
+}
+
+type parser struct{ file string }
+
+func (p *parser) errorf(path string, n *yaml.Node, format string, args ...any) error {
+	return fieldErr(p.file, path, "line %d: %s", n.Line, fmt.Sprintf(format, args...))
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// mapping calls each for every key of mapping n in document order,
+// rejecting keys outside allowed (when given) and repeated keys.
+func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(key string, v *yaml.Node, path string) error) error {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		return p.errorf(path, n, "expected a mapping, got %s", describe(n))
+	}
+	var seen []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return p.errorf(path, k, "keys must be plain names")
+		}
+		keyPath := join(path, k.Value)
+		if allowed != nil && !slices.Contains(allowed, k.Value) {
+			return p.errorf(keyPath, k, "unknown key (allowed: %s)", strings.Join(allowed, ", "))
+		}
+		if slices.Contains(seen, k.Value) {
+			return p.errorf(keyPath, k, "key given twice")
+		}
+		seen = append(seen, k.Value)
+		if err := each(k.Value, deref(v), keyPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// list calls each for every item of sequence n.
+func (p *parser) list(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string) error) error {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode {
+		return p.errorf(path, n, "expected a list, got %s", describe(n))
+	}
+	for i, item := range n.Content {
+		if err := each(i, deref(item), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) scalar(n *yaml.Node, path string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", p.errorf(path, n, "expected a single value, got %s", describe(n))
+	}
+	return n.Value, nil
+}
+
+func (p *parser) number(n *yaml.Node, path string) (*float64, error) {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
+		return nil, p.errorf(path, n, "expected a number, got %s", describe(n))
+	}
+	var v float64
+	if err := n.Decode(&v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, p.errorf(path, n, "expected a finite number, got %s", describe(n))
+	}
+	return &v, nil
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an unexpected node"
+}
+
+func join(path, key string) string {
+	if path == "" || key == "" {
+		return path + key
+	}
+	return path + "." + key
+}
+
+func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
+	t := &rawTemplate{file: p.file}
+	err := p.mapping(root, "", templateKeys, func(key string, v *yaml.Node, path string) error {
+		var err error
+		switch key {
+		case "name":
+			t.name, err = p.scalar(v, path)
+		case "description":
+			t.description, err = p.scalar(v, path)
+		case "base":
+			t.base, err = p.scalar(v, path)
+		case "workload":
+			t.workload, err = p.scalar(v, path)
+		case "primary":
+			t.primary, err = p.scalar(v, path)
+		case "mechanism":
+			err = p.mapping(v, path, nil, func(knob string, v *yaml.Node, path string) error {
+				value, err := p.scalar(v, path)
+				t.mechanism = append(t.mechanism, rawSetting{knob: knob, value: value, line: v.Line})
+				return err
+			})
+		case "parameters":
+			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				param, err := p.param(item, path)
+				t.params = append(t.params, param)
+				return err
+			})
+		case "objectives":
+			t.hasObjectives = true
+			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				o, err := p.objective(item, path)
+				t.objectives = append(t.objectives, o)
+				return err
+			})
+		case "constraints":
+			t.hasConstraints = true
+			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				c, err := p.constraint(item, path)
+				t.constraints = append(t.constraints, c)
+				return err
+			})
+		}
+		return err
+	})
+	return t, err
+}
+
+func (p *parser) param(n *yaml.Node, path string) (rawParam, error) {
+	r := rawParam{line: n.Line}
+	err := p.mapping(n, path, paramKeys, func(key string, v *yaml.Node, path string) error {
+		var err error
+		switch key {
+		case "name":
+			r.name, err = p.scalar(v, path)
+		case "type":
+			r.kind, err = p.scalar(v, path)
+		case "knob":
+			r.knob, err = p.scalar(v, path)
+		case "low":
+			r.low, err = p.number(v, path)
+		case "high":
+			r.high, err = p.number(v, path)
+		case "default":
+			if _, err = p.scalar(v, path); err == nil {
+				r.defaultValue = v
+			}
+		case "choices":
+			r.hasChoices = true
+			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				s, err := p.scalar(item, path)
+				r.choices = append(r.choices, s)
+				return err
+			})
+		}
+		return err
+	})
+	return r, err
+}
+
+func (p *parser) objective(n *yaml.Node, path string) (Objective, error) {
+	var o Objective
+	direction, directionPath, directionNode := "", join(path, "direction"), n
+	err := p.mapping(n, path, objectiveKeys, func(key string, v *yaml.Node, path string) error {
+		var err error
+		switch key {
+		case "name":
+			o.Name, err = p.scalar(v, path)
+		case "metric":
+			o.Metric, err = p.scalar(v, path)
+		case "direction":
+			directionNode = v
+			direction, err = p.scalar(v, path)
+		}
+		return err
+	})
+	if err != nil {
+		return o, err
+	}
+	switch direction {
+	case "minimize":
+		o.Minimize = true
+	case "maximize":
+	case "":
+		return o, p.errorf(directionPath, directionNode, "required (allowed: minimize, maximize)")
+	default:
+		return o, p.errorf(directionPath, directionNode, "%q is not a direction (allowed: minimize, maximize)", direction)
+	}
+	return o, nil
+}
+
+func (p *parser) constraint(n *yaml.Node, path string) (rawConstraint, error) {
+	c := rawConstraint{line: n.Line}
+	err := p.mapping(n, path, constraintKeys, func(key string, v *yaml.Node, path string) error {
+		var err error
+		switch key {
+		case "metric":
+			c.metric, err = p.scalar(v, path)
+		case "min_ratio_to_baseline":
+			c.minRatio, err = p.number(v, path)
+		case "max_ratio_to_baseline":
+			c.maxRatio, err = p.number(v, path)
+		case "min":
+			c.minValue, err = p.number(v, path)
+		case "max":
+			c.maxValue, err = p.number(v, path)
+		}
+		return err
+	})
+	return c, err
+}

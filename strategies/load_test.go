@@ -1,0 +1,220 @@
+package strategies
+
+import (
+	"strings"
+	"testing"
+)
+
+// A minimal valid template; the malformed cases below each break one thing.
+const validTemplate = `
+name: t
+description: A valid template.
+base: baseline
+mechanism:
+  scheduler: priority-fcfs
+parameters:
+  - {name: age, type: log-float, low: 0.001, high: 1, default: 0.01, knob: priority.age_weight_per_ms}
+  - {name: chunk, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical}
+  - {name: policy, type: categorical, choices: [slo-class, slo-tiered], default: slo-tiered, knob: priority.policy}
+objectives:
+  - {name: crit, metric: per_slo.critical.ttft_ms.p99, direction: minimize}
+  - {name: tps, metric: tokens_per_sec, direction: maximize}
+primary: crit
+constraints:
+  - {metric: tokens_per_sec, min_ratio_to_baseline: 0.98}
+`
+
+// addOne loads one file as user/t.yaml into the built-in registry.
+func addOne(t *testing.T, body string) (*Registry, error) {
+	t.Helper()
+	r := builtin(t)
+	return r, r.add([]sourceFile{{label: "user/t.yaml", data: []byte(body)}})
+}
+
+func TestValidTemplate(t *testing.T) {
+	r, err := addOne(t, validTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _ := r.Get("t")
+	if tpl.Primary != 0 || len(tpl.Objectives) != 2 || !tpl.Objectives[0].Minimize || tpl.Objectives[1].Minimize {
+		t.Errorf("objectives %+v primary %d", tpl.Objectives, tpl.Primary)
+	}
+	if want := (Constraint{Metric: "tokens_per_sec", MinRatioToBaseline: 0.98}); len(tpl.Constraints) != 1 || tpl.Constraints[0] != want {
+		t.Errorf("constraints %+v", tpl.Constraints)
+	}
+	if got := tpl.Defaults(); got[0] != 0.01 || got[1] != 256 || got[2] != 1 {
+		t.Errorf("defaults %v", got)
+	}
+}
+
+// Every malformed template is rejected with one line naming the file, the
+// field and what is allowed; the registry is left unchanged.
+func TestMalformedTemplates(t *testing.T) {
+	edit := func(old, new string) string {
+		if !strings.Contains(validTemplate, old) {
+			t.Fatalf("fixture lacks %q", old)
+		}
+		return strings.Replace(validTemplate, old, new, 1)
+	}
+	cases := []struct {
+		name, body, want string
+	}{
+		{"yaml syntax", "name: [t", "user/t.yaml: line 1: did not find expected"},
+		{"empty file", "", "user/t.yaml: empty file"},
+		{"two documents", validTemplate + "---\nname: u\n", "user/t.yaml: only one YAML document is allowed"},
+		{"not a mapping", "- a\n- b\n", "user/t.yaml: line 1: expected a mapping, got a list"},
+		{"unknown key", edit("primary: crit", "primary: crit\nprimery: crit"),
+			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints)"},
+		{"unknown parameter key", edit("{name: age, type", "{name: age, kind: float, type"),
+			"user/t.yaml: parameters[0].kind: line 8: unknown key (allowed: name, type, low, high, choices, default, knob)"},
+		{"repeated key", edit("primary: crit", "primary: crit\nprimary: tps"), "user/t.yaml: primary: line 15: key given twice"},
+		{"missing name", edit("name: t\n", ""), `user/t.yaml: name: required (the file name without .yaml: "t")`},
+		{"name differs from file", edit("name: t\n", "name: u\n"), `user/t.yaml: name: "u" must match the file name "t"`},
+		{"missing description", edit("description: A valid template.\n", ""), "user/t.yaml: description: required"},
+		{"unknown base", edit("base: baseline", "base: baseline2"), `user/t.yaml: base: unknown template "baseline2" (available: baseline,`},
+		{"unknown workload", edit("base: baseline", "base: baseline\nworkload: mystery"),
+			`user/t.yaml: workload: unknown built-in workload "mystery" (available: multi-turn-kv, orthogonal-slo)`},
+		{"unknown mechanism knob", edit("scheduler: priority-fcfs", "schedular: priority-fcfs"),
+			"user/t.yaml: mechanism.schedular: line 6: unknown knob (knobs: admission.policy, admission.slo_gate.<class>,"},
+		{"mechanism value the knob rejects", edit("scheduler: priority-fcfs", "scheduler: lifo"),
+			`user/t.yaml: mechanism.scheduler: line 6: "lifo" is not accepted by knob scheduler (allowed: fcfs, priority-fcfs, sjf)`},
+		{"mechanism value out of knob range", edit("scheduler: priority-fcfs", "kv.offload_threshold: 1.5"),
+			"user/t.yaml: mechanism.kv.offload_threshold: line 6: 1.5 out of knob kv.offload_threshold's range: numbers in [0, 1]"},
+		{"mechanism list value", edit("scheduler: priority-fcfs", "scheduler: [fcfs]"),
+			"user/t.yaml: mechanism.scheduler: line 6: expected a single value, got a list"},
+		{"unknown parameter knob", edit("knob: priority.age_weight_per_ms", "knob: priority.age_weight"),
+			`user/t.yaml: parameters[0].knob: line 8: unknown knob "priority.age_weight" (knobs:`},
+		{"bad type", edit("type: log-float", "type: logfloat"),
+			`user/t.yaml: parameters[0].type: line 8: "logfloat" is not a type (allowed: float, int, log-float, categorical)`},
+		{"inverted bounds", edit("low: 0, high: 512", "low: 512, high: 0"),
+			"user/t.yaml: parameters[1].low: line 9: bounds inverted: low 512 > high 0"},
+		{"equal bounds", edit("low: 0, high: 512", "low: 5, high: 5"),
+			"user/t.yaml: parameters[1].high: line 9: low and high are both 5: fix the value in the mechanism instead"},
+		{"missing high", edit("low: 0, high: 512,", "low: 0,"), "user/t.yaml: parameters[1].high: line 9: required for a int parameter"},
+		{"default out of range", edit("default: 256", "default: 600"),
+			"user/t.yaml: parameters[1].default: line 9: chunk=600 out of range [0, 512]"},
+		{"default not a number", edit("default: 256", "default: lots"),
+			`user/t.yaml: parameters[1].default: line 9: "lots" is not a number (range [0, 512])`},
+		{"missing default", edit(", default: 256", ""), "user/t.yaml: parameters[1].default: line 9: required: a value in [0, 512]"},
+		{"bounds outside knob range", edit("low: 0, high: 512", "low: -1, high: 512"),
+			"user/t.yaml: parameters[1].low: line 9: -1 out of knob batch.prefill_threshold.critical's range: whole numbers in [0, 2147483647]"},
+		{"log-float from zero", edit("low: 0.001, high: 1", "low: 0, high: 1"),
+			"user/t.yaml: parameters[0].low: line 8: a log-float parameter needs low > 0, got 0"},
+		{"float parameter on int knob", edit("{name: chunk, type: int", "{name: chunk, type: float"),
+			"user/t.yaml: parameters[1].type: line 9: knob batch.prefill_threshold.critical takes whole numbers: use type int (or categorical)"},
+		{"numeric parameter on categorical knob", edit("type: categorical, choices: [slo-class, slo-tiered], default: slo-tiered", "type: float, low: 0, high: 1, default: 0"),
+			"user/t.yaml: parameters[2].type: line 10: knob priority.policy takes one of constant, slo-based, slo-class, slo-tiered: use type categorical"},
+		{"choice the knob rejects", edit("choices: [slo-class, slo-tiered]", "choices: [slo-class, fifo]"),
+			`user/t.yaml: parameters[2].choices[1]: line 10: "fifo" is not accepted by knob priority.policy (allowed: constant, slo-based, slo-class, slo-tiered)`},
+		{"numeric choice the knob rejects", edit("{name: chunk, type: int, low: 0, high: 512, default: 256,", "{name: chunk, type: categorical, choices: [0, 0.5], default: 0,"),
+			"user/t.yaml: parameters[1].choices[1]: line 9: 0.5 is not a whole number (knob batch.prefill_threshold.critical takes whole numbers in [0, 2147483647])"},
+		{"default not a choice", edit("default: slo-tiered", "default: constant"),
+			`user/t.yaml: parameters[2].default: line 10: "constant" is not one of the choices {slo-class, slo-tiered}`},
+		{"single choice", edit("choices: [slo-class, slo-tiered], default: slo-tiered", "choices: [slo-tiered], default: slo-tiered"),
+			"user/t.yaml: parameters[2].choices: line 10: a categorical parameter needs at least 2 choices"},
+		{"duplicate choice", edit("choices: [slo-class, slo-tiered]", "choices: [slo-tiered, slo-tiered]"),
+			`user/t.yaml: parameters[2].choices[1]: line 10: choice "slo-tiered" given twice`},
+		{"duplicate parameter name", edit("{name: chunk,", "{name: age,"), `user/t.yaml: parameters[1].name: line 9: duplicate parameter name "age"`},
+		{"bad parameter name", edit("{name: chunk,", "{name: Chunk-Size,"),
+			`user/t.yaml: parameters[1].name: line 9: "Chunk-Size" must be lower_snake_case (letters, digits, _)`},
+		{"two parameters on one knob", edit("knob: batch.prefill_threshold.critical", "knob: priority.age_weight_per_ms"),
+			"user/t.yaml: parameters[1].knob: line 9: knob priority.age_weight_per_ms is already tuned by parameter age"},
+		{"parameter on a mechanism knob", edit("scheduler: priority-fcfs", "priority.policy: slo-tiered"),
+			"user/t.yaml: parameters[2].knob: line 10: knob priority.policy is also fixed in this template's mechanism; drop one"},
+		{"unknown objective metric", edit("metric: tokens_per_sec, direction", "metric: tokens_per_second, direction"),
+			`user/t.yaml: objectives[1].metric: unknown metric "tokens_per_second" (allowed: completed, rejected,`},
+		{"bad statistic", edit("ttft_ms.p99", "ttft_ms.p95"),
+			`user/t.yaml: objectives[0].metric: unknown metric "per_slo.critical.ttft_ms.p95": statistic "p95" is not one of mean, p50, p90, p99`},
+		{"bad class", edit("per_slo.critical", "per_slo.premium"),
+			`user/t.yaml: objectives[0].metric: unknown metric "per_slo.premium.ttft_ms.p99": want per_slo.<class>.<field> with <class> one of critical, standard, sheddable, batch, background, default`},
+		{"bad direction", edit("direction: maximize", "direction: up"),
+			`user/t.yaml: objectives[1].direction: line 13: "up" is not a direction (allowed: minimize, maximize)`},
+		{"missing direction", edit(", direction: maximize", ""), "user/t.yaml: objectives[1].direction: line 13: required (allowed: minimize, maximize)"},
+		{"duplicate objective", edit("{name: tps,", "{name: crit,"), `user/t.yaml: objectives[1].name: duplicate objective name "crit"`},
+		{"no objectives", edit("objectives:\n  - {name: crit, metric: per_slo.critical.ttft_ms.p99, direction: minimize}\n  - {name: tps, metric: tokens_per_sec, direction: maximize}\n", "objectives: []\n"),
+			"user/t.yaml: objectives: give at least one objective"},
+		{"primary not an objective", edit("primary: crit", "primary: e2e"), `user/t.yaml: primary: "e2e" is not an objective (objectives: crit, tps)`},
+		{"unknown constraint metric", edit("{metric: tokens_per_sec, min_ratio", "{metric: tps, min_ratio"),
+			`user/t.yaml: constraints[0].metric: line 16: unknown metric "tps"`},
+		{"repeated constraint key", edit("min_ratio_to_baseline: 0.98", "metric: x"), "user/t.yaml: constraints[0].metric: line 16: key given twice"},
+		{"constraint with no bound", edit(", min_ratio_to_baseline: 0.98", ""),
+			"user/t.yaml: constraints[0]: line 16: give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min, max"},
+		{"constraint explicit zero", edit("min_ratio_to_baseline: 0.98", "max: 0"),
+			"user/t.yaml: constraints[0].max: line 16: 0 means unset and cannot be a bound; use a small positive bound instead"},
+		{"constraint inverted", edit("min_ratio_to_baseline: 0.98", "min: 5, max: 1"), "user/t.yaml: constraints[0].min: line 16: min 5 > max 1"},
+		{"constraint string bound", edit("min_ratio_to_baseline: 0.98", "min: high"),
+			`user/t.yaml: constraints[0].min: line 16: expected a number, got "high"`},
+		{"defaults make an invalid config", edit("scheduler: priority-fcfs", "admission.policy: slo-gated"),
+			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: admission: --slo-gate: slo-gated admission needs at least one class=threshold"},
+		{"every scorer removed", edit("scheduler: priority-fcfs", "routing.weight.kv-utilization: 0"),
+			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: every routing.weight.* is 0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := tc.body
+			if tc.name == "every scorer removed" {
+				body = strings.Replace(body, "parameters:\n", "parameters:\n  - {name: pa, type: float, low: 0, high: 1, default: 0, knob: routing.weight.prefix-affinity}\n  - {name: qd, type: float, low: 0, high: 1, default: 0, knob: routing.weight.queue-depth}\n", 1)
+			}
+			r, err := addOne(t, body)
+			if err == nil {
+				t.Fatalf("loaded; want %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, tc.want) {
+				t.Errorf("error\n  %s\nwant prefix\n  %s", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans several lines: %q", msg)
+			}
+			if _, err := r.Get("t"); err == nil {
+				t.Error("a rejected template was registered")
+			}
+		})
+	}
+}
+
+func TestBaseCycle(t *testing.T) {
+	r := builtin(t)
+	err := r.add([]sourceFile{
+		{label: "user/a.yaml", data: []byte("name: a\ndescription: A.\nbase: b\n")},
+		{label: "user/b.yaml", data: []byte("name: b\ndescription: B.\nbase: a\n")},
+	})
+	if want := "user/a.yaml: base: inheritance cycle a → b → a"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// Bases resolve whatever the file order, and a child's own mechanism
+// replaces an inherited knob in place (the scorer order stays the base's).
+func TestInheritanceOrder(t *testing.T) {
+	r := builtin(t)
+	err := r.add([]sourceFile{
+		{label: "user/child.yaml", data: []byte("name: child\ndescription: C.\nbase: parent\nmechanism: {routing.weight.prefix-affinity: 7}\n")},
+		{label: "user/parent.yaml", data: []byte("name: parent\ndescription: P.\nbase: kv-pressure\nworkload: orthogonal-slo\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := r.Get("child")
+	cfg, err := child.Config(profileBase(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scorers("prefix-affinity", 7, "queue-depth", 2, "kv-pressure", 3)
+	if got := cfg.Routing.Scorers; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("scorers %v, want %v", got, want)
+	}
+	if child.Workload != "orthogonal-slo" || child.Objectives[3].Name != "batch_ttft_p99" {
+		t.Errorf("workload %s and objectives %+v are inherited", child.Workload, child.Objectives)
+	}
+	var from []string
+	for _, s := range child.Mechanism() {
+		if s.Knob == "routing.weight.prefix-affinity" || s.Knob == "routing.weight.kv-pressure" || s.Knob == "num_instances" {
+			from = append(from, s.Knob+"="+s.Value+"@"+s.From)
+		}
+	}
+	if got := strings.Join(from, " "); got != "num_instances=4@pressure-baseline routing.weight.prefix-affinity=7@child routing.weight.kv-pressure=3@kv-pressure" {
+		t.Errorf("mechanism %s", got)
+	}
+}

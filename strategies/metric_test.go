@@ -1,0 +1,78 @@
+package strategies
+
+import (
+	"strings"
+	"testing"
+
+	"optimize/simcore/metrics"
+)
+
+func sampleSummary() *metrics.Summary {
+	attain := 0.75
+	return &metrics.Summary{
+		Completed: 90, Rejected: 8, Dropped: 1, InFlight: 1,
+		TTFT:            metrics.Dist{Mean: 1, P50: 2, P90: 3, P99: 4},
+		E2E:             metrics.Dist{P99: 5000},
+		SchedulingDelay: metrics.Dist{P90: 7},
+		TokensPerSec:    17000, SLOGap: 4.5, JainFairness: 0.99,
+		KV: metrics.KVSummary{TransferMs: 12},
+		PerSLO: map[string]metrics.ClassSummary{
+			"critical":  {Count: 20, Completed: 20, TTFT: metrics.Dist{P99: 90}, TTFTAttainment: &attain},
+			"sheddable": {Count: 40, Completed: 30, Rejected: 10, E2E: metrics.Dist{Mean: 800}},
+			"standard":  {Count: 40, Completed: 40},
+		},
+	}
+}
+
+func TestMetricPaths(t *testing.T) {
+	s := sampleSummary()
+	for path, want := range map[string]float64{
+		"tokens_per_sec":                       17000,
+		"completed":                            90,
+		"ttft_ms.mean":                         1,
+		"ttft_ms.p50":                          2,
+		"e2e_ms.p99":                           5000,
+		"scheduling_delay_ms.p90":              7,
+		"kv.transfer_ms":                       12,
+		"slo_gap":                              4.5,
+		"jain_fairness":                        0.99,
+		"completed_fraction":                   0.9,
+		"min_class_completed_fraction":         0.75,
+		"per_slo.critical.ttft_ms.p99":         90,
+		"per_slo.critical.ttft_attainment":     0.75,
+		"per_slo.sheddable.completed_fraction": 0.75,
+		"per_slo.sheddable.rejected":           10,
+		"per_slo.sheddable.e2e_ms.mean":        800,
+		"per_slo.standard.count":               40,
+	} {
+		got, err := Metric(s, path)
+		if err != nil || got != want {
+			t.Errorf("Metric(%s) = %v, %v; want %v", path, got, err, want)
+		}
+	}
+}
+
+func TestMetricErrors(t *testing.T) {
+	s := sampleSummary()
+	for path, want := range map[string]string{
+		"tokens_per_second":                `unknown metric "tokens_per_second" (allowed: completed,`,
+		"ttft_ms":                          `unknown metric "ttft_ms" (allowed:`,
+		"ttft_ms.p95":                      `statistic "p95" is not one of mean, p50, p90, p99`,
+		"per_slo.gold.ttft_ms.p99":         "want per_slo.<class>.<field> with <class> one of critical,",
+		"per_slo.critical":                 "want per_slo.<class>.<field>",
+		"per_slo.critical.itl_ms.p99":      "<field> is one of count, completed,",
+		"per_slo.batch.ttft_ms.p99":        "metric per_slo.batch.ttft_ms.p99: the run has no batch requests",
+		"per_slo.standard.ttft_attainment": "no TTFT target for standard (set knob slo.ttft_target_ms.standard)",
+	} {
+		_, err := Metric(s, path)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Metric(%s) error %v, want %q", path, err, want)
+		}
+	}
+	if err := ValidMetric("per_slo.batch.ttft_ms.p99"); err != nil {
+		t.Errorf("a class absent from one run is still a valid path: %v", err)
+	}
+	if _, err := Metric(&metrics.Summary{}, "completed_fraction"); err == nil {
+		t.Error("completed_fraction of an empty run: want an error, not 0/0")
+	}
+}

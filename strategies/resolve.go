@@ -1,0 +1,405 @@
+package strategies
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/workload"
+)
+
+// Defaults for what a template (and its bases) leave out. The default
+// objectives are the seeds' four success criteria (seed 002): critical TTFT
+// P99, throughput, E2E P99 and the SLO gap; the first is primary because
+// seed 004's strategies are judged by it. The default constraints keep a
+// strategy honest: throughput within 2% of the baseline (seed 004 reports
+// its winners at "~0%" TPS loss), and no class starved or shed (seed 002:
+// "no SLO class starvation") — every class completes ≥ 99% of its requests.
+const defaultWorkload = "orthogonal-slo"
+
+func defaultObjectives() []Objective {
+	return []Objective{
+		{Name: "critical_ttft_p99", Metric: "per_slo.critical.ttft_ms.p99", Minimize: true},
+		{Name: "tokens_per_sec", Metric: "tokens_per_sec"},
+		{Name: "e2e_p99", Metric: "e2e_ms.p99", Minimize: true},
+		{Name: "slo_gap", Metric: "slo_gap"},
+	}
+}
+
+func defaultConstraints() []Constraint {
+	return []Constraint{
+		{Metric: "tokens_per_sec", MinRatioToBaseline: 0.98},
+		{Metric: "min_class_completed_fraction", Min: 0.99},
+	}
+}
+
+var (
+	templateNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	fieldNamePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+)
+
+// checkBase is the configuration load-time checks apply defaults to: the
+// simulator's defaults with the seeds' KV size (coefficients 0 are valid).
+func checkBase() cluster.Config {
+	c := cluster.Defaults()
+	c.TotalKVBlocks = 132139
+	return c
+}
+
+// resolver turns raw templates into Templates, bases first.
+type resolver struct {
+	knobs    []Knob
+	known    []*Template    // templates registered earlier
+	raws     []*rawTemplate // this batch, sorted by name
+	done     []*Template
+	visiting []string
+}
+
+func (r *resolver) raw(name string) *rawTemplate {
+	for _, t := range r.raws {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// get returns the resolved template called name, resolving it (and its
+// bases) on first use; nil with no error if there is none.
+func (r *resolver) get(name string) (*Template, error) {
+	for _, t := range slices.Concat(r.known, r.done) {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	raw := r.raw(name)
+	if raw == nil {
+		return nil, nil
+	}
+	if i := slices.Index(r.visiting, name); i >= 0 {
+		cycle := append(slices.Clone(r.visiting[i:]), name)
+		return nil, fieldErr(raw.file, "base", "inheritance cycle %s", strings.Join(cycle, " → "))
+	}
+	r.visiting = append(r.visiting, name)
+	t, err := r.build(raw)
+	r.visiting = r.visiting[:len(r.visiting)-1]
+	if err != nil {
+		return nil, err
+	}
+	r.done = append(r.done, t)
+	return t, nil
+}
+
+// build validates one raw template; its base is resolved first.
+func (r *resolver) build(raw *rawTemplate) (*Template, error) {
+	file := raw.file
+	t := &Template{Name: raw.name, Description: strings.TrimSpace(raw.description), Base: raw.base, File: file,
+		Workload: defaultWorkload, Objectives: defaultObjectives(), Constraints: defaultConstraints()}
+	if strings.TrimSpace(raw.description) == "" {
+		return nil, fieldErr(file, "description", "required: one paragraph on the mechanism and why it should win")
+	}
+	if raw.base != "" {
+		base, err := r.get(raw.base)
+		if err != nil {
+			return nil, err
+		}
+		if base == nil {
+			return nil, fieldErr(file, "base", "unknown template %q (available: %s)", raw.base, r.available())
+		}
+		t.inherit(base)
+	}
+	if err := r.mechanism(t, raw); err != nil {
+		return nil, err
+	}
+	if err := r.params(t, raw); err != nil {
+		return nil, err
+	}
+	if raw.workload != "" {
+		t.Workload = raw.workload
+	}
+	if names := workload.BuiltinNames(); !slices.Contains(names, t.Workload) {
+		return nil, fieldErr(file, "workload", "unknown built-in workload %q (available: %s)", t.Workload, strings.Join(names, ", "))
+	}
+	if err := objectives(t, raw); err != nil {
+		return nil, err
+	}
+	if err := constraints(t, raw); err != nil {
+		return nil, err
+	}
+	if _, err := t.Config(checkBase(), t.Defaults()); err != nil {
+		return nil, fieldErr(file, "parameters", "the defaults do not make a valid configuration: %v", err)
+	}
+	return t, nil
+}
+
+func (r *resolver) available() string {
+	var names []string
+	for _, t := range r.raws {
+		names = append(names, t.name)
+	}
+	for _, t := range r.known {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), ", ")
+}
+
+// inherit copies base's mechanism, with its parameters frozen at their
+// defaults, and the sections a child may leave out.
+func (t *Template) inherit(base *Template) {
+	t.mechanism = slices.Clone(base.mechanism)
+	for _, p := range base.Params {
+		v := p.Default
+		if p.Kind == Categorical {
+			v = p.choiceValues[int(v)]
+		}
+		t.mechanism = put(t.mechanism, setting{knob: p.knob, value: v, from: base.Name})
+	}
+	t.Workload = base.Workload
+	t.Objectives, t.Primary = slices.Clone(base.Objectives), base.Primary
+	t.Constraints = slices.Clone(base.Constraints)
+}
+
+// put sets a knob, in place if it is already set (so the scorer order
+// stays the base's), else at the end.
+func put(list []setting, s setting) []setting {
+	for i := range list {
+		if list[i].knob.Name == s.knob.Name {
+			list[i] = s
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
+	for _, s := range raw.mechanism {
+		fieldPath := "mechanism." + s.knob
+		k, ok := findKnob(r.knobs, s.knob)
+		if !ok {
+			return fieldErr(raw.file, fieldPath, "line %d: unknown knob (knobs: %s)", s.line, knobNamesHint(r.knobs))
+		}
+		v, err := k.parse(s.value)
+		if err != nil {
+			return fieldErr(raw.file, fieldPath, "line %d: %v", s.line, err)
+		}
+		t.mechanism = put(t.mechanism, setting{knob: k, value: v, from: t.Name})
+	}
+	return nil
+}
+
+func (r *resolver) params(t *Template, raw *rawTemplate) error {
+	for i, rp := range raw.params {
+		fieldPath := fmt.Sprintf("parameters[%d]", i)
+		fail := func(field, format string, args ...any) error {
+			return fieldErr(raw.file, join(fieldPath, field), "line %d: %s", rp.line, fmt.Sprintf(format, args...))
+		}
+		if !fieldNamePattern.MatchString(rp.name) {
+			return fail("name", "%q must be lower_snake_case (letters, digits, _)", rp.name)
+		}
+		for _, q := range t.Params {
+			if q.Name == rp.name {
+				return fail("name", "duplicate parameter name %q", rp.name)
+			}
+		}
+		p := Param{Name: rp.name, Kind: Kind(rp.kind), Knob: rp.knob}
+		if !slices.Contains([]Kind{Float, Int, LogFloat, Categorical}, p.Kind) {
+			return fail("type", "%q is not a type (allowed: float, int, log-float, categorical)", rp.kind)
+		}
+		k, ok := findKnob(r.knobs, rp.knob)
+		if !ok {
+			return fail("knob", "unknown knob %q (knobs: %s)", rp.knob, knobNamesHint(r.knobs))
+		}
+		p.knob = k
+		for _, q := range t.Params {
+			if q.Knob == p.Knob {
+				return fail("knob", "knob %s is already tuned by parameter %s", p.Knob, q.Name)
+			}
+		}
+		for _, s := range raw.mechanism {
+			if s.knob == p.Knob {
+				return fail("knob", "knob %s is also fixed in this template's mechanism; drop one", p.Knob)
+			}
+		}
+		var err error
+		if p.Kind == Categorical {
+			err = categoricalSpace(&p, &rp, fail)
+		} else {
+			err = numericSpace(&p, &rp, fail)
+		}
+		if err != nil {
+			return err
+		}
+		t.Params = append(t.Params, p)
+	}
+	return nil
+}
+
+type failFunc func(field, format string, args ...any) error
+
+func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
+	if rp.low != nil || rp.high != nil {
+		return fail("low", "a categorical parameter takes choices, not low/high")
+	}
+	if len(rp.choices) < 2 {
+		return fail("choices", "a categorical parameter needs at least 2 choices (fix a single value in the mechanism)")
+	}
+	for j, c := range rp.choices {
+		if slices.Contains(rp.choices[:j], c) {
+			return fail(fmt.Sprintf("choices[%d]", j), "choice %q given twice", c)
+		}
+		v, err := p.knob.parse(c)
+		if err != nil {
+			return fail(fmt.Sprintf("choices[%d]", j), "%v", err)
+		}
+		p.Choices = append(p.Choices, c)
+		p.choiceValues = append(p.choiceValues, v)
+	}
+	if rp.defaultValue == nil {
+		return fail("default", "required: one of %s", strings.Join(p.Choices, ", "))
+	}
+	i := slices.Index(p.Choices, rp.defaultValue.Value)
+	if i < 0 {
+		return fail("default", "%q is not one of the choices %s", rp.defaultValue.Value, p.RangeText())
+	}
+	p.Default = float64(i)
+	return nil
+}
+
+func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
+	k := p.knob
+	switch {
+	case rp.hasChoices:
+		return fail("choices", "only a categorical parameter takes choices")
+	case k.Kind == Categorical:
+		return fail("type", "knob %s takes %s: use type categorical", k.Name, k.ValuesText())
+	case k.Kind == Int && p.Kind != Int:
+		return fail("type", "knob %s takes whole numbers: use type int (or categorical)", k.Name)
+	case rp.low == nil:
+		return fail("low", "required for a %s parameter", p.Kind)
+	case rp.high == nil:
+		return fail("high", "required for a %s parameter", p.Kind)
+	}
+	p.Low, p.High = *rp.low, *rp.high
+	switch {
+	case p.Low > p.High:
+		return fail("low", "bounds inverted: low %s > high %s", formatNumber(p.Low), formatNumber(p.High))
+	case p.Low == p.High:
+		return fail("high", "low and high are both %s: fix the value in the mechanism instead", formatNumber(p.Low))
+	case p.Kind == LogFloat && p.Low <= 0:
+		return fail("low", "a log-float parameter needs low > 0, got %s", formatNumber(p.Low))
+	case p.Kind == Int && (p.Low != math.Trunc(p.Low) || p.High != math.Trunc(p.High)):
+		return fail("low", "an int parameter needs whole bounds, got [%s, %s]", formatNumber(p.Low), formatNumber(p.High))
+	}
+	if err := k.check(p.Low); err != nil {
+		return fail("low", "%v", err)
+	}
+	if err := k.check(p.High); err != nil {
+		return fail("high", "%v", err)
+	}
+	if rp.defaultValue == nil {
+		return fail("default", "required: a value in %s", p.RangeText())
+	}
+	var v float64
+	if rp.defaultValue.Tag != "!!int" && rp.defaultValue.Tag != "!!float" || rp.defaultValue.Decode(&v) != nil {
+		return fail("default", "%q is not a number (range %s)", rp.defaultValue.Value, p.RangeText())
+	}
+	if err := p.Check(v); err != nil {
+		return fail("default", "%v", err)
+	}
+	p.Default = v
+	return nil
+}
+
+func objectives(t *Template, raw *rawTemplate) error {
+	if raw.hasObjectives {
+		if len(raw.objectives) == 0 {
+			return fieldErr(raw.file, "objectives", "give at least one objective (or leave the key out for the defaults)")
+		}
+		t.Objectives, t.Primary = raw.objectives, 0
+	}
+	for i, o := range raw.objectives {
+		fieldPath := fmt.Sprintf("objectives[%d]", i)
+		if !fieldNamePattern.MatchString(o.Name) {
+			return fieldErr(raw.file, fieldPath+".name", "%q must be lower_snake_case (letters, digits, _)", o.Name)
+		}
+		if slices.ContainsFunc(raw.objectives[:i], func(q Objective) bool { return q.Name == o.Name }) {
+			return fieldErr(raw.file, fieldPath+".name", "duplicate objective name %q", o.Name)
+		}
+		if err := ValidMetric(o.Metric); err != nil {
+			return fieldErr(raw.file, fieldPath+".metric", "%v", err)
+		}
+	}
+	if raw.primary != "" {
+		i := slices.IndexFunc(t.Objectives, func(o Objective) bool { return o.Name == raw.primary })
+		if i < 0 {
+			names := make([]string, len(t.Objectives))
+			for j, o := range t.Objectives {
+				names[j] = o.Name
+			}
+			return fieldErr(raw.file, "primary", "%q is not an objective (objectives: %s)", raw.primary, strings.Join(names, ", "))
+		}
+		t.Primary = i
+	}
+	return nil
+}
+
+func constraints(t *Template, raw *rawTemplate) error {
+	if !raw.hasConstraints {
+		return nil
+	}
+	t.Constraints = nil // an empty list means "no constraints"
+	for i, rc := range raw.constraints {
+		fieldPath := fmt.Sprintf("constraints[%d]", i)
+		fail := func(field, format string, args ...any) error {
+			return fieldErr(raw.file, join(fieldPath, field), "line %d: %s", rc.line, fmt.Sprintf(format, args...))
+		}
+		if err := ValidMetric(rc.metric); err != nil {
+			return fail("metric", "%v", err)
+		}
+		c := Constraint{Metric: rc.metric}
+		set := 0
+		for _, b := range []struct {
+			field string
+			src   *float64
+			dst   *float64
+			ratio bool
+		}{
+			{"min_ratio_to_baseline", rc.minRatio, &c.MinRatioToBaseline, true},
+			{"max_ratio_to_baseline", rc.maxRatio, &c.MaxRatioToBaseline, true},
+			{"min", rc.minValue, &c.Min, false},
+			{"max", rc.maxValue, &c.Max, false},
+		} {
+			if b.src == nil {
+				continue
+			}
+			switch {
+			case *b.src == 0:
+				return fail(b.field, "0 means unset and cannot be a bound; use a small positive bound instead")
+			case b.ratio && *b.src < 0:
+				return fail(b.field, "a ratio to the baseline must be > 0, got %s", formatNumber(*b.src))
+			}
+			*b.dst = *b.src
+			set++
+		}
+		switch {
+		case set == 0:
+			return fail("", "give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min, max")
+		case c.Min != 0 && c.Max != 0 && c.Min > c.Max:
+			return fail("min", "min %s > max %s", formatNumber(c.Min), formatNumber(c.Max))
+		case c.MinRatioToBaseline != 0 && c.MaxRatioToBaseline != 0 && c.MinRatioToBaseline > c.MaxRatioToBaseline:
+			return fail("min_ratio_to_baseline", "min ratio %s > max ratio %s", formatNumber(c.MinRatioToBaseline), formatNumber(c.MaxRatioToBaseline))
+		}
+		t.Constraints = append(t.Constraints, c)
+	}
+	return nil
+}
+
+// nameFromFile is the template name a file must declare: its base name.
+func nameFromFile(file string) string {
+	return strings.TrimSuffix(path.Base(strings.ReplaceAll(file, `\`, "/")), ".yaml")
+}

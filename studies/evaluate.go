@@ -1,0 +1,150 @@
+package studies
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"optimize/search"
+	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
+	"optimize/simcore/workload"
+	"optimize/strategies"
+)
+
+// evaluator runs one parameter vector of a template on every seed and
+// turns the results into the template's objectives and a scalar score.
+type evaluator struct {
+	tpl      *strategies.Template
+	base     cluster.Config // model profile and defaults, before the template
+	spec     *workload.Spec
+	seeds    []int64
+	baseline *metrics.Summary // nil while the baseline itself is evaluated
+}
+
+// run simulates values on every seed in parallel; results keep seed order.
+func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary, error) {
+	runs := make([]metrics.Summary, len(ev.seeds))
+	errs := make([]error, len(ev.seeds))
+	var wg sync.WaitGroup
+	for i, seed := range ev.seeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cfg
+			c.Seed = seed
+			src, err := workload.NewGenerator(ev.spec, workload.Options{Seed: seed, BlockSize: int(c.BlockSize), Horizon: c.Horizon})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			eng, err := cluster.New(c, src)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			runs[i] = eng.Run()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return metrics.Summary{}, nil, err
+		}
+	}
+	return metrics.Mean(runs), runs, nil
+}
+
+// config builds the simulator configuration of a parameter vector.
+func (ev *evaluator) config(values []float64) (cluster.Config, error) {
+	return ev.tpl.Config(ev.base, values)
+}
+
+// objectives reads the template's objectives from a mean summary.
+func (ev *evaluator) objectives(s *metrics.Summary) ([]float64, error) {
+	out := make([]float64, len(ev.tpl.Objectives))
+	for i, o := range ev.tpl.Objectives {
+		v, err := strategies.Metric(s, o.Metric)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// score is what the sampler minimises: the primary objective relative to
+// the baseline plus penalties for violated constraints.
+func (ev *evaluator) score(s *metrics.Summary, objectives []float64) (float64, error) {
+	p := ev.tpl.Primary
+	prim := ev.tpl.Objectives[p]
+	base, err := strategies.Metric(ev.baseline, prim.Metric)
+	if err != nil {
+		return 0, err
+	}
+	var violations []float64
+	for _, c := range ev.tpl.Constraints {
+		v, err := ev.violation(s, c)
+		if err != nil {
+			return 0, err
+		}
+		violations = append(violations, v)
+	}
+	return search.Scalarize(objectives[p], base, prim.Minimize, violations, 0), nil
+}
+
+// violation is a constraint's relative shortfall (0 when met).
+func (ev *evaluator) violation(s *metrics.Summary, c strategies.Constraint) (float64, error) {
+	v, err := strategies.Metric(s, c.Metric)
+	if err != nil {
+		return 0, err
+	}
+	b, err := strategies.Metric(ev.baseline, c.Metric)
+	if err != nil {
+		return 0, err
+	}
+	short := 0.0
+	rel := func(x, ref float64) float64 {
+		if ref == 0 {
+			return x
+		}
+		return x / math.Abs(ref)
+	}
+	if c.MinRatioToBaseline > 0 && b != 0 {
+		short = max(short, c.MinRatioToBaseline-v/b)
+	}
+	if c.MaxRatioToBaseline > 0 && b != 0 {
+		short = max(short, v/b-c.MaxRatioToBaseline)
+	}
+	if c.Min != 0 {
+		short = max(short, rel(c.Min-v, c.Min))
+	}
+	if c.Max != 0 {
+		short = max(short, rel(v-c.Max, c.Max))
+	}
+	return short, nil
+}
+
+// baselineConfig is the llm-d-parity baseline run in the study's
+// environment: the baseline template's policies, but the study template's
+// instances, KV capacity, CPU tier and model, so that only the strategy
+// differs between the two.
+func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster.Config) (cluster.Config, error) {
+	bt, err := reg.Get("baseline")
+	if err != nil {
+		return cluster.Config{}, err
+	}
+	cfg, err := bt.Config(base, bt.Defaults())
+	if err != nil {
+		return cluster.Config{}, fmt.Errorf("baseline template: %v", err)
+	}
+	cfg.NumInstances = study.NumInstances
+	cfg.TotalKVBlocks = study.TotalKVBlocks
+	cfg.KVCPUBlocks = study.KVCPUBlocks
+	cfg.KVOffloadThreshold = study.KVOffloadThreshold
+	cfg.KVTransferBandwidth = study.KVTransferBandwidth
+	cfg.KVTransferBaseLatency = study.KVTransferBaseLatency
+	cfg.Latency = study.Latency
+	cfg.BlockSize = study.BlockSize
+	return cfg, nil
+}

@@ -1,0 +1,231 @@
+package studies
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"optimize/simcore/metrics"
+	"optimize/strategies"
+)
+
+// ShowJSON is `study show --output json`.
+type ShowJSON struct {
+	Name           string          `json:"name"`
+	Template       string          `json:"template"`
+	State          string          `json:"state"`
+	TrialsTotal    int             `json:"trials_total"`
+	TrialsComplete int             `json:"trials_complete"`
+	Baseline       metrics.Summary `json:"baseline"`
+	Best           *BestJSON       `json:"best"`
+	Pareto         []TrialJSON     `json:"pareto"`
+	Hypervolume    float64         `json:"hypervolume"`
+}
+
+// BestJSON is the best trial with its deltas against the baseline.
+type BestJSON struct {
+	Trial   int             `json:"trial"`
+	Params  map[string]any  `json:"params"`
+	Metrics metrics.Summary `json:"metrics"`
+	Deltas  map[string]any  `json:"deltas"`
+}
+
+// TrialJSON is a Pareto trial.
+type TrialJSON struct {
+	Trial   int             `json:"trial"`
+	Params  map[string]any  `json:"params"`
+	Metrics metrics.Summary `json:"metrics"`
+}
+
+// JSON builds the show document.
+func (r *Report) JSON() ShowJSON {
+	out := ShowJSON{
+		Name: r.Study.Name, Template: r.Study.Template, State: r.State(),
+		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
+		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
+	}
+	if r.Best >= 0 {
+		b := r.Complete[r.Best]
+		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Metrics, Deltas: deltas(b.Metrics, r.Baseline)}
+	}
+	for _, i := range r.Pareto {
+		c := r.Complete[i]
+		out.Pareto = append(out.Pareto, TrialJSON{Trial: c.Number, Params: r.ParamMap(c.Params), Metrics: c.Metrics})
+	}
+	return out
+}
+
+// deltas mirrors the metrics' JSON with each number replaced by its
+// relative change against the baseline (null where the baseline is 0).
+func deltas(v, b metrics.Summary) map[string]any {
+	var vm, bm map[string]any
+	vj, _ := json.Marshal(v)
+	bj, _ := json.Marshal(b)
+	_ = json.Unmarshal(vj, &vm)
+	_ = json.Unmarshal(bj, &bm)
+	return deltaTree(vm, bm)
+}
+
+func deltaTree(v, b map[string]any) map[string]any {
+	out := make(map[string]any, len(v))
+	for k, x := range v {
+		switch xv := x.(type) {
+		case float64:
+			bv, _ := b[k].(float64)
+			if d := Delta(xv, bv); !math.IsNaN(d) {
+				out[k] = d
+			} else {
+				out[k] = nil
+			}
+		case map[string]any:
+			bsub, _ := b[k].(map[string]any)
+			out[k] = deltaTree(xv, bsub)
+		}
+	}
+	return out
+}
+
+// WriteTable prints the human report: baseline against the best trial.
+func (r *Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "study %s · template %s · %s · %d/%d trials complete", r.Study.Name, r.Study.Template, r.State(), len(r.Complete), r.Study.TrialsTotal)
+	if r.Failed > 0 {
+		fmt.Fprintf(w, " (%d rescued)", r.Failed)
+	}
+	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s\n\n", r.Study.Workload, r.Study.Seeds, r.Study.Sampler)
+	if r.Best < 0 {
+		fmt.Fprintln(w, "no complete trial yet")
+		return
+	}
+	best := r.Complete[r.Best]
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\tbaseline\tbest (trial %d)\tΔ\t\n", best.Number)
+	row := func(name string, b, v float64) {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t\n", name, b, v, pct(Delta(v, b)))
+	}
+	for _, o := range r.Template.Objectives {
+		bv, _ := strategies.Metric(&r.Baseline, o.Metric)
+		vv, _ := strategies.Metric(&best.Metrics, o.Metric)
+		row(o.Name, bv, vv)
+	}
+	for _, cl := range classOrder(r.Baseline) {
+		row(cl+" TTFT p99 ms", r.Baseline.PerSLO[cl].TTFT.P99, best.Metrics.PerSLO[cl].TTFT.P99)
+		row(cl+" E2E p99 ms", r.Baseline.PerSLO[cl].E2E.P99, best.Metrics.PerSLO[cl].E2E.P99)
+	}
+	row("tokens/s", r.Baseline.TokensPerSec, best.Metrics.TokensPerSec)
+	row("rejected", r.Baseline.Rejected, best.Metrics.Rejected)
+	tw.Flush()
+	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f)\n",
+		len(r.Pareto), r.Hypervolume, HypervolumeReference)
+	fmt.Fprintln(w, "best parameters:")
+	pm := r.ParamMap(best.Params)
+	for _, p := range r.Template.Params {
+		fmt.Fprintf(w, "  %s = %v\n", p.Name, pm[p.Name])
+	}
+}
+
+func pct(d float64) string {
+	if math.IsNaN(d) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*d)
+}
+
+func classOrder(s metrics.Summary) []string {
+	rank := map[string]int{"critical": 1, "standard": 2, "sheddable": 3, "batch": 4, "background": 5}
+	var out []string
+	for k := range s.PerSLO {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
+	return out
+}
+
+// Export writes one row per complete trial (or per Pareto trial): number,
+// every parameter, every objective's mean over seeds, and each objective's
+// change against the baseline.
+func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
+	idx := make([]int, 0, len(r.Complete))
+	if paretoOnly {
+		idx = append(idx, r.Pareto...)
+	} else {
+		for i := range r.Complete {
+			idx = append(idx, i)
+		}
+	}
+	base, _ := r.baselineObjectives()
+	header := []string{"trial"}
+	for _, p := range r.Template.Params {
+		header = append(header, p.Name)
+	}
+	for _, o := range r.Template.Objectives {
+		header = append(header, o.Name)
+	}
+	for _, o := range r.Template.Objectives {
+		header = append(header, o.Name+"_delta")
+	}
+	header = append(header, "score")
+	rows := make([][]any, 0, len(idx))
+	for _, i := range idx {
+		c := r.Complete[i]
+		row := []any{c.Number}
+		pm := r.ParamMap(c.Params)
+		for _, p := range r.Template.Params {
+			row = append(row, pm[p.Name])
+		}
+		for _, v := range c.Objectives {
+			row = append(row, v)
+		}
+		for k, v := range c.Objectives {
+			row = append(row, Delta(v, base[k]))
+		}
+		row = append(row, c.Score)
+		rows = append(rows, row)
+	}
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		_ = cw.Write(header)
+		for _, row := range rows {
+			rec := make([]string, len(row))
+			for i, v := range row {
+				rec[i] = cell(v)
+			}
+			_ = cw.Write(rec)
+		}
+		cw.Flush()
+		return cw.Error()
+	case "json":
+		objs := make([]map[string]any, len(rows))
+		for i, row := range rows {
+			m := make(map[string]any, len(row))
+			for j, v := range row {
+				if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+					v = nil
+				}
+				m[header[j]] = v
+			}
+			objs[i] = m
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(objs)
+	}
+	return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
+}
+
+func cell(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}

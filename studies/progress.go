@@ -1,0 +1,81 @@
+package studies
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"optimize/storage"
+)
+
+// progress reports trials done, the ETA and the best trial so far: a bar
+// on a terminal, one line per trial otherwise (logs, CI).
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	row   *storage.StudyRow
+	store *storage.Store
+	start time.Time
+	done0 int // complete trials when this process started
+}
+
+func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store) *progress {
+	p := &progress{w: w, row: row, store: store, start: time.Now()}
+	complete, _, _ := store.Counts(row.ID)
+	p.done0 = int(complete)
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(row.TrialsTotal,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(row.Name),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+		)
+		_ = p.bar.Set(p.done0)
+	}
+	return p
+}
+
+// trialDone refreshes the display after a trial finished in this process.
+func (p *progress) trialDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	complete, _, _ := p.store.Counts(p.row.ID)
+	best := p.best()
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("%s · best %s", p.row.Name, best))
+		_ = p.bar.Set(int(complete))
+		return
+	}
+	eta := "?"
+	if n := int(complete) - p.done0; n > 0 {
+		left := time.Duration(float64(time.Since(p.start)) / float64(n) * float64(p.row.TrialsTotal-int(complete)))
+		eta = left.Round(100 * time.Millisecond).String()
+	}
+	fmt.Fprintf(p.w, "trial %d/%d done · ETA %s · best %s\n", complete, p.row.TrialsTotal, eta, best)
+}
+
+// best describes the lowest-score complete trial.
+func (p *progress) best() string {
+	var t storage.TrialRow
+	err := p.store.DB.Where("study_id = ? AND state = ?", p.row.ID, storage.TrialComplete).
+		Order("score, number").First(&t).Error
+	if err != nil {
+		return "–"
+	}
+	return fmt.Sprintf("trial %d (score %.3f)", t.Number, t.Score)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

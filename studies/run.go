@@ -1,0 +1,189 @@
+package studies
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"optimize/search"
+	"optimize/simcore/metrics"
+	"optimize/storage"
+)
+
+// Run works on the study until it has its total of complete trials or ctx
+// is cancelled (trials in flight then finish and are recorded). Trials are
+// claimed one at a time through the database, so any number of processes
+// may run the same study.
+func (e *Env) Run(ctx context.Context, row *storage.StudyRow) error {
+	ev, err := e.evaluator(row)
+	if err != nil {
+		return err
+	}
+	smp, err := e.sampler(row, ev.tpl)
+	if err != nil {
+		return err
+	}
+	p := newProgress(e.Progress, row, e.Store)
+	defer p.finish()
+	workers := max(1, e.Workers)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- e.workLoop(ctx, row, ev, smp, p)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// workLoop claims and runs trials until the study is done or ctx ends.
+func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator, smp *search.Sampler, p *progress) error {
+	for ctx.Err() == nil {
+		claim, err := e.Store.ClaimTrial(row, e.Worker, e.lease(), isAlive)
+		if err != nil {
+			return err
+		}
+		if claim.Done {
+			return nil
+		}
+		if claim.Trial == nil {
+			// Every remaining trial is running somewhere: wait for them,
+			// and take over any whose worker dies.
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		if err := e.runTrial(ctx, claim, ev, smp); err != nil {
+			return err
+		}
+		p.trialDone()
+	}
+	return nil
+}
+
+// runTrial proposes (or re-runs) a parameter vector, evaluates it while
+// renewing the lease, and records the result.
+func (e *Env) runTrial(ctx context.Context, claim storage.Claim, ev *evaluator, smp *search.Sampler) error {
+	t := claim.Trial
+	var values []float64
+	var gid int
+	var err error
+	if claim.Rescue != nil {
+		if err = json.Unmarshal(claim.Rescue, &values); err == nil {
+			gid, err = smp.AskFixed(t.Number, values)
+		}
+	} else {
+		gid, values, err = smp.Ask(t.Number)
+	}
+	if err != nil {
+		_ = e.Store.Release(t)
+		return fmt.Errorf("trial %d: propose: %v", t.Number, err)
+	}
+	if err := e.Store.SetProposal(t, gid, values); err != nil {
+		return fmt.Errorf("trial %d: %v", t.Number, err)
+	}
+	stop := e.heartbeat(t)
+	mean, perSeed, objectives, score, err := e.evaluate(ev, values)
+	stop()
+	if err != nil {
+		_ = smp.Fail(gid)
+		_ = e.Store.Release(t)
+		return fmt.Errorf("trial %d: %v", t.Number, err)
+	}
+	seeds := ev.seeds
+	ps := make([]any, len(perSeed))
+	for i := range perSeed {
+		ps[i] = perSeed[i]
+	}
+	if err := e.Store.Complete(t, score, objectives, mean, seeds, ps); err != nil {
+		_ = smp.Fail(gid)
+		return nil // rescued by another worker meanwhile: its copy counts
+	}
+	return smp.Tell(gid, score)
+}
+
+func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, []float64, float64, error) {
+	cfg, err := ev.config(values)
+	if err != nil {
+		return metrics.Summary{}, nil, nil, 0, err
+	}
+	mean, perSeed, err := ev.run(cfg)
+	if err != nil {
+		return metrics.Summary{}, nil, nil, 0, err
+	}
+	obj, err := ev.objectives(&mean)
+	if err != nil {
+		return metrics.Summary{}, nil, nil, 0, err
+	}
+	score, err := ev.score(&mean, obj)
+	return mean, perSeed, obj, score, err
+}
+
+// heartbeat renews t's lease until the returned stop is called.
+func (e *Env) heartbeat(t *storage.TrialRow) (stop func()) {
+	done := make(chan struct{})
+	every := e.lease() / 3
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = e.Store.Heartbeat(t)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func (e *Env) lease() time.Duration {
+	if e.Lease > 0 {
+		return e.Lease
+	}
+	return 30 * time.Second
+}
+
+// WorkerID names this process in leases: host, pid and start time, so
+// that a process on the same host can tell a dead owner at once.
+func WorkerID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano())
+}
+
+// isAlive reports whether a lease owner may still be running: owners on
+// another host are trusted until their lease expires; on this host a
+// missing process is dead now (a kill -9 leaves no heartbeat to wait for).
+func isAlive(owner string) bool {
+	parts := strings.Split(owner, ":")
+	if len(parts) != 3 {
+		return true
+	}
+	host, _ := os.Hostname()
+	if parts[0] != host {
+		return true
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid == os.Getpid() {
+		return true
+	}
+	return syscall.Kill(pid, 0) != syscall.ESRCH
+}

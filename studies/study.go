@@ -1,0 +1,209 @@
+// Package studies runs a study's lifecycle: create it (configuration and
+// baseline), run trials with a worker pool through shared storage, rescue
+// trials whose worker died, resume to the study total, and report.
+package studies
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"optimize/search"
+	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
+	"optimize/simcore/workload"
+	"optimize/storage"
+	"optimize/strategies"
+)
+
+// UsageError marks errors in the user's request (exit code 2).
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+func usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// Env is what every study operation needs.
+type Env struct {
+	Store    *storage.Store
+	Registry *strategies.Registry
+	Base     cluster.Config // defaults and model profile, before any template
+	Progress io.Writer      // progress and logs (stderr)
+	Workers  int            // trials run at once in this process
+	Lease    time.Duration  // a running trial without heartbeat for this long is dead
+	Worker   string         // this process's identity in leases
+}
+
+// CreateOptions are `optimize study create`'s arguments.
+type CreateOptions struct {
+	Template    string
+	Name        string // "" = template name plus a timestamp
+	Trials      int
+	Seeds       []int64
+	Workload    string // "" = the template's default; a built-in name or a spec file
+	Sampler     string // tpe, random, grid
+	SamplerSeed int64
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Create validates everything, then writes the study and its baseline.
+// Nothing is written when validation fails.
+func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, error) {
+	tpl, err := e.Registry.Get(o.Template)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	if o.Trials < 1 {
+		return nil, usage("--trials: must be ≥ 1, got %d", o.Trials)
+	}
+	if len(o.Seeds) == 0 {
+		return nil, usage("--seeds: give at least one seed")
+	}
+	switch o.Sampler {
+	case "tpe", "random", "grid":
+	default:
+		return nil, usage("--sampler: unknown value %q (allowed: tpe, random, grid)", o.Sampler)
+	}
+	if o.Name == "" {
+		o.Name = fmt.Sprintf("%s-%s", tpl.Name, time.Now().UTC().Format("20060102-150405"))
+	}
+	if !nameRE.MatchString(o.Name) {
+		return nil, usage("--name: %q must be 1–128 letters, digits, '.', '_' or '-'", o.Name)
+	}
+	if o.Workload == "" {
+		o.Workload = tpl.Workload
+	}
+	if _, err := loadWorkload(o.Workload); err != nil {
+		return nil, UsageError{fmt.Errorf("--workload: %v", err)}
+	}
+	if err := e.Store.Migrate(); err != nil {
+		return nil, err
+	}
+	if _, err := e.Store.StudyByName(o.Name); err == nil {
+		return nil, usage("--name: study %q already exists (resume it, or delete it first)", o.Name)
+	} else if !errors.Is(err, storage.ErrStudyNotFound) {
+		return nil, err
+	}
+	seeds, _ := json.Marshal(o.Seeds)
+	def, _ := json.Marshal(tpl)
+	row := &storage.StudyRow{
+		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: string(seeds),
+		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, Definition: string(def),
+	}
+	ev, err := e.evaluator(row)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.Progress, "study %s: template %s, workload %s, seeds %v, %d trials, %s sampler\n",
+		o.Name, tpl.Name, o.Workload, o.Seeds, o.Trials, o.Sampler)
+	if err := e.runBaseline(ev, row); err != nil {
+		return nil, err
+	}
+	if err := e.Store.DB.Create(row).Error; err != nil {
+		return nil, fmt.Errorf("storage %s: %v", e.Store.Label, err)
+	}
+	if _, err := e.sampler(row, tpl); err != nil { // creates the goptuna study once, here
+		return nil, err
+	}
+	return row, nil
+}
+
+// runBaseline evaluates the baseline in the study's environment.
+func (e *Env) runBaseline(ev *evaluator, row *storage.StudyRow) error {
+	studyCfg, err := ev.config(ev.tpl.Defaults())
+	if err != nil {
+		return err
+	}
+	cfg, err := baselineConfig(e.Registry, studyCfg, e.Base)
+	if err != nil {
+		return err
+	}
+	mean, perSeed, err := ev.run(cfg)
+	if err != nil {
+		return fmt.Errorf("baseline: %v", err)
+	}
+	m, _ := json.Marshal(mean)
+	ps, _ := json.Marshal(perSeed)
+	row.Baseline, row.BaselineSeeds = string(m), string(ps)
+	return nil
+}
+
+// evaluator rebuilds a study's evaluator from its row.
+func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
+	tpl, err := e.Registry.Get(row.Template)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := loadWorkload(row.Workload)
+	if err != nil {
+		return nil, err
+	}
+	var seeds []int64
+	if err := json.Unmarshal([]byte(row.Seeds), &seeds); err != nil {
+		return nil, fmt.Errorf("study %s: seeds: %v", row.Name, err)
+	}
+	ev := &evaluator{tpl: tpl, base: e.Base, spec: spec, seeds: seeds}
+	if row.Baseline != "" {
+		ev.baseline = new(metrics.Summary)
+		if err := json.Unmarshal([]byte(row.Baseline), ev.baseline); err != nil {
+			return nil, fmt.Errorf("study %s: baseline: %v", row.Name, err)
+		}
+	}
+	return ev, nil
+}
+
+// sampler opens the study's sampler; the goptuna study is named after ours.
+func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.Sampler, error) {
+	space := make([]search.Param, len(tpl.Params))
+	for i, p := range tpl.Params {
+		space[i] = searchParam(p)
+	}
+	s, err := search.NewSampler(e.Store.Goptuna(), "optimize:"+row.Name, space, search.Method(row.Sampler), row.SamplerSeed, search.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("study %s: sampler: %v", row.Name, err)
+	}
+	return s, nil
+}
+
+func searchParam(p strategies.Param) search.Param {
+	sp := search.Param{Name: p.Name, Low: p.Low, High: p.High, Choices: p.Choices}
+	switch p.Kind {
+	case strategies.Int:
+		sp.Kind = search.Int
+	case strategies.LogFloat:
+		sp.Kind = search.LogFloat
+	case strategies.Categorical:
+		sp.Kind = search.Categorical
+	default:
+		sp.Kind = search.Float
+	}
+	return sp
+}
+
+// loadWorkload accepts a built-in name or a spec file path.
+func loadWorkload(name string) (*workload.Spec, error) {
+	if filepath.Ext(name) == ".yaml" || filepath.Ext(name) == ".yml" {
+		if _, err := os.Stat(name); err == nil {
+			return workload.LoadSpecFile(name)
+		}
+	}
+	return workload.Builtin(name)
+}
+
+// Delete removes a study: our rows and goptuna's study.
+func (e *Env) Delete(row *storage.StudyRow) error {
+	if err := e.Store.DeleteStudy(row); err != nil {
+		return err
+	}
+	// goptuna's tables may not know the study (created before a failure).
+	_ = deleteGoptunaStudy(e.Store, "optimize:"+row.Name)
+	return nil
+}
