@@ -45,6 +45,20 @@ func Resolve(flag string) string {
 	return DefaultPath
 }
 
+// ErrNoDatabase is OpenExisting's answer for a SQLite file that does not exist.
+var ErrNoDatabase = errors.New("no database")
+
+// OpenExisting is Open for commands that only read or continue studies: a
+// missing SQLite file is ErrNoDatabase instead of a new empty database.
+func OpenExisting(dsn string) (*Store, error) {
+	if _, st, err := dialect(dsn); err == nil && !st.Postgres {
+		if _, err := os.Stat(st.Label); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w at %s", ErrNoDatabase, st.Label)
+		}
+	}
+	return Open(dsn)
+}
+
 // Open connects to dsn: "sqlite:///PATH", a bare file path, or
 // "postgres://user:pass@host:port/db". Connection failures are retried with
 // backoff for up to about 10 s before giving up with one clear line.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,7 +18,7 @@ var ErrStudyNotFound = errors.New("study not found")
 func (s *Store) StudyByName(name string) (*StudyRow, error) {
 	var st StudyRow
 	err := s.DB.Where("name = ?", name).First(&st).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	if errors.Is(err, gorm.ErrRecordNotFound) || missingTable(err) {
 		return nil, fmt.Errorf("%w: %q", ErrStudyNotFound, name)
 	}
 	if err != nil {
@@ -54,6 +55,9 @@ type Claim struct {
 	Trial  *TrialRow // the new running trial, nil when none may start
 	Rescue []byte    // JSON params to re-run (a dead worker's trial), nil for a fresh proposal
 	Done   bool      // the study has its total of complete trials
+	// Failed are the dead workers' trials this claim marked failed: the
+	// caller fails them in the sampler too.
+	Failed []TrialRow
 }
 
 // ClaimTrial starts the study's next trial for worker, inside one
@@ -92,8 +96,9 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			if err := tx.Model(t).Updates(map[string]any{"state": TrialFailed, "finished_at": now}).Error; err != nil {
 				return err
 			}
-			if rescue == nil {
-				rescue = t
+			claim.Failed = append(claim.Failed, *t)
+			if rescue == nil && t.Params != "" {
+				rescue = t // one that died before its proposal ran nothing
 			}
 		}
 		var complete int64
@@ -110,7 +115,7 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 		if rescue == nil {
 			// A trial failed earlier whose parameters were never re-run.
 			var orphan TrialRow
-			err := tx.Where("study_id = ? AND state = ? AND number NOT IN (?)", study.ID, TrialFailed,
+			err := tx.Where("study_id = ? AND state = ? AND params <> '' AND number NOT IN (?)", study.ID, TrialFailed,
 				tx.Model(&TrialRow{}).Select("rescue_of").Where("study_id = ?", study.ID)).
 				Order("number").First(&orphan).Error
 			if err == nil {
@@ -206,4 +211,13 @@ func (s *Store) DeleteStudy(st *StudyRow) error {
 		}
 		return tx.Delete(&StudyRow{}, st.ID).Error
 	})
+}
+
+// missingTable recognises a database where no study was ever created.
+func missingTable(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist")
 }

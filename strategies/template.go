@@ -92,11 +92,15 @@ type Template struct {
 	mechanism []setting // inherited first, one entry per knob
 }
 
-// Mechanism returns the fixed knob values, inherited ones first.
+// Mechanism returns the fixed knob values, inherited ones first. Knobs a
+// parameter tunes are left out (an inherited value of theirs is applied
+// but then always overridden).
 func (t *Template) Mechanism() []Setting {
-	out := make([]Setting, len(t.mechanism))
-	for i, s := range t.mechanism {
-		out[i] = Setting{Knob: s.knob.Name, Value: s.knob.format(s.value), From: s.from}
+	out := make([]Setting, 0, len(t.mechanism))
+	for _, s := range t.mechanism {
+		if !slices.ContainsFunc(t.Params, func(p Param) bool { return p.Knob == s.knob.Name }) {
+			out = append(out, Setting{Knob: s.knob.Name, Value: s.knob.format(s.value), From: s.from})
+		}
 	}
 	return out
 }
@@ -151,7 +155,8 @@ func (t *Template) Config(base cluster.Config, values []float64) (cluster.Config
 }
 
 // ParseParams reads "name=value" pairs (as given to --param) over the
-// defaults. Errors are one line naming the parameter and what it accepts.
+// defaults. Errors are one line naming the parameter and what it accepts;
+// the caller names the flag.
 func (t *Template) ParseParams(pairs []string) ([]float64, error) {
 	values := t.Defaults()
 	given := make([]bool, len(t.Params))
@@ -159,18 +164,18 @@ func (t *Template) ParseParams(pairs []string) ([]float64, error) {
 		name, raw, ok := strings.Cut(pair, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf("--param %q: want name=value", pair)
+			return nil, fmt.Errorf("%q: want name=value", pair)
 		}
 		i := slices.IndexFunc(t.Params, func(p Param) bool { return p.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("--param %s: template %s has no such parameter (parameters: %s)", name, t.Name, t.paramNames())
+			return nil, fmt.Errorf("%s: template %s has no such parameter (parameters: %s)", name, t.Name, t.paramNames())
 		}
 		if given[i] {
-			return nil, fmt.Errorf("--param %s: given twice", name)
+			return nil, fmt.Errorf("%s: given twice", name)
 		}
 		v, err := t.Params[i].Parse(raw)
 		if err != nil {
-			return nil, fmt.Errorf("--param %v", err)
+			return nil, err
 		}
 		values[i], given[i] = v, true
 	}

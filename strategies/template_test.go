@@ -266,12 +266,12 @@ func TestParseParams(t *testing.T) {
 		pairs []string
 		want  string
 	}{
-		{[]string{"critical_base"}, `--param "critical_base": want name=value`},
-		{[]string{"nope=1"}, "--param nope: template slo-cascade-preempt has no such parameter (parameters: preemption, critical_base, age_weight_per_ms)"},
-		{[]string{"critical_base=30"}, "--param critical_base=30 out of range [5, 20]"},
-		{[]string{"critical_base=ten"}, "--param critical_base=ten: not a number (range [5, 20])"},
-		{[]string{"preemption=lifo"}, "--param preemption=lifo: not one of the choices {fcfs, priority}"},
-		{[]string{"critical_base=6", "critical_base=7"}, "--param critical_base: given twice"},
+		{[]string{"critical_base"}, `"critical_base": want name=value`},
+		{[]string{"nope=1"}, "nope: template slo-cascade-preempt has no such parameter (parameters: preemption, critical_base, age_weight_per_ms)"},
+		{[]string{"critical_base=30"}, "critical_base=30 out of range [5, 20]"},
+		{[]string{"critical_base=ten"}, "critical_base=ten: not a number (range [5, 20])"},
+		{[]string{"preemption=lifo"}, "preemption=lifo: not one of the choices {fcfs, priority}"},
+		{[]string{"critical_base=6", "critical_base=7"}, "critical_base: given twice"},
 	} {
 		_, err := tpl.ParseParams(tc.pairs)
 		if err == nil || err.Error() != tc.want {
@@ -291,7 +291,7 @@ func TestParamFormat(t *testing.T) {
 	for i, p := range tpl.Params {
 		got = append(got, p.Format(tpl.Defaults()[i]))
 	}
-	if want := []string{"3", "0", "2", "0", "0", "10000", "2000"}; !slices.Equal(got, want) {
+	if want := []string{"3", "0", "2", "0", "0", "10000"}; !slices.Equal(got, want) {
 		t.Errorf("formatted defaults %v, want %v", got, want)
 	}
 }

@@ -58,6 +58,11 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 		if err != nil {
 			return err
 		}
+		for _, f := range claim.Failed {
+			if f.GoptunaID > 0 {
+				_ = smp.Fail(f.GoptunaID) // no longer a pending point for the liar
+			}
+		}
 		if claim.Done {
 			return nil
 		}

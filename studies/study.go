@@ -54,36 +54,46 @@ type CreateOptions struct {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// Create validates everything, then writes the study and its baseline.
-// Nothing is written when validation fails.
-func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, error) {
-	tpl, err := e.Registry.Get(o.Template)
+// Validate checks a create request without touching storage and fills in
+// the default name and workload.
+func Validate(reg *strategies.Registry, o *CreateOptions) error {
+	tpl, err := reg.Get(o.Template)
 	if err != nil {
-		return nil, UsageError{err}
+		return UsageError{err}
 	}
 	if o.Trials < 1 {
-		return nil, usage("--trials: must be ≥ 1, got %d", o.Trials)
+		return usage("--trials: must be ≥ 1, got %d", o.Trials)
 	}
 	if len(o.Seeds) == 0 {
-		return nil, usage("--seeds: give at least one seed")
+		return usage("--seeds: give at least one seed")
 	}
 	switch o.Sampler {
 	case "tpe", "random", "grid":
 	default:
-		return nil, usage("--sampler: unknown value %q (allowed: tpe, random, grid)", o.Sampler)
+		return usage("--sampler: unknown value %q (allowed: tpe, random, grid)", o.Sampler)
 	}
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("%s-%s", tpl.Name, time.Now().UTC().Format("20060102-150405"))
 	}
 	if !nameRE.MatchString(o.Name) {
-		return nil, usage("--name: %q must be 1–128 letters, digits, '.', '_' or '-'", o.Name)
+		return usage("--name: %q must be 1–128 letters, digits, '.', '_' or '-'", o.Name)
 	}
 	if o.Workload == "" {
 		o.Workload = tpl.Workload
 	}
 	if _, err := loadWorkload(o.Workload); err != nil {
-		return nil, UsageError{fmt.Errorf("--workload: %v", err)}
+		return UsageError{fmt.Errorf("--workload: %v", err)}
 	}
+	return nil
+}
+
+// Create validates everything, then writes the study and its baseline.
+// Nothing is written when validation fails.
+func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, error) {
+	if err := Validate(e.Registry, &o); err != nil {
+		return nil, err
+	}
+	tpl, _ := e.Registry.Get(o.Template)
 	if err := e.Store.Migrate(); err != nil {
 		return nil, err
 	}

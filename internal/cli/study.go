@@ -44,8 +44,21 @@ func (f *studyFlags) bindRunFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.lease, "lease", 30*time.Second, "a running trial whose worker sent no heartbeat for this long is rescued")
 }
 
-// env opens the storage and builds the study environment.
-func (f *studyFlags) env(s Streams) (*studies.Env, error) {
+// env opens the storage and builds the study environment; only create
+// may make a new database.
+func (f *studyFlags) env(s Streams) (*studies.Env, error) { return f.open(s, true) }
+
+// existing is env for commands that read or continue study name ("" for
+// all studies).
+func (f *studyFlags) existing(s Streams, name string) (*studies.Env, error) {
+	env, err := f.open(s, false)
+	if errors.Is(err, storage.ErrStudyNotFound) && name != "" {
+		return nil, fmt.Errorf("study %q not found: %v", name, errors.Unwrap(err))
+	}
+	return env, err
+}
+
+func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 	reg, err := loadRegistry(*f.templatesDir)
 	if err != nil {
 		return nil, err
@@ -54,7 +67,14 @@ func (f *studyFlags) env(s Streams) (*studies.Env, error) {
 	if err != nil {
 		return nil, failed(err)
 	}
-	st, err := storage.Open(storage.Resolve(f.storage))
+	open := storage.Open
+	if !create {
+		open = storage.OpenExisting
+	}
+	st, err := open(storage.Resolve(f.storage))
+	if errors.Is(err, storage.ErrNoDatabase) {
+		return nil, fmt.Errorf("%w: %w (create a study first)", storage.ErrStudyNotFound, err)
+	}
 	if err != nil {
 		return nil, failed(err)
 	}
@@ -115,11 +135,8 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := reg.Get(o.Template); err != nil {
-				return err
-			}
-			if o.Trials < 1 {
-				return fmt.Errorf("--trials: must be ≥ 1, got %d", o.Trials)
+			if err := studies.Validate(reg, &o); err != nil {
+				return studyError(err)
 			}
 			if f.workers < 0 {
 				return fmt.Errorf("--workers: must be ≥ 0, got %d", f.workers)
@@ -162,7 +179,7 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Continue a study to its trial total, rescuing trials of dead workers",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := f.env(s)
+			env, err := f.existing(s, args[0])
 			if err != nil {
 				return err
 			}
@@ -189,7 +206,11 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 		Short: "List the studies in the storage",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, err := f.env(s)
+			env, err := f.existing(s, "")
+			if errors.Is(err, storage.ErrStudyNotFound) {
+				fmt.Fprintln(s.Out, "no studies yet")
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -217,7 +238,7 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
 			}
-			env, err := f.env(s)
+			env, err := f.existing(s, args[0])
 			if err != nil {
 				return err
 			}
@@ -247,7 +268,7 @@ func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Delete a study and all its trials",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := f.env(s)
+			env, err := f.existing(s, args[0])
 			if err != nil {
 				return err
 			}
@@ -276,7 +297,7 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			if format != "csv" && format != "json" {
 				return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
 			}
-			env, err := f.env(s)
+			env, err := f.existing(s, args[0])
 			if err != nil {
 				return err
 			}

@@ -102,7 +102,7 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	fmt.Fprintln(w, "\nMechanism:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, m := range t.Mechanism() {
-		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", m.Knob, m.Value, m.From)
+		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", m.Knob, m.Value, m.From) // the last cell is not padded
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -123,14 +123,15 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	fmt.Fprintln(w, "\nObjectives:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for i, o := range t.Objectives {
-		direction, primary := "maximize", ""
+		direction := "maximize"
 		if o.Minimize {
 			direction = "minimize"
 		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s", o.Name, direction, o.Metric)
 		if i == t.Primary {
-			primary = "(primary)"
+			fmt.Fprint(tw, "\t(primary)")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o.Name, direction, o.Metric, primary)
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"optimize/storage"
+)
+
+// createStudy runs a small slo-cascade study in a temporary database.
+func createStudy(t *testing.T, trials string) (dsn string) {
+	t.Helper()
+	dsn = filepath.Join(t.TempDir(), "s.db")
+	code, _, errs := run(t, "study", "create", "slo-cascade", "--trials", trials, "--name", "t1",
+		"--storage", dsn, "--workers", "2")
+	if code != 0 {
+		t.Fatalf("create: exit %d: %s", code, errs)
+	}
+	return dsn
+}
+
+// `show --output json` has exactly the documented shape.
+func TestStudyShowJSONAndExport(t *testing.T) {
+	dsn := createStudy(t, "8")
+	code, out, errs := run(t, "study", "show", "t1", "--storage", dsn, "--output", "json")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %s", code, errs)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"name", "template", "state", "trials_total", "trials_complete", "baseline", "best", "pareto", "hypervolume"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("show JSON lacks %q", k)
+		}
+	}
+	var typed struct {
+		State          string
+		TrialsComplete int `json:"trials_complete"`
+		Baseline       map[string]any
+		Best           struct {
+			Trial   int
+			Params  map[string]any
+			Metrics map[string]any
+			Deltas  map[string]any
+		}
+		Pareto      []struct{ Trial int }
+		Hypervolume float64
+	}
+	if err := json.Unmarshal([]byte(out), &typed); err != nil {
+		t.Fatal(err)
+	}
+	if typed.State != "complete" || typed.TrialsComplete != 8 || len(typed.Pareto) == 0 || typed.Hypervolume <= 0 {
+		t.Fatalf("show: %+v", typed)
+	}
+	for _, k := range []string{"ttft_ms", "e2e_ms", "tokens_per_sec", "per_slo", "slo_gap"} {
+		if typed.Baseline[k] == nil || typed.Best.Metrics[k] == nil || typed.Best.Deltas[k] == nil {
+			t.Errorf("metric %q missing from baseline, best metrics or deltas", k)
+		}
+	}
+	base := typed.Baseline["tokens_per_sec"].(float64)
+	best := typed.Best.Metrics["tokens_per_sec"].(float64)
+	if d := typed.Best.Deltas["tokens_per_sec"].(float64); d != (best-base)/base {
+		t.Errorf("delta %v, want (best−baseline)/baseline = %v", d, (best-base)/base)
+	}
+
+	code, out, errs = run(t, "study", "export", "t1", "--storage", dsn, "--pareto", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+len(typed.Pareto) || recs[0][0] != "trial" || !strings.Contains(strings.Join(recs[0], ","), "critical_ttft_p99_delta") {
+		t.Fatalf("export: %d rows for %d Pareto trials, header %v", len(recs), len(typed.Pareto), recs[0])
+	}
+}
+
+// Bad requests exit 2 with one line and write nothing.
+func TestStudyUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "tpl")
+	os.MkdirAll(bad, 0o755)
+	os.WriteFile(filepath.Join(bad, "broken.yaml"), []byte("name: broken\nworkload: orthogonal-slo\nparameters:\n  - {name: x, type: float, low: 2, high: 1, default: 1, knob: priority.age_weight_per_ms}\n"), 0o644)
+	dsn := filepath.Join(dir, "s.db")
+	for _, c := range []struct {
+		name string
+		args []string
+		say  string
+	}{
+		{"unknown template", []string{"study", "create", "nope", "--storage", dsn}, "nope"},
+		{"zero trials", []string{"study", "create", "slo-cascade", "--trials", "0", "--storage", dsn}, "--trials"},
+		{"malformed template", []string{"study", "create", "broken", "--storage", dsn, "--templates-dir", bad}, "broken.yaml"},
+		{"unknown sampler", []string{"study", "create", "slo-cascade", "--sampler", "cmaes", "--storage", dsn}, "--sampler"},
+		{"unknown study", []string{"study", "show", "ghost", "--storage", dsn}, "ghost"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := run(t, c.args...)
+			if code != 2 || out != "" || strings.Count(strings.TrimRight(errs, "\n"), "\n") != 0 || !strings.Contains(errs, c.say) {
+				t.Fatalf("exit %d, stdout %q, stderr %q (want exit 2, one line naming %q)", code, out, errs, c.say)
+			}
+		})
+		if c.name != "unknown study" {
+			if _, err := os.Stat(dsn); err == nil {
+				t.Fatalf("%s: the database was written", c.name)
+			}
+		}
+	}
+}
+
+// buildBinary compiles cmd/optimize for process-level tests.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "optimize")
+	cmd := exec.Command("go", "build", "-o", bin, "optimize/cmd/optimize")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// A study killed with SIGKILL mid-run and resumed ends with exactly its
+// total of complete trials, unique numbers, and the killed trials re-run.
+func TestStudySurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	dsn := filepath.Join(t.TempDir(), "k.db")
+	cmd := exec.Command(bin, "study", "create", "slo-cascade", "--trials", "40", "--name", "k", "--storage", dsn, "--workers", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := waitForTrials(dsn, "k", 6)
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	row, _ := st.StudyByName("k")
+	before, _ := st.Trials(row.ID)
+	var killed []storage.TrialRow
+	for _, tr := range before {
+		if tr.State == storage.TrialRunning && tr.Params != "" {
+			killed = append(killed, tr)
+		}
+	}
+	st.Close()
+
+	out, err := exec.Command(bin, "study", "resume", "k", "--storage", dsn, "--workers", "2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	st, _ = storage.Open(dsn)
+	defer st.Close()
+	after, _ := st.Trials(row.ID)
+	seen := map[int]bool{}
+	complete := 0
+	params := map[string]bool{}
+	for _, tr := range after {
+		if seen[tr.Number] {
+			t.Fatalf("trial number %d twice", tr.Number)
+		}
+		seen[tr.Number] = true
+		switch tr.State {
+		case storage.TrialComplete:
+			complete++
+			params[tr.Params] = true
+		case storage.TrialRunning:
+			t.Fatalf("trial %d still running after resume", tr.Number)
+		}
+	}
+	if complete != 40 {
+		t.Fatalf("%d complete trials after resume, want exactly 40", complete)
+	}
+	for _, k := range killed {
+		if !params[k.Params] {
+			t.Errorf("killed trial %d (params %s) was not redone", k.Number, k.Params)
+		}
+	}
+	t.Logf("%d trials were in flight at the kill; %d trial rows in all", len(killed), len(after))
+}
+
+// waitForTrials polls the database until the study has n complete trials.
+func waitForTrials(dsn, name string, n int64) (*storage.Store, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		st, err := storage.Open(dsn)
+		if err != nil {
+			continue
+		}
+		row, err := st.StudyByName(name)
+		if err == nil {
+			if complete, _, _ := st.Counts(row.ID); complete >= n {
+				return st, nil
+			}
+		}
+		st.Close()
+	}
+	return nil, os.ErrDeadlineExceeded
+}
