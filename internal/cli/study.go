@@ -34,7 +34,7 @@ func newStudyCommand(s Streams, templatesDir *string) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&f.storage, "storage", "", "sqlite:///PATH, a file path or postgres://user:pass@host:port/db (default $"+storage.EnvVar+" or ./"+storage.DefaultPath+")")
 	cmd.AddCommand(newStudyCreate(s, f), newStudyResume(s, f), newStudyList(s, f), newStudyShow(s, f),
-		newStudyDelete(s, f), newStudyExport(s, f))
+		newStudyDelete(s, f), newStudyExport(s, f), newStudyWait(s, f))
 	return cmd
 }
 
@@ -321,5 +321,43 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials")
+	return cmd
+}
+
+func newStudyWait(s Streams, f *studyFlags) *cobra.Command {
+	var poll time.Duration
+	cmd := &cobra.Command{
+		Use:   "wait NAME",
+		Short: "Block until a study run by workers has its total of complete trials",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := f.existing(s, args[0])
+			if err != nil {
+				return studyError(err)
+			}
+			defer env.Store.Close()
+			row, err := env.Store.StudyByName(args[0])
+			if err != nil {
+				return studyError(err)
+			}
+			ctx, stop := interruptible()
+			defer stop()
+			for {
+				complete, _, err := env.Store.Counts(row.ID)
+				if err != nil {
+					return failed(err)
+				}
+				if int(complete) >= row.TrialsTotal {
+					return showStudy(s, env, row.Name, "text")
+				}
+				select {
+				case <-ctx.Done():
+					return failed(fmt.Errorf("interrupted with %d/%d trials complete", complete, row.TrialsTotal))
+				case <-time.After(poll):
+				}
+			}
+		},
+	}
+	cmd.Flags().DurationVar(&poll, "poll", time.Second, "how often to check")
 	return cmd
 }
