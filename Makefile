@@ -26,6 +26,7 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	OPTIMIZE_LONG=1 $(GO) test ./studies -run TPEBeatsRandom -v -timeout 60m
 
 fuzz:
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s

@@ -46,6 +46,10 @@ type Options struct {
 	GridPoints int
 	// Penalty is the constant-liar value of pending trials (default LiarWorst).
 	Penalty Liar
+	// EICandidates is how many candidates TPE draws from its good-points
+	// density per parameter before keeping the best ratio (goptuna's
+	// default is 24).
+	EICandidates int
 }
 
 const (
@@ -312,9 +316,14 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	reseedGlobalRand(derivedSeed(s.seed, number, streamGlobalRand))
 	// A fresh sampler per proposal: its own rng depends only on the trial.
 	// Startup is ours (goptuna's random sampler misses integer tops).
-	sampler := tpe.NewSampler(
+	opts := []tpe.SamplerOption{
 		tpe.SamplerOptionSeed(derivedSeed(s.seed, number, streamTPE)),
-		tpe.SamplerOptionNumberOfStartupTrials(0))
+		tpe.SamplerOptionNumberOfStartupTrials(0),
+	}
+	if s.opts.EICandidates > 0 {
+		opts = append(opts, tpe.SamplerOptionNumberOfEICandidates(s.opts.EICandidates))
+	}
+	sampler := tpe.NewSampler(opts...)
 	frozen := goptuna.FrozenTrial{ID: trialID, State: goptuna.TrialStateRunning}
 
 	values := make([]float64, len(s.space))

@@ -8,12 +8,15 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/c-bata/goptuna"
 	rdb "github.com/c-bata/goptuna/rdb.v2"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -48,6 +51,15 @@ func Resolve(flag string) string {
 // ErrNoDatabase is OpenExisting's answer for a SQLite file that does not exist.
 var ErrNoDatabase = errors.New("no database")
 
+// ErrBadDSN marks a --storage value that cannot name a database (a usage
+// error: nothing was tried).
+var ErrBadDSN = errors.New("--storage")
+
+// ConnectTimeoutVar names the environment variable that bounds how long
+// Open keeps retrying an unreachable PostgreSQL server (a Go duration;
+// default 10s, 0 for a single attempt).
+const ConnectTimeoutVar = "OPTIMIZE_CONNECT_TIMEOUT"
+
 // OpenExisting is Open for commands that only read or continue studies: a
 // missing SQLite file is ErrNoDatabase instead of a new empty database.
 func OpenExisting(dsn string) (*Store, error) {
@@ -60,30 +72,49 @@ func OpenExisting(dsn string) (*Store, error) {
 }
 
 // Open connects to dsn: "sqlite:///PATH", a bare file path, or
-// "postgres://user:pass@host:port/db". Connection failures are retried with
-// backoff for up to about 10 s before giving up with one clear line.
+// "postgres://user:pass@host:port/db". Failures to reach the server are
+// retried with backoff for $OPTIMIZE_CONNECT_TIMEOUT (default 10 s) before
+// giving up with one clear line; the server's own refusals (no such
+// database, authentication) are reported at once.
 func Open(dsn string) (*Store, error) {
+	window, err := connectWindow()
+	if err != nil {
+		return nil, err
+	}
 	dialector, st, err := dialect(dsn)
 	if err != nil {
 		return nil, err
 	}
+	if st.Postgres {
+		dialector = postgres.Open(withConnectTimeout(dsn, window))
+	}
 	cfg := &gorm.Config{Logger: logger.Discard}
 	var db *gorm.DB
 	delay := 200 * time.Millisecond
-	deadline := time.Now().Add(10 * time.Second)
+	start := time.Now()
+	deadline := start.Add(window)
+	attempts := 0
 	for {
+		attempts++
 		db, err = gorm.Open(dialector, cfg)
 		if err == nil {
 			err = ping(db)
 		}
-		if err == nil || !st.Postgres || time.Now().After(deadline) {
+		if err == nil || !st.Postgres || !transient(err) || time.Now().Add(delay).After(deadline) {
 			break
 		}
+		closeQuietly(db)
 		time.Sleep(delay)
 		delay = min(2*delay, 2*time.Second)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("storage %s: cannot connect: %s", st.Label, oneLine(err))
+		closeQuietly(db)
+		tried := ""
+		if attempts > 1 {
+			tried = fmt.Sprintf(" (%d attempts in %s; $%s sets how long to retry)",
+				attempts, time.Since(start).Round(100*time.Millisecond), ConnectTimeoutVar)
+		}
+		return nil, fmt.Errorf("storage %s: cannot connect: %s%s", st.Label, scrub(oneLine(err), dsn), tried)
 	}
 	st.DB = db
 	if !st.Postgres {
@@ -92,6 +123,51 @@ func Open(dsn string) (*Store, error) {
 		}
 	}
 	return st, nil
+}
+
+func connectWindow() (time.Duration, error) {
+	v := os.Getenv(ConnectTimeoutVar)
+	if v == "" {
+		return 10 * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: $%s: want a duration such as 10s, got %q", ErrBadDSN, ConnectTimeoutVar, v)
+	}
+	return d, nil
+}
+
+// transient reports whether a connection error may go away by itself: no
+// answer from the server, or a server starting up or full. A server that
+// answers "no such database" or "authentication failed" will say it again.
+func transient(err error) bool {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		return true
+	}
+	return pg.Code == "57P03" || pg.Code == "53300" || strings.HasPrefix(pg.Code, "08")
+}
+
+// withConnectTimeout bounds each connection attempt (the OS would wait
+// minutes on a host that drops packets) unless the DSN sets its own.
+func withConnectTimeout(dsn string, window time.Duration) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Query().Has("connect_timeout") {
+		return dsn
+	}
+	q := u.Query()
+	q.Set("connect_timeout", strconv.Itoa(max(1, int(window.Round(time.Second)/time.Second))))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func closeQuietly(db *gorm.DB) {
+	if db == nil {
+		return
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		sqlDB.Close()
+	}
 }
 
 func ping(db *gorm.DB) error {
@@ -105,20 +181,50 @@ func ping(db *gorm.DB) error {
 func dialect(dsn string) (gorm.Dialector, *Store, error) {
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return postgres.Open(dsn), &Store{Postgres: true, Label: hidePassword(dsn)}, nil
+		st := &Store{Postgres: true, Label: hidePassword(dsn)}
+		// Reject a malformed DSN before any retry, in our words: the
+		// parsers' messages quote the DSN with its password.
+		if _, err := url.Parse(dsn); err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, nil, fmt.Errorf("%w: invalid PostgreSQL DSN %s: %s", ErrBadDSN, st.Label, scrub(err.Error(), dsn))
+		}
+		if _, err := pgconn.ParseConfig(dsn); err != nil {
+			return nil, nil, fmt.Errorf("%w: invalid PostgreSQL DSN %s: %s", ErrBadDSN, st.Label, scrub(oneLine(err), dsn))
+		}
+		return postgres.Open(dsn), st, nil
 	case strings.HasPrefix(dsn, "sqlite:///"):
 		dsn = strings.TrimPrefix(dsn, "sqlite:///")
 	case strings.Contains(dsn, "://"):
-		return nil, nil, fmt.Errorf("--storage: unsupported DSN %q (allowed: sqlite:///PATH, a file path, postgres://user:pass@host:port/db)", hidePassword(dsn))
+		return nil, nil, fmt.Errorf("%w: unsupported DSN %q (allowed: sqlite:///PATH, a file path, postgres://user:pass@host:port/db)", ErrBadDSN, hidePassword(dsn))
 	}
 	if dsn == "" {
-		return nil, nil, errors.New("--storage: empty SQLite path")
+		return nil, nil, fmt.Errorf("%w: empty SQLite path", ErrBadDSN)
 	}
 	// WAL lets readers run beside the writer; immediate transactions take
 	// the write lock up front, so several writers queue on the busy timeout
 	// instead of failing with "database is locked" on a lock upgrade.
 	q := "_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on"
 	return sqlite.Open("file:" + dsn + "?" + q), &Store{Label: dsn}, nil
+}
+
+// scrub hides dsn's password wherever msg quotes it.
+func scrub(msg, dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		if at, scheme := strings.LastIndex(dsn, "@"), strings.Index(dsn, "://"); at > scheme && scheme >= 0 {
+			if _, pw, ok := strings.Cut(dsn[scheme+3:at], ":"); ok && pw != "" {
+				return strings.ReplaceAll(msg, pw, "***")
+			}
+		}
+		return msg
+	}
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		return strings.ReplaceAll(msg, pw, "***")
+	}
+	return msg
 }
 
 func hidePassword(dsn string) string {

@@ -93,8 +93,16 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 				live++
 				continue
 			}
-			if err := tx.Model(t).Updates(map[string]any{"state": TrialFailed, "finished_at": now}).Error; err != nil {
-				return err
+			// Only while still running: on PostgreSQL the owner's Complete
+			// may commit between the read above and this write.
+			res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).
+				Updates(map[string]any{"state": TrialFailed, "finished_at": now})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				live++ // it completed meanwhile: counted like a live trial
+				continue
 			}
 			claim.Failed = append(claim.Failed, *t)
 			if rescue == nil && t.Params != "" {

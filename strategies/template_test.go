@@ -11,31 +11,19 @@ import (
 
 	"optimize/simcore"
 	"optimize/simcore/cluster"
-	"optimize/simcore/latency"
 	"optimize/simcore/metrics"
 	"optimize/simcore/route"
 	"optimize/simcore/workload"
-	"optimize/templates"
 )
 
 // profileBase is the simulator's defaults with the seeds' model profile
 // (llama-3.1-8b, H100, TP2), as the CLI builds it.
 func profileBase(t testing.TB) cluster.Config {
 	t.Helper()
-	data, err := templates.Models.ReadFile("models/llama-3.1-8b-instruct.yaml")
+	c, err := cluster.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cat latency.Catalog
-	if err := cat.ParseProfiles("llama.yaml", data); err != nil {
-		t.Fatal(err)
-	}
-	p, err := cat.Find("meta-llama/llama-3.1-8b-instruct", "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cluster.Defaults()
-	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
 	return c
 }
 

@@ -37,11 +37,16 @@ func failed(err error) error {
 func Execute(args []string, s Streams) int {
 	root := NewRootCommand(s)
 	root.SetArgs(args)
-	err := root.Execute()
+	return exitCode("optimize", root.Execute(), s)
+}
+
+// exitCode reports err on one line and maps it to the exit code: 0 for
+// none, 1 for runtime failures, 2 for usage errors.
+func exitCode(prog string, err error, s Streams) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(s.Err, "optimize: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	fmt.Fprintf(s.Err, "%s: %s\n", prog, strings.ReplaceAll(err.Error(), "\n", "; "))
 	var rt runtimeError
 	if errors.As(err, &rt) {
 		return 1

@@ -94,7 +94,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.horizon, "horizon", 0, "simulated µs after which the run stops (0 = until done)")
 }
 
-const defaultModel = "meta-llama/llama-3.1-8b-instruct"
+const defaultModel = latency.DefaultModel
 
 // apply overlays the flags the user set on base and resolves the latency
 // profile: model/hardware/tp choose it (always when fromDefaults, else only

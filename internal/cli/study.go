@@ -48,12 +48,26 @@ func (f *studyFlags) bindRunFlags(cmd *cobra.Command) {
 // may make a new database.
 func (f *studyFlags) env(s Streams) (*studies.Env, error) { return f.open(s, true) }
 
+// withStudy opens the storage of study name and hands both to fn.
+func (f *studyFlags) withStudy(s Streams, name string, fn func(*studies.Env, *storage.StudyRow) error) error {
+	env, err := f.existing(s, name)
+	if err != nil {
+		return studyError(err)
+	}
+	defer env.Store.Close()
+	row, err := env.Store.StudyByName(name)
+	if err != nil {
+		return studyError(err)
+	}
+	return fn(env, row)
+}
+
 // existing is env for commands that read or continue study name ("" for
 // all studies).
 func (f *studyFlags) existing(s Streams, name string) (*studies.Env, error) {
 	env, err := f.open(s, false)
-	if errors.Is(err, storage.ErrStudyNotFound) && name != "" {
-		return nil, fmt.Errorf("study %q not found: %v", name, errors.Unwrap(err))
+	if errors.Is(err, storage.ErrNoDatabase) && name != "" {
+		return nil, fmt.Errorf("study %q not found: %w (create a study first)", name, err)
 	}
 	return env, err
 }
@@ -72,8 +86,8 @@ func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 		open = storage.OpenExisting
 	}
 	st, err := open(storage.Resolve(f.storage))
-	if errors.Is(err, storage.ErrNoDatabase) {
-		return nil, fmt.Errorf("%w: %w (create a study first)", storage.ErrStudyNotFound, err)
+	if errors.Is(err, storage.ErrNoDatabase) || errors.Is(err, storage.ErrBadDSN) {
+		return nil, err // usage errors (exit 2)
 	}
 	if err != nil {
 		return nil, failed(err)
@@ -83,19 +97,7 @@ func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 }
 
 // baseConfig is the simulator's defaults with the default model profile.
-func baseConfig() (cluster.Config, error) {
-	catalog, err := loadCatalog()
-	if err != nil {
-		return cluster.Config{}, err
-	}
-	p, err := catalog.Find(defaultModel, "", 0)
-	if err != nil {
-		return cluster.Config{}, err
-	}
-	c := cluster.Defaults()
-	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
-	return c, nil
-}
+func baseConfig() (cluster.Config, error) { return cluster.Standard() }
 
 // interruptible returns a context cancelled by the first Ctrl-C or
 // SIGTERM: trials in flight finish and are recorded. A second Ctrl-C
@@ -112,7 +114,8 @@ func interruptible() (context.Context, func()) {
 // studyError maps study errors to exit codes.
 func studyError(err error) error {
 	var u studies.UsageError
-	if err == nil || errors.As(err, &u) || errors.Is(err, storage.ErrStudyNotFound) {
+	if err == nil || errors.As(err, &u) || errors.Is(err, storage.ErrStudyNotFound) || errors.Is(err, storage.ErrNoDatabase) ||
+		errors.Is(err, storage.ErrBadDSN) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) {
@@ -179,21 +182,14 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Continue a study to its trial total, rescuing trials of dead workers",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := f.existing(s, args[0])
-			if err != nil {
-				return err
-			}
-			defer env.Store.Close()
-			row, err := env.Store.StudyByName(args[0])
-			if err != nil {
-				return studyError(err)
-			}
-			ctx, stop := interruptible()
-			defer stop()
-			if err := env.Run(ctx, row); err != nil {
-				return studyError(err)
-			}
-			return showStudy(s, env, row.Name, "text")
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				ctx, stop := interruptible()
+				defer stop()
+				if err := env.Run(ctx, row); err != nil {
+					return studyError(err)
+				}
+				return showStudy(s, env, row.Name, "text")
+			})
 		},
 	}
 	f.bindRunFlags(cmd)
@@ -207,7 +203,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			env, err := f.existing(s, "")
-			if errors.Is(err, storage.ErrStudyNotFound) {
+			if errors.Is(err, storage.ErrNoDatabase) {
 				fmt.Fprintln(s.Out, "no studies yet")
 				return nil
 			}
@@ -238,12 +234,9 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
 			}
-			env, err := f.existing(s, args[0])
-			if err != nil {
-				return err
-			}
-			defer env.Store.Close()
-			return showStudy(s, env, args[0], output)
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				return showStudy(s, env, row.Name, output)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
@@ -268,20 +261,13 @@ func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Delete a study and all its trials",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := f.existing(s, args[0])
-			if err != nil {
-				return err
-			}
-			defer env.Store.Close()
-			row, err := env.Store.StudyByName(args[0])
-			if err != nil {
-				return studyError(err)
-			}
-			if err := env.Delete(row); err != nil {
-				return failed(err)
-			}
-			fmt.Fprintf(s.Out, "deleted study %s\n", row.Name)
-			return nil
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				if err := env.Delete(row); err != nil {
+					return failed(err)
+				}
+				fmt.Fprintf(s.Out, "deleted study %s\n", row.Name)
+				return nil
+			})
 		},
 	}
 }
@@ -297,25 +283,22 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			if format != "csv" && format != "json" {
 				return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
 			}
-			env, err := f.existing(s, args[0])
-			if err != nil {
-				return err
-			}
-			defer env.Store.Close()
-			r, err := env.Load(args[0])
-			if err != nil {
-				return studyError(err)
-			}
-			w := s.Out
-			if out != "" && out != "-" {
-				file, err := os.Create(out)
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				r, err := env.Load(row.Name)
 				if err != nil {
-					return failed(err)
+					return studyError(err)
 				}
-				defer file.Close()
-				w = file
-			}
-			return failed(r.Export(w, format, pareto))
+				w := s.Out
+				if out != "" && out != "-" {
+					file, err := os.Create(out)
+					if err != nil {
+						return failed(err)
+					}
+					defer file.Close()
+					w = file
+				}
+				return failed(r.Export(w, format, pareto))
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
@@ -331,31 +314,24 @@ func newStudyWait(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Block until a study run by workers has its total of complete trials",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := f.existing(s, args[0])
-			if err != nil {
-				return studyError(err)
-			}
-			defer env.Store.Close()
-			row, err := env.Store.StudyByName(args[0])
-			if err != nil {
-				return studyError(err)
-			}
-			ctx, stop := interruptible()
-			defer stop()
-			for {
-				complete, _, err := env.Store.Counts(row.ID)
-				if err != nil {
-					return failed(err)
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				ctx, stop := interruptible()
+				defer stop()
+				for {
+					complete, _, err := env.Store.Counts(row.ID)
+					if err != nil {
+						return failed(err)
+					}
+					if int(complete) >= row.TrialsTotal {
+						return showStudy(s, env, row.Name, "text")
+					}
+					select {
+					case <-ctx.Done():
+						return failed(fmt.Errorf("interrupted with %d/%d trials complete", complete, row.TrialsTotal))
+					case <-time.After(poll):
+					}
 				}
-				if int(complete) >= row.TrialsTotal {
-					return showStudy(s, env, row.Name, "text")
-				}
-				select {
-				case <-ctx.Done():
-					return failed(fmt.Errorf("interrupted with %d/%d trials complete", complete, row.TrialsTotal))
-				case <-time.After(poll):
-				}
-			}
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&poll, "poll", time.Second, "how often to check")

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,16 +14,7 @@ import (
 func ExecuteWorker(args []string, s Streams) int {
 	cmd := newWorkerCommand(s)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(s.Err, "worker: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
-	var rt runtimeError
-	if errors.As(err, &rt) {
-		return 1
-	}
-	return 2
+	return exitCode("worker", cmd.Execute(), s)
 }
 
 func newWorkerCommand(s Streams) *cobra.Command {
@@ -106,4 +95,3 @@ func runUnfinished(ctx context.Context, env *studies.Env) error {
 	}
 	return ctx.Err()
 }
-

@@ -111,3 +111,20 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// Standard is Defaults with the default model's latency profile and KV
+// capacity (llama-3.1-8b on H100 at TP2): the configuration templates and
+// studies start from.
+func Standard() (Config, error) {
+	cat, err := latency.Builtin()
+	if err != nil {
+		return Config{}, err
+	}
+	p, err := cat.Find(latency.DefaultModel, "", 0)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Defaults()
+	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
+	return c, nil
+}

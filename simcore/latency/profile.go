@@ -3,10 +3,13 @@ package latency
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"optimize/templates"
 )
 
 // Profile is one trained (model, GPU, TP) entry: coefficients plus the KV
@@ -117,3 +120,25 @@ func (c *Catalog) Models() []string {
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// DefaultModel is the model the seeds were measured on.
+const DefaultModel = "meta-llama/llama-3.1-8b-instruct"
+
+// Builtin reads the model profiles embedded from templates/models.
+func Builtin() (*Catalog, error) {
+	var c Catalog
+	files, err := fs.Glob(templates.Models, "models/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := templates.Models.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.ParseProfiles("templates/"+f, data); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
