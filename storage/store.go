@@ -51,9 +51,17 @@ func Resolve(flag string) string {
 // ErrNoDatabase is OpenExisting's answer for a SQLite file that does not exist.
 var ErrNoDatabase = errors.New("no database")
 
-// ErrBadDSN marks a --storage value that cannot name a database (a usage
-// error: nothing was tried).
-var ErrBadDSN = errors.New("--storage")
+// ErrBadDSN matches the errors of a --storage value (or
+// $OPTIMIZE_CONNECT_TIMEOUT) that cannot work: usage errors, nothing was
+// tried.
+var ErrBadDSN = errors.New("bad storage setting")
+
+type badSetting string
+
+func (e badSetting) Error() string        { return string(e) }
+func (e badSetting) Is(target error) bool { return target == ErrBadDSN }
+
+func bad(format string, args ...any) error { return badSetting(fmt.Sprintf(format, args...)) }
 
 // ConnectTimeoutVar names the environment variable that bounds how long
 // Open keeps retrying an unreachable PostgreSQL server (a Go duration;
@@ -132,7 +140,7 @@ func connectWindow() (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: $%s: want a duration such as 10s, got %q", ErrBadDSN, ConnectTimeoutVar, v)
+		return 0, bad("$%s: want a duration such as 10s, got %q", ConnectTimeoutVar, v)
 	}
 	return d, nil
 }
@@ -189,19 +197,19 @@ func dialect(dsn string) (gorm.Dialector, *Store, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			return nil, nil, fmt.Errorf("%w: invalid PostgreSQL DSN %s: %s", ErrBadDSN, st.Label, scrub(err.Error(), dsn))
+			return nil, nil, bad("--storage: invalid PostgreSQL DSN %s: %s", st.Label, scrub(err.Error(), dsn))
 		}
 		if _, err := pgconn.ParseConfig(dsn); err != nil {
-			return nil, nil, fmt.Errorf("%w: invalid PostgreSQL DSN %s: %s", ErrBadDSN, st.Label, scrub(oneLine(err), dsn))
+			return nil, nil, bad("--storage: invalid PostgreSQL DSN %s: %s", st.Label, scrub(oneLine(err), dsn))
 		}
 		return postgres.Open(dsn), st, nil
 	case strings.HasPrefix(dsn, "sqlite:///"):
 		dsn = strings.TrimPrefix(dsn, "sqlite:///")
 	case strings.Contains(dsn, "://"):
-		return nil, nil, fmt.Errorf("%w: unsupported DSN %q (allowed: sqlite:///PATH, a file path, postgres://user:pass@host:port/db)", ErrBadDSN, hidePassword(dsn))
+		return nil, nil, bad("--storage: unsupported DSN %q (allowed: sqlite:///PATH, a file path, postgres://user:pass@host:port/db)", hidePassword(dsn))
 	}
 	if dsn == "" {
-		return nil, nil, fmt.Errorf("%w: empty SQLite path", ErrBadDSN)
+		return nil, nil, bad("--storage: empty SQLite path")
 	}
 	// WAL lets readers run beside the writer; immediate transactions take
 	// the write lock up front, so several writers queue on the busy timeout

@@ -213,3 +213,45 @@ func waitForTrials(dsn, name string, n int64) (*storage.Store, error) {
 	}
 	return nil, os.ErrDeadlineExceeded
 }
+
+// Ctrl-C stops a study cleanly: trials in flight finish and are recorded,
+// nothing is left running, and resume completes the total.
+func TestStudyInterruptIsClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	dsn := filepath.Join(t.TempDir(), "i.db")
+	cmd := exec.Command(bin, "study", "create", "slo-cascade", "--trials", "30", "--name", "i", "--storage", dsn, "--workers", "2")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := waitForTrials(dsn, "i", 4)
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	st.Close()
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "resume") {
+		t.Fatalf("interrupted create: %v, stderr %q (want exit 1 and a hint to resume)", err, stderr.String())
+	}
+	st, _ = storage.Open(dsn)
+	row, _ := st.StudyByName("i")
+	complete, running, _ := st.Counts(row.ID)
+	st.Close()
+	if running != 0 || complete >= 30 {
+		t.Fatalf("after Ctrl-C: %d complete, %d running (want none running, fewer than 30 complete)", complete, running)
+	}
+	if out, err := exec.Command(bin, "study", "resume", "i", "--storage", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	st, _ = storage.Open(dsn)
+	defer st.Close()
+	if complete, running, _ = st.Counts(row.ID); complete != 30 || running != 0 {
+		t.Fatalf("after resume: %d complete, %d running", complete, running)
+	}
+}
