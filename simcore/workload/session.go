@@ -96,14 +96,23 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 	}
 }
 
-// roundRequest builds round r of s arriving at at. With accumulate, every
-// block may be re-read by a later round, so all are shareable.
+// roundRequest builds round r of s arriving at at.
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
 	req := g.takeRequest()
 	_, prefix := g.prefix(c.plan.group)
 	in, out := int(s.inputLen[r]), int(s.output[r])
 	if c.plan.accumulate {
-		req.Content = g.content(prefix, s.uid, in, out, math.MaxInt32)
+		// Later rounds re-read every block; the last round's own blocks are
+		// read by nobody, so only its context (the previous round's whole
+		// sequence, already indexed) is shareable.
+		shared := math.MaxInt32
+		if int(r) == len(s.inputLen)-1 {
+			shared = len(prefix)
+			if r > 0 {
+				shared = int(s.inputLen[r-1]+s.output[r-1]) / g.blockSize
+			}
+		}
+		req.Content = g.content(prefix, s.uid, in, out, shared)
 	} else {
 		req.Content = g.content(prefix, s.uid+uint64(r), in, out, len(prefix))
 	}
