@@ -1,0 +1,103 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"optimize/simcore"
+)
+
+// Percentiles interpolate linearly at rank p/100·(n−1), as numpy's
+// "linear" and BLIS do, and come out in ms from µs.
+func TestDistInterpolates(t *testing.T) {
+	d := distOf([]int64{4000, 1000, 3000, 2000}) // sorted: 1,2,3,4 ms
+	want := Dist{Mean: 2.5, P50: 2.5, P90: 3.7, P99: 3.97}
+	for name, pair := range map[string][2]float64{
+		"mean": {d.Mean, want.Mean}, "p50": {d.P50, want.P50}, "p90": {d.P90, want.P90}, "p99": {d.P99, want.P99},
+	} {
+		if math.Abs(pair[0]-pair[1]) > 1e-12 {
+			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
+		}
+	}
+	if got := distOf(nil); got != (Dist{}) {
+		t.Errorf("empty distribution = %+v", got)
+	}
+}
+
+// ITLs are kept as (value, count) per step; the weighted distribution must
+// equal the plain one over the expanded multiset.
+func TestWeightedDistEqualsExpanded(t *testing.T) {
+	vals := []int64{9000, 7000, 9000, 44000, 7000}
+	counts := []int64{3, 120, 1, 2, 50}
+	var expanded []int64
+	for i, v := range vals {
+		for range counts[i] {
+			expanded = append(expanded, v)
+		}
+	}
+	got, want := weightedDist(vals, counts), distOf(expanded)
+	if math.Abs(got.Mean-want.Mean) > 1e-9 || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
+		t.Fatalf("weighted %+v, expanded %+v", got, want)
+	}
+}
+
+func TestJain(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{1, 1, 1}, 1},
+		{[]float64{1, 0, 0, 0}, 0.25},
+		{[]float64{0, 0}, 1},
+		{nil, 0},
+	} {
+		if got := jain(c.xs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("jain(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
+
+// Summarize counts outcomes per class, reports the SLO gap and TTFT
+// attainment, and Mean averages runs field by field.
+func TestSummarizeAndMean(t *testing.T) {
+	var c Collector
+	reqs := []struct {
+		slo  simcore.SLOClass
+		ttft int64
+		done bool
+	}{
+		{simcore.SLOCritical, 50_000, true}, {simcore.SLOCritical, 150_000, true},
+		{simcore.SLOSheddable, 300_000, true}, {simcore.SLOSheddable, -1, false},
+	}
+	for i, q := range reqs {
+		r := &simcore.Request{ID: int64(i), SLO: q.slo, OutputLen: 10}
+		c.Arrived(r)
+		if q.done {
+			r.FirstToken = q.ttft
+			c.FirstToken(r)
+			c.Completed(r)
+		} else {
+			c.Rejected(r)
+		}
+	}
+	var targets simcore.PerClass
+	targets.V[simcore.SLOCritical], targets.Set[simcore.SLOCritical] = 100, true
+	s := c.Summarize(RunInfo{Makespan: 1_000_000, TTFTTargetMs: targets})
+	crit, shed := s.PerSLO["critical"], s.PerSLO["sheddable"]
+	if crit.Count != 2 || shed.Count != 2 || shed.Rejected != 1 || s.Completed != 3 || s.Rejected != 1 {
+		t.Fatalf("counts: %+v", s)
+	}
+	if a := crit.TTFTAttainment; a == nil || *a != 0.5 {
+		t.Fatalf("critical attainment %v, want 0.5 (one of two within 100 ms)", a)
+	}
+	if shed.TTFTAttainment != nil {
+		t.Fatal("attainment reported for a class without a target")
+	}
+	if want := 300 / (50 + 0.99*100); math.Abs(s.SLOGap-want) > 1e-9 {
+		t.Fatalf("slo gap %v, want %v", s.SLOGap, want)
+	}
+	m := Mean([]Summary{s, s})
+	if m.Completed != s.Completed || m.SLOGap != s.SLOGap || *m.PerSLO["critical"].TTFTAttainment != 0.5 {
+		t.Fatalf("mean of identical runs differs: %+v", m)
+	}
+}
