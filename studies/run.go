@@ -68,10 +68,12 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 		}
 		if claim.Trial == nil {
 			// Every remaining trial is running somewhere: wait for them,
-			// and take over any whose worker dies.
+			// and take over any whose worker dies. A short poll (a claim
+			// that finds nothing writes nothing) lets this worker exit
+			// soon after the study's last trial, not up to a poll later.
 			select {
 			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(50 * time.Millisecond):
 			}
 			continue
 		}

@@ -272,7 +272,8 @@ func checkRescued(t *testing.T, trials []storage.TrialRow, k storage.TrialRow) {
 	if r.Params != k.Params || !strings.HasPrefix(r.Worker, "machine-b:") {
 		t.Errorf("trial %d re-ran %s on %s, want %s on another worker", r.Number, r.Params, r.Worker, k.Params)
 	}
-	if wait := r.StartedAt.Sub(k.HeartbeatAt); wait < lease {
+	// (1 ms of slack: PostgreSQL keeps microseconds, rounded.)
+	if wait := r.StartedAt.Sub(k.HeartbeatAt); wait < lease-time.Millisecond {
 		t.Errorf("trial %d was taken over %v after its last heartbeat, before its %v lease expired", k.Number, wait, lease)
 	} else {
 		t.Logf("killed trial %d re-run as trial %d, %v after its last heartbeat", k.Number, r.Number, wait.Round(time.Millisecond))
