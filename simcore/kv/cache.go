@@ -33,7 +33,7 @@ type Cache struct {
 	total     int64
 	used      int64
 
-	blocks     []block
+	blocks     blockTable
 	head, tail int32 // free list of blocks released at least once, LRU first
 	// fresh is the first never-used block, and len(blocks). BLIS's free
 	// list starts with every block in id order and appends released ones,
@@ -129,7 +129,7 @@ func (c *Cache) Lookup(s *Seq, content *Content) []int32 {
 			continue
 		}
 		// A private hash lives on at most one block: the one s filled.
-		if k >= len(s.Prev) || c.blocks[s.Prev[k]].hash != h {
+		if k >= len(s.Prev) || c.blocks.at(s.Prev[k]).hash != h {
 			break
 		}
 		out = append(out, s.Prev[k])
@@ -183,7 +183,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 	}
 	idleCached := int64(0)
 	for _, id := range cached {
-		if c.blocks[id].refs == 0 {
+		if c.blocks.at(id).refs == 0 {
 			idleCached++
 		}
 	}
@@ -191,7 +191,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 		// BLIS commits the cached blocks, runs out while popping, and rolls
 		// back: the idle cached blocks end up at the free-list tail.
 		for _, id := range cached {
-			if c.blocks[id].refs == 0 {
+			if c.blocks.at(id).refs == 0 {
 				c.unlink(id)
 				c.pushTail(id)
 			}
@@ -199,11 +199,11 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 		return false
 	}
 	for _, id := range cached {
-		if c.blocks[id].refs == 0 {
+		if c.blocks.at(id).refs == 0 {
 			c.unlink(id)
 			c.used++
 		}
-		c.blocks[id].refs++
+		c.blocks.at(id).refs++
 		c.hits++
 		s.IDs = append(s.IDs, id)
 		s.Tokens += int32(c.blockSize)
@@ -249,7 +249,7 @@ func (c *Cache) store(s *Seq, content *Content, n int64) {
 	}
 	for n > 0 {
 		id := c.pop()
-		c.blocks[id].refs = 1
+		c.blocks.at(id).refs = 1
 		c.used++
 		c.misses++
 		s.IDs = append(s.IDs, id)
@@ -268,7 +268,7 @@ func (c *Cache) register(id int32, content *Content, k int64) {
 	if k >= int64(content.Total) {
 		return
 	}
-	b := &c.blocks[id]
+	b := c.blocks.at(id)
 	b.hash = content.Hash(int(k))
 	if b.indexed = k < int64(content.Shared); b.indexed {
 		c.index.Set(b.hash, id)
@@ -294,8 +294,8 @@ func (c *Cache) Observe(fn func(hash uint64, stored bool)) { c.observe = fn }
 func (c *Cache) Release(s *Seq) {
 	for i := len(s.IDs) - 1; i >= 0; i-- {
 		id := s.IDs[i]
-		c.blocks[id].refs--
-		if c.blocks[id].refs == 0 {
+		c.blocks.at(id).refs--
+		if c.blocks.at(id).refs == 0 {
 			c.used--
 			c.pushTail(id)
 		}
@@ -331,13 +331,13 @@ func (c *Cache) takeList() []int32 {
 // pop takes the least recently released free block, evicting its hash.
 func (c *Cache) pop() int32 {
 	if c.fresh < int32(c.total) {
-		c.blocks = append(c.blocks, block{})
+		c.blocks.grow(c.fresh)
 		c.fresh++
 		return c.fresh - 1
 	}
 	id := c.head
 	c.unlink(id)
-	if b := &c.blocks[id]; b.hash != 0 {
+	if b := c.blocks.at(id); b.hash != 0 {
 		if b.indexed {
 			// BLIS deletes the mapping even when a newer duplicate owns it.
 			c.indexDelete(b.hash)
@@ -348,9 +348,9 @@ func (c *Cache) pop() int32 {
 }
 
 func (c *Cache) pushTail(id int32) {
-	c.blocks[id].prev, c.blocks[id].next = c.tail, none
+	c.blocks.at(id).prev, c.blocks.at(id).next = c.tail, none
 	if c.tail != none {
-		c.blocks[c.tail].next = id
+		c.blocks.at(c.tail).next = id
 	} else {
 		c.head = id
 	}
@@ -358,16 +358,35 @@ func (c *Cache) pushTail(id int32) {
 }
 
 func (c *Cache) unlink(id int32) {
-	p, n := c.blocks[id].prev, c.blocks[id].next
+	p, n := c.blocks.at(id).prev, c.blocks.at(id).next
 	if p != none {
-		c.blocks[p].next = n
+		c.blocks.at(p).next = n
 	} else {
 		c.head = n
 	}
 	if n != none {
-		c.blocks[n].prev = p
+		c.blocks.at(n).prev = p
 	} else {
 		c.tail = p
 	}
-	c.blocks[id].prev, c.blocks[id].next = none, none
+	c.blocks.at(id).prev, c.blocks.at(id).next = none, none
+}
+
+// blockTable holds blocks in fixed chunks allocated on first use: a short
+// run touches only the blocks it needs, and growing never copies.
+type blockTable struct {
+	chunks [][]block
+}
+
+const chunkBits = 12 // 4096 blocks (96 KiB) per chunk
+
+func (t *blockTable) at(id int32) *block {
+	return &t.chunks[id>>chunkBits][id&(1<<chunkBits-1)]
+}
+
+// grow makes block id usable (ids are handed out in order).
+func (t *blockTable) grow(id int32) {
+	if int(id>>chunkBits) == len(t.chunks) {
+		t.chunks = append(t.chunks, make([]block, 1<<chunkBits))
+	}
 }

@@ -17,11 +17,11 @@ func (c *Cache) Check(seqs []*Seq) error {
 		}
 	}
 	var used int64
-	for id := range c.blocks {
-		if c.blocks[id].refs != holders[id] {
-			return fmt.Errorf("block %d: refcount %d, held by %d", id, c.blocks[id].refs, holders[id])
+	for id := int32(0); id < c.fresh; id++ {
+		if c.blocks.at(id).refs != holders[id] {
+			return fmt.Errorf("block %d: refcount %d, held by %d", id, c.blocks.at(id).refs, holders[id])
 		}
-		if c.blocks[id].refs > 0 {
+		if c.blocks.at(id).refs > 0 {
 			used++
 		}
 	}
@@ -29,11 +29,11 @@ func (c *Cache) Check(seqs []*Seq) error {
 		return fmt.Errorf("used count %d, but %d blocks are referenced", c.used, used)
 	}
 	free, prev := int64(0), int32(none)
-	for id := c.head; id != none; id = c.blocks[id].next {
-		if c.blocks[id].refs != 0 {
-			return fmt.Errorf("block %d on the free list with refcount %d", id, c.blocks[id].refs)
+	for id := c.head; id != none; id = c.blocks.at(id).next {
+		if c.blocks.at(id).refs != 0 {
+			return fmt.Errorf("block %d on the free list with refcount %d", id, c.blocks.at(id).refs)
 		}
-		if c.blocks[id].prev != prev {
+		if c.blocks.at(id).prev != prev {
 			return fmt.Errorf("free list broken at block %d", id)
 		}
 		prev = id
@@ -53,8 +53,8 @@ func (c *Cache) Check(seqs []*Seq) error {
 	}
 	var bad error
 	c.index.Range(func(h uint64, id int32) {
-		if (c.blocks[id].hash != h || !c.blocks[id].indexed) && bad == nil {
-			bad = fmt.Errorf("index maps %x to block %d whose hash is %x", h, id, c.blocks[id].hash)
+		if (c.blocks.at(id).hash != h || !c.blocks.at(id).indexed) && bad == nil {
+			bad = fmt.Errorf("index maps %x to block %d whose hash is %x", h, id, c.blocks.at(id).hash)
 		}
 	})
 	return bad

@@ -120,7 +120,7 @@ func (c *Cache) reload(s *Seq, content *Content, k int) {
 	}
 	t.remove(slot)
 	id := c.pop()
-	c.blocks[id].refs = 1
+	c.blocks.at(id).refs = 1
 	c.used++
 	c.hits++
 	c.register(id, content, int64(k))
@@ -139,7 +139,7 @@ func (c *Cache) afterRelease(released []int32) {
 	t := c.tier
 	if float64(c.used) <= t.threshold*float64(c.total) {
 		for _, id := range released {
-			if b := &c.blocks[id]; b.refs == 0 && b.hash != 0 {
+			if b := c.blocks.at(id); b.refs == 0 && b.hash != 0 {
 				t.unswept = true
 			}
 		}
@@ -147,7 +147,7 @@ func (c *Cache) afterRelease(released []int32) {
 	}
 	if t.unswept {
 		t.unswept = false
-		for id := c.head; id != none; id = c.blocks[id].next {
+		for id := c.head; id != none; id = c.blocks.at(id).next {
 			c.offload(id)
 		}
 		return
@@ -159,7 +159,7 @@ func (c *Cache) afterRelease(released []int32) {
 
 // offload moves an idle hashed block's content to the CPU tier.
 func (c *Cache) offload(id int32) {
-	b := &c.blocks[id]
+	b := c.blocks.at(id)
 	if b.refs != 0 || b.hash == 0 {
 		return
 	}
