@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
+	"optimize/storage"
 	"optimize/strategies"
 )
 
@@ -147,4 +149,22 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 	cfg.Latency = study.Latency
 	cfg.BlockSize = study.BlockSize
 	return cfg, nil
+}
+
+// describe puts a trial's primary objective against the baseline, e.g.
+// "critical_ttft_p99 -69.7%", and says when the trial's score carries a
+// constraint penalty.
+func (ev *evaluator) describe(t *storage.TrialRow) string {
+	var objectives []float64
+	if json.Unmarshal([]byte(t.Objectives), &objectives) != nil || ev.tpl.Primary >= len(objectives) {
+		return fmt.Sprintf("score %.3f", t.Score)
+	}
+	prim := ev.tpl.Objectives[ev.tpl.Primary]
+	v := objectives[ev.tpl.Primary]
+	base, _ := strategies.Metric(ev.baseline, prim.Metric)
+	out := fmt.Sprintf("%s %+.1f%%", prim.Name, 100*Delta(v, base))
+	if t.Score > search.Scalarize(v, base, prim.Minimize, nil, 0)+1e-9 {
+		out += " (violates a constraint)"
+	}
+	return out
 }

@@ -23,10 +23,12 @@ type progress struct {
 	store *storage.Store
 	start time.Time
 	done0 int // complete trials when this process started
+	// describe says how a trial does on the primary objective.
+	describe func(t *storage.TrialRow) string
 }
 
-func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store) *progress {
-	p := &progress{w: w, row: row, store: store, start: time.Now()}
+func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store, describe func(*storage.TrialRow) string) *progress {
+	p := &progress{w: w, row: row, store: store, start: time.Now(), describe: describe}
 	complete, _, _ := store.Counts(row.ID)
 	p.done0 = int(complete)
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -71,7 +73,7 @@ func (p *progress) best() string {
 	if err != nil {
 		return "–"
 	}
-	return fmt.Sprintf("trial %d (score %.3f)", t.Number, t.Score)
+	return fmt.Sprintf("%s (trial %d)", p.describe(&t), t.Number)
 }
 
 func (p *progress) finish() {

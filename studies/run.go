@@ -29,7 +29,7 @@ func (e *Env) Run(ctx context.Context, row *storage.StudyRow) error {
 	if err != nil {
 		return err
 	}
-	p := newProgress(e.Progress, row, e.Store)
+	p := newProgress(e.Progress, row, e.Store, ev.describe)
 	defer p.finish()
 	workers := max(1, e.Workers)
 	errs := make(chan error, workers)
