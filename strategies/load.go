@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"optimize/internal/fielderr"
 	"slices"
 	"strings"
 
@@ -59,50 +60,28 @@ type rawConstraint struct {
 	line               int
 }
 
-// fieldError is a one-line problem: "file: path: problem".
-type fieldError struct{ file, path, problem string }
-
-func (e *fieldError) Error() string {
-	parts := make([]string, 0, 3)
-	for _, s := range []string{e.file, e.path, e.problem} {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	return oneLine(strings.Join(parts, ": "))
-}
-
-func fieldErr(file, path, format string, args ...any) error {
-	return &fieldError{file: file, path: path, problem: fmt.Sprintf(format, args...)}
-}
-
-// oneLine folds a multi-line message (yaml.v3 reports several) into one.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ; ")), " ")
-}
-
 // parseTemplate reads one template file. It never panics: yaml.v3 has
 // panicked on hostile input before, so a panic becomes an error.
 func parseTemplate(file string, data []byte) (raw *rawTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			raw, err = nil, fieldErr(file, "", "malformed YAML (%v)", r)
+			raw, err = nil, fielderr.New(file, "", "malformed YAML (%v)", r)
 		}
 	}()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fieldErr(file, "", "empty file")
+			return nil, fielderr.New(file, "", "empty file")
 		}
-		return nil, fieldErr(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fielderr.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fieldErr(file, "", "only one YAML document is allowed")
+		return nil, fielderr.New(file, "", "only one YAML document is allowed")
 	}
 	if len(doc.Content) == 0 {
-		return nil, fieldErr(file, "", "empty file")
+		return nil, fielderr.New(file, "", "empty file")
 	}
 	p := parser{file: file}
 	return p.template(doc.Content[0])
@@ -111,7 +90,7 @@ func parseTemplate(file string, data []byte) (raw *rawTemplate, err error) {
 type parser struct{ file string }
 
 func (p *parser) errorf(path string, n *yaml.Node, format string, args ...any) error {
-	return fieldErr(p.file, path, "line %d: %s", n.Line, fmt.Sprintf(format, args...))
+	return fielderr.New(p.file, path, "line %d: %s", n.Line, fmt.Sprintf(format, args...))
 }
 
 // deref follows an alias to the node it names.
@@ -127,7 +106,7 @@ func deref(n *yaml.Node) *yaml.Node {
 func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(key string, v *yaml.Node, path string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
-		return p.errorf(path, n, "expected a mapping, got %s", describe(n))
+		return p.errorf(path, n, "expected a mapping, got %s", fielderr.Describe(n))
 	}
 	var seen []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -135,7 +114,7 @@ func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(
 		if k.Kind != yaml.ScalarNode {
 			return p.errorf(path, k, "keys must be plain names")
 		}
-		keyPath := join(path, k.Value)
+		keyPath := fielderr.Join(path, k.Value)
 		if allowed != nil && !slices.Contains(allowed, k.Value) {
 			return p.errorf(keyPath, k, "unknown key (allowed: %s)", strings.Join(allowed, ", "))
 		}
@@ -154,7 +133,7 @@ func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(
 func (p *parser) list(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
-		return p.errorf(path, n, "expected a list, got %s", describe(n))
+		return p.errorf(path, n, "expected a list, got %s", fielderr.Describe(n))
 	}
 	for i, item := range n.Content {
 		if err := each(i, deref(item), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -166,42 +145,20 @@ func (p *parser) list(n *yaml.Node, path string, each func(i int, item *yaml.Nod
 
 func (p *parser) scalar(n *yaml.Node, path string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", p.errorf(path, n, "expected a single value, got %s", describe(n))
+		return "", p.errorf(path, n, "expected a single value, got %s", fielderr.Describe(n))
 	}
 	return n.Value, nil
 }
 
 func (p *parser) number(n *yaml.Node, path string) (*float64, error) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-		return nil, p.errorf(path, n, "expected a number, got %s", describe(n))
+		return nil, p.errorf(path, n, "expected a number, got %s", fielderr.Describe(n))
 	}
 	var v float64
 	if err := n.Decode(&v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil, p.errorf(path, n, "expected a finite number, got %s", describe(n))
+		return nil, p.errorf(path, n, "expected a finite number, got %s", fielderr.Describe(n))
 	}
 	return &v, nil
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "an unexpected node"
-}
-
-func join(path, key string) string {
-	if path == "" || key == "" {
-		return path + key
-	}
-	return path + "." + key
 }
 
 func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
@@ -285,7 +242,7 @@ func (p *parser) param(n *yaml.Node, path string) (rawParam, error) {
 
 func (p *parser) objective(n *yaml.Node, path string) (Objective, error) {
 	var o Objective
-	direction, directionPath, directionNode := "", join(path, "direction"), n
+	direction, directionPath, directionNode := "", fielderr.Join(path, "direction"), n
 	err := p.mapping(n, path, objectiveKeys, func(key string, v *yaml.Node, path string) error {
 		var err error
 		switch key {

@@ -3,6 +3,7 @@ package strategies
 import (
 	"fmt"
 	"math"
+	"optimize/internal/fielderr"
 	"path"
 	"regexp"
 	"slices"
@@ -82,7 +83,7 @@ func (r *resolver) get(name string) (*Template, error) {
 	}
 	if i := slices.Index(r.visiting, name); i >= 0 {
 		cycle := append(slices.Clone(r.visiting[i:]), name)
-		return nil, fieldErr(raw.file, "base", "inheritance cycle %s", strings.Join(cycle, " → "))
+		return nil, fielderr.New(raw.file, "base", "inheritance cycle %s", strings.Join(cycle, " → "))
 	}
 	r.visiting = append(r.visiting, name)
 	t, err := r.build(raw)
@@ -100,7 +101,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	t := &Template{Name: raw.name, Description: strings.TrimSpace(raw.description), Base: raw.base, File: file,
 		Workload: defaultWorkload, Objectives: defaultObjectives(), Constraints: defaultConstraints()}
 	if strings.TrimSpace(raw.description) == "" {
-		return nil, fieldErr(file, "description", "required: one paragraph on the mechanism and why it should win")
+		return nil, fielderr.New(file, "description", "required: one paragraph on the mechanism and why it should win")
 	}
 	if raw.base != "" {
 		base, err := r.get(raw.base)
@@ -108,7 +109,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 			return nil, err
 		}
 		if base == nil {
-			return nil, fieldErr(file, "base", "unknown template %q (available: %s)", raw.base, r.available())
+			return nil, fielderr.New(file, "base", "unknown template %q (available: %s)", raw.base, r.available())
 		}
 		t.inherit(base)
 	}
@@ -122,7 +123,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		t.Workload = raw.workload
 	}
 	if names := workload.BuiltinNames(); !slices.Contains(names, t.Workload) {
-		return nil, fieldErr(file, "workload", "unknown built-in workload %q (available: %s)", t.Workload, strings.Join(names, ", "))
+		return nil, fielderr.New(file, "workload", "unknown built-in workload %q (available: %s)", t.Workload, strings.Join(names, ", "))
 	}
 	if err := objectives(t, raw); err != nil {
 		return nil, err
@@ -131,7 +132,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		return nil, err
 	}
 	if _, err := t.Config(checkBase(), t.Defaults()); err != nil {
-		return nil, fieldErr(file, "parameters", "the defaults do not make a valid configuration: %v", err)
+		return nil, fielderr.New(file, "parameters", "the defaults do not make a valid configuration: %v", err)
 	}
 	return t, nil
 }
@@ -181,11 +182,11 @@ func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 		fieldPath := "mechanism." + s.knob
 		k, ok := findKnob(r.knobs, s.knob)
 		if !ok {
-			return fieldErr(raw.file, fieldPath, "line %d: unknown knob (knobs: %s)", s.line, knobNamesHint(r.knobs))
+			return fielderr.New(raw.file, fieldPath, "line %d: unknown knob (knobs: %s)", s.line, knobNamesHint(r.knobs))
 		}
 		v, err := k.parse(s.value)
 		if err != nil {
-			return fieldErr(raw.file, fieldPath, "line %d: %v", s.line, err)
+			return fielderr.New(raw.file, fieldPath, "line %d: %v", s.line, err)
 		}
 		t.mechanism = put(t.mechanism, setting{knob: k, value: v, from: t.Name})
 	}
@@ -196,7 +197,7 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 	for i, rp := range raw.params {
 		fieldPath := fmt.Sprintf("parameters[%d]", i)
 		fail := func(field, format string, args ...any) error {
-			return fieldErr(raw.file, join(fieldPath, field), "line %d: %s", rp.line, fmt.Sprintf(format, args...))
+			return fielderr.New(raw.file, fielderr.Join(fieldPath, field), "line %d: %s", rp.line, fmt.Sprintf(format, args...))
 		}
 		if !fieldNamePattern.MatchString(rp.name) {
 			return fail("name", "%q must be lower_snake_case (letters, digits, _)", rp.name)
@@ -318,20 +319,20 @@ func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
 func objectives(t *Template, raw *rawTemplate) error {
 	if raw.hasObjectives {
 		if len(raw.objectives) == 0 {
-			return fieldErr(raw.file, "objectives", "give at least one objective (or leave the key out for the defaults)")
+			return fielderr.New(raw.file, "objectives", "give at least one objective (or leave the key out for the defaults)")
 		}
 		t.Objectives, t.Primary = raw.objectives, 0
 	}
 	for i, o := range raw.objectives {
 		fieldPath := fmt.Sprintf("objectives[%d]", i)
 		if !fieldNamePattern.MatchString(o.Name) {
-			return fieldErr(raw.file, fieldPath+".name", "%q must be lower_snake_case (letters, digits, _)", o.Name)
+			return fielderr.New(raw.file, fieldPath+".name", "%q must be lower_snake_case (letters, digits, _)", o.Name)
 		}
 		if slices.ContainsFunc(raw.objectives[:i], func(q Objective) bool { return q.Name == o.Name }) {
-			return fieldErr(raw.file, fieldPath+".name", "duplicate objective name %q", o.Name)
+			return fielderr.New(raw.file, fieldPath+".name", "duplicate objective name %q", o.Name)
 		}
 		if err := ValidMetric(o.Metric); err != nil {
-			return fieldErr(raw.file, fieldPath+".metric", "%v", err)
+			return fielderr.New(raw.file, fieldPath+".metric", "%v", err)
 		}
 	}
 	if raw.primary != "" {
@@ -341,7 +342,7 @@ func objectives(t *Template, raw *rawTemplate) error {
 			for j, o := range t.Objectives {
 				names[j] = o.Name
 			}
-			return fieldErr(raw.file, "primary", "%q is not an objective (objectives: %s)", raw.primary, strings.Join(names, ", "))
+			return fielderr.New(raw.file, "primary", "%q is not an objective (objectives: %s)", raw.primary, strings.Join(names, ", "))
 		}
 		t.Primary = i
 	}
@@ -356,7 +357,7 @@ func constraints(t *Template, raw *rawTemplate) error {
 	for i, rc := range raw.constraints {
 		fieldPath := fmt.Sprintf("constraints[%d]", i)
 		fail := func(field, format string, args ...any) error {
-			return fieldErr(raw.file, join(fieldPath, field), "line %d: %s", rc.line, fmt.Sprintf(format, args...))
+			return fielderr.New(raw.file, fielderr.Join(fieldPath, field), "line %d: %s", rc.line, fmt.Sprintf(format, args...))
 		}
 		if err := ValidMetric(rc.metric); err != nil {
 			return fail("metric", "%v", err)

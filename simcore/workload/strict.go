@@ -5,42 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"optimize/internal/fielderr"
 	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
-
-// fieldError is a one-line problem with a named field of a named file:
-// "file: path: problem".
-type fieldError struct {
-	file, path, problem string
-}
-
-func (e *fieldError) Error() string {
-	var b strings.Builder
-	if e.file != "" {
-		b.WriteString(e.file)
-		b.WriteString(": ")
-	}
-	if e.path != "" {
-		b.WriteString(e.path)
-		b.WriteString(": ")
-	}
-	b.WriteString(oneLine(e.problem))
-	return b.String()
-}
-
-func fieldErr(file, path, format string, args ...any) error {
-	return &fieldError{file: file, path: path, problem: fmt.Sprintf(format, args...)}
-}
-
-// oneLine folds a multi-line message (yaml.v3 reports several) into one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.ReplaceAll(s, "\r", "")
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ; ")), " ")
-}
 
 // maxYAMLNodes bounds the work spent on one document, so that alias bombs
 // ("billion laughs") fail fast instead of exhausting memory.
@@ -89,10 +59,10 @@ var yamlNodeType = reflect.TypeOf(yaml.Node{})
 func decodeStrict(file string, data []byte, out any) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return fieldErr(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return fielderr.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return fieldErr(file, "", "empty document")
+		return fielderr.New(file, "", "empty document")
 	}
 	w := walker{file: file}
 	if err := w.check(root.Content[0], reflect.TypeOf(out).Elem(), ""); err != nil {
@@ -103,13 +73,13 @@ func decodeStrict(file string, data []byte, out any) error {
 	if err := dec.Decode(out); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			return fieldErr(file, "", "%s", strings.Join(te.Errors, "; "))
+			return fielderr.New(file, "", "%s", strings.Join(te.Errors, "; "))
 		}
-		return fieldErr(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return fielderr.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return fieldErr(file, "", "only one YAML document is allowed")
+		return fielderr.New(file, "", "only one YAML document is allowed")
 	}
 	return nil
 }
@@ -119,21 +89,14 @@ type walker struct {
 	nodes int
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
 func (w *walker) check(n *yaml.Node, t reflect.Type, path string) error {
 	w.nodes++
 	if w.nodes > maxYAMLNodes {
-		return fieldErr(w.file, path, "document too large or too deeply aliased (more than %d nodes)", maxYAMLNodes)
+		return fielderr.New(w.file, path, "document too large or too deeply aliased (more than %d nodes)", maxYAMLNodes)
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			return fieldErr(w.file, path, "line %d: dangling alias", n.Line)
+			return fielderr.New(w.file, path, "line %d: dangling alias", n.Line)
 		}
 		return w.check(n.Alias, t, path)
 	}
@@ -150,7 +113,7 @@ func (w *walker) check(n *yaml.Node, t reflect.Type, path string) error {
 		return w.checkStruct(n, t, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			return fieldErr(w.file, path, "line %d: expected a list, got %s", n.Line, describe(n))
+			return fielderr.New(w.file, path, "line %d: expected a list, got %s", n.Line, fielderr.Describe(n))
 		}
 		for i, item := range n.Content {
 			if err := w.check(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -169,40 +132,28 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "an unexpected node"
-}
-
 func (w *walker) checkStruct(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Kind != yaml.MappingNode {
-		return fieldErr(w.file, path, "line %d: expected a mapping, got %s", n.Line, describe(n))
+		return fielderr.New(w.file, path, "line %d: expected a mapping, got %s", n.Line, fielderr.Describe(n))
 	}
 	fields := yamlFields(t)
 	seen := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return fieldErr(w.file, path, "line %d: keys must be plain names", k.Line)
+			return fielderr.New(w.file, path, "line %d: keys must be plain names", k.Line)
 		}
-		keyPath := join(path, k.Value)
+		keyPath := fielderr.Join(path, k.Value)
 		if line, dup := seen[k.Value]; dup {
-			return fieldErr(w.file, keyPath, "line %d: key repeated (first at line %d)", k.Line, line)
+			return fielderr.New(w.file, keyPath, "line %d: key repeated (first at line %d)", k.Line, line)
 		}
 		seen[k.Value] = k.Line
 		field, ok := fields.byName[k.Value]
 		if !ok {
 			if msg, unsupported := unsupportedKeys[t][k.Value]; unsupported {
-				return fieldErr(w.file, keyPath, "%s", msg)
+				return fielderr.New(w.file, keyPath, "%s", msg)
 			}
-			return fieldErr(w.file, keyPath, "line %d: unknown key (allowed: %s)", k.Line, strings.Join(fields.names, ", "))
+			return fielderr.New(w.file, keyPath, "line %d: unknown key (allowed: %s)", k.Line, strings.Join(fields.names, ", "))
 		}
 		if err := w.check(v, field.Type, keyPath); err != nil {
 			return err
@@ -213,20 +164,20 @@ func (w *walker) checkStruct(n *yaml.Node, t reflect.Type, path string) error {
 
 func (w *walker) checkMap(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Kind != yaml.MappingNode {
-		return fieldErr(w.file, path, "line %d: expected a mapping, got %s", n.Line, describe(n))
+		return fielderr.New(w.file, path, "line %d: expected a mapping, got %s", n.Line, fielderr.Describe(n))
 	}
 	if t.Key().Kind() != reflect.String {
-		return fieldErr(w.file, path, "unsupported map key type %s", t.Key())
+		return fielderr.New(w.file, path, "unsupported map key type %s", t.Key())
 	}
 	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return fieldErr(w.file, path, "line %d: keys must be plain values", k.Line)
+			return fielderr.New(w.file, path, "line %d: keys must be plain values", k.Line)
 		}
-		keyPath := join(path, k.Value)
+		keyPath := fielderr.Join(path, k.Value)
 		if seen[k.Value] {
-			return fieldErr(w.file, keyPath, "line %d: key repeated", k.Line)
+			return fielderr.New(w.file, keyPath, "line %d: key repeated", k.Line)
 		}
 		seen[k.Value] = true
 		if err := w.check(v, t.Elem(), keyPath); err != nil {
@@ -239,10 +190,10 @@ func (w *walker) checkMap(n *yaml.Node, t reflect.Type, path string) error {
 func (w *walker) checkScalar(n *yaml.Node, t reflect.Type, path string) error {
 	want := scalarNoun(t)
 	if n.Kind != yaml.ScalarNode {
-		return fieldErr(w.file, path, "line %d: expected %s, got %s", n.Line, want, describe(n))
+		return fielderr.New(w.file, path, "line %d: expected %s, got %s", n.Line, want, fielderr.Describe(n))
 	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
-		return fieldErr(w.file, path, "line %d: expected %s, got %q", n.Line, want, n.Value)
+		return fielderr.New(w.file, path, "line %d: expected %s, got %q", n.Line, want, n.Value)
 	}
 	return nil
 }
