@@ -60,6 +60,8 @@ func Knobs() []Knob {
 		choiceKnob("priority.policy", sched.PolicyNames(), "request priority policy", func(c *cluster.Config, s string) { c.Priority.Name = s }),
 		floatKnob("priority.age_weight_per_ms", 0, huge, "slo-tiered urgency gained per ms waited past the class threshold",
 			func(c *cluster.Config, v float64) { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = v, true }),
+		floatKnob("priority.load_threshold", 1, huge, "slo-adaptive: waiting requests at which the class gap is full",
+			func(c *cluster.Config, v float64) { c.Priority.LoadThreshold = v }),
 		boolKnob("priority.bridge", "the router hands each request its class's base priority",
 			func(c *cluster.Config, on bool) { c.PriorityBridge = on }),
 		choiceKnob("preemption.policy", []string{batch.PreemptFCFS, batch.PreemptPriority}, "victim when KV runs out: batch tail or least urgent",

@@ -129,7 +129,10 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			return expect(cascade(c) && c.PreemptionPolicy == "priority" && c.TotalKVBlocks == 2000, "config %+v", c)
 		},
 		"load-adaptive": func(c cluster.Config) error {
-			return expect(cascade(c) && c.Priority.Base.Or(simcore.SLOCritical, -1) == 10, "priority %+v", c.Priority)
+			adaptive := c
+			adaptive.Priority.Name = "slo-tiered" // otherwise the cascade
+			return expect(cascade(adaptive) && c.Priority.Name == "slo-adaptive" && c.Priority.LoadThreshold == 16 &&
+				c.Priority.Base.Or(simcore.SLOCritical, -1) == 10, "priority %+v", c.Priority)
 		},
 	}
 	seed001 := []string{"pressure-baseline", "round-robin", "kv-heavy", "kv-pressure", "kv-pressure-slo", "kv-pressure-joint",

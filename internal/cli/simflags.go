@@ -37,6 +37,7 @@ type simFlags struct {
 
 	sloBase, sloUrgency   string
 	sloAgeWeight          float64
+	sloLoadThreshold      float64
 	priorityBridge        bool
 	preemptionPolicy      string
 	sloPrefill, sloGate   string
@@ -69,9 +70,10 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.routingScorers, "routing-scorers", "", "weighted scorers, e.g. prefix-affinity:3,queue-depth:2,kv-utilization:2")
 	fs.IntVar(&f.prefixIndexCap, "prefix-index-capacity", d.Routing.PrefixIndexCapacity, "blocks per instance in the router's approximate prefix index")
 	fs.StringVar(&f.scheduler, "scheduler", d.Scheduler, "fcfs, priority-fcfs or sjf")
-	fs.StringVar(&f.priorityPolicy, "priority-policy", d.Priority.Name, "constant, slo-based (age), slo-class or slo-tiered")
+	fs.StringVar(&f.priorityPolicy, "priority-policy", d.Priority.Name, "constant, slo-based (age), slo-class, slo-tiered or slo-adaptive")
 	fs.StringVar(&f.sloBase, "slo-base", "", "slo-tiered base priority per class, e.g. critical=10,standard=5,sheddable=1")
 	fs.Float64Var(&f.sloAgeWeight, "slo-age-weight", 0, "slo-tiered urgency gained per ms waited past the class's threshold")
+	fs.Float64Var(&f.sloLoadThreshold, "slo-load-threshold", 0, "slo-adaptive: waiting requests at which the class gap is full (default 16)")
 	fs.StringVar(&f.sloUrgency, "slo-urgency-threshold-ms", "", "slo-tiered wait before urgency grows, per class, e.g. critical=0,standard=50,sheddable=200")
 	fs.BoolVar(&f.priorityBridge, "priority-bridge", false, "the router hands each request its class's base priority")
 	fs.StringVar(&f.preemptionPolicy, "preemption-policy", d.PreemptionPolicy, "fcfs (evict the batch tail) or priority (evict the least urgent)")
@@ -137,6 +139,7 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 	set("priority-policy", func() { c.Priority.Name = f.priorityPolicy })
 	set("slo-age-weight", func() { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = f.sloAgeWeight, true })
 	set("priority-bridge", func() { c.PriorityBridge = f.priorityBridge })
+	set("slo-load-threshold", func() { c.Priority.LoadThreshold = f.sloLoadThreshold })
 	set("preemption-policy", func() { c.PreemptionPolicy = f.preemptionPolicy })
 	set("kv-cpu-blocks", func() { c.KVCPUBlocks = f.kvCPUBlocks })
 	set("kv-offload-threshold", func() { c.KVOffloadThreshold = f.kvOffloadThreshold })

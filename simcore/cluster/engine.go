@@ -51,8 +51,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	priority, err := sched.NewPolicy(cfg.Priority)
-	if err != nil {
+	if _, err := sched.NewPolicy(cfg.Priority); err != nil {
 		return nil, err
 	}
 	e := &Engine{
@@ -65,6 +64,8 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		refreshed: make([]simcore.Tick, cfg.NumInstances),
 	}
 	for i := 0; i < cfg.NumInstances; i++ {
+		// Each instance owns its policy: a load-aware one reads its queue.
+		priority, _ := sched.NewPolicy(cfg.Priority)
 		inst, err := newInstance(i, &cfg, lat, scheduler, priority)
 		if err != nil {
 			return nil, fmt.Errorf("--total-kv-blocks: %v", err)

@@ -20,6 +20,7 @@ type instance struct {
 	former    *batch.Former
 	scheduler sched.Scheduler // nil = FCFS, no reordering
 	priority  sched.Policy    // nil = constant priority
+	loadAware sched.LoadAware // priority, when it reads the queue length
 	latency   latency.Model
 
 	stepPending bool
@@ -41,7 +42,9 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 			BaseLatency: cfg.KVTransferBaseLatency,
 		})
 	}
+	la, _ := p.(sched.LoadAware)
 	return &instance{
+		loadAware: la,
 		id:        id,
 		rank:      rankInstance0 + int32(id),
 		kv:        cache,
@@ -96,6 +99,9 @@ func (in *instance) step(e *Engine) {
 	in.clock = max(in.clock, now)
 	in.kv.SetClock(now)
 	if in.priority != nil {
+		if in.loadAware != nil {
+			in.loadAware.SetLoad(in.wait.Len())
+		}
 		for _, r := range in.wait.Items() {
 			r.Priority = in.priority.Priority(r, now)
 		}

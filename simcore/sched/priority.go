@@ -23,6 +23,10 @@ type PolicyConfig struct {
 	// UrgencyThresholdMs is slo-tiered's per-class wait (ms) before urgency
 	// starts; classes not given keep DefaultUrgencyThresholdMs.
 	UrgencyThresholdMs simcore.PerClass
+	// LoadThreshold is slo-adaptive's wait-queue length at which the gap
+	// between class bases reaches its full size; 0 means
+	// DefaultLoadThreshold.
+	LoadThreshold float64
 }
 
 // Policy scores a waiting request at time now; higher is more urgent.
@@ -36,10 +40,24 @@ const (
 	SLOBased  = "slo-based"
 	ByClass   = "slo-class"
 	SLOTiered = "slo-tiered"
+	// SLOAdaptive is slo-tiered whose class gap scales with the instance's
+	// queue (seed 004 iteration 2): classes are alike when the queue is
+	// short and fully separated from LoadThreshold waiting requests on.
+	SLOAdaptive = "slo-adaptive"
 )
 
 // PolicyNames lists the accepted --priority-policy values.
-func PolicyNames() []string { return []string{Constant, SLOBased, ByClass, SLOTiered} }
+func PolicyNames() []string { return []string{Constant, SLOBased, ByClass, SLOTiered, SLOAdaptive} }
+
+// LoadAware is implemented by policies that read their instance's queue
+// length; the instance reports it before scoring its queue each step.
+type LoadAware interface {
+	SetLoad(waiting int)
+}
+
+// DefaultLoadThreshold is slo-adaptive's default queue length for the full
+// class gap.
+const DefaultLoadThreshold = 16
 
 // NewPolicy returns the configured policy; constant returns nil, which
 // lets the engine skip rescoring altogether.
@@ -54,6 +72,12 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 		return agePriority{perMicro: 1e-6}, nil
 	case ByClass:
 		return newTieredPriority(cfg, 0), nil
+	case SLOAdaptive:
+		threshold := cfg.LoadThreshold
+		if threshold == 0 {
+			threshold = DefaultLoadThreshold
+		}
+		return &adaptivePriority{tiered: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: threshold}, nil
 	}
 	return newTieredPriority(cfg, ageWeightPerMs(cfg)), nil
 }
@@ -63,9 +87,12 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 // Errors are one line naming the flag.
 func (cfg PolicyConfig) Validate() error {
 	switch cfg.Name {
-	case Constant, "", SLOBased, ByClass, SLOTiered:
+	case Constant, "", SLOBased, ByClass, SLOTiered, SLOAdaptive:
 	default:
 		return fmt.Errorf("--priority-policy: unknown value %q (allowed: %s)", cfg.Name, strings.Join(PolicyNames(), ", "))
+	}
+	if t := cfg.LoadThreshold; !(t >= 0) || math.IsInf(t, 0) {
+		return fmt.Errorf("--slo-load-threshold: must be a finite number ≥ 0 (waiting requests; 0 = %d), got %v", DefaultLoadThreshold, t)
 	}
 	if w := cfg.AgeWeightPerMs; !(w >= 0) || math.IsInf(w, 0) {
 		return fmt.Errorf("--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got %v", w)
@@ -85,7 +112,28 @@ func (cfg PolicyConfig) Validate() error {
 // table, and so honours a router's priority hint (the priority bridge).
 // constant and slo-based ignore hints, as BLIS overwrote them.
 func (cfg PolicyConfig) UsesClassBase() bool {
-	return cfg.Name == ByClass || cfg.Name == SLOTiered
+	return cfg.Name == ByClass || cfg.Name == SLOTiered || cfg.Name == SLOAdaptive
+}
+
+// adaptivePriority is slo-tiered with the class base scaled by
+// min(1, waiting/threshold); the age urgency is not scaled, so at low load
+// requests are served in arrival order once past their class threshold.
+type adaptivePriority struct {
+	tiered    *tieredPriority
+	threshold float64
+	scale     float64
+}
+
+func (p *adaptivePriority) SetLoad(waiting int) {
+	p.scale = min(1, float64(waiting)/p.threshold)
+}
+
+func (p *adaptivePriority) Priority(r *simcore.Request, now simcore.Tick) float64 {
+	base := p.tiered.base[knownClass(r.SLO)]
+	if r.PriorityHint != 0 {
+		base = r.PriorityHint
+	}
+	return p.tiered.Priority(r, now) - base + p.scale*base
 }
 
 // agePriority is BLIS's slo-based policy: 1.0 per second waited since

@@ -254,7 +254,7 @@ func TestNewPolicy_RejectsBadConfig(t *testing.T) {
 		cfg     PolicyConfig
 		wantErr string
 	}{
-		{"unknown name", PolicyConfig{Name: "tiered"}, `--priority-policy: unknown value "tiered" (allowed: constant, slo-based, slo-class, slo-tiered)`},
+		{"unknown name", PolicyConfig{Name: "tiered"}, `--priority-policy: unknown value "tiered" (allowed: constant, slo-based, slo-class, slo-tiered, slo-adaptive)`},
 		{"negative age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: -0.1}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got -0.1"},
 		{"NaN age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.NaN()}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got NaN"},
 		{"infinite age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.Inf(1)}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got +Inf"},
@@ -290,5 +290,36 @@ func TestTieredPriority_AllocationFree(t *testing.T) {
 	r := req(0, simcore.SLOStandard, 0)
 	if n := testing.AllocsPerRun(100, func() { r.Priority = p.Priority(r, 500*ms) }); n != 0 {
 		t.Fatalf("%v allocations per call", n)
+	}
+}
+
+// slo-adaptive separates the classes by the queue length: with a short
+// queue a fresh critical request no longer outranks an older sheddable
+// one; at the threshold the full gap of slo-tiered applies.
+func TestSLOAdaptiveScalesTheGapWithLoad(t *testing.T) {
+	p, err := NewPolicy(PolicyConfig{Name: SLOAdaptive, LoadThreshold: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, ok := p.(LoadAware)
+	if !ok {
+		t.Fatal("slo-adaptive must read the queue length")
+	}
+	crit := &simcore.Request{SLO: simcore.SLOCritical, Arrival: 1000}
+	shed := &simcore.Request{SLO: simcore.SLOSheddable, Arrival: 0}
+	la.SetLoad(0)
+	if got := p.Priority(crit, 1000); got != 0 {
+		t.Fatalf("empty queue: critical priority %v, want 0 (no class gap)", got)
+	}
+	la.SetLoad(5)
+	if got := p.Priority(crit, 1000); got != 5 {
+		t.Fatalf("half load: critical priority %v, want half its base (5)", got)
+	}
+	la.SetLoad(40)
+	if got, want := p.Priority(crit, 1000), 10.0; got != want {
+		t.Fatalf("overload: critical priority %v, want the full base %v", got, want)
+	}
+	if p.Priority(shed, 1000) >= p.Priority(crit, 1000) {
+		t.Fatal("at full load a fresh critical request must outrank a young sheddable one")
 	}
 }
