@@ -111,7 +111,7 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 		// r.Progress is not advanced yet, so a request never prefills and
 		// decodes in the same step.
 		if r.Progress >= r.InputLen && r.OutputLen > 0 {
-			if !f.allocate(r, decodeToken, &i, running, wait, cache, &budget) {
+			if !cache.AppendInBlock(&r.KV) && !f.allocate(r, decodeToken, &i, running, wait, cache, &budget) {
 				break
 			}
 			budget--

@@ -118,7 +118,6 @@ func (in *instance) step(e *Engine) {
 	}
 
 	dt := in.execute(e)
-	in.retire(e, dt)
 
 	if len(in.running) > 0 || in.wait.Len() > 0 {
 		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep})
@@ -128,9 +127,12 @@ func (in *instance) step(e *Engine) {
 	}
 }
 
-// execute advances progress and records TTFT and ITL; it returns the step
-// duration. Progress counts computed tokens: a prefill jumps to what batch
-// formation computed (cached prefix included), a decode adds one token.
+// execute runs the step: it returns its duration after advancing every
+// scheduled request — a prefill jumps to what batch formation computed
+// (cached prefix included), a decode adds one token — recording TTFT and
+// ITL, and retiring the requests that produced their last token. BLIS
+// retires in a second pass; one pass gives the same result, as retiring a
+// request touches no other request's progress.
 func (in *instance) execute(e *Engine) simcore.Tick {
 	var prefill, decode int64
 	for _, r := range in.running {
@@ -146,6 +148,7 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 	dt := max(1, in.latency.StepTime(prefill, decode)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
 	decoded := 0
+	kept := in.running[:0]
 	for _, r := range in.running {
 		input := r.InputLen
 		if r.Progress < input {
@@ -160,31 +163,29 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 			r.FirstToken = e.now + itl - r.Arrival
 			e.metrics.FirstToken(r)
 		}
+		if r.Progress == input+max(r.OutputLen, 1)-1 {
+			in.retire(e, r, dt)
+		} else {
+			kept = append(kept, r)
+		}
 	}
+	clear(in.running[len(kept):])
+	in.running = kept
 	e.metrics.DecodeStep(itl, decoded)
 	return dt
 }
 
-// retire completes requests that produced their last token: one more KV
+// retire completes a request that produced its last token: one more KV
 // slot for that token (as BLIS), release every block, and hand the request
 // back to the source when the step ends.
-func (in *instance) retire(e *Engine, dt simcore.Tick) {
-	kept := in.running[:0]
-	for _, r := range in.running {
-		if r.Progress != r.InputLen+max(r.OutputLen, 1)-1 {
-			kept = append(kept, r)
-			continue
-		}
-		if r.OutputLen > 0 {
-			in.kv.AppendToken(&r.KV, &r.Content) // a failure here is harmless: released next
-		}
-		in.kv.Retire(&r.KV)
-		in.inFlight--
-		e.metrics.Completed(r)
-		left := e.now + dt
-		in.clock = max(in.clock, left)
-		e.src.Done(r, left, true)
+func (in *instance) retire(e *Engine, r *simcore.Request, dt simcore.Tick) {
+	if r.OutputLen > 0 {
+		in.kv.AppendToken(&r.KV, &r.Content) // a failure here is harmless: released next
 	}
-	clear(in.running[len(kept):])
-	in.running = kept
+	in.kv.Retire(&r.KV)
+	in.inFlight--
+	e.metrics.Completed(r)
+	left := e.now + dt
+	in.clock = max(in.clock, left)
+	e.src.Done(r, left, true)
 }

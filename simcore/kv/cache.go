@@ -215,6 +215,18 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 	return true
 }
 
+// AppendInBlock stores one more token when it neither needs a new block
+// nor completes the last one (15 of 16 decode steps), and reports whether
+// it did; small enough to inline into the batch loop. Otherwise the caller
+// takes AppendToken.
+func (c *Cache) AppendInBlock(s *Seq) bool {
+	if int64(s.Tokens)+1 < int64(len(s.IDs))*c.blockSize {
+		s.Tokens++
+		return true
+	}
+	return false
+}
+
 // AppendToken stores one more token (decode). It may need one new block.
 func (c *Cache) AppendToken(s *Seq, content *Content) bool {
 	if int64(s.Tokens) < int64(len(s.IDs))*c.blockSize {
