@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strconv"
 
 	"github.com/c-bata/goptuna"
 )
@@ -168,15 +169,22 @@ func (p Param) toInternal(v float64) float64 {
 	return v
 }
 
-// fromInternal maps goptuna's stored value back to the parameter's.
+// fromInternal maps goptuna's stored value back to the parameter's,
+// rounded to 12 significant digits so that exports read 6.935, not
+// 6.9350000000000005.
 func (p Param) fromInternal(i float64) float64 {
 	switch p.Kind {
 	case Float:
-		return p.clamp(p.Low + i/floatSteps*(p.High-p.Low))
+		return p.clamp(round12(p.Low + i/floatSteps*(p.High-p.Low)))
 	case LogFloat:
-		return p.clamp(math.Exp(math.Log(p.Low) + i/floatSteps*(math.Log(p.High)-math.Log(p.Low))))
+		return p.clamp(round12(math.Exp(math.Log(p.Low) + i/floatSteps*(math.Log(p.High)-math.Log(p.Low)))))
 	}
 	return i
+}
+
+func round12(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	return r
 }
 
 // clampInternal brings a TPE proposal into the stored range.
