@@ -147,7 +147,7 @@ func classOrder(s metrics.Summary) []string {
 
 // Export writes one row per complete trial (or per Pareto trial): number,
 // every parameter, every objective's mean over seeds, and each objective's
-// change against the baseline.
+// change against the baseline in percent (−62 = 62 % lower).
 func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 	idx := make([]int, 0, len(r.Complete))
 	if paretoOnly {
@@ -166,7 +166,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		header = append(header, o.Name)
 	}
 	for _, o := range r.Template.Objectives {
-		header = append(header, o.Name+"_delta")
+		header = append(header, o.Name+"_delta_pct")
 	}
 	header = append(header, "score")
 	rows := make([][]any, 0, len(idx))
@@ -181,7 +181,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 			row = append(row, v)
 		}
 		for k, v := range c.Objectives {
-			row = append(row, Delta(v, base[k]))
+			row = append(row, 100*Delta(v, base[k]))
 		}
 		row = append(row, c.Score)
 		rows = append(rows, row)
