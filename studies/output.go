@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"optimize/search"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
 )
@@ -121,11 +122,27 @@ func (r *Report) WriteTable(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f)\n",
 		len(r.Pareto), r.Hypervolume, HypervolumeReference)
-	fmt.Fprintln(w, "best parameters:")
+	fmt.Fprintln(w, "best parameters (importance: share of the score's rank variance each explains, over all trials):")
 	pm := r.ParamMap(best.Params)
-	for _, p := range r.Template.Params {
-		fmt.Fprintf(w, "  %s = %v\n", p.Name, pm[p.Name])
+	imp := r.Importance()
+	for i, p := range r.Template.Params {
+		fmt.Fprintf(w, "  %-28s = %-12v importance %.2f\n", p.Name, pm[p.Name], imp[i])
 	}
+}
+
+// Importance estimates how much each parameter drives the score
+// (search.Importance over the complete trials).
+func (r *Report) Importance() []float64 {
+	values := make([][]float64, len(r.Complete))
+	scores := make([]float64, len(r.Complete))
+	for i, c := range r.Complete {
+		values[i], scores[i] = c.Params, c.Score
+	}
+	space := make([]search.Param, len(r.Template.Params))
+	for i, p := range r.Template.Params {
+		space[i] = searchParam(p)
+	}
+	return search.Importance(values, scores, space)
 }
 
 func pct(d float64) string {

@@ -72,6 +72,11 @@ func TestStudyShowJSONAndExport(t *testing.T) {
 		t.Errorf("delta %v, want (best−baseline)/baseline = %v", d, (best-base)/base)
 	}
 
+	code, out, errs = run(t, "study", "show", "t1", "--storage", dsn)
+	if code != 0 || strings.Count(out, " importance ") != 7 || !strings.Contains(out, "Pareto front:") {
+		t.Fatalf("show text: exit %d, %s\n%s", code, errs, out)
+	}
+
 	code, out, errs = run(t, "study", "export", "t1", "--storage", dsn, "--pareto", "--format", "csv")
 	if code != 0 {
 		t.Fatalf("export: exit %d: %s", code, errs)
