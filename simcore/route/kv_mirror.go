@@ -180,26 +180,14 @@ func (q *eventRing) push(ev kvEvent) {
 // of the request's input blocks, counted from the first, that each
 // instance's real KV cache holds, as the KV-event mirror shows it.
 type precisePrefix struct {
-	mirror  *kvMirror
-	matched []int32  // scratch, one per instance
-	hashes  []uint64 // scratch: the request's shareable input block hashes
+	mirror *kvMirror
+	leadingRun
 }
 
 func newPrecisePrefix(mirror *kvMirror, instances int) *precisePrefix {
-	return &precisePrefix{mirror: mirror, matched: make([]int32, instances)}
+	return &precisePrefix{mirror: mirror, leadingRun: leadingRun{matched: make([]int32, instances)}}
 }
 
 func (p *precisePrefix) Score(r *simcore.Request, _ []Snapshot, out []float64) {
-	total := int(r.Content.Input)
-	if total == 0 {
-		clear(out)
-		return
-	}
-	// Only shareable blocks are ever reported, so the leading run ends
-	// before the private ones: they are not looked up.
-	p.hashes = r.Content.AppendHashes(p.hashes[:0], min(total, int(r.Content.Shared)))
-	p.mirror.match(p.hashes, p.matched)
-	for i := range out {
-		out[i] = float64(p.matched[i]) / float64(total)
-	}
+	p.score(r, p.mirror, out)
 }

@@ -212,9 +212,8 @@ func (loadBalance) Score(_ *simcore.Request, snaps []Snapshot, out []float64) {
 // consults the router's own record (written at routing time), not the real
 // KV caches: BLIS's approximation.
 type prefixAffinity struct {
-	index   *prefixIndex
-	matched []int32  // scratch, one per instance
-	hashes  []uint64 // scratch: the request's shareable input block hashes
+	index *prefixIndex
+	leadingRun
 
 	// With two readers (prefix-affinity and slo-priority) the first Score
 	// of a decision fills scores and the second copies it; Observe ends
@@ -227,9 +226,9 @@ type prefixAffinity struct {
 
 func newPrefixAffinity(instances, capacity int) *prefixAffinity {
 	return &prefixAffinity{
-		index:   newPrefixIndex(instances, capacity),
-		matched: make([]int32, instances),
-		scores:  make([]float64, instances),
+		index:      newPrefixIndex(instances, capacity),
+		leadingRun: leadingRun{matched: make([]int32, instances)},
+		scores:     make([]float64, instances),
 	}
 }
 
@@ -238,27 +237,42 @@ func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float
 		copy(out, p.scores[:len(out)])
 		return
 	}
-	p.score(r, out)
+	p.scoreInto(r, out)
 	if p.memoise {
 		copy(p.scores, out)
 		p.scored = true
 	}
 }
 
-func (p *prefixAffinity) score(r *simcore.Request, out []float64) {
+// prefixMatcher counts, per instance, the leading blocks it holds.
+type prefixMatcher interface {
+	match(blocks []uint64, matched []int32)
+}
+
+// leadingRun scores instances by the share of a request's input blocks
+// in the leading run an index holds (prefix-affinity's router record,
+// precise-prefix's mirror of the real caches).
+type leadingRun struct {
+	matched []int32  // scratch, one per instance
+	hashes  []uint64 // scratch: the request's shareable input block hashes
+}
+
+func (l *leadingRun) score(r *simcore.Request, index prefixMatcher, out []float64) {
 	total := int(r.Content.Input)
 	if total == 0 {
 		clear(out)
 		return
 	}
-	// Private blocks cannot be in any instance's record: the leading run
-	// ends before them, so only the shareable ones are looked up.
-	p.hashes = r.Content.AppendHashes(p.hashes[:0], min(total, int(r.Content.Shared)))
-	p.index.match(p.hashes, p.matched)
+	// Private blocks are in no index (no other request can hold them): the
+	// leading run ends before them, so only the shareable ones are looked up.
+	l.hashes = r.Content.AppendHashes(l.hashes[:0], min(total, int(r.Content.Shared)))
+	index.match(l.hashes, l.matched)
 	for i := range out {
-		out[i] = float64(p.matched[i]) / float64(total)
+		out[i] = float64(l.matched[i]) / float64(total)
 	}
 }
+
+func (p *prefixAffinity) scoreInto(r *simcore.Request, out []float64) { p.score(r, p.index, out) }
 
 // Observe records all of the request's input blocks, shared prefix and
 // unique suffix alike, for the chosen instance.

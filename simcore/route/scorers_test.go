@@ -60,7 +60,7 @@ func TestScorers_ValuesOnHandBuiltSnapshots(t *testing.T) {
 }
 
 func TestPrefixAffinity_ScoresLeadingRunShare(t *testing.T) {
-	p := &prefixAffinity{index: newPrefixIndex(3, 100), matched: make([]int32, 3)}
+	p := newPrefixAffinity(3, 100)
 	p.Observe(inputBlocks(10, 11, 12, 13), 0)
 	p.Observe(inputBlocks(10, 11), 1)
 	p.Observe(inputBlocks(99, 11, 12, 13), 2) // shares blocks, not the first
@@ -97,7 +97,7 @@ func inputBlocks(blocks ...uint64) *simcore.Request {
 // Blocks completed by output tokens (kept for a session's next round) are
 // not part of the input: BLIS hashes the input tokens only.
 func TestPrefixAffinity_IgnoresOutputBlocks(t *testing.T) {
-	p := &prefixAffinity{index: newPrefixIndex(2, 100), matched: make([]int32, 2)}
+	p := newPrefixAffinity(2, 100)
 	withOutput := &simcore.Request{Content: kv.Content{Prefix: []uint64{1, 2, 3, 4}, UID: 1, Input: 2, Total: 4, Shared: 4}}
 	p.Observe(withOutput, 0)
 	if got := p.index.lruOrder(0, nil); !slices.Equal(got, []uint64{2, 1}) {
