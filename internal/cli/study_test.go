@@ -172,23 +172,12 @@ func TestStudySurvivesKill9(t *testing.T) {
 	st, _ = storage.Open(dsn)
 	defer st.Close()
 	after, _ := st.Trials(row.ID)
-	seen := map[int]bool{}
-	complete := 0
 	params := map[string]bool{}
-	for _, tr := range after {
-		if seen[tr.Number] {
-			t.Fatalf("trial number %d twice", tr.Number)
-		}
-		seen[tr.Number] = true
-		switch tr.State {
-		case storage.TrialComplete:
-			complete++
-			params[tr.Params] = true
-		case storage.TrialRunning:
-			t.Fatalf("trial %d still running after resume", tr.Number)
-		}
+	done := finishedTrials(t, after)
+	for _, tr := range done {
+		params[tr.Params] = true
 	}
-	if complete != 40 {
+	if complete := len(done); complete != 40 {
 		t.Fatalf("%d complete trials after resume, want exactly 40", complete)
 	}
 	for _, k := range killed {
@@ -197,6 +186,27 @@ func TestStudySurvivesKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d trials were in flight at the kill; %d trial rows in all", len(killed), len(after))
+}
+
+// finishedTrials checks a finished study's trial rows — numbers unique,
+// nothing left running — and returns the complete ones.
+func finishedTrials(t *testing.T, trials []storage.TrialRow) []storage.TrialRow {
+	t.Helper()
+	seen := map[int]bool{}
+	var done []storage.TrialRow
+	for _, tr := range trials {
+		if seen[tr.Number] {
+			t.Fatalf("trial number %d used twice", tr.Number)
+		}
+		seen[tr.Number] = true
+		switch tr.State {
+		case storage.TrialComplete:
+			done = append(done, tr)
+		case storage.TrialRunning:
+			t.Errorf("trial %d still running after the study ended", tr.Number)
+		}
+	}
+	return done
 }
 
 // waitForTrials polls the database until the study has n complete trials.

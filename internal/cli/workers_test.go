@@ -188,23 +188,12 @@ func runWorkers(t *testing.T, dsn string, n int, kill bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[int]bool{}
 	byWorker := map[string]int{}
-	complete := 0
-	for _, tr := range trials {
-		if seen[tr.Number] {
-			t.Fatalf("trial number %d twice", tr.Number)
-		}
-		seen[tr.Number] = true
-		switch tr.State {
-		case storage.TrialComplete:
-			complete++
-			byWorker[tr.Worker]++
-		case storage.TrialRunning:
-			t.Errorf("trial %d still running after the workers exited", tr.Number)
-		}
+	done := finishedTrials(t, trials)
+	for _, tr := range done {
+		byWorker[tr.Worker]++
 	}
-	if complete != 12 {
+	if complete := len(done); complete != 12 {
 		t.Fatalf("%d complete trials, want exactly the study total 12", complete)
 	}
 	for _, k := range killed {
