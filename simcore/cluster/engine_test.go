@@ -7,6 +7,7 @@ import (
 	"optimize/simcore/kv"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
+	"optimize/simcore/sched"
 	"optimize/simcore/simtest"
 )
 
@@ -139,5 +140,40 @@ func TestOversizedRequestIsDropped(t *testing.T) {
 	}
 	if src.Completed[0] || src.Left[0] < 0 {
 		t.Fatal("the oversized request must be reported to the source as not completed")
+	}
+}
+
+// The priority bridge: with a class-based policy the router hands each
+// request its class's base priority; without the flag it hands none.
+func TestPriorityBridgeSetsTheHint(t *testing.T) {
+	for _, bridge := range []bool{false, true} {
+		var reqs []*simcore.Request
+		for i, cl := range []simcore.SLOClass{simcore.SLOCritical, simcore.SLOStandard, simcore.SLOSheddable} {
+			r := simtest.Request(int64(i*10), 64, 4, 16, nil, uint64(i+1))
+			r.SLO = cl
+			reqs = append(reqs, r)
+		}
+		cfg := testConfig(1, 1000)
+		cfg.Scheduler = "priority-fcfs"
+		cfg.Priority = sched.PolicyConfig{Name: sched.SLOTiered}
+		cfg.Priority.Base.V[simcore.SLOCritical], cfg.Priority.Base.Set[simcore.SLOCritical] = 42, true
+		cfg.PriorityBridge = bridge
+		eng, err := New(cfg, simtest.NewSliceSource(reqs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.Run()
+		for _, r := range reqs {
+			want := 0.0
+			if bridge {
+				want = sched.BaseFor(cfg.Priority, r.SLO)
+			}
+			if r.PriorityHint != want {
+				t.Errorf("bridge %v, %s: hint %v, want %v", bridge, r.SLO, r.PriorityHint, want)
+			}
+		}
+		if bridge && reqs[0].PriorityHint != 42 {
+			t.Errorf("critical hint %v, want the configured base 42", reqs[0].PriorityHint)
+		}
 	}
 }
