@@ -23,6 +23,7 @@ const none = -1
 // empty.
 type Seq struct {
 	Tokens int32
+	stream int32 // hint: the stream-index record of its content
 	IDs    []int32
 	Prev   []int32
 }
@@ -42,7 +43,8 @@ type Cache struct {
 	// not pay for zeroing 132k blocks per instance.
 	fresh int32
 
-	index *u64map.Map // hash → block id (the newest block registered)
+	index   *u64map.Map // prefix blocks: hash → block id (the newest registered)
+	streams streamIndex // stream blocks: (UID, k) → block id, likewise
 
 	hits, misses int64
 	scratch      []int32
@@ -61,7 +63,10 @@ type block struct {
 	hash       uint64 // content hash of a full, hashed block; 0 = none
 	refs       int32
 	prev, next int32 // free-list links
-	indexed    bool  // hash is in the prefix index (a shareable block)
+	// For an indexed stream block: its stream record and sequence index;
+	// stream is none for an indexed prefix block.
+	stream, k int32
+	indexed   bool // hash is in the prefix index (a shareable block)
 }
 
 // New returns a cache of total blocks of blockSize tokens, all free.
@@ -79,6 +84,7 @@ func New(total, blockSize int64) (*Cache, error) {
 		blockSize: blockSize,
 		total:     total,
 		index:     u64map.New(1024),
+		streams:   newStreamIndex(),
 		head:      none,
 		tail:      none,
 	}
@@ -118,18 +124,18 @@ func (c *Cache) Counters() (hits, misses int64) { return c.hits, c.misses }
 // scratch space valid until the next call.
 func (c *Cache) Lookup(s *Seq, content *Content) []int32 {
 	out := c.scratch[:0]
+	stream := int32(none)
 	for k := 0; k < int(content.Input); k++ {
-		h := content.Hash(k)
 		if k < int(content.Shared) {
-			id, ok := c.index.Get(h)
-			if !ok {
+			id := c.indexed(s, content, k, &stream)
+			if id == none {
 				break
 			}
 			out = append(out, id)
 			continue
 		}
 		// A private hash lives on at most one block: the one s filled.
-		if k >= len(s.Prev) || c.blocks.at(s.Prev[k]).hash != h {
+		if k >= len(s.Prev) || c.blocks.at(s.Prev[k]).hash != content.Hash(k) {
 			break
 		}
 		out = append(out, s.Prev[k])
@@ -138,10 +144,29 @@ func (c *Cache) Lookup(s *Seq, content *Content) []int32 {
 	return out
 }
 
-// Contains reports whether a block with hash h is cached on the GPU.
-func (c *Cache) Contains(h uint64) bool {
-	_, ok := c.index.Get(h)
-	return ok
+// indexed returns the block the prefix index names for shareable block k
+// of content, or none; *stream caches the stream record across calls for
+// one content (none = not looked up yet).
+func (c *Cache) indexed(s *Seq, content *Content, k int, stream *int32) int32 {
+	if k < len(content.Prefix) {
+		if id, ok := c.index.Get(content.Prefix[k]); ok {
+			return id
+		}
+		return none
+	}
+	if *stream == none {
+		if *stream = c.streams.find(&s.stream, content.UID); *stream == none {
+			return none
+		}
+	}
+	return c.streams.get(*stream, k)
+}
+
+// Contains reports whether shareable block k of content is cached on the
+// GPU.
+func (c *Cache) Contains(content *Content, k int) bool {
+	stream := int32(none)
+	return c.indexed(&Seq{}, content, k, &stream) != none
 }
 
 // blocksFor returns how many new blocks storing n more tokens takes for s.
@@ -233,7 +258,7 @@ func (c *Cache) AppendToken(s *Seq, content *Content) bool {
 		// Room in the last block: the common decode step.
 		s.Tokens++
 		if int64(s.Tokens)%c.blockSize == 0 {
-			c.register(s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/c.blockSize-1)
+			c.register(s, s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/c.blockSize-1)
 		}
 		return true
 	}
@@ -253,7 +278,7 @@ func (c *Cache) store(s *Seq, content *Content, n int64) {
 		s.Tokens += int32(k)
 		n -= k
 		if int64(s.Tokens)%bs == 0 {
-			c.register(s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/bs-1)
+			c.register(s, s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/bs-1)
 		}
 	}
 	if s.IDs == nil {
@@ -269,33 +294,46 @@ func (c *Cache) store(s *Seq, content *Content, n int64) {
 		s.Tokens += int32(k)
 		n -= k
 		if k == bs {
-			c.register(id, content, int64(len(s.IDs)-1))
+			c.register(s, id, content, int64(len(s.IDs)-1))
 		}
 	}
 }
 
 // register gives block id the hash of sequence block k, if any; only a
 // shareable block enters the prefix index.
-func (c *Cache) register(id int32, content *Content, k int64) {
+func (c *Cache) register(s *Seq, id int32, content *Content, k int64) {
 	if k >= int64(content.Total) {
 		return
 	}
 	b := c.blocks.at(id)
 	b.hash = content.Hash(int(k))
 	if b.indexed = k < int64(content.Shared); b.indexed {
-		c.index.Set(b.hash, id)
+		if k < int64(len(content.Prefix)) {
+			c.index.Set(b.hash, id)
+			b.stream = none
+		} else {
+			b.stream, b.k = c.streams.set(&s.stream, content, int(k), id), int32(k)
+		}
 		if c.observe != nil {
 			c.observe(b.hash, true)
 		}
 	}
 }
 
-// indexDelete removes h from the prefix index.
-func (c *Cache) indexDelete(h uint64) {
-	c.index.Delete(h)
-	if c.observe != nil {
-		c.observe(h, false)
+// forget clears block b's content: its prefix-index entry goes, even when
+// a newer duplicate owns it, as in BLIS.
+func (c *Cache) forget(b *block) {
+	if b.indexed {
+		if b.stream == none {
+			c.index.Delete(b.hash)
+		} else {
+			c.streams.evict(b.stream, b.k)
+		}
+		if c.observe != nil {
+			c.observe(b.hash, false)
+		}
 	}
+	b.hash, b.indexed = 0, false
 }
 
 // Observe makes fn hear every prefix-index change (nil stops it).
@@ -350,11 +388,7 @@ func (c *Cache) pop() int32 {
 	id := c.head
 	c.unlink(id)
 	if b := c.blocks.at(id); b.hash != 0 {
-		if b.indexed {
-			// BLIS deletes the mapping even when a newer duplicate owns it.
-			c.indexDelete(b.hash)
-		}
-		b.hash, b.indexed = 0, false
+		c.forget(b)
 	}
 	return id
 }

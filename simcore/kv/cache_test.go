@@ -70,12 +70,12 @@ func TestPartialBlockFillsBeforeNewBlock(t *testing.T) {
 	h := allShared(9, 3)
 	var s Seq
 	c.Allocate(&s, h, nil, 20) // 2 blocks, 12 spare
-	if len(s.IDs) != 2 || c.Contains(h.Hash(1)) {
+	if len(s.IDs) != 2 || c.Contains(h, 1) {
 		t.Fatalf("ids=%v, second block must not be hashed while partial", s.IDs)
 	}
 	c.Allocate(&s, h, nil, 12) // fills block 1 exactly
-	if len(s.IDs) != 2 || !c.Contains(h.Hash(1)) {
-		t.Fatalf("block 1 full: ids=%v hashed=%v", s.IDs, c.Contains(h.Hash(1)))
+	if len(s.IDs) != 2 || !c.Contains(h, 1) {
+		t.Fatalf("block 1 full: ids=%v hashed=%v", s.IDs, c.Contains(h, 1))
 	}
 	if !c.AppendToken(&s, h) || len(s.IDs) != 3 {
 		t.Fatalf("decode token should take a third block, ids=%v", s.IDs)
@@ -127,13 +127,21 @@ func FuzzAllocator(f *testing.F) {
 		if seed%2 == 0 {
 			c.EnableTier(TierConfig{Blocks: int64(1 + rng.Intn(8)), Threshold: rng.Float64(), Bandwidth: 1, BaseLatency: 3})
 		}
+		// The index as its change events describe it: what every lookup
+		// must agree with, duplicates and their evictions included.
+		indexed := map[uint64]bool{}
+		c.Observe(func(h uint64, stored bool) { indexed[h] = stored })
 		seqs := make([]*Seq, nseq)
 		contents := make([]*Content, nseq)
 		for i := range seqs {
 			seqs[i] = &Seq{}
-			contents[i] = content(1000, rng.Intn(6), 12, uint64(i+1))
+			uid := uint64(i + 1)
+			if rng.Intn(3) == 0 {
+				uid = uint64(rng.Intn(i+1) + 1) // a stream several requests hold
+			}
+			contents[i] = content(1000, int(uid*7%6), 12, uid)
 			contents[i].Input = int32(rng.Intn(13))
-			if rng.Intn(4) == 0 {
+			if uid%2 == 0 {
 				contents[i].Shared = 12 // a session stream: everything shareable
 			}
 		}
@@ -161,6 +169,13 @@ func FuzzAllocator(f *testing.F) {
 			}
 			if err := c.Check(seqs); err != nil {
 				t.Fatalf("op %d: %v", op, err)
+			}
+			for _, ct := range contents {
+				for k := range int(ct.Shared) {
+					if c.Contains(ct, k) != indexed[ct.Hash(k)] {
+						t.Fatalf("op %d: block %d of stream %d: cached %v, index events say %v", op, k, ct.UID, c.Contains(ct, k), indexed[ct.Hash(k)])
+					}
+				}
 			}
 		}
 		for _, s := range seqs {

@@ -57,7 +57,45 @@ func (c *Cache) Check(seqs []*Seq) error {
 			bad = fmt.Errorf("index maps %x to block %d whose hash is %x", h, id, c.blocks.at(id).hash)
 		}
 	})
-	return bad
+	if bad != nil {
+		return bad
+	}
+	return c.checkStreams()
+}
+
+// checkStreams verifies that every stream-index entry names a block holding
+// that stream block, and that each record counts the blocks naming it.
+func (c *Cache) checkStreams() error {
+	naming := make(map[int32]int32)
+	for id := int32(0); id < c.fresh; id++ {
+		if b := c.blocks.at(id); b.indexed && b.stream != none {
+			naming[b.stream]++
+		}
+	}
+	for r, rec := range c.streams.recs {
+		if rec.uid == 0 {
+			if naming[int32(r)] != 0 {
+				return fmt.Errorf("free stream record %d is named by %d blocks", r, naming[int32(r)])
+			}
+			continue
+		}
+		if got, ok := c.streams.byUID.Get(rec.uid); !ok || got != int32(r) {
+			return fmt.Errorf("stream %x: record %d is not indexed", rec.uid, r)
+		}
+		if rec.blocks != naming[int32(r)] {
+			return fmt.Errorf("stream %x counts %d blocks, %d name it", rec.uid, rec.blocks, naming[int32(r)])
+		}
+		for i, id := range rec.ids {
+			if id == none {
+				continue
+			}
+			b := c.blocks.at(id)
+			if k := rec.base + int32(i); !b.indexed || b.stream != int32(r) || b.k != k || b.hash != streamHash(rec.uid, uint64(k)) {
+				return fmt.Errorf("stream %x block %d names block %d, which holds other content", rec.uid, rec.base+int32(i), id)
+			}
+		}
+	}
+	return nil
 }
 
 // checkTier verifies that the CPU tier's LRU list and index agree and that

@@ -123,7 +123,7 @@ func (c *Cache) reload(s *Seq, content *Content, k int) {
 	c.blocks.at(id).refs = 1
 	c.used++
 	c.hits++
-	c.register(id, content, int64(k))
+	c.register(s, id, content, int64(k))
 	s.IDs = append(s.IDs, id)
 	s.Tokens += int32(c.blockSize)
 	c.pending += t.cost
@@ -164,10 +164,7 @@ func (c *Cache) offload(id int32) {
 		return
 	}
 	c.tier.put(b.hash, c.clock)
-	if b.indexed {
-		c.indexDelete(b.hash)
-	}
-	b.hash, b.indexed = 0, false
+	c.forget(b)
 	c.tier.offloaded++
 }
 

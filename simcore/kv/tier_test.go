@@ -23,8 +23,8 @@ func TestOffloadAndReload(t *testing.T) {
 	c.Allocate(&s, a, nil, 4*16)
 	c.Release(&s)
 	st := c.TierStats()
-	if st.Offloaded != 4 || c.Contains(a.Hash(0)) {
-		t.Fatalf("offloaded %d blocks (want 4), GPU still holds block 0: %v", st.Offloaded, c.Contains(a.Hash(0)))
+	if st.Offloaded != 4 || c.Contains(a, 0) {
+		t.Fatalf("offloaded %d blocks (want 4), GPU still holds block 0: %v", st.Offloaded, c.Contains(a, 0))
 	}
 	var again Seq
 	cached := c.Lookup(&again, a)
@@ -43,7 +43,7 @@ func TestOffloadAndReload(t *testing.T) {
 		t.Fatal("transfer must be charged once")
 	}
 	st = c.TierStats()
-	if st.Reloaded != 4 || st.Thrashed != 4 || c.ThrashingRate() != 1 || !c.Contains(a.Hash(3)) {
+	if st.Reloaded != 4 || st.Thrashed != 4 || c.ThrashingRate() != 1 || !c.Contains(a, 3) {
 		t.Fatalf("stats %+v, thrash rate %v", st, c.ThrashingRate())
 	}
 	if c.CPUPrefix(a, 0) != 0 {

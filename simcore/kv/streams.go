@@ -1,0 +1,109 @@
+package kv
+
+import "optimize/simcore/internal/u64map"
+
+// streamIndex is the part of the prefix index that holds stream blocks
+// (block k ≥ len(Prefix) of a content, named by (UID, k)): one record per
+// stream, its block ids in sequence order. A multi-turn session registers
+// every block it fills for its next round, so these entries churn with
+// every request; kept per stream they are one map lookup per request and
+// then array writes in one place, where a hash table keyed by block costs
+// two random memory accesses per block.
+//
+// It behaves exactly like hash → block entries: registering a block
+// overwrites the entry, and evicting a block deletes its entry even when a
+// newer duplicate owns it (BLIS does the same).
+type streamIndex struct {
+	byUID *u64map.Map // stream UID → record
+	recs  []streamRec
+	free  []int32 // records no block names
+}
+
+type streamRec struct {
+	uid    uint64  // 0 = free record
+	base   int32   // sequence index of ids[0]: len(Prefix)
+	blocks int32   // indexed blocks that name this record
+	ids    []int32 // block registered for sequence block base+i, or none
+}
+
+func newStreamIndex() streamIndex { return streamIndex{byUID: u64map.New(256)} }
+
+// find returns uid's record or none, trying *hint first and updating it.
+func (x *streamIndex) find(hint *int32, uid uint64) int32 {
+	if h := *hint; h >= 0 && int(h) < len(x.recs) && x.recs[h].uid == uid {
+		return h
+	}
+	r, ok := x.byUID.Get(uid)
+	if !ok {
+		return none
+	}
+	*hint = r
+	return r
+}
+
+// get returns the block registered for sequence block k of record r, or none.
+func (x *streamIndex) get(r int32, k int) int32 {
+	rec := &x.recs[r]
+	if i := k - int(rec.base); i < len(rec.ids) {
+		return rec.ids[i]
+	}
+	return none
+}
+
+// set registers block id for sequence block k of the content's stream and
+// returns the stream's record.
+func (x *streamIndex) set(hint *int32, content *Content, k int, id int32) int32 {
+	r := x.find(hint, content.UID)
+	if r == none {
+		r = x.create(content.UID, int32(len(content.Prefix)))
+		*hint = r
+	}
+	rec := &x.recs[r]
+	i := k - int(rec.base)
+	if i >= len(rec.ids) {
+		rec.grow(i + 1)
+	}
+	rec.ids[i] = id
+	rec.blocks++
+	return r
+}
+
+// grow extends ids to n entries, the new ones none.
+func (rec *streamRec) grow(n int) {
+	if n > cap(rec.ids) {
+		ids := make([]int32, len(rec.ids), max(n, 2*cap(rec.ids), 64))
+		copy(ids, rec.ids)
+		rec.ids = ids
+	}
+	old := len(rec.ids)
+	rec.ids = rec.ids[:n]
+	for j := old; j < n; j++ {
+		rec.ids[j] = none
+	}
+}
+
+func (x *streamIndex) create(uid uint64, base int32) int32 {
+	var r int32
+	if n := len(x.free); n > 0 {
+		r, x.free = x.free[n-1], x.free[:n-1]
+	} else {
+		r = int32(len(x.recs))
+		x.recs = append(x.recs, streamRec{})
+	}
+	x.recs[r].uid, x.recs[r].base = uid, base
+	x.byUID.Set(uid, r)
+	return r
+}
+
+// evict deletes the entry of sequence block k of record r, whichever block
+// it names, for an evicted block that was registered there; the record is
+// freed with the last such block.
+func (x *streamIndex) evict(r, k int32) {
+	rec := &x.recs[r]
+	rec.ids[k-rec.base] = none
+	if rec.blocks--; rec.blocks == 0 {
+		x.byUID.Delete(rec.uid)
+		rec.uid, rec.ids = 0, rec.ids[:0]
+		x.free = append(x.free, r)
+	}
+}
