@@ -48,8 +48,7 @@ type Generator struct {
 	popped    int64
 
 	free          []*simcore.Request
-	sessions      map[int32]*session // closed-loop sessions waiting for a round's Done
-	freeSessions  []*session
+	sessions      sessionTable
 	nextSessionID int32
 }
 
@@ -107,7 +106,7 @@ func NewGenerator(spec *Spec, opt Options) (*Generator, error) {
 	if opt.NumRequests < 0 || opt.Horizon < 0 {
 		return nil, fmt.Errorf("workload: num-requests and horizon must be >= 0, got %d and %d", opt.NumRequests, opt.Horizon)
 	}
-	g := &Generator{blockSize: opt.BlockSize, limit: int64(opt.NumRequests), horizon: opt.Horizon, sessions: map[int32]*session{}}
+	g := &Generator{blockSize: opt.BlockSize, limit: int64(opt.NumRequests), horizon: opt.Horizon}
 	if g.limit == 0 {
 		g.limit = spec.NumRequests
 	}
@@ -270,7 +269,7 @@ func (g *Generator) Done(r *simcore.Request, at simcore.Tick, completed bool) {
 		return
 	}
 	if r.Session >= 0 {
-		if s, ok := g.sessions[r.Session]; ok && s.issued == r.Round {
+		if s := g.sessions.get(r.Session); s != nil && s.issued == r.Round {
 			g.nextRound(s, at, completed)
 		}
 	}

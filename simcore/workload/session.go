@@ -14,12 +14,66 @@ import (
 // (prefix, in0, out0, in1, out1, …), named by uid; otherwise round r has a
 // stream of its own, uid + r.
 type session struct {
-	id       int32
-	client   int32
-	issued   int32 // closed loop: the round handed out last
-	uid      uint64
-	inputLen []int32
-	output   []int32
+	id     int32
+	client int32
+	issued int32 // closed loop: the round handed out last
+	slot   int32 // its slot in the sessionTable
+	uid    uint64
+	rounds []roundLen
+}
+
+// roundLen is one round's input (prefix and context included) and output
+// length.
+type roundLen struct{ input, output int32 }
+
+// sessionTable holds sessions: the closed-loop ones waiting for a round's
+// Done, and the one being drawn. A million queued sessions must stay
+// small, so they live in one slice of values (no object and no map entry
+// each), found by id through a dense id → slot array, their round slices
+// reused.
+type sessionTable struct {
+	slots []session
+	free  []int32 // unused slots
+	slot  []int32 // session id → slot + 1; 0 = not waiting
+}
+
+// take returns a cleared session in a free slot; the pointer is valid until
+// the next take.
+func (t *sessionTable) take() *session {
+	var i int32
+	if n := len(t.free); n > 0 {
+		i, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		i = int32(len(t.slots))
+		t.slots = append(t.slots, session{})
+	}
+	s := &t.slots[i]
+	*s = session{slot: i, rounds: s.rounds[:0]}
+	return s
+}
+
+// keep makes s findable by its id until release.
+func (t *sessionTable) keep(s *session) {
+	for int(s.id) >= len(t.slot) {
+		t.slot = append(t.slot, 0)
+	}
+	t.slot[s.id] = s.slot + 1
+}
+
+// get returns the kept session with the given id, or nil.
+func (t *sessionTable) get(id int32) *session {
+	if id < 0 || int(id) >= len(t.slot) || t.slot[id] == 0 {
+		return nil
+	}
+	return &t.slots[t.slot[id]-1]
+}
+
+// release frees the slot of s.
+func (t *sessionTable) release(s *session) {
+	if int(s.id) < len(t.slot) && t.slot[s.id] == s.slot+1 {
+		t.slot[s.id] = 0
+	}
+	t.free = append(t.free, s.slot)
 }
 
 // startSession draws a session starting at start in BLIS's order (session id,
@@ -29,7 +83,7 @@ type session struct {
 // rounds), as BLIS 7fd7a88d does. Closed loop: they wait for Done.
 func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	p := &c.plan
-	s := g.takeSession()
+	s := g.sessions.take()
 	s.id = g.nextSessionID
 	g.nextSessionID++
 	s.client = c.index
@@ -41,13 +95,12 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 		in := p.input.sample(c.rng)
 		out := p.output.sample(c.rng)
 		c.src.skipTokens(in + out)
+		input := prefixLen + in
 		if p.accumulate {
-			s.inputLen = append(s.inputLen, int32(prefixLen+context+in))
+			input += context
 			context += in + out
-		} else {
-			s.inputLen = append(s.inputLen, int32(prefixLen+in))
 		}
-		s.output = append(s.output, int32(out))
+		s.rounds = append(s.rounds, roundLen{input: int32(input), output: int32(out)})
 		if p.hasReason {
 			p.reasonRatio.sample(c.rng) // drawn and discarded, as BLIS draws it
 		}
@@ -57,13 +110,12 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	c.head = g.roundRequest(c, s, 0, start)
 	c.headSeq = c.nextSeq()
 	if p.closedLoop && p.rounds > 1 {
-		s.issued = 0
-		g.sessions[s.id] = s
+		g.sessions.keep(s)
 		return
 	}
 	at := start
 	for r := int32(1); r < p.rounds; r++ {
-		at = addTicks(addTicks(at, p.thinkUs), simcore.Tick(s.output[r-1]))
+		at = addTicks(addTicks(at, p.thinkUs), simcore.Tick(s.rounds[r-1].output))
 		if at >= g.horizon {
 			break // rounds are chronological
 		}
@@ -72,7 +124,7 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 		}
 		c.later.push(pendingRound{at: at, seq: c.nextSeq(), req: g.roundRequest(c, s, r, at)})
 	}
-	g.releaseSession(s)
+	g.sessions.release(s)
 }
 
 // nextRound handles the Done of a closed-loop session's current round: a
@@ -84,15 +136,15 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 	next := s.issued + 1
 	arrival := addTicks(at, c.plan.thinkUs)
 	capped := g.limit > 0 && g.popped >= g.limit
-	if !completed || int(next) >= len(s.inputLen) || arrival >= g.horizon || capped {
-		g.endSession(s)
+	if !completed || int(next) >= len(s.rounds) || arrival >= g.horizon || capped {
+		g.sessions.release(s)
 		return
 	}
 	s.issued = next
 	c.later.push(pendingRound{at: arrival, seq: c.nextSeq(), req: g.roundRequest(c, s, next, arrival)})
 	g.refresh(c)
-	if int(next)+1 >= len(s.inputLen) {
-		g.endSession(s) // last round built: nothing left to wait for
+	if int(next)+1 >= len(s.rounds) {
+		g.sessions.release(s) // last round built: nothing left to wait for
 	}
 }
 
@@ -100,16 +152,16 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
 	req := g.takeRequest()
 	_, prefix := g.prefix(c.plan.group)
-	in, out := int(s.inputLen[r]), int(s.output[r])
+	in, out := int(s.rounds[r].input), int(s.rounds[r].output)
 	if c.plan.accumulate {
 		// Later rounds re-read every block; the last round's own blocks are
 		// read by nobody, so only its context (the previous round's whole
 		// sequence, already indexed) is shareable.
 		shared := math.MaxInt32
-		if int(r) == len(s.inputLen)-1 {
+		if int(r) == len(s.rounds)-1 {
 			shared = len(prefix)
 			if r > 0 {
-				shared = int(s.inputLen[r-1]+s.output[r-1]) / g.blockSize
+				shared = int(s.rounds[r-1].input+s.rounds[r-1].output) / g.blockSize
 			}
 		}
 		req.Content = g.content(prefix, s.uid, in, out, shared)
@@ -117,33 +169,13 @@ func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcor
 		req.Content = g.content(prefix, s.uid+uint64(r), in, out, len(prefix))
 	}
 	req.Arrival = at
-	req.InputLen = s.inputLen[r]
-	req.OutputLen = s.output[r]
+	req.InputLen = s.rounds[r].input
+	req.OutputLen = s.rounds[r].output
 	req.SLO = c.plan.slo
 	req.Client = c.index
 	req.Session = s.id
 	req.Round = r
 	return req
-}
-
-func (g *Generator) takeSession() *session {
-	if n := len(g.freeSessions); n > 0 {
-		s := g.freeSessions[n-1]
-		g.freeSessions = g.freeSessions[:n-1]
-		return s
-	}
-	return &session{}
-}
-
-func (g *Generator) endSession(s *session) {
-	delete(g.sessions, s.id)
-	g.releaseSession(s)
-}
-
-// releaseSession keeps the session's slices for the next one.
-func (g *Generator) releaseSession(s *session) {
-	*s = session{inputLen: s.inputLen[:0], output: s.output[:0]}
-	g.freeSessions = append(g.freeSessions, s)
 }
 
 // addTicks adds a non-negative duration, saturating instead of overflowing.
