@@ -84,17 +84,21 @@ func (s *lfgSource) tokenDraw() int32 {
 func (s *lfgSource) tokenID() int32 { return s.tokenDraw() % maxTokenID }
 
 // skipTokens consumes the draws of n token ids (Intn(maxTokenID) each,
-// Int31n's rejections included) without computing the ids.
+// Int31n's rejections included) without computing the ids. It consumes
+// draws in runs of at most the tokens still owed and counts the run's
+// rejections afterwards (rare: each owes one more draw), so that the scan
+// carries no dependency from one draw to the next.
 func (s *lfgSource) skipTokens(n int) {
 	for n > 0 {
 		if s.idx == lfgLen {
 			s.refill()
 		}
-		rest := s.buf[s.idx:]
-		k := 0
-		for ; k < len(rest) && n > 0; k++ {
-			n -= int(1 + (tokBase-int32(rest[k]>>32))>>31) // a rejected draw takes nothing
+		run := s.buf[s.idx:min(s.idx+n, lfgLen)]
+		rejected := 0
+		for _, v := range run {
+			rejected += int(uint32(tokBase-int32(v>>32)) >> 31)
 		}
-		s.idx += k
+		s.idx += len(run)
+		n -= len(run) - rejected
 	}
 }

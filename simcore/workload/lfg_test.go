@@ -41,17 +41,33 @@ func TestLFGMatchesMathRand(t *testing.T) {
 
 func TestSkipTokensMatchesIntn(t *testing.T) {
 	for _, seed := range []int64{5, 99} {
-		std := rand.New(rand.NewSource(seed))
+		counted := &countingSource{Source: rand.NewSource(seed)}
+		std := rand.New(counted)
 		src := newLFG(seed)
-		for round := 0; round < 50; round++ {
+		tokens := 0
+		for round := 0; round < 400; round++ {
 			n := 1 + round*37%1500
 			src.skipTokens(n)
 			for range n {
 				std.Intn(maxTokenID)
 			}
+			tokens += n
 			if a, b := std.Int63(), src.Int63(); a != b {
 				t.Fatalf("seed %d: streams diverged after round %d", seed, round)
 			}
+			tokens++ // that Int63
+		}
+		// Intn rejects about 1 draw in 78k: the test must have seen some.
+		if counted.draws == tokens {
+			t.Fatalf("seed %d: no rejected draw in %d tokens; the test does not exercise rejections", seed, tokens)
 		}
 	}
 }
+
+// countingSource counts the draws made from a source.
+type countingSource struct {
+	rand.Source
+	draws int
+}
+
+func (c *countingSource) Int63() int64 { c.draws++; return c.Source.Int63() }
