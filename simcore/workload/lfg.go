@@ -15,7 +15,10 @@ import "math/rand"
 type lfgSource struct {
 	buf [lfgLen]int64 // the current batch of outputs
 	idx int           // next output to hand out
-
+	// rejects lists, ascending, the positions in buf whose draw a token's
+	// Intn(maxTokenID) would reject (about one batch in 120 has one), so
+	// that skipping tokens need not look at the draws it skips.
+	rejects []int16
 }
 
 const (
@@ -36,10 +39,19 @@ func newLFG(seed int64) *lfgSource {
 // Seed restarts the stream as rand.NewSource(seed) would.
 func (s *lfgSource) Seed(seed int64) {
 	std := rand.NewSource(seed)
+	s.rejects = s.rejects[:0]
 	for i := range s.buf {
 		s.buf[i] = std.Int63()
+		s.noteReject(i)
 	}
 	s.idx = 0
+}
+
+// noteReject adds position k to rejects if its draw would be rejected.
+func (s *lfgSource) noteReject(k int) {
+	if int32(s.buf[k]>>32) > tokBase {
+		s.rejects = append(s.rejects, int16(k))
+	}
 }
 
 // Int63 returns the next output of the stream.
@@ -59,11 +71,18 @@ func (s *lfgSource) Int63() int64 {
 //go:noinline
 func (s *lfgSource) refill() {
 	b := &s.buf
+	s.rejects = s.rejects[:0]
 	for k := 0; k < lfgTap; k++ {
 		b[k] = (b[k] + b[k+lfgLen-lfgTap]) & mask63
+		if int32(b[k]>>32) > tokBase {
+			s.rejects = append(s.rejects, int16(k))
+		}
 	}
 	for k := lfgTap; k < lfgLen; k++ {
 		b[k] = (b[k] + b[k-lfgTap]) & mask63
+		if int32(b[k]>>32) > tokBase {
+			s.rejects = append(s.rejects, int16(k))
+		}
 	}
 	s.idx = 0
 }
@@ -84,21 +103,22 @@ func (s *lfgSource) tokenDraw() int32 {
 func (s *lfgSource) tokenID() int32 { return s.tokenDraw() % maxTokenID }
 
 // skipTokens consumes the draws of n token ids (Intn(maxTokenID) each,
-// Int31n's rejections included) without computing the ids. It consumes
-// draws in runs of at most the tokens still owed and counts the run's
-// rejections afterwards (rare: each owes one more draw), so that the scan
-// carries no dependency from one draw to the next.
+// Int31n's rejections included) without computing the ids: it moves over
+// runs of at most the tokens still owed, each rejected draw in a run
+// owing one more.
 func (s *lfgSource) skipTokens(n int) {
 	for n > 0 {
 		if s.idx == lfgLen {
 			s.refill()
 		}
-		run := s.buf[s.idx:min(s.idx+n, lfgLen)]
+		end := min(s.idx+n, lfgLen)
 		rejected := 0
-		for _, v := range run {
-			rejected += int(uint32(tokBase-int32(v>>32)) >> 31)
+		for _, p := range s.rejects {
+			if int(p) >= s.idx && int(p) < end {
+				rejected++
+			}
 		}
-		s.idx += len(run)
-		n -= len(run) - rejected
+		n -= end - s.idx - rejected
+		s.idx = end
 	}
 }
