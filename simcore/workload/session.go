@@ -91,6 +91,9 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	prefixLen, _ := g.prefix(p.group)
 	s.uid = c.uid(0) // rounds take uid(0) … uid(rounds-1)
 	context := 0     // accumulated new-input and output tokens of earlier rounds
+	if cap(s.rounds) < int(p.rounds) {
+		s.rounds = make([]roundLen, 0, p.rounds)
+	}
 	for r := int32(0); r < p.rounds; r++ {
 		in := p.input.sample(c.rng)
 		out := p.output.sample(c.rng)
