@@ -1,6 +1,9 @@
 package kv
 
-import "optimize/simcore/internal/u64map"
+import (
+	"optimize/simcore/internal/freelist"
+	"optimize/simcore/internal/u64map"
+)
 
 // streamIndex is the part of the prefix index that holds stream blocks
 // (block k ≥ len(Prefix) of a content, named by (UID, k)): one record per
@@ -83,13 +86,7 @@ func (rec *streamRec) grow(n int) {
 }
 
 func (x *streamIndex) create(uid uint64, base int32) int32 {
-	var r int32
-	if n := len(x.free); n > 0 {
-		r, x.free = x.free[n-1], x.free[:n-1]
-	} else {
-		r = int32(len(x.recs))
-		x.recs = append(x.recs, streamRec{})
-	}
+	r := freelist.Take(&x.recs, &x.free)
 	x.recs[r].uid, x.recs[r].base = uid, base
 	x.byUID.Set(uid, r)
 	return r

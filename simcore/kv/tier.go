@@ -3,6 +3,7 @@ package kv
 import (
 	"math"
 
+	"optimize/simcore/internal/freelist"
 	"optimize/simcore/internal/u64map"
 )
 
@@ -176,13 +177,7 @@ func (t *cpuTier) put(h uint64, at int64) {
 	if t.index.Len() >= t.capacity {
 		t.remove(t.head)
 	}
-	var slot int32
-	if n := len(t.free); n > 0 {
-		slot, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		slot = int32(len(t.slots))
-		t.slots = append(t.slots, cpuSlot{})
-	}
+	slot := freelist.Take(&t.slots, &t.free)
 	t.slots[slot] = cpuSlot{hash: h, offloadAt: at, prev: t.tail, next: none}
 	if t.tail != none {
 		t.slots[t.tail].next = slot

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"optimize/simcore"
+	"optimize/simcore/internal/freelist"
 )
 
 // session holds what a multi-turn session's later rounds need. BLIS draws
@@ -40,13 +41,7 @@ type sessionTable struct {
 // take returns a cleared session in a free slot; the pointer is valid until
 // the next take.
 func (t *sessionTable) take() *session {
-	var i int32
-	if n := len(t.free); n > 0 {
-		i, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		i = int32(len(t.slots))
-		t.slots = append(t.slots, session{})
-	}
+	i := freelist.Take(&t.slots, &t.free)
 	s := &t.slots[i]
 	*s = session{slot: i, rounds: s.rounds[:0]}
 	return s
