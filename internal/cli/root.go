@@ -62,6 +62,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
+		RunE:          showHelp,
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -72,6 +73,11 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir), newTemplateCommand(s, templatesDir))
 	return root
 }
+
+// showHelp is the RunE of a command group. Being runnable makes cobra check
+// its Args (NoArgs), so that an unknown subcommand is a usage error instead
+// of help printed with exit code 0.
+func showHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 
 // changed reports whether the user set flag name.
 func changed(fs *pflag.FlagSet, name string) bool {

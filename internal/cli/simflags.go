@@ -2,13 +2,16 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
 	"optimize/simcore"
+	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
+	"optimize/simcore/sched"
 )
 
 // simFlags are the policy and cluster flags, named as in BLIS. Only flags
@@ -83,7 +86,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sloTTFT, "slo-ttft", "", "TTFT targets per class for attainment, e.g. critical=100ms,standard=500ms")
 	fs.Int64Var(&f.kvCPUBlocks, "kv-cpu-blocks", 0, "CPU offload tier in blocks per instance (0 = single tier)")
 	fs.Float64Var(&f.kvOffloadThreshold, "kv-offload-threshold", d.KVOffloadThreshold, "GPU KV utilisation above which idle cached blocks move to CPU")
-	fs.Float64Var(&f.kvTransferBandwidth, "kv-transfer-bandwidth", d.KVTransferBandwidth, "CPU→GPU transfer rate in blocks per µs (BLIS's unit)")
+	fs.Float64Var(&f.kvTransferBandwidth, "kv-transfer-bandwidth", d.KVTransferBandwidth, "CPU→GPU transfer rate, BLIS's \"blocks per µs\": a block costs ceil(block size / rate) µs plus the base latency")
 	fs.Int64Var(&f.kvTransferBaseLatency, "kv-transfer-base-latency", d.KVTransferBaseLatency, "fixed µs per reloaded block")
 	fs.Int64Var(&f.cacheSignalDelay, "cache-signal-delay", 0, "µs before the precise-prefix scorer sees a KV change (0 = live)")
 	fs.StringVar(&f.sloPriorityBlend, "slo-priority-blend", "", "slo-priority scorer: prefix-affinity weight per class (rest to queue-depth)")
@@ -183,5 +186,53 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 		}
 		c.Routing.Scorers = scorers
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, ignoredFlag(fs, c)
+}
+
+// ignoredFlag rejects a flag the user set that the resulting configuration
+// would not use (a scorer's knob without that scorer, a policy's knob under
+// another policy): silently running without it would hide the mistake.
+func ignoredFlag(fs *pflag.FlagSet, c cluster.Config) error {
+	weighted := c.Routing.Policy == "weighted"
+	scorers := c.Routing.Scorers
+	if len(scorers) == 0 {
+		scorers = route.DefaultScorers()
+	}
+	scorer := func(names ...string) bool {
+		for _, s := range scorers {
+			if slices.Contains(names, s.Name) {
+				return weighted
+			}
+		}
+		return false
+	}
+	tiered := c.Priority.Name == sched.SLOTiered || c.Priority.Name == sched.SLOAdaptive
+	for _, u := range []struct {
+		flags []string
+		used  bool
+		needs string
+	}{
+		{[]string{"routing-scorers"}, weighted, "--routing-policy weighted"},
+		{[]string{"prefix-index-capacity"}, scorer("prefix-affinity", "slo-priority"), "a prefix-affinity or slo-priority scorer"},
+		{[]string{"cache-signal-delay"}, scorer("precise-prefix"), "the precise-prefix scorer"},
+		{[]string{"slo-priority-blend"}, scorer("slo-priority"), "the slo-priority scorer"},
+		{[]string{"kv-pressure-transfer-scale", "kv-pressure-thrash-weight"}, scorer("kv-pressure", "kv-pressure-slo"), "a kv-pressure or kv-pressure-slo scorer"},
+		{[]string{"kv-pressure-slo-scale"}, scorer("kv-pressure-slo"), "the kv-pressure-slo scorer"},
+		{[]string{"slo-base", "priority-bridge"}, c.Priority.UsesClassBase(), "--priority-policy slo-class, slo-tiered or slo-adaptive"},
+		{[]string{"slo-age-weight", "slo-urgency-threshold-ms"}, tiered, "--priority-policy slo-tiered or slo-adaptive"},
+		{[]string{"slo-load-threshold"}, c.Priority.Name == sched.SLOAdaptive, "--priority-policy slo-adaptive"},
+		{[]string{"slo-gate"}, c.Admission.Policy == admit.SLOGated, "--admission-policy slo-gated"},
+		{[]string{"token-bucket-capacity", "token-bucket-refill-rate"}, c.Admission.Policy == "token-bucket", "--admission-policy token-bucket"},
+		{[]string{"kv-offload-threshold", "kv-transfer-bandwidth", "kv-transfer-base-latency"}, c.KVCPUBlocks > 0, "--kv-cpu-blocks > 0"},
+	} {
+		for _, flag := range u.flags {
+			if changed(fs, flag) && !u.used {
+				return fmt.Errorf("--%s: has no effect without %s", flag, u.needs)
+			}
+		}
+	}
+	return nil
 }

@@ -114,6 +114,11 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"negative beta", []string{"simulate", "--beta-coeffs", "1,-2,3"}, "beta"},
 		{"unknown flag", []string{"simulate", "--bogus"}, "bogus"},
 		{"two workloads", []string{"simulate", "--workload", "orthogonal-slo", "--trace", "x.yaml"}, "exclusive"},
+		{"scorers without weighted", []string{"simulate", "--routing-scorers", "queue-depth:2"}, "--routing-scorers: has no effect without --routing-policy weighted"},
+		{"scorer knob without its scorer", []string{"simulate", "--routing-policy", "weighted", "--cache-signal-delay", "5"}, "--cache-signal-delay"},
+		{"slo-base under constant", []string{"simulate", "--slo-base", "critical=10"}, "--slo-base"},
+		{"slo-gate without slo-gated", []string{"simulate", "--slo-gate", "standard=3"}, "--slo-gate"},
+		{"transfer knob without a CPU tier", []string{"simulate", "--kv-transfer-bandwidth", "10"}, "--kv-cpu-blocks"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

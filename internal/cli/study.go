@@ -31,6 +31,7 @@ func newStudyCommand(s Streams, templatesDir *string) *cobra.Command {
 		Use:   "study",
 		Short: "Create, run, resume and report studies (TPE searches over a strategy template)",
 		Args:  cobra.NoArgs,
+		RunE:  showHelp,
 	}
 	cmd.PersistentFlags().StringVar(&f.storage, "storage", "", "sqlite:///PATH, a file path or postgres://user:pass@host:port/db (default $"+storage.EnvVar+" or ./"+storage.DefaultPath+")")
 	cmd.AddCommand(newStudyCreate(s, f), newStudyResume(s, f), newStudyList(s, f), newStudyShow(s, f),
@@ -38,10 +39,31 @@ func newStudyCommand(s Streams, templatesDir *string) *cobra.Command {
 	return cmd
 }
 
-// bindRunFlags adds the flags of commands that run trials.
-func (f *studyFlags) bindRunFlags(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "trials run at once in this process (0 = create only, let workers run it)")
+// bindRunFlags adds the flags of commands that run trials; create alone
+// accepts --workers 0.
+func (f *studyFlags) bindRunFlags(cmd *cobra.Command, createOnly bool) {
+	help := "trials run at once in this process"
+	if createOnly {
+		help += " (0 = create only, let workers run it)"
+	}
+	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), help)
+	bindLease(cmd, f)
+}
+
+func bindLease(cmd *cobra.Command, f *studyFlags) {
 	cmd.Flags().DurationVar(&f.lease, "lease", 30*time.Second, "a running trial whose worker sent no heartbeat for this long is rescued")
+}
+
+// checkRunFlags rejects a worker count below least (named flag) and a
+// lease that is not positive.
+func (f *studyFlags) checkRunFlags(flag string, least int) error {
+	if f.workers < least {
+		return fmt.Errorf("--%s: must be ≥ %d, got %d", flag, least, f.workers)
+	}
+	if f.lease <= 0 {
+		return fmt.Errorf("--lease: must be > 0, got %v", f.lease)
+	}
+	return nil
 }
 
 // env opens the storage and builds the study environment; only create
@@ -141,8 +163,8 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			if err := studies.Validate(reg, &o); err != nil {
 				return studyError(err)
 			}
-			if f.workers < 0 {
-				return fmt.Errorf("--workers: must be ≥ 0, got %d", f.workers)
+			if err := f.checkRunFlags("workers", 0); err != nil {
+				return err
 			}
 			env, err := f.env(s)
 			if err != nil {
@@ -172,7 +194,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload or spec file (default: the template's)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "tpe", "tpe, random or grid")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", 1, "seed of the sampler (the study is repeatable with one worker)")
-	f.bindRunFlags(cmd)
+	f.bindRunFlags(cmd, true)
 	return cmd
 }
 
@@ -182,6 +204,9 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Continue a study to its trial total, rescuing trials of dead workers",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.checkRunFlags("workers", 1); err != nil {
+				return err
+			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
 				ctx, stop := interruptible()
 				defer stop()
@@ -192,7 +217,7 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 			})
 		},
 	}
-	f.bindRunFlags(cmd)
+	f.bindRunFlags(cmd, false)
 	return cmd
 }
 
@@ -314,6 +339,9 @@ func newStudyWait(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Block until a study run by workers has its total of complete trials",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if poll <= 0 {
+				return fmt.Errorf("--poll: must be > 0, got %v", poll)
+			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
 				ctx, stop := interruptible()
 				defer stop()

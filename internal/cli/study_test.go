@@ -106,6 +106,13 @@ func TestStudyUsageErrors(t *testing.T) {
 		{"zero trials", []string{"study", "create", "slo-cascade", "--trials", "0", "--storage", dsn}, "--trials"},
 		{"malformed template", []string{"study", "create", "broken", "--storage", dsn, "--templates-dir", bad}, "broken.yaml"},
 		{"unknown sampler", []string{"study", "create", "slo-cascade", "--sampler", "cmaes", "--storage", dsn}, "--sampler"},
+		{"negative workers", []string{"study", "create", "slo-cascade", "--workers", "-1", "--storage", dsn}, "--workers"},
+		{"zero lease", []string{"study", "create", "slo-cascade", "--lease", "0s", "--storage", dsn}, "--lease"},
+		{"resume without workers", []string{"study", "resume", "ghost", "--workers", "0", "--storage", dsn}, "--workers"},
+		{"zero poll", []string{"study", "wait", "ghost", "--poll", "0s", "--storage", dsn}, "--poll"},
+		{"unknown study command", []string{"study", "bogus"}, `unknown command "bogus"`},
+		{"unknown command", []string{"bogus"}, `unknown command "bogus"`},
+		{"unknown template command", []string{"template", "bogus"}, `unknown command "bogus"`},
 		{"unknown study", []string{"study", "show", "ghost", "--storage", dsn}, "ghost"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ func newTemplateCommand(s Streams, templatesDir *string) *cobra.Command {
 		Use:   "template",
 		Short: "List and inspect strategy templates",
 		Args:  cobra.NoArgs,
+		RunE:  showHelp,
 	}
 	cmd.AddCommand(
 		&cobra.Command{

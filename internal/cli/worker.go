@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,8 +35,8 @@ expires.`,
 			if f.storage == "" {
 				return fmt.Errorf("--storage: required (sqlite:///PATH, a file path or postgres://user:pass@host:5432/db)")
 			}
-			if f.workers < 1 {
-				return fmt.Errorf("--concurrency: must be ≥ 1, got %d", f.workers)
+			if err := f.checkRunFlags("concurrency", 1); err != nil {
+				return err
 			}
 			env, err := f.existing(s, study)
 			if err != nil {
@@ -62,7 +61,7 @@ expires.`,
 	fl.StringVar(&f.storage, "storage", "", "database of the studies (required)")
 	fl.StringVar(&study, "study", "", "work on this study only (default: every unfinished study)")
 	fl.IntVar(&f.workers, "concurrency", 1, "trials run at once by this worker")
-	fl.DurationVar(&f.lease, "lease", 30*time.Second, "a running trial whose worker sent no heartbeat for this long is rescued")
+	bindLease(cmd, f)
 	fl.StringVar(&templatesDir, "templates-dir", "", "directory of user strategy templates the studies use")
 	return cmd
 }
