@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 )
@@ -214,9 +215,14 @@ func dialect(dsn string) (gorm.Dialector, *Store, error) {
 	// WAL lets readers run beside the writer; immediate transactions take
 	// the write lock up front, so several writers queue on the busy timeout
 	// instead of failing with "database is locked" on a lock upgrade.
-	q := "_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on"
-	return sqlite.Open("file:" + dsn + "?" + q), &Store{Label: dsn}, nil
+	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return sqlite.New(sqlite.Config{DriverName: pureGoSQLite, DSN: "file:" + dsn + "?" + q}), &Store{Label: dsn}, nil
 }
+
+// pureGoSQLite is modernc.org/sqlite's driver name. gorm's SQLite dialect
+// runs on it instead of its default, mattn/go-sqlite3, which needs cgo: a
+// machine with Go and no C compiler must run studies.
+const pureGoSQLite = "sqlite"
 
 // scrub hides dsn's password wherever msg quotes it.
 func scrub(msg, dsn string) string {

@@ -134,11 +134,19 @@ func TestDeadOwnerRescuedAtOnce(t *testing.T) {
 	}
 }
 
-func TestOpenErrors(t *testing.T) {
-	if _, err := Open("mysql://x"); err == nil {
-		t.Fatal("unsupported scheme accepted")
+// A SQLite store runs in WAL mode with a busy timeout and foreign keys on
+// (the pure-Go driver takes these as _pragma parameters; a wrong spelling
+// would be ignored silently).
+func TestSQLiteConnectionSettings(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := hidePassword("postgres://u:secret@h:5432/db"); got != "postgres://u:***@h:5432/db" {
-		t.Fatalf("hidePassword = %q", got)
+	defer st.Close()
+	for pragma, want := range map[string]string{"journal_mode": "wal", "busy_timeout": "10000", "foreign_keys": "1"} {
+		var got string
+		if err := st.DB.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+		}
 	}
 }
