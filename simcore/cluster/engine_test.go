@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"testing"
+	"time"
 
 	"optimize/simcore"
 	"optimize/simcore/kv"
 	"optimize/simcore/latency"
+	"optimize/simcore/metrics"
 	"optimize/simcore/route"
 	"optimize/simcore/sched"
 	"optimize/simcore/simtest"
@@ -140,6 +142,51 @@ func TestOversizedRequestIsDropped(t *testing.T) {
 	}
 	if src.Completed[0] || src.Left[0] < 0 {
 		t.Fatal("the oversized request must be reported to the source as not completed")
+	}
+}
+
+// A request whose input fits but whose output would outgrow the cache can
+// never finish (it would preempt everything, itself included, forever): it
+// is dropped, and one that needs exactly the whole cache completes.
+func TestRequestOutgrowingTheCacheIsDropped(t *testing.T) {
+	reqs := []*simcore.Request{
+		simtest.Request(0, 100, 100, 16, nil, 1), // 100+99 tokens: 13 blocks > 10
+		simtest.Request(10, 100, 61, 16, nil, 2), // 100+60 tokens: exactly 10 blocks
+	}
+	src := simtest.NewSliceSource(reqs)
+	eng, err := New(testConfig(1, 10), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan metrics.Summary, 1)
+	go func() { done <- eng.Run() }()
+	select {
+	case s := <-done:
+		if s.Dropped != 1 || s.Completed != 1 || src.Completed[0] || !src.Completed[1] {
+			t.Fatalf("dropped %v completed %v (per request %v), want the first dropped and the second completed", s.Dropped, s.Completed, src.Completed)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the run did not end: the oversized request livelocks")
+	}
+}
+
+// TTFT is set when the last prefill chunk runs, and only then: a request
+// that finished its prefill in an earlier step and gets no token in this
+// one (phase 1 of batch formation stopped before it) keeps its TTFT.
+func TestTTFTIsNotRewrittenByAStepWithoutTokens(t *testing.T) {
+	r := simtest.Request(0, 32, 8, 16, nil, 1)
+	eng, err := New(testConfig(1, 100), simtest.NewSliceSource(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.metrics.Arrived(r)
+	in := eng.instances[0]
+	r.Progress, r.Computed, r.FirstToken, r.NewTokens = 32, 32, 5000, 0
+	in.running = append(in.running, r)
+	eng.now = 90_000
+	in.execute(eng)
+	if r.FirstToken != 5000 || r.Progress != 32 {
+		t.Fatalf("TTFT %d µs and progress %d after a step without tokens, want 5000 and 32", r.FirstToken, r.Progress)
 	}
 }
 

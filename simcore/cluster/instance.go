@@ -72,12 +72,11 @@ func (in *instance) fillSnapshot(s *route.Snapshot) {
 	s.KVThrashingRate = in.kv.ThrashingRate()
 }
 
-// enqueue admits r to the wait queue, or drops it when its input can never
-// fit in the KV cache; an idle instance starts stepping at once.
+// enqueue admits r to the wait queue, or drops it when it can never fit in
+// the KV cache; an idle instance starts stepping at once.
 func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 	in.clock = max(in.clock, e.now)
-	bs := in.kv.BlockSize()
-	if (int64(r.InputLen)+bs-1)/bs > in.kv.Total() {
+	if in.neverFits(r) {
 		in.inFlight--
 		e.metrics.Dropped(r)
 		e.src.Done(r, e.now, false)
@@ -89,6 +88,17 @@ func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 		in.stepPending = true
 		e.events.push(event{time: e.now, rank: in.rank, kind: evStep})
 	}
+}
+
+// neverFits reports whether r needs more KV blocks than the instance has:
+// its input and every output token but the last (whose slot may fail, as
+// in BLIS). BLIS checks the input alone; a request whose output then
+// outgrows the cache preempts everything, itself included, and retries
+// forever, so it is dropped here instead.
+func (in *instance) neverFits(r *simcore.Request) bool {
+	bs := in.kv.BlockSize()
+	tokens := int64(r.InputLen) + int64(max(r.OutputLen, 1)) - 1
+	return (tokens+bs-1)/bs > in.kv.Total()
 }
 
 // step runs one engine iteration at e.now: order the queue, form the
@@ -153,15 +163,17 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 		input := r.InputLen
 		if r.Progress < input {
 			r.Progress = r.Computed
+			if r.Progress == input {
+				// The last prefill chunk produces the first output token.
+				// (Only here: a request that finished its prefill earlier
+				// and got no token this step keeps its TTFT.)
+				r.FirstToken = e.now + itl - r.Arrival
+				e.metrics.FirstToken(r)
+			}
 		} else if r.NewTokens > 0 {
 			r.Progress++
 			r.ITLSum += itl
 			decoded++
-		}
-		if r.Progress == input {
-			// The last prefill chunk produces the first output token.
-			r.FirstToken = e.now + itl - r.Arrival
-			e.metrics.FirstToken(r)
 		}
 		if r.Progress == input+max(r.OutputLen, 1)-1 {
 			in.retire(e, r, dt)
