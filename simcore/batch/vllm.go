@@ -193,9 +193,10 @@ func (f *Former) victim(running []*simcore.Request) int {
 
 // leastUrgent is vLLM's priority victim with our sign convention (higher
 // r.Priority is more urgent): the lowest priority, the later arrival on a
-// tie, then the larger id. A running request's Priority is the value the
-// policy gave it when it was last waiting (vLLM also compares the static
-// request priority), so it does not age while running.
+// tie, then the larger id. The engine rescores running requests every step
+// under this policy: frozen at admission, an ageing priority would make the
+// request admitted first (the one furthest along) the least urgent, and
+// evicting it again and again livelocks the batch.
 func leastUrgent(running []*simcore.Request) int {
 	v := -1
 	for j, c := range running {

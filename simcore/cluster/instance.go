@@ -21,7 +21,10 @@ type instance struct {
 	scheduler sched.Scheduler // nil = FCFS, no reordering
 	priority  sched.Policy    // nil = constant priority
 	loadAware sched.LoadAware // priority, when it reads the queue length
-	latency   latency.Model
+	// rankRunning rescores running requests too, for priority preemption:
+	// its victim must be the least urgent now, not when it was admitted.
+	rankRunning bool
+	latency     latency.Model
 
 	stepPending bool
 	inFlight    int32        // routed here and not yet completed or dropped
@@ -44,13 +47,14 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 	}
 	la, _ := p.(sched.LoadAware)
 	return &instance{
-		loadAware: la,
-		id:        id,
-		rank:      rankInstance0 + int32(id),
-		kv:        cache,
-		scheduler: s,
-		priority:  p,
-		latency:   lat,
+		loadAware:   la,
+		rankRunning: cfg.PreemptionPolicy == batch.PreemptPriority,
+		id:          id,
+		rank:        rankInstance0 + int32(id),
+		kv:          cache,
+		scheduler:   s,
+		priority:    p,
+		latency:     lat,
 		former: batch.New(batch.Config{
 			MaxScheduledTokens: cfg.MaxScheduledTokens,
 			MaxRunning:         cfg.MaxRunning,
@@ -114,6 +118,11 @@ func (in *instance) step(e *Engine) {
 		}
 		for _, r := range in.wait.Items() {
 			r.Priority = in.priority.Priority(r, now)
+		}
+		if in.rankRunning {
+			for _, r := range in.running {
+				r.Priority = in.priority.Priority(r, now)
+			}
 		}
 	}
 	if in.scheduler != nil {
