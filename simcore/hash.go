@@ -6,8 +6,9 @@ package simcore
 // any realistic number of blocks, at a fraction of the cost.
 //
 // Within a block, tokens are taken in pairs (two 31-bit values packed in
-// one word, one multiply per pair), which halves the multiply chain of the
-// generator's hottest loop; an odd last token is mixed in alone.
+// one word, one multiply per pair), which halves the multiply chain; an odd
+// last token is mixed in alone. It hashes the token ids of prefix groups
+// and of replayed traces.
 type BlockHasher struct {
 	size    int32  // tokens per block
 	n       int32  // tokens in the current block
@@ -52,40 +53,6 @@ func (h *BlockHasher) close() uint64 {
 	return finish(acc, h.parent)
 }
 
-// AddTokens feeds tokens in order and appends the hash of every block they
-// complete to blocks; same result as Add in a loop, several times faster.
-func (h *BlockHasher) AddTokens(tokens []int32, blocks []uint64) []uint64 {
-	for len(tokens) > 0 {
-		if h.n&1 == 1 || h.size&1 == 1 {
-			// Unaligned pair or odd block size: the simple path.
-			if x, ok := h.Add(tokens[0]); ok {
-				blocks = append(blocks, x)
-			}
-			tokens = tokens[1:]
-			continue
-		}
-		// Pairs to the end of the block (or of the tokens), in registers.
-		k := min(int(h.size-h.n), len(tokens)) &^ 1
-		if k == 0 {
-			h.Add(tokens[0])
-			tokens = tokens[1:]
-			continue
-		}
-		acc := h.acc
-		run := tokens[:k]
-		for i := 0; i+1 < len(run); i += 2 {
-			acc = (acc ^ (uint64(uint32(run[i])) | uint64(uint32(run[i+1]))<<32)) * hashPrime
-		}
-		h.acc, h.pending = acc, uint64(uint32(run[k-2])) // as Add leaves it
-		tokens = tokens[k:]
-		if h.n += int32(k); h.n == h.size {
-			h.parent = h.close()
-			blocks = append(blocks, h.parent)
-		}
-	}
-	return blocks
-}
-
 // finish turns a block's running hash and its parent's hash into the
 // block's chained hash (a splitmix64 finaliser spreads every input bit).
 func finish(acc, parent uint64) uint64 {
@@ -98,5 +65,3 @@ func finish(acc, parent uint64) uint64 {
 	return x
 }
 
-// Pending returns the number of tokens in the unfinished block.
-func (h *BlockHasher) Pending() int { return int(h.n) }

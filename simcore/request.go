@@ -46,9 +46,6 @@ func (r *Request) Reset() {
 	*r = Request{Session: -1, Instance: -1, FirstToken: -1}
 }
 
-// InPrefill reports whether the request still has input tokens to process.
-func (r *Request) InPrefill() bool { return r.Progress < r.InputLen }
-
 // Tick is simulated time in microseconds.
 type Tick = int64
 

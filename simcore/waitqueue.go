@@ -47,17 +47,21 @@ func (q *WaitQueue) PopFront() *Request {
 	return r
 }
 
-// compact moves the live region so that gap free slots precede it.
+// compact moves the live region so that gap free slots precede it,
+// within the buffer when it is large enough, and drops the references left
+// outside the live region.
 func (q *WaitQueue) compact(gap int) {
 	n := q.Len()
-	if gap+n > cap(q.buf) || gap > q.head {
+	if gap+n > cap(q.buf) {
 		nb := make([]*Request, gap+n, max(2*(gap+n), 16))
 		copy(nb[gap:], q.buf[q.head:])
-		q.buf = nb
-	} else {
-		copy(q.buf[gap:], q.buf[q.head:])
-		clear(q.buf[gap+n : len(q.buf)])
-		q.buf = q.buf[:gap+n]
+		q.buf, q.head = nb, gap
+		return
 	}
-	q.head = gap
+	end := len(q.buf)
+	q.buf = q.buf[:max(end, gap+n)]
+	copy(q.buf[gap:], q.buf[q.head:end])
+	clear(q.buf[:gap])
+	clear(q.buf[gap+n:])
+	q.buf, q.head = q.buf[:gap+n], gap
 }

@@ -83,8 +83,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--max-num-running-reqs: must be ≥ 1, got %d", c.MaxRunning)
 	case c.MaxScheduledTokens < 1:
 		return fmt.Errorf("--max-num-scheduled-tokens: must be ≥ 1, got %d", c.MaxScheduledTokens)
-	case c.PrefillThreshold < 0:
-		return fmt.Errorf("--long-prefill-token-threshold: must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)
 	case c.SnapshotRefresh < 0:
 		return fmt.Errorf("--snapshot-refresh-interval: must be ≥ 0 µs, got %d", c.SnapshotRefresh)
 	case c.Horizon < 0:
@@ -94,7 +92,7 @@ func (c *Config) Validate() error {
 	case !(c.KVOffloadThreshold >= 0 && c.KVOffloadThreshold <= 1):
 		return fmt.Errorf("--kv-offload-threshold: must be in [0, 1], got %v", c.KVOffloadThreshold)
 	case !(c.KVTransferBandwidth > 0) || math.IsInf(c.KVTransferBandwidth, 0):
-		return fmt.Errorf("--kv-transfer-bandwidth: must be a finite number > 0 (blocks per µs), got %v", c.KVTransferBandwidth)
+		return fmt.Errorf("--kv-transfer-bandwidth: must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
 	case c.KVTransferBaseLatency < 0:
 		return fmt.Errorf("--kv-transfer-base-latency: must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
 	}

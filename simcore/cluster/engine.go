@@ -5,8 +5,6 @@
 package cluster
 
 import (
-	"fmt"
-
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/latency"
@@ -68,7 +66,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		priority, _ := sched.NewPolicy(cfg.Priority)
 		inst, err := newInstance(i, &cfg, lat, scheduler, priority)
 		if err != nil {
-			return nil, fmt.Errorf("--total-kv-blocks: %v", err)
+			return nil, err
 		}
 		e.instances = append(e.instances, inst)
 	}

@@ -3,9 +3,10 @@
 // (longest leading run of full blocks), reference counts, and an LRU free
 // list whose idle blocks keep their hashes until they are reused.
 //
-// Requests are described by their block hashes only (no token ids), and
-// every structure is a flat slice indexed by block id, so allocation and
-// release never allocate memory.
+// Requests are described by their block contents only (no token ids), and
+// blocks live in a table indexed by block id, grown in fixed chunks on
+// first use; block lists are pooled, so allocation and release allocate no
+// memory once the cache and its stream records have grown.
 package kv
 
 import (
@@ -36,7 +37,7 @@ type Cache struct {
 
 	blocks     blockTable
 	head, tail int32 // free list of blocks released at least once, LRU first
-	// fresh is the first never-used block, and len(blocks). BLIS's free
+	// fresh is the first never-used block. BLIS's free
 	// list starts with every block in id order and appends released ones,
 	// so the never-used blocks always come first: they need no list links,
 	// and blocks grows as they are first used, so that a short run does
@@ -344,8 +345,8 @@ func (c *Cache) Observe(fn func(hash uint64, stored bool)) { c.observe = fn }
 func (c *Cache) Release(s *Seq) {
 	for i := len(s.IDs) - 1; i >= 0; i-- {
 		id := s.IDs[i]
-		c.blocks.at(id).refs--
-		if c.blocks.at(id).refs == 0 {
+		b := c.blocks.at(id)
+		if b.refs--; b.refs == 0 {
 			c.used--
 			c.pushTail(id)
 		}
@@ -394,7 +395,8 @@ func (c *Cache) pop() int32 {
 }
 
 func (c *Cache) pushTail(id int32) {
-	c.blocks.at(id).prev, c.blocks.at(id).next = c.tail, none
+	b := c.blocks.at(id)
+	b.prev, b.next = c.tail, none
 	if c.tail != none {
 		c.blocks.at(c.tail).next = id
 	} else {
@@ -404,7 +406,8 @@ func (c *Cache) pushTail(id int32) {
 }
 
 func (c *Cache) unlink(id int32) {
-	p, n := c.blocks.at(id).prev, c.blocks.at(id).next
+	b := c.blocks.at(id)
+	p, n := b.prev, b.next
 	if p != none {
 		c.blocks.at(p).next = n
 	} else {
@@ -415,7 +418,7 @@ func (c *Cache) unlink(id int32) {
 	} else {
 		c.tail = p
 	}
-	c.blocks.at(id).prev, c.blocks.at(id).next = none, none
+	b.prev, b.next = none, none
 }
 
 // blockTable holds blocks in fixed chunks allocated on first use: a short
@@ -424,7 +427,7 @@ type blockTable struct {
 	chunks [][]block
 }
 
-const chunkBits = 12 // 4096 blocks (96 KiB) per chunk
+const chunkBits = 12 // 4096 blocks (128 KiB) per chunk
 
 func (t *blockTable) at(id int32) *block {
 	return &t.chunks[id>>chunkBits][id&(1<<chunkBits-1)]

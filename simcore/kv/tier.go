@@ -11,7 +11,7 @@ import (
 type TierConfig struct {
 	Blocks      int64   // CPU capacity in blocks (> 0)
 	Threshold   float64 // GPU utilisation above which idle cached blocks are offloaded
-	Bandwidth   float64 // blocks per µs, BLIS's unit: a block costs ceil(blockSize/Bandwidth) µs
+	Bandwidth   float64 // BLIS's "blocks per µs": a block costs ceil(blockSize/Bandwidth) µs
 	BaseLatency int64   // µs added per reloaded block, as BLIS charges it
 }
 
