@@ -3,10 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 )
@@ -70,17 +70,14 @@ func routingLabel(cfg cluster.Config) string {
 
 // classNames lists the SLO classes present in any run, in class order.
 func classNames(runs []metrics.Summary) []string {
-	order := map[string]int{"critical": 1, "standard": 2, "sheddable": 3, "batch": 4, "background": 5}
-	seen := map[string]bool{}
 	var out []string
-	for _, r := range runs {
-		for k := range r.PerSLO {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
+	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
+		for _, r := range runs {
+			if _, ok := r.PerSLO[c.Label()]; ok {
+				out = append(out, c.Label())
+				break
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
 	return out
 }
