@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -46,10 +47,18 @@ func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, 
 	row("cache hit rate", "%.3f", func(m metrics.Summary) float64 { return m.CacheHitRate })
 	row("SLO gap", "%.2f", func(m metrics.Summary) float64 { return m.SLOGap })
 	row("Jain fairness", "%.3f", func(m metrics.Summary) float64 { return m.JainFairness })
-	for _, class := range classNames(cols) {
-		cl := class
+	for _, c := range classesIn(cols) {
+		cl := c.Label()
 		row(cl+" TTFT p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].TTFT.P99 })
 		row(cl+" E2E p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].E2E.P99 })
+		if _, ok := cfg.SLOTTFT.Get(c); ok {
+			row(cl+" TTFT attainment", "%.3f", func(m metrics.Summary) float64 {
+				if a := m.PerSLO[cl].TTFTAttainment; a != nil {
+					return *a
+				}
+				return math.NaN() // the class sent nothing in this run
+			})
+		}
 	}
 	tw.Flush()
 }
@@ -68,13 +77,13 @@ func routingLabel(cfg cluster.Config) string {
 	return "weighted(" + strings.Join(parts, ",") + ")"
 }
 
-// classNames lists the SLO classes present in any run, in class order.
-func classNames(runs []metrics.Summary) []string {
-	var out []string
+// classesIn lists the SLO classes present in any run, in class order.
+func classesIn(runs []metrics.Summary) []simcore.SLOClass {
+	var out []simcore.SLOClass
 	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
 		for _, r := range runs {
 			if _, ok := r.PerSLO[c.Label()]; ok {
-				out = append(out, c.Label())
+				out = append(out, c)
 				break
 			}
 		}

@@ -178,3 +178,15 @@ func TestMechanismFlagsRejectBadValues(t *testing.T) {
 		})
 	}
 }
+
+// The text report shows per-class TTFT attainment for the classes given
+// targets, and only those.
+func TestTextReportShowsAttainment(t *testing.T) {
+	code, out, errs := run(t, "simulate", "--workload", "orthogonal-slo", "--num-requests", "200", "--slo-ttft", "critical=100ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "critical TTFT attainment") || strings.Contains(out, "standard TTFT attainment") {
+		t.Fatalf("want a critical attainment row and no standard one:\n%s", out)
+	}
+}
