@@ -1,36 +1,15 @@
 package search
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/c-bata/goptuna"
 )
 
-// Liar is the score pending (RUNNING) trials pretend to have while TPE
-// proposes, so that parallel workers spread out instead of piling onto the
-// current optimum ("constant liar"; goptuna's TPE ignores RUNNING trials).
-type Liar string
-
-const (
-	// LiarWorst pretends pending trials scored the worst completed score:
-	// TPE then steers away from them. The default.
-	LiarWorst Liar = "worst"
-	// LiarMean pretends they scored the mean of completed scores.
-	LiarMean Liar = "mean"
-	// LiarOff leaves pending trials invisible (goptuna's own behaviour).
-	LiarOff Liar = "off"
-)
-
-func parseLiar(l Liar) (Liar, error) {
-	switch l {
-	case "":
-		return LiarWorst, nil
-	case LiarWorst, LiarMean, LiarOff:
-		return l, nil
-	}
-	return "", fmt.Errorf("options.Penalty: unknown liar %q (want worst, mean or off)", string(l))
-}
+// Pending (RUNNING) trials pretend to have scored the worst completed
+// score while TPE proposes, so that parallel workers spread out instead of
+// piling onto the current optimum ("constant liar"; goptuna's TPE ignores
+// RUNNING trials).
 
 // pendingAwareStorage is the storage seen by the TPE study. While a TPE
 // proposal runs (tpeMu held) GetAllTrials returns a snapshot in which
@@ -49,11 +28,11 @@ func (p *pendingAwareStorage) GetAllTrials(studyID int) ([]goptuna.FrozenTrial, 
 
 // withPendingLies returns a copy of trials in which every RUNNING trial that
 // already has all parameters of space — except the one being asked — is
-// COMPLETE with the lie value. Trials still being written (some params
-// missing) stay RUNNING: their position is not known yet.
-func withPendingLies(trials []goptuna.FrozenTrial, askingID int, space []Param, liar Liar) []goptuna.FrozenTrial {
+// COMPLETE with the worst completed score. Trials still being written (some
+// params missing) stay RUNNING: their position is not known yet.
+func withPendingLies(trials []goptuna.FrozenTrial, askingID int, space []Param) []goptuna.FrozenTrial {
 	out := append([]goptuna.FrozenTrial(nil), trials...)
-	lie, ok := lieValue(trials, liar)
+	lie, ok := worstScore(trials)
 	if !ok {
 		return out
 	}
@@ -68,28 +47,17 @@ func withPendingLies(trials []goptuna.FrozenTrial, askingID int, space []Param, 
 	return out
 }
 
-// lieValue is computed from finite COMPLETE scores; with none there is
+// worstScore is the highest finite COMPLETE score; with none there is
 // nothing sensible to pretend, so pending trials stay invisible.
-func lieValue(trials []goptuna.FrozenTrial, liar Liar) (float64, bool) {
-	if liar == LiarOff {
-		return 0, false
-	}
-	worst, sum, n := math.Inf(-1), 0.0, 0
+func worstScore(trials []goptuna.FrozenTrial) (float64, bool) {
+	worst, found := math.Inf(-1), false
 	for _, t := range trials {
 		if t.State != goptuna.TrialStateComplete || math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 			continue
 		}
-		worst = math.Max(worst, t.Value)
-		sum += t.Value
-		n++
+		worst, found = math.Max(worst, t.Value), true
 	}
-	if n == 0 {
-		return 0, false
-	}
-	if liar == LiarMean {
-		return sum / float64(n), true
-	}
-	return worst, true
+	return worst, found
 }
 
 func hasAllParams(t goptuna.FrozenTrial, space []Param) bool {

@@ -25,7 +25,8 @@ const (
 	MethodGrid Method = "grid"
 )
 
-// ParseMethod accepts "tpe", "random", "grid"; empty means tpe.
+// ParseMethod accepts "tpe", "random", "grid"; empty means tpe. The error
+// names no field: callers prefix theirs.
 func ParseMethod(name string) (Method, error) {
 	switch Method(name) {
 	case "":
@@ -33,7 +34,7 @@ func ParseMethod(name string) (Method, error) {
 	case MethodTPE, MethodRandom, MethodGrid:
 		return Method(name), nil
 	}
-	return "", fmt.Errorf("method: unknown sampler %q (want tpe, random or grid)", name)
+	return "", fmt.Errorf("unknown sampler %q (allowed: tpe, random, grid)", name)
 }
 
 // Options tune a Sampler; zero values mean the defaults.
@@ -44,12 +45,9 @@ type Options struct {
 	StartupTrials int
 	// GridPoints per float axis for MethodGrid, bounds included (default 5, min 2).
 	GridPoints int
-	// Penalty is the constant-liar value of pending trials (default LiarWorst).
-	Penalty Liar
-	// EICandidates is how many candidates TPE draws from its good-points
-	// density per parameter before keeping the best ratio (goptuna's
-	// default is 24).
-	EICandidates int
+	// NoLiar leaves pending trials invisible to TPE (goptuna's own
+	// behaviour) instead of lying about them (see liar.go); for comparisons.
+	NoLiar bool
 }
 
 const (
@@ -73,9 +71,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.GridPoints == 0 {
 		o.GridPoints = defaultGridPoints
 	}
-	liar, err := parseLiar(o.Penalty)
-	o.Penalty = liar
-	return o, err
+	return o, nil
 }
 
 // Trial system attributes written by the Sampler (strings, goptuna-visible).
@@ -118,7 +114,7 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 	}
 	method, err := ParseMethod(string(method))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("method: %w", err)
 	}
 	if err := validateSpace(space); err != nil {
 		return nil, err
@@ -310,20 +306,19 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	if countCompleted(trials) < minModelTrials {
 		return drawUniformVector(s.space, uniform), "startup", nil
 	}
-	s.pending.snapshot = withPendingLies(trials, trialID, s.space, s.opts.Penalty)
+	s.pending.snapshot = trials
+	if !s.opts.NoLiar {
+		s.pending.snapshot = withPendingLies(trials, trialID, s.space)
+	}
 	defer func() { s.pending.snapshot = nil }()
 
 	reseedGlobalRand(derivedSeed(s.seed, number, streamGlobalRand))
 	// A fresh sampler per proposal: its own rng depends only on the trial.
 	// Startup is ours (goptuna's random sampler misses integer tops).
-	opts := []tpe.SamplerOption{
+	sampler := tpe.NewSampler(
 		tpe.SamplerOptionSeed(derivedSeed(s.seed, number, streamTPE)),
 		tpe.SamplerOptionNumberOfStartupTrials(0),
-	}
-	if s.opts.EICandidates > 0 {
-		opts = append(opts, tpe.SamplerOptionNumberOfEICandidates(s.opts.EICandidates))
-	}
-	sampler := tpe.NewSampler(opts...)
+	)
 	frozen := goptuna.FrozenTrial{ID: trialID, State: goptuna.TrialStateRunning}
 
 	values := make([]float64, len(s.space))

@@ -35,7 +35,6 @@ func TestNewSamplerRejectsBadInputNamingTheField(t *testing.T) {
 		{"unknown method", good, Method("cmaes"), Options{}, `method: unknown sampler "cmaes"`},
 		{"negative startup", good, MethodTPE, Options{StartupTrials: -1}, "options.StartupTrials"},
 		{"one grid point", good, MethodGrid, Options{GridPoints: 1}, "options.GridPoints"},
-		{"unknown liar", good, MethodTPE, Options{Penalty: "best"}, "options.Penalty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -205,30 +204,33 @@ func TestIntegerUpperBoundIsDrawn(t *testing.T) {
 		}
 	}
 
-	// End to end: random and TPE-startup proposals reach the top integer
-	// and the top category.
+	// End to end: random proposals and TPE's own (past its startup
+	// trials) reach the top integer and the top category, which the
+	// objective rewards.
 	storage := openStorage(t)
 	space := []Param{p, {Name: "c", Kind: Categorical, Choices: []string{"x", "y"}}}
 	for _, method := range []Method{MethodRandom, MethodTPE} {
-		s := newTestSampler(t, storage, "top-"+string(method), space, method, 5, Options{StartupTrials: 30})
+		s := newTestSampler(t, storage, "top-"+string(method), space, method, 5, Options{StartupTrials: 5})
 		top := map[int]bool{}
 		for number := 0; number < 30; number++ {
 			id, values, err := s.Ask(number)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if values[0] == 2 {
-				top[0] = true
+			trial, err := storage.GetTrial(id)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if values[1] == 1 {
-				top[1] = true
+			if source := trial.SystemAttrs[AttrSource]; source == string(method) {
+				top[0] = top[0] || values[0] == 2
+				top[1] = top[1] || values[1] == 1
 			}
-			if err := s.Tell(id, values[0]); err != nil {
+			if err := s.Tell(id, -values[0]-values[1]); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if !top[0] || !top[1] {
-			t.Fatalf("%s: upper bounds never proposed in 30 trials", method)
+			t.Fatalf("%s: upper bounds never proposed by %s in 30 trials: %v", method, method, top)
 		}
 	}
 }
@@ -307,25 +309,17 @@ func TestPendingTrialsCarryTheLie(t *testing.T) {
 		{ID: 5, State: goptuna.TrialStateRunning, InternalParams: params},               // the trial being asked
 		{ID: 6, State: goptuna.TrialStateFail, InternalParams: params},
 	}
-	for _, c := range []struct {
-		liar Liar
-		want float64
-	}{{LiarWorst, 3}, {LiarMean, 2}} {
-		got := withPendingLies(trials, 5, space, c.liar)
-		if got[2].State != goptuna.TrialStateComplete || got[2].Value != c.want {
-			t.Fatalf("%s: pending trial became %v %v, want COMPLETE %v", c.liar, got[2].State, got[2].Value, c.want)
-		}
-		for _, i := range []int{3, 4, 5} {
-			if got[i].State != trials[i].State {
-				t.Fatalf("%s: trial %d changed to %v", c.liar, trials[i].ID, got[i].State)
-			}
+	got := withPendingLies(trials, 5, space)
+	if got[2].State != goptuna.TrialStateComplete || got[2].Value != 3 {
+		t.Fatalf("pending trial became %v %v, want COMPLETE with the worst score 3", got[2].State, got[2].Value)
+	}
+	for _, i := range []int{3, 4, 5} {
+		if got[i].State != trials[i].State {
+			t.Fatalf("trial %d changed to %v", trials[i].ID, got[i].State)
 		}
 	}
 	if trials[2].State != goptuna.TrialStateRunning {
 		t.Fatal("input slice was modified")
-	}
-	if got := withPendingLies(trials, 5, space, LiarOff); got[2].State != goptuna.TrialStateRunning {
-		t.Fatal("LiarOff lied")
 	}
 }
 
@@ -354,10 +348,10 @@ func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	distance := func(liar Liar) (mean float64, near int) {
+	distance := func(noLiar bool) (mean float64, near int) {
 		const seeds = 30
 		for seed := int64(1); seed <= seeds; seed++ {
-			s := newTestSampler(t, storage, "liar", space, MethodTPE, seed, Options{Penalty: liar})
+			s := newTestSampler(t, storage, "liar", space, MethodTPE, seed, Options{NoLiar: noLiar})
 			id, values, err := s.Ask(13)
 			if err != nil {
 				t.Fatal(err)
@@ -373,8 +367,8 @@ func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 		}
 		return mean, near
 	}
-	liarMean, liarNear := distance(LiarWorst)
-	offMean, offNear := distance(LiarOff)
+	liarMean, liarNear := distance(false)
+	offMean, offNear := distance(true)
 	t.Logf("mean |n-6|: liar %.2f, off %.2f; within 1: liar %d/30, off %d/30", liarMean, offMean, liarNear, offNear)
 	if liarMean <= 2*offMean || liarNear >= offNear {
 		t.Fatal("constant liar did not move proposals away from the pending optimum")

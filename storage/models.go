@@ -12,9 +12,6 @@ type StudyRow struct {
 	Sampler     string `gorm:"size:32;not null"`
 	SamplerSeed int64
 	TrialsTotal int
-	// Definition is the template as it was when the study was created
-	// (JSON), so a study keeps working if the template changes later.
-	Definition string `gorm:"type:text;not null"`
 	// Baseline is the baseline's mean metrics over the seeds (JSON
 	// metrics.Summary); BaselineSeeds the per-seed ones (JSON array).
 	Baseline      string `gorm:"type:text"`

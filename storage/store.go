@@ -19,9 +19,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 )
 
 // DefaultPath is the SQLite file used when no storage is given.
@@ -262,6 +262,13 @@ func (s *Store) Migrate() error {
 	}
 	if err := s.DB.AutoMigrate(&StudyRow{}, &TrialRow{}, &TrialSeedRow{}); err != nil {
 		return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
+	}
+	// Older databases have a study column "definition", NOT NULL without a
+	// default, that nothing reads any more: new studies could not be added.
+	if m := s.DB.Migrator(); m.HasColumn(&StudyRow{}, "definition") {
+		if err := m.DropColumn(&StudyRow{}, "definition"); err != nil {
+			return fmt.Errorf("storage %s: migrate: drop study_rows.definition: %s", s.Label, oneLine(err))
+		}
 	}
 	return nil
 }

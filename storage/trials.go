@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"optimize/simcore/metrics"
 )
 
 // ErrStudyNotFound is returned for an unknown study name.
@@ -69,9 +71,19 @@ type Claim struct {
 //   - a trial starts only while complete + running < total, so the study
 //     total is never exceeded;
 //   - numbers are unique and increasing.
+//
+// A read-only look comes first (idle): when it finds nothing to claim or
+// rescue, no write transaction is taken.
 func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, isAlive func(owner string) bool) (Claim, error) {
+	done, idle, err := s.idle(study.ID, lease, isAlive)
+	if err != nil {
+		return Claim{}, fmt.Errorf("storage %s: claim a trial: %s", s.Label, oneLine(err))
+	}
+	if done || idle {
+		return Claim{Done: done}, nil
+	}
 	var claim Claim
-	err := s.DB.Transaction(func(tx *gorm.DB) error {
+	err = s.DB.Transaction(func(tx *gorm.DB) error {
 		var locked StudyRow
 		q := tx
 		if s.Postgres {
@@ -89,7 +101,7 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 		var rescue *TrialRow
 		for i := range running {
 			t := &running[i]
-			if now.Sub(t.HeartbeatAt) <= lease && (isAlive == nil || isAlive(t.Worker)) {
+			if !leaseLost(t, now, lease, isAlive) {
 				live++
 				continue
 			}
@@ -159,6 +171,41 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 	return claim, nil
 }
 
+// idle is ClaimTrial's read-only first look, so that idle workers polling
+// for work do not take the write lock (on SQLite, the whole file) 20 times
+// a second. done: the study has its total; idle: the rest of the total is
+// running under live leases, so a claim would change nothing. The
+// transaction still decides every claim; reads racing with writers only
+// delay one to the next poll (complete counts never drop).
+func (s *Store) idle(studyID uint, lease time.Duration, isAlive func(owner string) bool) (done, idle bool, err error) {
+	var study StudyRow
+	if err := s.DB.Select("trials_total").First(&study, studyID).Error; err != nil {
+		return false, false, err
+	}
+	var running []TrialRow
+	if err := s.DB.Select("worker", "heartbeat_at").Where("study_id = ? AND state = ?", studyID, TrialRunning).Find(&running).Error; err != nil {
+		return false, false, err
+	}
+	now := time.Now()
+	for i := range running {
+		if leaseLost(&running[i], now, lease, isAlive) {
+			return false, false, nil // to be rescued: the transaction's work
+		}
+	}
+	var complete int64
+	if err := s.DB.Model(&TrialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
+		return false, false, err
+	}
+	done = int(complete) >= study.TrialsTotal
+	return done, !done && int(complete)+len(running) >= study.TrialsTotal, nil
+}
+
+// leaseLost reports whether a running trial's worker is gone: no heartbeat
+// for lease, or an owner that isAlive says is dead.
+func leaseLost(t *TrialRow, now time.Time, lease time.Duration, isAlive func(owner string) bool) bool {
+	return now.Sub(t.HeartbeatAt) > lease || (isAlive != nil && !isAlive(t.Worker))
+}
+
 // Heartbeat renews a running trial's lease.
 func (s *Store) Heartbeat(t *TrialRow) error {
 	return s.DB.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).
@@ -173,14 +220,27 @@ func (s *Store) SetProposal(t *TrialRow, goptunaID int, params []float64) error 
 		Updates(map[string]any{"goptuna_id": goptunaID, "params": t.Params}).Error
 }
 
-// Complete stores a finished trial with its per-seed metrics in one
-// transaction; it fails if the trial lost its lease meanwhile (someone
-// rescued it), so a result is never recorded twice.
-func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, mean any, seeds []int64, perSeed []any) error {
+// ErrLeaseLost is Complete's answer for a trial that is no longer running
+// under its claim: its lease expired and another worker rescued it, so
+// the rescuer's result counts instead.
+var ErrLeaseLost = errors.New("lost its lease before it finished")
+
+// Complete stores a finished trial with its per-seed metrics (perSeed[i]
+// ran on seeds[i]) in one transaction. A trial rescued meanwhile is not
+// recorded twice: that is ErrLeaseLost; any other error is the database's.
+func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, mean metrics.Summary, seeds []int64, perSeed []metrics.Summary) error {
+	if len(seeds) != len(perSeed) {
+		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(perSeed), len(seeds))
+	}
 	obj, _ := json.Marshal(objectives)
 	m, _ := json.Marshal(mean)
+	rows := make([]TrialSeedRow, len(seeds))
+	for i, seed := range seeds {
+		js, _ := json.Marshal(perSeed[i])
+		rows[i] = TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: string(js)}
+	}
 	now := time.Now()
-	return s.DB.Transaction(func(tx *gorm.DB) error {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(map[string]any{
 			"state": TrialComplete, "score": score, "objectives": string(obj), "metrics": string(m), "finished_at": now,
 		})
@@ -188,16 +248,20 @@ func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, mean 
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
-			return fmt.Errorf("trial %d lost its lease before it finished", t.Number)
+			return ErrLeaseLost
 		}
-		for i, seed := range seeds {
-			js, _ := json.Marshal(perSeed[i])
-			if err := tx.Create(&TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: string(js)}).Error; err != nil {
-				return err
-			}
+		if len(rows) == 0 {
+			return nil
 		}
-		return nil
+		return tx.Create(&rows).Error
 	})
+	if errors.Is(err, ErrLeaseLost) {
+		return fmt.Errorf("trial %d: %w", t.Number, err)
+	}
+	if err != nil {
+		return fmt.Errorf("storage %s: complete trial %d: %s", s.Label, t.Number, oneLine(err))
+	}
+	return nil
 }
 
 // Release gives a claimed trial back unfinished (clean shutdown): it is

@@ -1,10 +1,15 @@
 package storage
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"optimize/simcore/metrics"
 )
 
 func openTemp(t *testing.T) *Store {
@@ -22,7 +27,7 @@ func openTemp(t *testing.T) *Store {
 
 func newStudy(t *testing.T, st *Store, total int) *StudyRow {
 	t.Helper()
-	row := &StudyRow{Name: "s", Template: "x", Workload: "w", Seeds: "[42]", Sampler: "tpe", TrialsTotal: total, Definition: "{}"}
+	row := &StudyRow{Name: "s", Template: "x", Workload: "w", Seeds: "[42]", Sampler: "tpe", TrialsTotal: total}
 	if err := st.DB.Create(row).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +62,7 @@ func TestClaimsRespectTotalUnderConcurrency(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := st.Complete(c.Trial, 1, []float64{1}, map[string]int{}, []int64{42}, []any{map[string]int{}}); err != nil {
+				if err := st.Complete(c.Trial, 1, []float64{1}, metrics.Summary{}, []int64{42}, []metrics.Summary{{}}); err != nil {
 					errs <- err
 					return
 				}
@@ -109,11 +114,13 @@ func TestExpiredLeaseIsRescued(t *testing.T) {
 		t.Fatalf("states %s %s", trials[0].State, trials[1].State)
 	}
 	// The dead worker comes back: its result must not count twice.
-	if err := st.Complete(dead.Trial, 1, nil, nil, nil, nil); err == nil {
-		t.Fatal("a rescued trial's late result was accepted")
+	if err := st.Complete(dead.Trial, 1, nil, metrics.Summary{}, nil, nil); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("a rescued trial's late result: err = %v, want ErrLeaseLost", err)
 	}
 	// With 1 complete of 3 and two running, a fourth worker waits.
-	st.Complete(live.Trial, 1, nil, nil, nil, nil)
+	if err := st.Complete(live.Trial, 1, nil, metrics.Summary{}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
 	if c, _ := st.ClaimTrial(row, "x", time.Minute, nil); c.Trial == nil || c.Done {
 		t.Fatalf("a slot is free: %+v", c)
 	}
@@ -148,5 +155,119 @@ func TestSQLiteConnectionSettings(t *testing.T) {
 		if err := st.DB.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
 		}
+	}
+}
+
+// Complete stores one row per seed, in seed order, with that seed's metrics.
+func TestCompleteStoresEverySeed(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 1)
+	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
+	perSeed := []metrics.Summary{{Completed: 1}, {Completed: 2}, {Completed: 3}}
+	if err := st.Complete(c.Trial, 1, nil, metrics.Summary{Completed: 2}, []int64{42, 43, 44}, perSeed); err != nil {
+		t.Fatal(err)
+	}
+	var rows []TrialSeedRow
+	st.DB.Where("trial_id = ?", c.Trial.ID).Order("id").Find(&rows)
+	if len(rows) != 3 {
+		t.Fatalf("%d per-seed rows, want 3", len(rows))
+	}
+	for i, r := range rows {
+		if r.Seed != int64(42+i) || !strings.Contains(r.Metrics, fmt.Sprintf(`"completed":%d`, i+1)) {
+			t.Errorf("row %d: seed %d metrics %s", i, r.Seed, r.Metrics)
+		}
+	}
+	if err := st.Complete(c.Trial, 1, nil, metrics.Summary{}, []int64{42}, nil); err == nil {
+		t.Error("seeds and per-seed results of different lengths were accepted")
+	}
+}
+
+// A database failure in Complete is reported as such (not as a lost
+// lease, which the caller would shrug off), and nothing is half-written.
+func TestCompleteReportsDatabaseErrors(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 1)
+	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
+	if err := st.DB.Exec(`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
+		t.Fatal(err)
+	}
+	err := st.Complete(c.Trial, 1, nil, metrics.Summary{}, []int64{42}, []metrics.Summary{{}})
+	if err == nil || errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want the database's error", err)
+	}
+	trials, _ := st.Trials(row.ID)
+	if trials[0].State != TrialRunning {
+		t.Fatalf("trial is %s after a failed Complete, want running", trials[0].State)
+	}
+}
+
+// A worker polling while every remaining trial runs under a live lease,
+// or after the study is done, only reads: it gets its answer while
+// another connection holds SQLite's write lock.
+func TestIdleClaimTakesNoWriteLock(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 1)
+	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
+	other, err := Open(st.Label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	hold := func(check func()) {
+		t.Helper()
+		tx := other.DB.Begin() // BEGIN IMMEDIATE: the write lock
+		if tx.Error != nil {
+			t.Fatal(tx.Error)
+		}
+		defer tx.Rollback()
+		began := time.Now()
+		check()
+		if took := time.Since(began); took > 2*time.Second {
+			t.Errorf("idle claim waited %v for the write lock", took)
+		}
+	}
+	hold(func() {
+		if c, err := st.ClaimTrial(row, "idle", time.Minute, nil); err != nil || c.Trial != nil || c.Done {
+			t.Errorf("nothing claimable: got %+v, %v", c, err)
+		}
+	})
+	if err := st.Complete(c.Trial, 1, nil, metrics.Summary{}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	hold(func() {
+		if c, err := st.ClaimTrial(row, "idle", time.Minute, nil); err != nil || !c.Done {
+			t.Errorf("study done: got %+v, %v", c, err)
+		}
+	})
+}
+
+// studyRowV1 is the study table as older versions created it.
+type studyRowV1 struct {
+	StudyRow
+	Definition string `gorm:"type:text;not null"`
+}
+
+func (studyRowV1) TableName() string { return "study_rows" }
+
+// A database from before the study definition column was retired (NOT
+// NULL, no default) takes new studies after Migrate.
+func TestMigrateDropsRetiredDefinitionColumn(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "old.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.DB.AutoMigrate(&studyRowV1{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB.Create(&studyRowV1{StudyRow: StudyRow{Name: "old", Seeds: "[42]"}, Definition: "{}"}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(); err != nil {
+		t.Fatal(err)
+	}
+	newStudy(t, st, 1)
+	if old, err := st.StudyByName("old"); err != nil || old.Seeds != "[42]" {
+		t.Fatalf("the old study after Migrate: %+v, %v", old, err)
 	}
 }

@@ -30,8 +30,15 @@ type Knob struct {
 	set func(c *cluster.Config, v float64)
 }
 
-// classNames are the SLO classes a per-class knob can name, in class order.
-var classNames = [...]string{"critical", "standard", "sheddable", "batch", "background"}
+// classNames are the SLO classes a per-class knob can name, in class order
+// (simcore's: a new class gets its knobs and metrics by itself).
+var classNames = func() []string {
+	var out []string
+	for c := simcore.SLOCritical; c < simcore.NumSLOClasses; c++ {
+		out = append(out, c.String())
+	}
+	return out
+}()
 
 const (
 	maxInt32 = math.MaxInt32
@@ -133,8 +140,8 @@ func boolKnob(name, doc string, set func(*cluster.Config, bool)) Knob {
 // perClass is one knob per SLO class, named prefix.<class>.
 func perClass(prefix string, kind Kind, low, high float64, doc string, field func(*cluster.Config) *simcore.PerClass) []Knob {
 	ks := make([]Knob, 0, len(classNames))
-	for i, name := range classNames {
-		class := simcore.SLOClass(i + 1)
+	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
+		name := class.String()
 		ks = append(ks, Knob{Name: prefix + "." + name, Kind: kind, Low: low, High: high, Doc: doc + ", " + name + " class",
 			set: func(c *cluster.Config, v float64) {
 				p := field(c)
@@ -258,5 +265,5 @@ func knobNamesHint(ks []Knob) string {
 		}
 	}
 	return fmt.Sprintf("%s; <class>: %s; <scorer>: %s",
-		strings.Join(names, ", "), strings.Join(classNames[:], ", "), strings.Join(route.ScorerNames(), ", "))
+		strings.Join(names, ", "), strings.Join(classNames, ", "), strings.Join(route.ScorerNames(), ", "))
 }

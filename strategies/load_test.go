@@ -48,6 +48,18 @@ func TestValidTemplate(t *testing.T) {
 	}
 }
 
+// 0 is a bound like any other: "no dropped requests at all".
+func TestConstraintBoundZero(t *testing.T) {
+	r, err := addOne(t, strings.Replace(validTemplate, "{metric: tokens_per_sec, min_ratio_to_baseline: 0.98}", "{metric: dropped, max: 0}", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _ := r.Get("t")
+	if want := (Constraint{Metric: "dropped", Max: 0, HasMax: true}); len(tpl.Constraints) != 1 || tpl.Constraints[0] != want {
+		t.Errorf("constraints %+v, want %+v", tpl.Constraints, want)
+	}
+}
+
 // Every malformed template is rejected with one line naming the file, the
 // field and what is allowed; the registry is left unchanged.
 func TestMalformedTemplates(t *testing.T) {
@@ -140,8 +152,9 @@ func TestMalformedTemplates(t *testing.T) {
 		{"repeated constraint key", edit("min_ratio_to_baseline: 0.98", "metric: x"), "user/t.yaml: constraints[0].metric: line 16: key given twice"},
 		{"constraint with no bound", edit(", min_ratio_to_baseline: 0.98", ""),
 			"user/t.yaml: constraints[0]: line 16: give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min, max"},
-		{"constraint explicit zero", edit("min_ratio_to_baseline: 0.98", "max: 0"),
-			"user/t.yaml: constraints[0].max: line 16: 0 means unset and cannot be a bound; use a small positive bound instead"},
+		{"constraint zero ratio", edit("min_ratio_to_baseline: 0.98", "max_ratio_to_baseline: 0"),
+			"user/t.yaml: constraints[0].max_ratio_to_baseline: line 16: a ratio to the baseline must be > 0, got 0"},
+		{"constraint inverted around zero", edit("min_ratio_to_baseline: 0.98", "min: 0, max: -1"), "user/t.yaml: constraints[0].min: line 16: min 0 > max -1"},
 		{"constraint inverted", edit("min_ratio_to_baseline: 0.98", "min: 5, max: 1"), "user/t.yaml: constraints[0].min: line 16: min 5 > max 1"},
 		{"constraint string bound", edit("min_ratio_to_baseline: 0.98", "min: high"),
 			`user/t.yaml: constraints[0].min: line 16: expected a number, got "high"`},

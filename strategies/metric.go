@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"optimize/simcore"
 	"optimize/simcore/metrics"
 )
 
@@ -80,7 +81,7 @@ func classScalars() []namedValue[*metrics.ClassSummary] {
 
 // metricClasses are the per_slo keys: the classes and "default" for
 // unclassed requests.
-var metricClasses = append(classNames[:], "default")
+var metricClasses = append(slices.Clip(classNames), simcore.SLONone.Label())
 
 // ValidMetric reports whether path names a metric, listing the allowed
 // forms when it does not.

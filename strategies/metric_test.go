@@ -1,9 +1,12 @@
 package strategies
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
+	"optimize/simcore"
 	"optimize/simcore/metrics"
 )
 
@@ -74,5 +77,78 @@ func TestMetricErrors(t *testing.T) {
 	}
 	if _, err := Metric(&metrics.Summary{}, "completed_fraction"); err == nil {
 		t.Error("completed_fraction of an empty run: want an error, not 0/0")
+	}
+}
+
+// Every number a run's summary reports (every numeric leaf of its JSON) is
+// a metric path that reads that very number, so a field added to
+// metrics.Summary cannot be left out of objectives and constraints.
+func TestMetricPathsCoverTheSummary(t *testing.T) {
+	var s metrics.Summary
+	next := 0.0
+	fillDistinct(t, reflect.ValueOf(&s).Elem(), &next)
+	js, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(js, &tree); err != nil {
+		t.Fatal(err)
+	}
+	leaves := map[string]float64{}
+	flatten(t, "", tree, leaves)
+	if len(leaves) != int(next) {
+		t.Fatalf("%d numeric leaves in the JSON, %d numbers in the summary", len(leaves), int(next))
+	}
+	for path, want := range leaves {
+		if err := ValidMetric(path); err != nil {
+			t.Errorf("summary field %s is not a metric: %v", path, err)
+			continue
+		}
+		if got, err := Metric(&s, path); err != nil || got != want {
+			t.Errorf("Metric(%s) = %v, %v; the summary holds %v", path, got, err, want)
+		}
+	}
+}
+
+// fillDistinct gives every number reachable from v its own value, and
+// every map one entry per SLO class label simcore can report.
+func fillDistinct(t *testing.T, v reflect.Value, next *float64) {
+	switch v.Kind() {
+	case reflect.Float64:
+		*next++
+		v.SetFloat(*next)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillDistinct(t, v.Elem(), next)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fillDistinct(t, v.Field(i), next)
+		}
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		for c := simcore.SLONone; c < simcore.NumSLOClasses; c++ {
+			e := reflect.New(v.Type().Elem()).Elem()
+			fillDistinct(t, e, next)
+			v.SetMapIndex(reflect.ValueOf(c.Label()), e)
+		}
+	default:
+		t.Fatalf("summary field of type %s: teach metric.go (and this test) to read it", v.Type())
+	}
+}
+
+func flatten(t *testing.T, prefix string, v any, out map[string]float64) {
+	switch x := v.(type) {
+	case float64:
+		out[prefix] = x
+	case map[string]any:
+		for k, sub := range x {
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			flatten(t, k, sub, out)
+		}
+	default:
+		t.Fatalf("summary JSON %s: unexpected %T", prefix, v)
 	}
 }

@@ -34,7 +34,7 @@ func defaultObjectives() []Objective {
 func defaultConstraints() []Constraint {
 	return []Constraint{
 		{Metric: "tokens_per_sec", MinRatioToBaseline: 0.98},
-		{Metric: "min_class_completed_fraction", Min: 0.99},
+		{Metric: "min_class_completed_fraction", Min: 0.99, HasMin: true},
 	}
 }
 
@@ -363,34 +363,31 @@ func constraints(t *Template, raw *rawTemplate) error {
 			return fail("metric", "%v", err)
 		}
 		c := Constraint{Metric: rc.metric}
-		set := 0
-		for _, b := range []struct {
-			field string
-			src   *float64
-			dst   *float64
-			ratio bool
+		for _, r := range []struct {
+			field    string
+			src, dst *float64
 		}{
-			{"min_ratio_to_baseline", rc.minRatio, &c.MinRatioToBaseline, true},
-			{"max_ratio_to_baseline", rc.maxRatio, &c.MaxRatioToBaseline, true},
-			{"min", rc.minValue, &c.Min, false},
-			{"max", rc.maxValue, &c.Max, false},
+			{"min_ratio_to_baseline", rc.minRatio, &c.MinRatioToBaseline},
+			{"max_ratio_to_baseline", rc.maxRatio, &c.MaxRatioToBaseline},
 		} {
-			if b.src == nil {
-				continue
-			}
 			switch {
-			case *b.src == 0:
-				return fail(b.field, "0 means unset and cannot be a bound; use a small positive bound instead")
-			case b.ratio && *b.src < 0:
-				return fail(b.field, "a ratio to the baseline must be > 0, got %s", formatNumber(*b.src))
+			case r.src == nil:
+			case *r.src <= 0: // and so 0 can mean unset
+				return fail(r.field, "a ratio to the baseline must be > 0, got %s", formatNumber(*r.src))
+			default:
+				*r.dst = *r.src
 			}
-			*b.dst = *b.src
-			set++
+		}
+		if rc.minValue != nil {
+			c.Min, c.HasMin = *rc.minValue, true
+		}
+		if rc.maxValue != nil {
+			c.Max, c.HasMax = *rc.maxValue, true
 		}
 		switch {
-		case set == 0:
+		case c.MinRatioToBaseline == 0 && c.MaxRatioToBaseline == 0 && !c.HasMin && !c.HasMax:
 			return fail("", "give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min, max")
-		case c.Min != 0 && c.Max != 0 && c.Min > c.Max:
+		case c.HasMin && c.HasMax && c.Min > c.Max:
 			return fail("min", "min %s > max %s", formatNumber(c.Min), formatNumber(c.Max))
 		case c.MinRatioToBaseline != 0 && c.MaxRatioToBaseline != 0 && c.MinRatioToBaseline > c.MaxRatioToBaseline:
 			return fail("min_ratio_to_baseline", "min ratio %s > max ratio %s", formatNumber(c.MinRatioToBaseline), formatNumber(c.MaxRatioToBaseline))

@@ -57,12 +57,14 @@ type Objective struct {
 }
 
 // Constraint bounds a metric, absolutely or relative to the study's
-// baseline run. A zero field is unset (a template cannot write an explicit
-// 0: the loader rejects it); at least one is set.
+// baseline run; at least one bound is set. Ratios are > 0 when set, so 0
+// means unset; Min and Max may be 0 (e.g. max 0 dropped requests), so
+// HasMin and HasMax say whether they are set.
 type Constraint struct {
 	Metric                                 string
 	MinRatioToBaseline, MaxRatioToBaseline float64
 	Min, Max                               float64
+	HasMin, HasMax                         bool
 }
 
 // Setting is one resolved mechanism value, for display.

@@ -95,7 +95,11 @@ func (ev *evaluator) score(s *metrics.Summary, objectives []float64) (float64, e
 	return search.Scalarize(objectives[p], base, prim.Minimize, violations, 0), nil
 }
 
-// violation is a constraint's relative shortfall (0 when met).
+// violation is a constraint's shortfall, 0 when met. A ratio bound r is
+// missed by r − v/b (min) or v/b − r (max); an absolute bound by the gap
+// relative to the bound, or absolute when the bound is 0. A ratio to a
+// baseline of 0 is the absolute bound r × 0 = 0: a baseline that dropped
+// nothing lets a strategy drop nothing.
 func (ev *evaluator) violation(s *metrics.Summary, c strategies.Constraint) (float64, error) {
 	v, err := strategies.Metric(s, c.Metric)
 	if err != nil {
@@ -105,24 +109,31 @@ func (ev *evaluator) violation(s *metrics.Summary, c strategies.Constraint) (flo
 	if err != nil {
 		return 0, err
 	}
-	short := 0.0
-	rel := func(x, ref float64) float64 {
+	// above is how far v exceeds the bound ref.
+	above := func(ref float64) float64 {
 		if ref == 0 {
-			return x
+			return v
 		}
-		return x / math.Abs(ref)
+		return (v - ref) / math.Abs(ref)
 	}
-	if c.MinRatioToBaseline > 0 && b != 0 {
-		short = max(short, c.MinRatioToBaseline-v/b)
+	aboveRatio := func(r float64) float64 {
+		if b == 0 {
+			return v
+		}
+		return v/b - r
 	}
-	if c.MaxRatioToBaseline > 0 && b != 0 {
-		short = max(short, v/b-c.MaxRatioToBaseline)
+	short := 0.0
+	if c.MinRatioToBaseline > 0 {
+		short = max(short, -aboveRatio(c.MinRatioToBaseline))
 	}
-	if c.Min != 0 {
-		short = max(short, rel(c.Min-v, c.Min))
+	if c.MaxRatioToBaseline > 0 {
+		short = max(short, aboveRatio(c.MaxRatioToBaseline))
 	}
-	if c.Max != 0 {
-		short = max(short, rel(v-c.Max, c.Max))
+	if c.HasMin {
+		short = max(short, -above(c.Min))
+	}
+	if c.HasMax {
+		short = max(short, above(c.Max))
 	}
 	return short, nil
 }

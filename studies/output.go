@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"text/tabwriter"
 
 	"optimize/search"
+	"optimize/simcore"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
 )
@@ -138,11 +138,7 @@ func (r *Report) Importance() []float64 {
 	for i, c := range r.Complete {
 		values[i], scores[i] = c.Params, c.Score
 	}
-	space := make([]search.Param, len(r.Template.Params))
-	for i, p := range r.Template.Params {
-		space[i] = searchParam(p)
-	}
-	return search.Importance(values, scores, space)
+	return search.Importance(values, scores, searchSpace(r.Template))
 }
 
 func pct(d float64) string {
@@ -152,13 +148,15 @@ func pct(d float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*d)
 }
 
+// classOrder lists the SLO classes present in s in simcore's class order
+// ("default", the unclassed requests, first).
 func classOrder(s metrics.Summary) []string {
-	rank := map[string]int{"critical": 1, "standard": 2, "sheddable": 3, "batch": 4, "background": 5}
 	var out []string
-	for k := range s.PerSLO {
-		out = append(out, k)
+	for c := simcore.SLONone; c < simcore.NumSLOClasses; c++ {
+		if _, ok := s.PerSLO[c.Label()]; ok {
+			out = append(out, c.Label())
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
 	return out
 }
 

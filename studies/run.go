@@ -3,6 +3,7 @@ package studies
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -69,15 +70,15 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 		if claim.Trial == nil {
 			// Every remaining trial is running somewhere: wait for them,
 			// and take over any whose worker dies. A short poll (a claim
-			// that finds nothing writes nothing) lets this worker exit
-			// soon after the study's last trial, not up to a poll later.
+			// that finds nothing only reads) lets this worker exit soon
+			// after the study's last trial, not up to a poll later.
 			select {
 			case <-ctx.Done():
 			case <-time.After(50 * time.Millisecond):
 			}
 			continue
 		}
-		if err := e.runTrial(ctx, claim, ev, smp); err != nil {
+		if err := e.runTrial(claim, ev, smp); err != nil {
 			return err
 		}
 		p.trialDone()
@@ -87,7 +88,7 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 
 // runTrial proposes (or re-runs) a parameter vector, evaluates it while
 // renewing the lease, and records the result.
-func (e *Env) runTrial(ctx context.Context, claim storage.Claim, ev *evaluator, smp *search.Sampler) error {
+func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) error {
 	t := claim.Trial
 	var values []float64
 	var gid int
@@ -104,6 +105,10 @@ func (e *Env) runTrial(ctx context.Context, claim storage.Claim, ev *evaluator, 
 		return fmt.Errorf("trial %d: propose: %v", t.Number, err)
 	}
 	if err := e.Store.SetProposal(t, gid, values); err != nil {
+		// Nothing records gid yet: fail it here, or the liar counts it
+		// as pending for ever.
+		_ = smp.Fail(gid)
+		_ = e.Store.Release(t)
 		return fmt.Errorf("trial %d: %v", t.Number, err)
 	}
 	stop := e.heartbeat(t)
@@ -114,14 +119,12 @@ func (e *Env) runTrial(ctx context.Context, claim storage.Claim, ev *evaluator, 
 		_ = e.Store.Release(t)
 		return fmt.Errorf("trial %d: %v", t.Number, err)
 	}
-	seeds := ev.seeds
-	ps := make([]any, len(perSeed))
-	for i := range perSeed {
-		ps[i] = perSeed[i]
-	}
-	if err := e.Store.Complete(t, score, objectives, mean, seeds, ps); err != nil {
+	if err := e.Store.Complete(t, score, objectives, mean, ev.seeds, perSeed); err != nil {
 		_ = smp.Fail(gid)
-		return nil // rescued by another worker meanwhile: its copy counts
+		if errors.Is(err, storage.ErrLeaseLost) {
+			return nil // rescued by another worker meanwhile: its copy counts
+		}
+		return err // the trial stays running: rescued once its lease expires
 	}
 	return smp.Tell(gid, score)
 }

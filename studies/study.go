@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/c-bata/goptuna"
+
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
@@ -67,11 +69,11 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 	if len(o.Seeds) == 0 {
 		return usage("--seeds: give at least one seed")
 	}
-	switch o.Sampler {
-	case "tpe", "random", "grid":
-	default:
-		return usage("--sampler: unknown value %q (allowed: tpe, random, grid)", o.Sampler)
+	m, err := search.ParseMethod(o.Sampler)
+	if err != nil {
+		return usage("--sampler: %v", err)
 	}
+	o.Sampler = string(m)
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("%s-%s", tpl.Name, time.Now().UTC().Format("20060102-150405"))
 	}
@@ -103,10 +105,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 		return nil, err
 	}
 	seeds, _ := json.Marshal(o.Seeds)
-	def, _ := json.Marshal(tpl)
 	row := &storage.StudyRow{
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: string(seeds),
-		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, Definition: string(def),
+		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials,
 	}
 	ev, err := e.evaluator(row)
 	if err != nil {
@@ -170,32 +171,35 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 	return ev, nil
 }
 
-// sampler opens the study's sampler; the goptuna study is named after ours.
+// sampler opens the study's sampler.
 func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.Sampler, error) {
-	space := make([]search.Param, len(tpl.Params))
-	for i, p := range tpl.Params {
-		space[i] = searchParam(p)
-	}
-	s, err := search.NewSampler(e.Store.Goptuna(), "optimize:"+row.Name, space, search.Method(row.Sampler), row.SamplerSeed, samplerOptions())
+	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), searchSpace(tpl), search.Method(row.Sampler), row.SamplerSeed, samplerOptions())
 	if err != nil {
 		return nil, fmt.Errorf("study %s: sampler: %v", row.Name, err)
 	}
 	return s, nil
 }
 
-func searchParam(p strategies.Param) search.Param {
-	sp := search.Param{Name: p.Name, Low: p.Low, High: p.High, Choices: p.Choices}
-	switch p.Kind {
-	case strategies.Int:
-		sp.Kind = search.Int
-	case strategies.LogFloat:
-		sp.Kind = search.LogFloat
-	case strategies.Categorical:
-		sp.Kind = search.Categorical
-	default:
-		sp.Kind = search.Float
+// goptunaName names the goptuna study after ours.
+func goptunaName(row *storage.StudyRow) string { return "optimize:" + row.Name }
+
+// searchSpace is the template's parameters as the sampler sees them.
+func searchSpace(tpl *strategies.Template) []search.Param {
+	space := make([]search.Param, len(tpl.Params))
+	for i, p := range tpl.Params {
+		space[i] = search.Param{Name: p.Name, Low: p.Low, High: p.High, Choices: p.Choices}
+		switch p.Kind {
+		case strategies.Int:
+			space[i].Kind = search.Int
+		case strategies.LogFloat:
+			space[i].Kind = search.LogFloat
+		case strategies.Categorical:
+			space[i].Kind = search.Categorical
+		default:
+			space[i].Kind = search.Float
+		}
 	}
-	return sp
+	return space
 }
 
 // loadWorkload accepts a built-in name or a spec file path.
@@ -214,7 +218,7 @@ func (e *Env) Delete(row *storage.StudyRow) error {
 		return err
 	}
 	// goptuna's tables may not know the study (created before a failure).
-	_ = deleteGoptunaStudy(e.Store, "optimize:"+row.Name)
+	_ = goptuna.DeleteStudy(goptunaName(row), e.Store.Goptuna())
 	return nil
 }
 

@@ -158,10 +158,10 @@ func constraintText(c strategies.Constraint) string {
 	if c.MaxRatioToBaseline != 0 {
 		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
 	}
-	if c.Min != 0 {
+	if c.HasMin {
 		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))
 	}
-	if c.Max != 0 {
+	if c.HasMax {
 		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
 	}
 	return c.Metric + " " + strings.Join(parts, ", ")

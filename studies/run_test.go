@@ -1,0 +1,99 @@
+package studies
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/c-bata/goptuna"
+
+	"optimize/storage"
+)
+
+// failingStudy creates a small study, installs trigger (SQL run on the
+// study's SQLite file) and runs the study with a deadline, so that a run
+// that never ends fails the test instead of hanging it.
+func failingStudy(t *testing.T, trials int, trigger string) (*Env, *storage.StudyRow, error) {
+	t.Helper()
+	env := testEnv(t, 1)
+	row, err := env.Create(context.Background(), CreateOptions{Template: "slo-cascade", Name: "f", Trials: trials,
+		Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.DB.Exec(trigger).Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return env, row, env.Run(ctx, row)
+}
+
+// samplerStates counts the study's goptuna trials by state.
+func samplerStates(t *testing.T, env *Env, row *storage.StudyRow) map[goptuna.TrialState]int {
+	t.Helper()
+	gs := env.Store.Goptuna()
+	id, err := gs.GetStudyIDFromName(goptunaName(row))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := gs.GetAllTrials(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[goptuna.TrialState]int{}
+	for _, tr := range trials {
+		n[tr.State]++
+	}
+	return n
+}
+
+// A database error while recording a finished trial stops the run with
+// that error; it is not mistaken for a rescued trial and dropped.
+func TestCompleteErrorStopsTheRun(t *testing.T) {
+	env, row, err := failingStudy(t, 2,
+		`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Run = %v, want the database's error", err)
+	}
+	if n := samplerStates(t, env, row); n[goptuna.TrialStateRunning] != 0 || n[goptuna.TrialStateFail] != 1 {
+		t.Errorf("sampler trials %v, want the one trial failed", n)
+	}
+}
+
+// A trial whose lease was lost (here: failed under it as soon as its
+// proposal is written, as a rescuer would) is not an error: the run goes
+// on, the rescue re-runs its parameters, and the study reaches its total.
+func TestLostLeaseIsNotAnError(t *testing.T) {
+	env, row, err := failingStudy(t, 2,
+		`CREATE TRIGGER steal AFTER UPDATE OF params ON trial_rows WHEN NEW.number = 0
+		 BEGIN UPDATE trial_rows SET state = 'failed' WHERE id = NEW.id; END`)
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	trials, _ := env.Store.Trials(row.ID)
+	var states []string
+	for _, tr := range trials {
+		states = append(states, tr.State)
+	}
+	if strings.Join(states, " ") != "failed complete complete" || trials[1].RescueOf != 0 || trials[1].Params != trials[0].Params {
+		t.Errorf("trials %v (trial 1 rescues %d), want trial 0 failed and re-run as trial 1", states, trials[1].RescueOf)
+	}
+}
+
+// When the proposal cannot be recorded, the sampler's trial is failed (no
+// pending point left for the liar) and the claim released.
+func TestSetProposalErrorFailsTheSamplerTrial(t *testing.T) {
+	env, row, err := failingStudy(t, 2,
+		`CREATE TRIGGER ro BEFORE UPDATE OF params ON trial_rows BEGIN SELECT RAISE(ABORT, 'read-only'); END`)
+	if err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("Run = %v, want the database's error", err)
+	}
+	if n := samplerStates(t, env, row); n[goptuna.TrialStateRunning] != 0 || n[goptuna.TrialStateFail] != 1 {
+		t.Errorf("sampler trials %v, want the one trial failed", n)
+	}
+	if trials, _ := env.Store.Trials(row.ID); len(trials) != 0 {
+		t.Errorf("%d trial rows left, want the claim released", len(trials))
+	}
+}
