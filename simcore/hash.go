@@ -64,4 +64,3 @@ func finish(acc, parent uint64) uint64 {
 	x ^= x >> 31
 	return x
 }
-

@@ -25,6 +25,17 @@ func (p *PerClass) Or(c SLOClass, def float64) float64 {
 	return def
 }
 
+// Resolve returns every class's value: the given ones, and defaults for
+// the others.
+func (p *PerClass) Resolve(defaults [NumSLOClasses]float64) [NumSLOClasses]float64 {
+	for c := range defaults {
+		if p.Set[c] {
+			defaults[c] = p.V[c]
+		}
+	}
+	return defaults
+}
+
 // Given reports whether any class was given.
 func (p *PerClass) Given() bool {
 	for _, s := range p.Set {

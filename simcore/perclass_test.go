@@ -28,3 +28,18 @@ func TestParsePerClass(t *testing.T) {
 		}
 	}
 }
+
+func TestPerClassResolve_GivenClassesOverrideDefaults(t *testing.T) {
+	p, err := ParsePerClass("standard=7,background=0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := [NumSLOClasses]float64{1, 2, 3, 4, 5, 6}
+	want := [NumSLOClasses]float64{1, 2, 7, 4, 5, 0}
+	if got := p.Resolve(defaults); got != want {
+		t.Fatalf("Resolve = %v, want %v", got, want)
+	}
+	if defaults != [NumSLOClasses]float64{1, 2, 3, 4, 5, 6} {
+		t.Fatalf("Resolve changed the caller's defaults: %v", defaults)
+	}
+}

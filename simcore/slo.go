@@ -29,6 +29,15 @@ func (c SLOClass) String() string {
 	return fmt.Sprintf("slo(%d)", uint8(c))
 }
 
+// Known is c, or SLONone when c is out of range, so that indexing a
+// per-class table with it never goes out of bounds.
+func (c SLOClass) Known() SLOClass {
+	if c >= NumSLOClasses {
+		return SLONone
+	}
+	return c
+}
+
 // Label is String with "default" for the unnamed class, for reports.
 func (c SLOClass) Label() string {
 	if c == SLONone {

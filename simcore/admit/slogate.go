@@ -24,25 +24,23 @@ func validateSLOGate(cfg Config) error {
 
 // sloGate sheds the listed classes while the cluster's total wait-queue
 // depth exceeds the class's threshold; unlisted classes always pass. The
-// tables are indexed by class.
+// table is indexed by class.
 type sloGate struct {
-	gated [simcore.NumSLOClasses]bool
-	limit [simcore.NumSLOClasses]int64
+	limit [simcore.NumSLOClasses]int64 // MaxInt64 for an unlisted class
 }
 
 func newSLOGate(thresholds simcore.PerClass) *sloGate {
 	g := &sloGate{}
-	for c := range g.gated {
-		v, ok := thresholds.Get(simcore.SLOClass(c))
-		g.gated[c], g.limit[c] = ok, int64(v)
+	for c := range g.limit {
+		// Not PerClass.Resolve: no float64 converts to MaxInt64.
+		g.limit[c] = math.MaxInt64
+		if v, ok := thresholds.Get(simcore.SLOClass(c)); ok {
+			g.limit[c] = int64(v)
+		}
 	}
 	return g
 }
 
 func (g *sloGate) Admit(r *simcore.Request, _ simcore.Tick, queueDepthTotal int64) bool {
-	c := r.SLO
-	if c >= simcore.NumSLOClasses {
-		c = simcore.SLONone
-	}
-	return !g.gated[c] || queueDepthTotal <= g.limit[c]
+	return queueDepthTotal <= g.limit[r.SLO.Known()]
 }

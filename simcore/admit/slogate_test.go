@@ -40,6 +40,8 @@ func TestSLOGated_ShedsListedClassesAboveThreshold(t *testing.T) {
 		{simcore.SLOCritical, 1 << 40, true},
 		{simcore.SLOBatch, 1 << 40, true},
 		{simcore.SLONone, 1 << 40, true},
+		{simcore.SLOBatch, math.MaxInt64, true},
+		{simcore.SLOClass(200), math.MaxInt64, true}, // out of range: unclassed
 	}
 	for _, tc := range tests {
 		r := &simcore.Request{SLO: tc.class, InputLen: 100}

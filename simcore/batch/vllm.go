@@ -144,11 +144,7 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 
 // chunk caps n prefill tokens of r at its class's chunk threshold.
 func (f *Former) chunk(r *simcore.Request, n int64) int64 {
-	c := r.SLO
-	if c >= simcore.NumSLOClasses {
-		c = simcore.SLONone
-	}
-	if t := f.chunkCap[c]; t > 0 && t < n {
+	if t := f.chunkCap[r.SLO.Known()]; t > 0 && t < n {
 		return t
 	}
 	return n

@@ -70,8 +70,6 @@ func (in *instance) fillSnapshot(s *route.Snapshot) {
 	s.QueueDepth = int32(in.wait.Len())
 	s.BatchSize = int32(len(in.running))
 	s.KVUtilization = in.kv.Utilization()
-	s.FreeKVBlocks = in.kv.Free()
-	s.CacheHitRate = in.kv.HitRate()
 	s.PendingTransferLatency = in.transfer
 	s.KVThrashingRate = in.kv.ThrashingRate()
 }

@@ -20,6 +20,15 @@ type Content struct {
 	Shared int32
 }
 
+// NewContent describes input tokens (the prefix's included) followed by
+// output tokens, in blocks of blockSize tokens: prefix holds the chained
+// hashes of the prefix's full blocks, uid names the stream after it, and
+// the first shared blocks (all of them at most) are shareable.
+func NewContent(prefix []uint64, uid uint64, input, output, blockSize, shared int) Content {
+	total := (input + output) / blockSize
+	return Content{Prefix: prefix, UID: uid, Input: int32(input / blockSize), Total: int32(total), Shared: int32(min(shared, total))}
+}
+
 // Hash returns the hash of block k (k < Total).
 func (c *Content) Hash(k int) uint64 {
 	if k < len(c.Prefix) {

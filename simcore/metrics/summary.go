@@ -41,8 +41,9 @@ type ClassSummary struct {
 	TTFT      Dist    `json:"ttft_ms"`
 	E2E       Dist    `json:"e2e_ms"`
 	// TTFTAttainment is the fraction of the class's requests whose first
-	// token came within its --slo-ttft target (rejected and unfinished
-	// requests miss it); absent without a target.
+	// token came within its --slo-ttft target: requests still in flight at
+	// the end count if they had their first token in time; rejected,
+	// dropped and never-prefilled ones miss it. Absent without a target.
 	TTFTAttainment *float64 `json:"ttft_attainment,omitempty"`
 }
 
@@ -207,7 +208,6 @@ func Mean(runs []Summary) Summary {
 		scaleDist(d, 1/n)
 	}
 	for k, c := range m.PerSLO {
-		k := k
 		inv := 1 / classRuns[k]
 		c.Count *= inv
 		c.Completed *= inv

@@ -20,6 +20,7 @@ import (
 // routed, and their removal recentRequests requests later.
 type workload struct {
 	req   simcore.Request
+	fresh bool // route a copy of req each time instead of req itself
 	snaps []Snapshot
 	next  uint64 // stream id of the next request's own blocks
 	lcg   uint64 // picks which instance completes a request
@@ -78,7 +79,12 @@ func (w *workload) refresh(s *Snapshot) {
 
 func (w *workload) route(r Router) int {
 	w.advance()
-	chosen := r.Route(&w.req, w.snaps, w.now)
+	req := &w.req
+	if w.fresh {
+		req = new(simcore.Request)
+		*req = w.req
+	}
+	chosen := r.Route(req, w.snaps, w.now)
 	w.snaps[chosen].InFlight++
 	w.refresh(&w.snaps[chosen])
 	if sink, ok := r.(KVEventSink); ok {
@@ -122,6 +128,31 @@ func seedProfiles() []Config {
 	}
 }
 
+// fillRecords is a warm-up that fills every instance's prefix record and
+// then recycles entries: 8 × 10,000 blocks at 16 new blocks a request, twice.
+const fillRecords = 8 * DefaultPrefixIndexCapacity / 16 * 2
+
+// warmRouter builds cfg's router for 8 instances (router seed 42) and routes
+// warm requests of a new workload through it.
+func warmRouter(tb testing.TB, cfg Config, newLoad func(int) *workload, warm int) (Router, *workload) {
+	tb.Helper()
+	r := mustNew(tb, cfg, 8, rand.New(rand.NewSource(42)))
+	w := newLoad(8)
+	for range warm {
+		w.route(r)
+	}
+	return r, w
+}
+
+// benchRoute measures routing the workload's requests after warm ones.
+func benchRoute(b *testing.B, cfg Config, newLoad func(int) *workload, warm int) {
+	r, w := warmRouter(b, cfg, newLoad, warm)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.route(r)
+	}
+}
+
 func TestRoute_DoesNotAllocate(t *testing.T) {
 	configs := []Config{
 		{Policy: "weighted"}, // the three default scorers
@@ -131,13 +162,7 @@ func TestRoute_DoesNotAllocate(t *testing.T) {
 	}
 	for _, cfg := range append(configs, seedProfiles()...) {
 		for _, newLoad := range []func(int) *workload{newWorkload, newSessionWorkload} {
-			r := mustNew(t, cfg, 8, rand.New(rand.NewSource(42)))
-			w := newLoad(8)
-			// Warm up until every instance's prefix record is full and entries
-			// are being recycled: 8 × 10,000 blocks at 16 new blocks a request.
-			for range 8 * DefaultPrefixIndexCapacity / 16 * 2 {
-				w.route(r)
-			}
+			r, w := warmRouter(t, cfg, newLoad, fillRecords)
 			if allocs := testing.AllocsPerRun(2000, func() { w.route(r) }); allocs != 0 {
 				t.Errorf("%+v, shared %d: Route allocates %v times per call", cfg, w.req.Content.Shared, allocs)
 			}
@@ -157,32 +182,18 @@ func TestNew_RouterIsKVEventSinkExactlyWithPrecisePrefix(t *testing.T) {
 }
 
 func BenchmarkRouteWeighted(b *testing.B) {
-	r := mustNew(b, Config{Policy: "weighted"}, 8, rand.New(rand.NewSource(42)))
-	w := newWorkload(8)
-	for range 8 * DefaultPrefixIndexCapacity / 16 * 2 {
-		w.route(r)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		w.route(r)
-	}
+	benchRoute(b, Config{Policy: "weighted"}, newWorkload, fillRecords)
 }
 
 func BenchmarkRouteLeastLoaded(b *testing.B) {
-	r := mustNew(b, Config{Policy: "least-loaded"}, 8, rand.New(rand.NewSource(42)))
-	w := newWorkload(8)
-	b.ReportAllocs()
-	for b.Loop() {
-		w.route(r)
-	}
+	benchRoute(b, Config{Policy: "least-loaded"}, newWorkload, 0)
 }
 
 // BenchmarkRouteWeightedSharedOnly routes requests made only of the shared
 // prompt: nothing is inserted or evicted, so it measures the scoring and
 // recency work alone.
 func BenchmarkRouteWeightedSharedOnly(b *testing.B) {
-	r := mustNew(b, Config{Policy: "weighted"}, 8, rand.New(rand.NewSource(42)))
-	w := newWorkload(8)
+	r, w := warmRouter(b, Config{Policy: "weighted"}, newWorkload, 0)
 	prompt := make([]uint64, 48)
 	for k := range prompt {
 		prompt[k] = uint64(k+1) * 0x9e3779b97f4a7c15
@@ -212,15 +223,7 @@ func BenchmarkRoutePrecisePrefix(b *testing.B) {
 		b.Run(fmt.Sprintf("delay=%dus", delay), func(b *testing.B) {
 			cfg := Config{Policy: "weighted", CacheSignalDelay: delay,
 				Scorers: []ScorerWeight{{"precise-prefix", 2}, {"queue-depth", 1}, {"kv-utilization", 1}}}
-			r := mustNew(b, cfg, 8, rand.New(rand.NewSource(42)))
-			w := newSessionWorkload(8)
-			for range 10000 {
-				w.route(r)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				w.route(r)
-			}
+			benchRoute(b, cfg, newSessionWorkload, 10000)
 		})
 	}
 }
@@ -229,15 +232,7 @@ func BenchmarkRoutePrecisePrefix(b *testing.B) {
 func BenchmarkRouteSeedScorers(b *testing.B) {
 	for _, cfg := range seedProfiles()[1:4] {
 		b.Run(cfg.Scorers[0].Name+"+"+cfg.Scorers[len(cfg.Scorers)-1].Name, func(b *testing.B) {
-			r := mustNew(b, cfg, 8, rand.New(rand.NewSource(42)))
-			w := newWorkload(8)
-			for range 8 * DefaultPrefixIndexCapacity / 16 * 2 {
-				w.route(r)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				w.route(r)
-			}
+			benchRoute(b, cfg, newWorkload, fillRecords)
 		})
 	}
 }

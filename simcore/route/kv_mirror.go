@@ -17,16 +17,15 @@ import (
 // matching (as prefixIndex does). An entry nobody holds leaves the table
 // (u64map deletes without tombstones) and is reused.
 type kvMirror struct {
-	delay     simcore.Tick
-	instances int
-	words     int // uint64 words per holder bitset
+	delay simcore.Tick
+	words int // uint64 words per holder bitset
 
 	pending eventRing
 	entries *u64map.Map // hash → entry
 	holders []uint64    // words per entry: the instances holding its hash
 	free    []int32     // entries nobody holds
 
-	active []uint64 // scratch: instances still matching
+	active matchingSet // scratch of match
 }
 
 // kvEvent is one reported change of an instance's prefix cache.
@@ -40,12 +39,11 @@ type kvEvent struct {
 func newKVMirror(instances int, delay simcore.Tick) *kvMirror {
 	words := (instances + 63) / 64
 	return &kvMirror{
-		delay:     delay,
-		instances: instances,
-		words:     words,
-		pending:   eventRing{buf: make([]kvEvent, 64)},
-		entries:   u64map.New(1024),
-		active:    make([]uint64, words),
+		delay:   delay,
+		words:   words,
+		pending: eventRing{buf: make([]kvEvent, 64)},
+		entries: u64map.New(1024),
+		active:  newMatchingSet(instances),
 	}
 }
 
@@ -116,39 +114,17 @@ func (m *kvMirror) newEntry() int32 {
 // instance i holds, probing each block once and stopping when no instance
 // matches any more.
 func (m *kvMirror) match(blocks []uint64, matched []int32) {
-	active := m.active
-	for w := range active {
-		active[w] = ^uint64(0)
-	}
-	if tailBits := m.instances & 63; tailBits != 0 {
-		active[len(active)-1] = 1<<uint(tailBits) - 1
-	}
+	m.active.fill()
 	for k, h := range blocks {
-		e, held := m.entries.Get(h)
-		remaining := uint64(0)
-		for w, a := range active {
-			kept := uint64(0)
-			if held {
-				kept = a & m.holders[int(e)*m.words+w]
-			}
-			settle(matched, w, a&^kept, int32(k))
-			active[w] = kept
-			remaining |= kept
+		var held []uint64
+		if e, ok := m.entries.Get(h); ok {
+			held = m.holders[int(e)*m.words : int(e+1)*m.words]
 		}
-		if remaining == 0 {
+		if !m.active.narrow(held, matched, int32(k)) {
 			return
 		}
 	}
-	for w, a := range active {
-		settle(matched, w, a, int32(len(blocks)))
-	}
-}
-
-// holds reports whether the mirror currently shows instance holding hash
-// (tests).
-func (m *kvMirror) holds(instance int, hash uint64) bool {
-	e, ok := m.entries.Get(hash)
-	return ok && m.holders[int(e)*m.words+instance>>6]&(1<<(uint(instance)&63)) != 0
+	m.active.settleAll(matched, int32(len(blocks)))
 }
 
 // eventRing is a FIFO of events on a power-of-two ring that doubles when
@@ -184,8 +160,8 @@ type precisePrefix struct {
 	leadingRun
 }
 
-func newPrecisePrefix(mirror *kvMirror, instances int) *precisePrefix {
-	return &precisePrefix{mirror: mirror, leadingRun: leadingRun{matched: make([]int32, instances)}}
+func newPrecisePrefix(mirror *kvMirror, blocks *requestBlocks, instances int) *precisePrefix {
+	return &precisePrefix{mirror: mirror, leadingRun: newLeadingRun(blocks, instances)}
 }
 
 func (p *precisePrefix) Score(r *simcore.Request, _ []Snapshot, out []float64) {

@@ -23,9 +23,15 @@ func preciseRouter(t *testing.T, instances int, delay simcore.Tick) weightedWith
 // router would at now.
 func preciseScores(rt weightedWithKVEvents, r *simcore.Request, now simcore.Tick) []float64 {
 	rt.mirror.catchUp(now)
-	out := make([]float64, rt.instances)
-	rt.scorers[0].Score(r, make([]Snapshot, rt.instances), out)
+	out := make([]float64, len(rt.dim))
+	rt.scorers[0].Score(r, make([]Snapshot, len(rt.dim)), out)
 	return out
+}
+
+// holds reports whether the mirror currently shows instance holding hash.
+func (m *kvMirror) holds(instance int, hash uint64) bool {
+	e, ok := m.entries.Get(hash)
+	return ok && m.holders[int(e)*m.words+instance>>6]&(1<<(uint(instance)&63)) != 0
 }
 
 // The mirror shows a change exactly CacheSignalDelay µs after it happened.

@@ -57,7 +57,8 @@ type weighted struct {
 	scorers   []Scorer
 	weights   []float64 // normalised, index-aligned with scorers
 	observers []Observer
-	mirror    *kvMirror // the KV-event mirror precise-prefix reads, or nil
+	mirror    *kvMirror      // the KV-event mirror precise-prefix reads, or nil
+	blocks    *requestBlocks // the request's block hashes, for the prefix scorers
 	ties      tieBreaker
 	dim       []float64 // scratch: one scorer's values
 	composite []float64 // scratch: the weighted sum
@@ -87,7 +88,7 @@ func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
 		kind, _ := findScorer(sw.Name) // validated by New
 		w.scorers = append(w.scorers, kind.build(parts))
 	}
-	w.observers, w.mirror = parts.observers, parts.mirror
+	w.observers, w.mirror, w.blocks = parts.observers, parts.mirror, &parts.blocks
 	if w.mirror != nil {
 		return weightedWithKVEvents{w, w.mirror}
 	}
@@ -98,6 +99,7 @@ func (w *weighted) Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick)
 	if w.mirror != nil {
 		w.mirror.catchUp(now)
 	}
+	w.blocks.begin(r)
 	n := len(snaps)
 	composite, dim := w.composite[:n], w.dim[:n]
 	clear(composite)
@@ -127,5 +129,6 @@ func (w *weighted) Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick)
 	for _, obs := range w.observers {
 		obs.Observe(r, chosen)
 	}
+	w.blocks.end()
 	return chosen
 }

@@ -37,14 +37,13 @@ type prefixIndex struct {
 	rings []touchRing
 
 	// Scratch for one request, shared by match and record, which re-probes
-	// only the blocks match did not reach.
-	hints     []int32 // entry of each probed block, or noEntry
-	spots     []int32 // for an absent block, the empty slot it would fill
-	hinted    int     // blocks with hints
-	hintedFor *uint64 // the blocks match last saw (record must get them
-	hintedLen int     // unchanged to use the hints, as Route guarantees)
+	// only the blocks match did not reach when its caller says the hints
+	// are for the blocks it records.
+	hints  []int32 // entry of each probed block, or noEntry
+	spots  []int32 // for an absent block, the empty slot it would fill
+	hinted int     // leading blocks of the last match with hints
 
-	active []uint64 // scratch: bitset of instances still matching
+	active matchingSet // scratch of matchWords
 }
 
 // touchRing is one instance's LRU: its touches, oldest first.
@@ -84,7 +83,7 @@ func newPrefixIndex(instances, capacity int) *prefixIndex {
 		stride:    stride,
 		stampBase: bitsWord + words,
 		rings:     make([]touchRing, instances),
-		active:    make([]uint64, words),
+		active:    newMatchingSet(instances),
 	}
 	x.table.resize(16)
 	for i := range x.rings {
@@ -97,13 +96,9 @@ func (x *prefixIndex) key(e int32) uint64 { return x.records[int(e)*x.stride+key
 
 func (x *prefixIndex) holders(e int32) uint64 { return x.records[int(e)*x.stride+holdersWord] }
 
-func (x *prefixIndex) holds(e int32, inst int) bool {
-	return x.records[int(e)*x.stride+bitsWord+inst>>6]&(1<<(uint(inst)&63)) != 0
-}
-
-// position returns the low 32 bits of inst's latest ring position for e.
-func (x *prefixIndex) position(e int32, inst int) uint32 {
-	return uint32(x.records[int(e)*x.stride+x.stampBase+inst>>1] >> (32 * (uint(inst) & 1)))
+// holderBits is e's holder bitset.
+func (x *prefixIndex) holderBits(e int32) []uint64 {
+	return x.records[int(e)*x.stride+bitsWord : int(e)*x.stride+bitsWord+x.words]
 }
 
 func (x *prefixIndex) setPosition(e int32, inst int, p uint64) {
@@ -114,7 +109,8 @@ func (x *prefixIndex) setPosition(e int32, inst int, p uint64) {
 
 // match writes into matched[i] the number of leading blocks of blocks that
 // instance i holds. It probes each block once, narrowing the set of
-// instances still matching, and stops as soon as that set is empty.
+// instances still matching, and stops as soon as that set is empty. The
+// entries it found are hints for a record of the same blocks.
 func (x *prefixIndex) match(blocks []uint64, matched []int32) {
 	hints, spots := x.scratchHints(len(blocks))
 	var k int
@@ -123,10 +119,7 @@ func (x *prefixIndex) match(blocks []uint64, matched []int32) {
 	} else {
 		k = x.matchWords(blocks, matched, hints, spots)
 	}
-	x.hinted, x.hintedLen = min(k+1, len(blocks)), len(blocks)
-	if len(blocks) > 0 {
-		x.hintedFor = &blocks[0]
-	}
+	x.hinted = min(k+1, len(blocks))
 }
 
 // matchOneWord is match for up to 64 instances, the common case, with the
@@ -165,35 +158,66 @@ func (x *prefixIndex) matchOneWord(blocks []uint64, matched []int32, hints, spot
 
 // matchWords is match for any number of instances.
 func (x *prefixIndex) matchWords(blocks []uint64, matched []int32, hints, spots []int32) int {
-	records, stride := x.records, x.stride
-	active := x.active
-	for w := range active {
-		active[w] = ^uint64(0)
-	}
-	if tailBits := x.instances & 63; tailBits != 0 {
-		active[len(active)-1] = 1<<uint(tailBits) - 1
-	}
+	x.active.fill()
 	for k, h := range blocks {
 		e, s := x.find(h)
 		hints[k], spots[k] = e, int32(s)
-		remaining := uint64(0)
-		for w, a := range active {
-			kept := uint64(0)
-			if e != noEntry {
-				kept = a & records[int(e)*stride+bitsWord+w]
-			}
-			settle(matched, w, a&^kept, int32(k))
-			active[w] = kept
-			remaining |= kept
+		var held []uint64
+		if e != noEntry {
+			held = x.holderBits(e)
 		}
-		if remaining == 0 {
+		if !x.active.narrow(held, matched, int32(k)) {
 			return k
 		}
 	}
-	for w, a := range active {
-		settle(matched, w, a, int32(len(blocks)))
-	}
+	x.active.settleAll(matched, int32(len(blocks)))
 	return len(blocks)
+}
+
+// matchingSet is the bitset of the instances still matching a request's
+// leading blocks, narrowed block by block: the multi-word match of the
+// prefix index and of the KV-event mirror.
+type matchingSet struct {
+	words     []uint64
+	instances int
+}
+
+func newMatchingSet(instances int) matchingSet {
+	return matchingSet{words: make([]uint64, (instances+63)/64), instances: instances}
+}
+
+// fill puts every instance in the set.
+func (a matchingSet) fill() {
+	for w := range a.words {
+		a.words[w] = ^uint64(0)
+	}
+	if tailBits := a.instances & 63; tailBits != 0 {
+		a.words[len(a.words)-1] = 1<<uint(tailBits) - 1
+	}
+}
+
+// narrow keeps the instances in held (a holder bitset of as many words;
+// nil = none), settling the others at k matched blocks. It reports whether
+// any instance is left.
+func (a matchingSet) narrow(held []uint64, matched []int32, k int32) bool {
+	remaining := uint64(0)
+	for w, bits := range a.words {
+		kept := uint64(0)
+		if held != nil {
+			kept = bits & held[w]
+		}
+		settle(matched, w, bits&^kept, k)
+		a.words[w] = kept
+		remaining |= kept
+	}
+	return remaining != 0
+}
+
+// settleAll settles every instance left at n matched blocks.
+func (a matchingSet) settleAll(matched []int32, n int32) {
+	for w, bits := range a.words {
+		settle(matched, w, bits, n)
+	}
 }
 
 // settle sets matched[i] = n for every instance i whose bit is set in
@@ -205,23 +229,26 @@ func settle(matched []int32, w int, dropped uint64, n int32) {
 }
 
 // record touches every hash of blocks, in order, in inst's LRU, then
-// own more hashes that are the request's own (see private).
+// own more hashes that are the request's own (see private). hinted says
+// that blocks begin with the blocks of the last match, with no record
+// since: record then reuses the entries match found instead of probing
+// again.
 //
 // It appends every touch first and evicts the overflow afterwards. The
 // outcome is the same as touching one hash at a time, because an LRU always
 // holds the capacity most recently touched distinct hashes. Evicting last
 // means no entry is freed while the request's hints are in use.
-func (x *prefixIndex) record(blocks []uint64, own int, inst int) {
-	if x.reserve(len(blocks)) || len(blocks) != x.hintedLen || len(blocks) == 0 || &blocks[0] != x.hintedFor {
-		x.hinted = 0 // slots moved, or the hints are not for these blocks
+func (x *prefixIndex) record(blocks []uint64, own int, inst int, hinted bool) {
+	start := 0
+	if moved := x.reserve(len(blocks)); hinted && !moved {
+		start = min(x.hinted, len(blocks))
 	}
-	x.hintedFor = nil
 	hints, spots := x.scratchHints(len(blocks))
-	for k := x.hinted; k < len(blocks); k++ {
+	for k := start; k < len(blocks); k++ {
 		e, s := x.find(blocks[k])
 		hints[k], spots[k] = e, int32(s)
 	}
-	x.hinted = 0 // hints describe one request only
+	x.hinted = 0 // the index changes below: the hints are spent
 	// The loop works on local copies of the ring's fields: stores through
 	// records would otherwise force the compiler to reload them each time.
 	r := &x.rings[inst]
@@ -367,18 +394,4 @@ func (x *prefixIndex) makeRoom(inst int) {
 		entries[p&uint64(len(entries)-1)] = r.entries[p&mask]
 	}
 	r.entries = entries
-}
-
-// blockCount returns the number of hashes instance inst holds.
-func (x *prefixIndex) blockCount(inst int) int { return x.rings[inst].count }
-
-// lruOrder appends inst's hashes from most to least recently touched (tests).
-func (x *prefixIndex) lruOrder(inst int, out []uint64) []uint64 {
-	r := &x.rings[inst]
-	for p := r.head; p > r.tail; p-- {
-		if e := r.entries[(p-1)&uint64(len(r.entries)-1)]; e >= 0 {
-			out = append(out, x.key(e))
-		}
-	}
-	return out
 }

@@ -29,7 +29,7 @@ func TestPrefixIndex_LRUEvictsLeastRecentlyRecorded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newPrefixIndex(2, tc.capa)
 			for _, blocks := range tc.records {
-				x.record(blocks, 0, 0)
+				x.record(blocks, 0, 0, false)
 			}
 			if got := x.lruOrder(0, nil); !slices.Equal(got, tc.want) {
 				t.Fatalf("LRU order %v, want %v", got, tc.want)
@@ -43,10 +43,10 @@ func TestPrefixIndex_LRUEvictsLeastRecentlyRecorded(t *testing.T) {
 
 func TestPrefixIndex_LookupsDoNotRefreshRecency(t *testing.T) {
 	x := newPrefixIndex(1, 2)
-	x.record([]uint64{1, 2}, 0, 0)
+	x.record([]uint64{1, 2}, 0, 0, false)
 	matched := make([]int32, 1)
 	x.match([]uint64{1}, matched) // would make 1 most recent if lookups touched
-	x.record([]uint64{3}, 0, 0)
+	x.record([]uint64{3}, 0, 0, false)
 	if got := x.lruOrder(0, nil); !slices.Equal(got, []uint64{3, 2}) {
 		t.Fatalf("LRU order %v, want [3 2]", got)
 	}
@@ -54,23 +54,46 @@ func TestPrefixIndex_LookupsDoNotRefreshRecency(t *testing.T) {
 
 func TestPrefixIndex_InstancesAreIndependent(t *testing.T) {
 	x := newPrefixIndex(3, 2)
-	x.record([]uint64{1, 2}, 0, 0)
-	x.record([]uint64{1, 2}, 0, 1)
-	x.record([]uint64{3}, 0, 0) // evicts 1 from instance 0 only
+	x.record([]uint64{1, 2}, 0, 0, false)
+	x.record([]uint64{1, 2}, 0, 1, false)
+	x.record([]uint64{3}, 0, 0, false) // evicts 1 from instance 0 only
 	matched := make([]int32, 3)
 	x.match([]uint64{1, 2}, matched)
 	if !slices.Equal(matched, []int32{0, 2, 0}) {
 		t.Fatalf("matched %v, want [0 2 0]", matched)
 	}
-	x.record([]uint64{4}, 0, 1) // 1 is now held by nobody: it leaves the table
+	x.record([]uint64{4}, 0, 1, false) // 1 is now held by nobody: it leaves the table
 	if e, _ := x.find(1); e != noEntry || len(x.free) != 1 {
 		t.Fatalf("hash 1 has entry %d, free list %v; want none, one", e, x.free)
 	}
-	x.record([]uint64{5}, 0, 2) // and its entry is reused
+	x.record([]uint64{5}, 0, 2, false) // and its entry is reused
 	if len(x.free) != 0 || len(x.records)/x.stride != 4 {
 		t.Fatalf("free %d, entries %d; want 0, 4", len(x.free), len(x.records)/x.stride)
 	}
 	checkIndexInvariants(t, x)
+}
+
+func (x *prefixIndex) holds(e int32, inst int) bool {
+	return x.records[int(e)*x.stride+bitsWord+inst>>6]&(1<<(uint(inst)&63)) != 0
+}
+
+// position returns the low 32 bits of inst's latest ring position for e.
+func (x *prefixIndex) position(e int32, inst int) uint32 {
+	return uint32(x.records[int(e)*x.stride+x.stampBase+inst>>1] >> (32 * (uint(inst) & 1)))
+}
+
+// blockCount returns the number of hashes instance inst holds.
+func (x *prefixIndex) blockCount(inst int) int { return x.rings[inst].count }
+
+// lruOrder appends inst's hashes from most to least recently touched.
+func (x *prefixIndex) lruOrder(inst int, out []uint64) []uint64 {
+	r := &x.rings[inst]
+	for p := r.head; p > r.tail; p-- {
+		if e := r.entries[(p-1)&uint64(len(r.entries)-1)]; e >= 0 {
+			out = append(out, x.key(e))
+		}
+	}
+	return out
 }
 
 // referenceIndex is the obvious implementation of BLIS's PrefixCacheIndex:
@@ -175,7 +198,8 @@ func TestPrefixIndex_MatchesReferenceImplementation(t *testing.T) {
 				}
 				if kind != 0 {
 					inst := rng.Intn(shape.instances)
-					fast.record(blocks[:shared], len(blocks)-shared, inst)
+					// After a match, its hints cover the shareable blocks.
+					fast.record(blocks[:shared], len(blocks)-shared, inst, kind == 2)
 					ref.record(blocks, inst)
 					want := slices.DeleteFunc(ref.order(inst), func(h uint64) bool { return h > 1<<40 })
 					if got := fast.lruOrder(inst, nil); !slices.Equal(got, want) {

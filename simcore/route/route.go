@@ -28,9 +28,7 @@ type Snapshot struct {
 	BatchSize              int32   // running batch length
 	InFlight               int32   // routed and not yet completed or dropped
 	KVUtilization          float64 // used / total GPU blocks
-	FreeKVBlocks           int64
-	CacheHitRate           float64
-	PendingTransferLatency int64   // µs of CPU→GPU reload not yet charged (tiered KV)
+	PendingTransferLatency int64   // µs of CPU→GPU reload in the instance's current step (tiered KV)
 	KVThrashingRate        float64 // tiered KV
 }
 

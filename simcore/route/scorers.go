@@ -53,7 +53,7 @@ func scorerKinds() []scorerKind {
 		{"kv-pressure-slo", func(p *profileParts) Scorer { return newKVPressure(p.cfg, true) }},
 		{"kv-utilization", func(*profileParts) Scorer { return kvUtilization{} }},
 		{"load-balance", func(*profileParts) Scorer { return loadBalance{} }},
-		{"precise-prefix", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), p.instances) }},
+		{"precise-prefix", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), &p.blocks, p.instances) }},
 		{"prefix-affinity", func(p *profileParts) Scorer { return p.prefixRecord() }},
 		{"queue-depth", func(*profileParts) Scorer { return queueDepth{} }},
 		{"slo-priority", func(p *profileParts) Scorer { return newSLOPriority(p.cfg, p.prefixRecord(), p.instances) }},
@@ -62,18 +62,20 @@ func scorerKinds() []scorerKind {
 
 // profileParts builds one profile's scorers and owns the state they share:
 // one prefix-affinity record and one KV-event mirror, each created on first
-// use, so that two scorers reading the same record see (and update) one.
+// use, so that two scorers reading the same record see (and update) one,
+// and the request's block hashes, which both prefix scorers look up.
 type profileParts struct {
 	cfg       *Config
 	instances int
 	affinity  *prefixAffinity
 	mirror    *kvMirror
+	blocks    requestBlocks
 	observers []Observer // the records, in creation order
 }
 
 func (p *profileParts) prefixRecord() *prefixAffinity {
 	if p.affinity == nil {
-		p.affinity = newPrefixAffinity(p.instances, p.cfg.prefixCapacity())
+		p.affinity = newPrefixAffinity(&p.blocks, p.instances, p.cfg.prefixCapacity())
 		p.observers = append(p.observers, p.affinity)
 	} else {
 		// A second reader: remember the scores until the decision is
@@ -214,6 +216,10 @@ func (loadBalance) Score(_ *simcore.Request, snaps []Snapshot, out []float64) {
 type prefixAffinity struct {
 	index *prefixIndex
 	leadingRun
+	// matchedFor is the request the index last matched, until Observe: if
+	// Observe gets the same request (unchanged, as within a routing
+	// decision), the entries that match found serve record too.
+	matchedFor *simcore.Request
 
 	// With two readers (prefix-affinity and slo-priority) the first Score
 	// of a decision fills scores and the second copies it; Observe ends
@@ -224,10 +230,10 @@ type prefixAffinity struct {
 	scores  []float64
 }
 
-func newPrefixAffinity(instances, capacity int) *prefixAffinity {
+func newPrefixAffinity(blocks *requestBlocks, instances, capacity int) *prefixAffinity {
 	return &prefixAffinity{
 		index:      newPrefixIndex(instances, capacity),
-		leadingRun: leadingRun{matched: make([]int32, instances)},
+		leadingRun: newLeadingRun(blocks, instances),
 		scores:     make([]float64, instances),
 	}
 }
@@ -253,32 +259,73 @@ type prefixMatcher interface {
 // in the leading run an index holds (prefix-affinity's router record,
 // precise-prefix's mirror of the real caches).
 type leadingRun struct {
-	matched []int32  // scratch, one per instance
-	hashes  []uint64 // scratch: the request's shareable input block hashes
+	matched []int32        // scratch, one per instance
+	blocks  *requestBlocks // the profile's, shared by its prefix scorers
 }
 
-func (l *leadingRun) score(r *simcore.Request, index prefixMatcher, out []float64) {
+func newLeadingRun(blocks *requestBlocks, instances int) leadingRun {
+	if blocks == nil {
+		blocks = new(requestBlocks) // a scorer of its own (tests)
+	}
+	return leadingRun{matched: make([]int32, instances), blocks: blocks}
+}
+
+// score reports whether it matched r's blocks against the index (it does
+// not when r has no full input block).
+func (l *leadingRun) score(r *simcore.Request, index prefixMatcher, out []float64) bool {
 	total := int(r.Content.Input)
 	if total == 0 {
 		clear(out)
-		return
+		return false
 	}
-	// Private blocks are in no index (no other request can hold them): the
-	// leading run ends before them, so only the shareable ones are looked up.
-	l.hashes = r.Content.AppendHashes(l.hashes[:0], min(total, int(r.Content.Shared)))
-	index.match(l.hashes, l.matched)
+	index.match(l.blocks.of(r), l.matched)
 	for i := range out {
 		out[i] = float64(l.matched[i]) / float64(total)
 	}
+	return true
 }
 
-func (p *prefixAffinity) scoreInto(r *simcore.Request, out []float64) { p.score(r, p.index, out) }
+func (p *prefixAffinity) scoreInto(r *simcore.Request, out []float64) {
+	p.matchedFor = nil
+	if p.score(r, p.index, out) {
+		p.matchedFor = r
+	}
+}
 
 // Observe records all of the request's input blocks, shared prefix and
 // unique suffix alike, for the chosen instance.
 func (p *prefixAffinity) Observe(r *simcore.Request, chosen int) {
 	p.scored = false
-	n := min(int(r.Content.Input), int(r.Content.Shared))
-	p.hashes = r.Content.AppendHashes(p.hashes[:0], n) // same array: match's hints stay valid
-	p.index.record(p.hashes, int(r.Content.Input)-n, chosen)
+	hinted := p.matchedFor == r
+	p.matchedFor = nil
+	blocks := p.blocks.of(r)
+	p.index.record(blocks, int(r.Content.Input)-len(blocks), chosen, hinted)
+}
+
+// requestBlocks holds the hashes of a request's shareable input blocks,
+// the keys the prefix scorers look up and the prefix-affinity record
+// records. Private blocks are in no index (no other request can hold
+// them): a leading run ends before them. Within a routing decision, which
+// the weighted router brackets with begin and end, they are computed
+// once however many scorers read them; outside one, every read computes
+// them afresh.
+type requestBlocks struct {
+	decision *simcore.Request // the request being routed, nil between decisions
+	valid    bool             // hashes are decision's
+	hashes   []uint64
+}
+
+func (b *requestBlocks) begin(r *simcore.Request) { b.decision, b.valid = r, false }
+
+func (b *requestBlocks) end() { b.decision, b.valid = nil, false }
+
+// of returns r's shareable input block hashes, valid until the next call.
+func (b *requestBlocks) of(r *simcore.Request) []uint64 {
+	if b.valid && r == b.decision {
+		return b.hashes
+	}
+	c := &r.Content
+	b.hashes = c.AppendHashes(b.hashes[:0], min(int(c.Input), int(c.Shared)))
+	b.valid = r == b.decision
+	return b.hashes
 }

@@ -68,11 +68,9 @@ func newKVPressure(cfg *Config, perClass bool) *kvPressure {
 	if k.thrashWeight == 0 {
 		k.thrashWeight = defaultThrashWeight
 	}
-	defaults := defaultTransferClassScale()
-	for c := range simcore.NumSLOClasses {
-		factor := 1.0
-		if perClass {
-			factor = cfg.KVPressureSLOScale.Or(c, defaults[c])
+	for c, factor := range cfg.KVPressureSLOScale.Resolve(defaultTransferClassScale()) {
+		if !perClass {
+			factor = 1
 		}
 		k.transferPerUs[c] = factor / scale
 	}
@@ -80,19 +78,11 @@ func newKVPressure(cfg *Config, perClass bool) *kvPressure {
 }
 
 func (k *kvPressure) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
-	perUs := k.transferPerUs[classOf(r)]
+	perUs := k.transferPerUs[r.SLO.Known()]
 	for i := range snaps {
 		s := &snaps[i]
 		out[i] = clamp01(1 - s.KVUtilization - float64(s.PendingTransferLatency)*perUs - s.KVThrashingRate*k.thrashWeight)
 	}
-}
-
-// classOf is the request's SLO class, unclassed if out of range.
-func classOf(r *simcore.Request) simcore.SLOClass {
-	if r.SLO >= simcore.NumSLOClasses {
-		return simcore.SLONone
-	}
-	return r.SLO
 }
 
 // sloPriority blends cache affinity and load per request class:
@@ -107,16 +97,15 @@ type sloPriority struct {
 }
 
 func newSLOPriority(cfg *Config, affinity *prefixAffinity, instances int) *sloPriority {
-	s := &sloPriority{affinity: affinity, load: make([]float64, instances)}
-	defaults := defaultSLOPriorityBlend()
-	for c := range simcore.NumSLOClasses {
-		s.blend[c] = cfg.SLOPriorityBlend.Or(c, defaults[c])
+	return &sloPriority{
+		affinity: affinity,
+		blend:    cfg.SLOPriorityBlend.Resolve(defaultSLOPriorityBlend()),
+		load:     make([]float64, instances),
 	}
-	return s
 }
 
 func (s *sloPriority) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
-	w := s.blend[classOf(r)]
+	w := s.blend[r.SLO.Known()]
 	load := s.load[:len(snaps)]
 	queueDepth{}.Score(r, snaps, load)
 	s.affinity.Score(r, snaps, out)

@@ -60,7 +60,7 @@ func TestScorers_ValuesOnHandBuiltSnapshots(t *testing.T) {
 }
 
 func TestPrefixAffinity_ScoresLeadingRunShare(t *testing.T) {
-	p := newPrefixAffinity(3, 100)
+	p := newPrefixAffinity(nil, 3, 100)
 	p.Observe(inputBlocks(10, 11, 12, 13), 0)
 	p.Observe(inputBlocks(10, 11), 1)
 	p.Observe(inputBlocks(99, 11, 12, 13), 2) // shares blocks, not the first
@@ -97,7 +97,7 @@ func inputBlocks(blocks ...uint64) *simcore.Request {
 // Blocks completed by output tokens (kept for a session's next round) are
 // not part of the input: BLIS hashes the input tokens only.
 func TestPrefixAffinity_IgnoresOutputBlocks(t *testing.T) {
-	p := newPrefixAffinity(2, 100)
+	p := newPrefixAffinity(nil, 2, 100)
 	withOutput := &simcore.Request{Content: kv.Content{Prefix: []uint64{1, 2, 3, 4}, UID: 1, Input: 2, Total: 4, Shared: 4}}
 	p.Observe(withOutput, 0)
 	if got := p.index.lruOrder(0, nil); !slices.Equal(got, []uint64{2, 1}) {
@@ -111,6 +111,70 @@ func TestPrefixAffinity_IgnoresOutputBlocks(t *testing.T) {
 	p.Score(inputBlocks(1, 2, 3, 4), make([]Snapshot, 2), out)
 	if !slices.Equal(out, []float64{0.5, 0}) {
 		t.Fatalf("scores %v, want [0.5 0]", out)
+	}
+}
+
+// Observe reuses the entries Score's match found only for the request that
+// was scored: after Score(a), recording b (as long as a) must record b's
+// blocks, not a's.
+func TestPrefixAffinity_ObserveOfAnUnscoredRequestRecordsItsOwnBlocks(t *testing.T) {
+	p := newPrefixAffinity(nil, 2, 100)
+	a, b := inputBlocks(1, 2), inputBlocks(3, 4)
+	snaps, out := make([]Snapshot, 2), make([]float64, 2)
+	p.Observe(a, 0)
+	p.Score(a, snaps, out) // finds a's entries
+	p.Observe(b, 1)        // b was never scored
+	for _, tc := range []struct {
+		r    *simcore.Request
+		want []float64
+	}{{a, []float64{1, 0}}, {b, []float64{0, 1}}} {
+		p.Score(tc.r, snaps, out)
+		if !slices.Equal(out, tc.want) {
+			t.Fatalf("%v scores %v, want %v", tc.r.Content.Prefix, out, tc.want)
+		}
+	}
+	checkIndexInvariants(t, p.index)
+}
+
+// The block hashes are computed once per routing decision, and afresh for
+// the next one even when the request is the same object, changed.
+func TestRequestBlocks_OncePerDecision(t *testing.T) {
+	var b requestBlocks
+	r := inputBlocks(1, 2, 3)
+	check := func(stage string, want ...uint64) {
+		t.Helper()
+		if got := b.of(r); !slices.Equal(got, want) {
+			t.Fatalf("%s: hashes %v, want %v", stage, got, want)
+		}
+	}
+	check("outside a decision", 1, 2, 3)
+	r.Content.Prefix = []uint64{4, 5, 6}
+	check("outside a decision, changed", 4, 5, 6)
+	b.begin(r)
+	check("first read", 4, 5, 6)
+	r.Content.Prefix = []uint64{7, 8, 9} // never within a decision: shows the memo
+	check("second read", 4, 5, 6)
+	b.end()
+	b.begin(r)
+	check("next decision", 7, 8, 9)
+	b.end()
+	check("after the decision", 7, 8, 9)
+}
+
+// A router routes a request object it has seen before, changed (the engine
+// recycles them), exactly as it routes a new one.
+func TestWeighted_RecycledRequestsRouteAsNewOnes(t *testing.T) {
+	for _, cfg := range append(seedProfiles(), Config{Policy: "weighted"}) {
+		for _, newLoad := range []func(int) *workload{newWorkload, newSessionWorkload} {
+			recycled, wr := warmRouter(t, cfg, newLoad, 0)
+			fresh, wf := warmRouter(t, cfg, newLoad, 0)
+			wf.fresh = true
+			for i := range 3000 {
+				if a, b := wr.route(recycled), wf.route(fresh); a != b {
+					t.Fatalf("%+v, shared %d: request %d went to %d, a new request to %d", cfg, wr.req.Content.Shared, i, a, b)
+				}
+			}
+		}
 	}
 }
 

@@ -77,7 +77,9 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 		if threshold == 0 {
 			threshold = DefaultLoadThreshold
 		}
-		return &adaptivePriority{tiered: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: threshold}, nil
+		p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: threshold}
+		p.baseScale = 0 // until the first SetLoad
+		return p, nil
 	}
 	return newTieredPriority(cfg, ageWeightPerMs(cfg)), nil
 }
@@ -115,25 +117,16 @@ func (cfg PolicyConfig) UsesClassBase() bool {
 	return cfg.Name == ByClass || cfg.Name == SLOTiered || cfg.Name == SLOAdaptive
 }
 
-// adaptivePriority is slo-tiered with the class base scaled by
+// adaptivePriority is slo-tiered with the class base (or hint) scaled by
 // min(1, waiting/threshold); the age urgency is not scaled, so at low load
 // requests are served in arrival order once past their class threshold.
 type adaptivePriority struct {
-	tiered    *tieredPriority
+	*tieredPriority
 	threshold float64
-	scale     float64
 }
 
 func (p *adaptivePriority) SetLoad(waiting int) {
-	p.scale = min(1, float64(waiting)/p.threshold)
-}
-
-func (p *adaptivePriority) Priority(r *simcore.Request, now simcore.Tick) float64 {
-	base := p.tiered.base[knownClass(r.SLO)]
-	if r.PriorityHint != 0 {
-		base = r.PriorityHint
-	}
-	return p.tiered.Priority(r, now) - base + p.scale*base
+	p.baseScale = min(1, float64(waiting)/p.threshold)
 }
 
 // agePriority is BLIS's slo-based policy: 1.0 per second waited since

@@ -20,6 +20,7 @@ func req(id int64, c simcore.SLOClass, arrival simcore.Tick) *simcore.Request {
 
 // serve scores q at now with the policy and orders it with priority-fcfs,
 // as the engine does at the start of a step; it returns the ids in order.
+// A load-aware policy sees a full queue (its full class gap).
 func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Request) []int64 {
 	t.Helper()
 	p, err := NewPolicy(cfg)
@@ -29,6 +30,9 @@ func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Reque
 	s, err := NewScheduler(PriorityFCFS)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if la, ok := p.(LoadAware); ok {
+		la.SetLoad(math.MaxInt32)
 	}
 	for _, r := range q {
 		if p != nil {
@@ -64,7 +68,9 @@ func equalIDs(a, b []int64) bool {
 }
 
 // Requests arrive least urgent class first, so any order other than the
-// class order must come from the policy.
+// class order must come from the policy. They carry stale priorities that
+// rank them in reverse arrival order (as a hint would): every policy but
+// constant rescores them.
 func TestClassPolicies_OrderByClassWithPriorityFCFS(t *testing.T) {
 	arrivals := []simcore.SLOClass{simcore.SLONone, simcore.SLOBackground, simcore.SLOBatch,
 		simcore.SLOSheddable, simcore.SLOStandard, simcore.SLOCritical}
@@ -80,7 +86,8 @@ func TestClassPolicies_OrderByClassWithPriorityFCFS(t *testing.T) {
 		{"slo-class base override", PolicyConfig{Name: ByClass, Base: perClass("sheddable=20,critical=-1")},
 			0, []int64{3, 4, 2, 0, 1, 5}},
 		{"slo-tiered before any threshold", PolicyConfig{Name: SLOTiered}, 5 * ms, []int64{5, 4, 2, 3, 0, 1}},
-		{"constant is FCFS", PolicyConfig{Name: Constant}, 0, []int64{0, 1, 2, 3, 4, 5}},
+		{"slo-adaptive at full load is slo-tiered", PolicyConfig{Name: SLOAdaptive}, 5 * ms, []int64{5, 4, 2, 3, 0, 1}},
+		{"constant keeps the priorities", PolicyConfig{Name: Constant}, 0, []int64{5, 4, 3, 2, 1, 0}},
 		{"slo-based is FCFS", PolicyConfig{Name: SLOBased}, 10 * ms, []int64{0, 1, 2, 3, 4, 5}},
 	}
 	for _, tc := range tests {
@@ -88,6 +95,7 @@ func TestClassPolicies_OrderByClassWithPriorityFCFS(t *testing.T) {
 			q := make([]*simcore.Request, len(arrivals))
 			for i, c := range arrivals {
 				q[i] = req(int64(i), c, simcore.Tick(i))
+				q[i].Priority = float64(100 + i)
 			}
 			if got := serve(t, tc.cfg, tc.now+simcore.Tick(len(q)), q...); !equalIDs(got, tc.want) {
 				t.Fatalf("order %v, want %v", got, tc.want)
@@ -153,6 +161,9 @@ func TestOvertakeWaitMs_BoundsStarvation(t *testing.T) {
 		{"slo-class: never", PolicyConfig{Name: ByClass}, simcore.SLOSheddable, simcore.SLOCritical, 0, false},
 		{"zero age weight: never", PolicyConfig{Name: SLOTiered, AgeWeightGiven: true}, simcore.SLOSheddable, simcore.SLOCritical, 0, false},
 		{"slo-based: at once", PolicyConfig{Name: SLOBased}, simcore.SLOSheddable, simcore.SLOCritical, 0, true},
+		{"slo-adaptive: slo-tiered's at full load", PolicyConfig{Name: SLOAdaptive}, simcore.SLOSheddable, simcore.SLOCritical, 1100, true},
+		{"slo-adaptive, zero age weight: never at full load", PolicyConfig{Name: SLOAdaptive, AgeWeightGiven: true},
+			simcore.SLOSheddable, simcore.SLOCritical, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,6 +173,31 @@ func TestOvertakeWaitMs_BoundsStarvation(t *testing.T) {
 			}
 			checkOvertake(t, tc.cfg, tc.low, tc.high, got, ok)
 		})
+	}
+}
+
+// slo-adaptive's bound holds at every load: a shorter queue only narrows
+// the class gap.
+func TestOvertakeWaitMs_SLOAdaptiveBoundHoldsAtEveryLoad(t *testing.T) {
+	cfg := PolicyConfig{Name: SLOAdaptive, LoadThreshold: 8}
+	boundMs, ok := OvertakeWaitMs(cfg, simcore.SLOSheddable, simcore.SLOCritical)
+	if !ok {
+		t.Fatal("no bound")
+	}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for load := range 12 {
+		p.(LoadAware).SetLoad(load)
+		now := simcore.Tick(math.Ceil(boundMs*1e3)) + 1
+		low, high := req(1, simcore.SLOSheddable, 0), req(2, simcore.SLOCritical, now)
+		if lp, hp := p.Priority(low, now), p.Priority(high, now); lp < hp {
+			t.Fatalf("load %d: sheddable after %v ms scores %v, below a fresh critical's %v", load, boundMs, lp, hp)
+		}
+		if fresh := req(3, simcore.SLOSheddable, 0); load == 0 && p.Priority(fresh, 0) != p.Priority(high, now) {
+			t.Fatalf("empty queue: classes still apart (%v, %v)", p.Priority(fresh, 0), p.Priority(high, now))
+		}
 	}
 }
 
@@ -321,5 +357,38 @@ func TestSLOAdaptiveScalesTheGapWithLoad(t *testing.T) {
 	}
 	if p.Priority(shed, 1000) >= p.Priority(crit, 1000) {
 		t.Fatal("at full load a fresh critical request must outrank a young sheddable one")
+	}
+}
+
+// The age urgency is not scaled with the load, and a router's hint
+// replaces the class base before scaling, as in slo-tiered.
+func TestSLOAdaptive_ScalesTheBaseOrHintNotTheUrgency(t *testing.T) {
+	p, err := NewPolicy(PolicyConfig{Name: SLOAdaptive, LoadThreshold: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hinted := req(0, simcore.SLOSheddable, 0)
+	hinted.PriorityHint = 20
+	tests := []struct {
+		name   string
+		load   int
+		r      *simcore.Request
+		waited simcore.Tick
+		want   float64
+	}{
+		// Sheddable: base 1, threshold 200 ms, 0.01 per ms past it.
+		{"empty queue: urgency alone", 0, req(0, simcore.SLOSheddable, 0), 300 * ms, 1},
+		{"half load: half the base plus urgency", 5, req(0, simcore.SLOSheddable, 0), 300 * ms, 0.5 + 1},
+		{"full load: slo-tiered", 10, req(0, simcore.SLOSheddable, 0), 300 * ms, 1 + 1},
+		{"half load: half the hint", 5, hinted, 0, 10},
+		{"half load: half the hint plus urgency", 5, hinted, 400 * ms, 10 + 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p.(LoadAware).SetLoad(tc.load)
+			if got := p.Priority(tc.r, tc.waited); math.Abs(got-tc.want) > 1e-9 {
+				t.Fatalf("priority = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

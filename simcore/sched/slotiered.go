@@ -25,14 +25,14 @@ var (
 // the priority-bridge hint from it, so that router and scheduler share
 // one table.
 func BaseFor(cfg PolicyConfig, c simcore.SLOClass) float64 {
-	c = knownClass(c)
+	c = c.Known()
 	return cfg.Base.Or(c, defaultBase[c])
 }
 
 // UrgencyThresholdMsFor returns how long (ms) a class-c request waits
 // before slo-tiered urgency starts to grow.
 func UrgencyThresholdMsFor(cfg PolicyConfig, c simcore.SLOClass) float64 {
-	c = knownClass(c)
+	c = c.Known()
 	return cfg.UrgencyThresholdMs.Or(c, defaultUrgencyThresholdMs[c])
 }
 
@@ -48,14 +48,17 @@ func ageWeightPerMs(cfg PolicyConfig) float64 {
 // class-low request is served before a fresh class-high one under
 // priority-fcfs (ties go to the earlier arrival, so equality counts). It
 // returns false when that never happens: slo-class, or slo-tiered with
-// age weight 0, when low's base is below high's. cfg must be valid, and
-// any router hint must come from BaseFor.
+// age weight 0, when low's base is below high's. For slo-adaptive it is
+// the bound at full load (LoadThreshold or more waiting requests), which
+// holds at every load, since a shorter queue shrinks the class gap (with
+// an empty queue low is ahead at once); false then means never at full
+// load. cfg must be valid, and any router hint must come from BaseFor.
 func OvertakeWaitMs(cfg PolicyConfig, low, high simcore.SLOClass) (float64, bool) {
 	switch cfg.Name {
 	case Constant, "", SLOBased:
 		// Equal ages score equal, and an older request is ahead of a fresh one.
 		return 0, true
-	case ByClass, SLOTiered:
+	case ByClass, SLOTiered, SLOAdaptive:
 	default:
 		return 0, false
 	}
@@ -64,7 +67,7 @@ func OvertakeWaitMs(cfg PolicyConfig, low, high simcore.SLOClass) (float64, bool
 		return 0, true
 	}
 	w := 0.0
-	if cfg.Name == SLOTiered {
+	if cfg.Name != ByClass {
 		w = ageWeightPerMs(cfg)
 	}
 	if w == 0 {
@@ -74,30 +77,32 @@ func OvertakeWaitMs(cfg PolicyConfig, low, high simcore.SLOClass) (float64, bool
 	return UrgencyThresholdMsFor(cfg, low) + gap/w, true
 }
 
-// tieredPriority is slo-class (perMicro 0) and slo-tiered: the class
-// base, or the router's hint when it set one, plus perMicro for every µs
-// waited past the class threshold. The tables are indexed by class.
+// tieredPriority is slo-class (perMicro 0), slo-tiered and, with the base
+// scaled by the load, slo-adaptive: baseScale times the class base, or the
+// router's hint when it set one, plus perMicro for every µs waited past
+// the class threshold. The tables are indexed by class.
 type tieredPriority struct {
 	base        [simcore.NumSLOClasses]float64
 	thresholdUs [simcore.NumSLOClasses]float64
 	perMicro    float64
+	baseScale   float64 // 1 but in slo-adaptive, where SetLoad sets it
 }
 
 func newTieredPriority(cfg PolicyConfig, perMs float64) *tieredPriority {
-	p := &tieredPriority{perMicro: perMs / 1e3}
-	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
-		p.base[c] = BaseFor(cfg, c)
-		p.thresholdUs[c] = UrgencyThresholdMsFor(cfg, c) * 1e3
+	p := &tieredPriority{base: cfg.Base.Resolve(defaultBase), perMicro: perMs / 1e3, baseScale: 1}
+	for c, ms := range cfg.UrgencyThresholdMs.Resolve(defaultUrgencyThresholdMs) {
+		p.thresholdUs[c] = ms * 1e3
 	}
 	return p
 }
 
 func (p *tieredPriority) Priority(r *simcore.Request, now simcore.Tick) float64 {
-	c := knownClass(r.SLO)
+	c := r.SLO.Known()
 	base := p.base[c]
 	if r.PriorityHint != 0 {
 		base = r.PriorityHint
 	}
+	base *= p.baseScale // exact for 1
 	if p.perMicro == 0 {
 		return base
 	}
@@ -105,13 +110,4 @@ func (p *tieredPriority) Priority(r *simcore.Request, now simcore.Tick) float64 
 		return base + p.perMicro*past
 	}
 	return base
-}
-
-// knownClass maps an out-of-range class to the unclassed row, so that a
-// table lookup can never go out of bounds.
-func knownClass(c simcore.SLOClass) simcore.SLOClass {
-	if c >= simcore.NumSLOClasses {
-		return simcore.SLONone
-	}
-	return c
 }

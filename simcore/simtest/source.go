@@ -63,12 +63,6 @@ func Request(arrival simcore.Tick, input, output int32, blockSize int, prefix []
 	r := &simcore.Request{}
 	r.Reset()
 	r.Arrival, r.InputLen, r.OutputLen = arrival, input, output
-	r.Content = kv.Content{
-		Prefix: prefix,
-		UID:    uid,
-		Input:  input / int32(blockSize),
-		Total:  (input + output) / int32(blockSize),
-		Shared: int32(len(prefix)),
-	}
+	r.Content = kv.NewContent(prefix, uid, int(input), int(output), blockSize, len(prefix))
 	return r
 }

@@ -47,7 +47,7 @@ type Generator struct {
 	clientCap int64 // BLIS's per-client generation cap (2·limit) for open-loop clients
 	popped    int64
 
-	free          []*simcore.Request
+	requests      requestPool
 	sessions      sessionTable
 	nextSessionID int32
 }
@@ -57,6 +57,19 @@ type Generator struct {
 type prefixGroup struct {
 	length int32
 	blocks []uint64
+}
+
+// newPrefixGroup draws a prefix of length tokens, token by token, and
+// hashes its full blocks of blockSize tokens.
+func newPrefixGroup(length, blockSize int, token func() int32) prefixGroup {
+	p := prefixGroup{length: int32(length)}
+	hasher := simcore.NewBlockHasher(blockSize)
+	for range length {
+		if h, full := hasher.Add(token()); full {
+			p.blocks = append(p.blocks, h)
+		}
+	}
+	return p
 }
 
 // clientPlan is a client's validated spec in the form generation needs.
@@ -176,15 +189,8 @@ func (g *Generator) drawPrefixes(spec *Spec, master *rand.Rand) map[string]int32
 		if c.PrefixLength != nil {
 			length = *c.PrefixLength
 		}
-		p := prefixGroup{length: int32(length)}
-		hasher := simcore.NewBlockHasher(g.blockSize)
-		for range length {
-			if h, full := hasher.Add(int32(master.Intn(maxTokenID))); full {
-				p.blocks = append(p.blocks, h)
-			}
-		}
 		groupOf[c.PrefixGroup] = int32(len(g.prefixes))
-		g.prefixes = append(g.prefixes, p)
+		g.prefixes = append(g.prefixes, newPrefixGroup(length, g.blockSize, func() int32 { return int32(master.Intn(maxTokenID)) }))
 	}
 	return groupOf
 }
@@ -273,8 +279,7 @@ func (g *Generator) Done(r *simcore.Request, at simcore.Tick, completed bool) {
 			g.nextRound(s, at, completed)
 		}
 	}
-	r.Reset()
-	g.free = append(g.free, r)
+	g.requests.put(r)
 }
 
 func (c *clientStream) headIsNext() bool {
@@ -366,16 +371,25 @@ func (c *clientStream) nextSeq() uint64 {
 	return c.seq
 }
 
-// takeRequest returns a reset request, recycled when possible.
-func (g *Generator) takeRequest() *simcore.Request {
-	if n := len(g.free); n > 0 {
-		r := g.free[n-1]
-		g.free = g.free[:n-1]
+// requestPool recycles the requests a source hands out.
+type requestPool struct{ free []*simcore.Request }
+
+// take returns a reset request, recycled when possible.
+func (p *requestPool) take() *simcore.Request {
+	if n := len(p.free); n > 0 {
+		r := p.free[n-1]
+		p.free = p.free[:n-1]
 		return r
 	}
 	r := new(simcore.Request)
 	r.Reset()
 	return r
+}
+
+// put resets r and keeps it for reuse.
+func (p *requestPool) put(r *simcore.Request) {
+	r.Reset()
+	p.free = append(p.free, r)
 }
 
 // singleRequest draws a single-turn request in BLIS's order: input length,
@@ -387,9 +401,9 @@ func (g *Generator) singleRequest(c *clientStream, at simcore.Tick) *simcore.Req
 	in := p.input.sample(c.rng)
 	out := p.output.sample(c.rng)
 	c.src.skipTokens(in + out)
-	r := g.takeRequest()
+	r := g.requests.take()
 	prefixLen, prefixBlocks := g.prefix(p.group)
-	r.Content = g.content(prefixBlocks, c.uid(0), prefixLen+in, out, len(prefixBlocks))
+	r.Content = kv.NewContent(prefixBlocks, c.uid(0), prefixLen+in, out, g.blockSize, len(prefixBlocks))
 	r.Arrival = at
 	r.InputLen = int32(prefixLen + in)
 	r.OutputLen = int32(out)
@@ -412,12 +426,4 @@ func (g *Generator) prefix(group int32) (int, []uint64) {
 // request's content never changes with the horizon or the request cap.
 func (c *clientStream) uid(r int32) uint64 {
 	return uint64(c.index+1)<<40 | uint64(c.generated+int64(r)+1)
-}
-
-// content describes input tokens (prefix included) followed by output
-// tokens, the first shared blocks shareable with other requests.
-func (g *Generator) content(prefix []uint64, uid uint64, input, output, shared int) kv.Content {
-	bs := g.blockSize
-	total := (input + output) / bs
-	return kv.Content{Prefix: prefix, UID: uid, Input: int32(input / bs), Total: int32(total), Shared: int32(min(shared, total))}
 }

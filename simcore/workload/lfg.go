@@ -16,8 +16,9 @@ type lfgSource struct {
 	buf [lfgLen]int64 // the current batch of outputs
 	idx int           // next output to hand out
 	// rejects lists, ascending, the positions in buf whose draw a token's
-	// Intn(maxTokenID) would reject (about one batch in 120 has one), so
-	// that skipping tokens need not look at the draws it skips.
+	// Intn(maxTokenID) would reject (one draw in about 77,700, so about one
+	// batch in 128 has one), so that skipping tokens need not look at the
+	// draws it skips.
 	rejects []int16
 }
 
@@ -74,33 +75,24 @@ func (s *lfgSource) refill() {
 	s.rejects = s.rejects[:0]
 	for k := 0; k < lfgTap; k++ {
 		b[k] = (b[k] + b[k+lfgLen-lfgTap]) & mask63
-		if int32(b[k]>>32) > tokBase {
-			s.rejects = append(s.rejects, int16(k))
-		}
+		s.noteReject(k)
 	}
 	for k := lfgTap; k < lfgLen; k++ {
 		b[k] = (b[k] + b[k-lfgTap]) & mask63
-		if int32(b[k]>>32) > tokBase {
-			s.rejects = append(s.rejects, int16(k))
-		}
+		s.noteReject(k)
 	}
 	s.idx = 0
 }
 
-// tokenDraw returns the Int31 of the draw that rand.Rand.Intn(maxTokenID)
-// accepts, consuming the same draws (Int31n's rejection loop included).
-// The token id is this value mod maxTokenID; callers that only compare
-// token sequences for equality may use the value itself.
-func (s *lfgSource) tokenDraw() int32 {
+// tokenID is rand.Rand.Intn(maxTokenID) on this stream: it consumes the
+// same draws (Int31n's rejection loop included) and returns the same id.
+func (s *lfgSource) tokenID() int32 {
 	for {
 		if v := int32(s.Int63() >> 32); v <= tokBase {
-			return v
+			return v % maxTokenID
 		}
 	}
 }
-
-// tokenID is rand.Rand.Intn(maxTokenID) on this stream.
-func (s *lfgSource) tokenID() int32 { return s.tokenDraw() % maxTokenID }
 
 // skipTokens consumes the draws of n token ids (Intn(maxTokenID) each,
 // Int31n's rejections included) without computing the ids: it moves over

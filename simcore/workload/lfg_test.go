@@ -40,7 +40,9 @@ func TestLFGMatchesMathRand(t *testing.T) {
 }
 
 func TestSkipTokensMatchesIntn(t *testing.T) {
-	for _, seed := range []int64{5, 99} {
+	// Seed 210's first batch, which Seed fills, rejects draw 347; the later
+	// batches come from refill.
+	for _, seed := range []int64{5, 99, 210} {
 		counted := &countingSource{Source: rand.NewSource(seed)}
 		std := rand.New(counted)
 		src := newLFG(seed)

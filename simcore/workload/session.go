@@ -5,6 +5,7 @@ import (
 
 	"optimize/simcore"
 	"optimize/simcore/internal/freelist"
+	"optimize/simcore/kv"
 )
 
 // session holds what a multi-turn session's later rounds need. BLIS draws
@@ -35,7 +36,7 @@ type roundLen struct{ input, output int32 }
 type sessionTable struct {
 	slots []session
 	free  []int32 // unused slots
-	slot  []int32 // session id → slot + 1; 0 = not waiting
+	byID  []int32 // session id → slot + 1; 0 = not waiting
 }
 
 // take returns a cleared session in a free slot; the pointer is valid until
@@ -49,24 +50,25 @@ func (t *sessionTable) take() *session {
 
 // keep makes s findable by its id until release.
 func (t *sessionTable) keep(s *session) {
-	for int(s.id) >= len(t.slot) {
-		t.slot = append(t.slot, 0)
+	for int(s.id) >= len(t.byID) {
+		t.byID = append(t.byID, 0)
 	}
-	t.slot[s.id] = s.slot + 1
+	t.byID[s.id] = s.slot + 1
 }
 
 // get returns the kept session with the given id, or nil.
 func (t *sessionTable) get(id int32) *session {
-	if id < 0 || int(id) >= len(t.slot) || t.slot[id] == 0 {
+	if id < 0 || int(id) >= len(t.byID) || t.byID[id] == 0 {
 		return nil
 	}
-	return &t.slots[t.slot[id]-1]
+	return &t.slots[t.byID[id]-1]
 }
 
-// release frees the slot of s.
+// release frees the slot of s. Ids are unique, so an entry for s.id can
+// only be s's.
 func (t *sessionTable) release(s *session) {
-	if int(s.id) < len(t.slot) && t.slot[s.id] == s.slot+1 {
-		t.slot[s.id] = 0
+	if int(s.id) < len(t.byID) {
+		t.byID[s.id] = 0
 	}
 	t.free = append(t.free, s.slot)
 }
@@ -148,7 +150,7 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 
 // roundRequest builds round r of s arriving at at.
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
-	req := g.takeRequest()
+	req := g.requests.take()
 	_, prefix := g.prefix(c.plan.group)
 	in, out := int(s.rounds[r].input), int(s.rounds[r].output)
 	if c.plan.accumulate {
@@ -162,9 +164,9 @@ func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcor
 				shared = int(s.rounds[r-1].input+s.rounds[r-1].output) / g.blockSize
 			}
 		}
-		req.Content = g.content(prefix, s.uid, in, out, shared)
+		req.Content = kv.NewContent(prefix, s.uid, in, out, g.blockSize, shared)
 	} else {
-		req.Content = g.content(prefix, s.uid+uint64(r), in, out, len(prefix))
+		req.Content = kv.NewContent(prefix, s.uid+uint64(r), in, out, g.blockSize, len(prefix))
 	}
 	req.Arrival = at
 	req.InputLen = s.rounds[r].input

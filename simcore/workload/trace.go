@@ -19,8 +19,9 @@ import (
 	"optimize/simcore/kv"
 )
 
-// traceSeed seeds the synthetic token ids of a replayed trace (BLIS's
-// default --seed). Only equality of prefixes matters, not the ids.
+// traceSeed seeds the synthetic token ids of a trace's prefix groups
+// (BLIS's default --seed); the rows' own tokens are never drawn (see Pop).
+// Only equality of prefixes matters, not the ids.
 const traceSeed = 42
 
 // traceHeader is the TraceV2 header YAML. Sections the simulator does not
@@ -72,9 +73,8 @@ type TraceSource struct {
 	rows      []traceRow
 	next      int
 	prefixes  []prefixGroup
-	src       *lfgSource
 	blockSize int
-	free      []*simcore.Request
+	requests  requestPool
 }
 
 // LoadTrace reads a TraceV2 header and its CSV (dataPath "" = the file
@@ -174,7 +174,8 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 	// Replay in arrival order; the stable sort keeps file order among equal
 	// times (BLIS injects rows in file order into a time-ordered queue).
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].arrival < rows[j].arrival })
-	t := &TraceSource{rows: rows, src: newLFG(traceSeed), blockSize: blockSize}
+	t := &TraceSource{rows: rows, blockSize: blockSize}
+	src := newLFG(traceSeed)
 	for g, length := range p.lengths {
 		switch {
 		case !p.hasLen:
@@ -186,14 +187,7 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 			return nil, fielderr.New(file, fmt.Sprintf("line %d, column input_tokens", p.zeroInputLine[g]),
 				"must be >= 1: the row's prefix_group has no prefix_length")
 		}
-		hasher := simcore.NewBlockHasher(blockSize)
-		pg := prefixGroup{length: int32(length)}
-		for range length {
-			if h, full := hasher.Add(t.src.tokenID()); full {
-				pg.blocks = append(pg.blocks, h)
-			}
-		}
-		t.prefixes = append(t.prefixes, pg)
+		t.prefixes = append(t.prefixes, newPrefixGroup(length, blockSize, src.tokenID))
 	}
 	return t, nil
 }
@@ -355,35 +349,22 @@ func (t *TraceSource) Peek() (simcore.Tick, bool) {
 }
 
 // Pop builds the next row's request; its input is the group prefix followed
-// by input_tokens synthetic tokens, hashed into blocks.
+// by input_tokens tokens of the row's own, which no other row shares: its
+// Content names them by a stream of their own (row index + 1) instead of
+// drawing them.
 func (t *TraceSource) Pop() *simcore.Request {
 	if t.next >= len(t.rows) {
 		return nil
 	}
 	row := &t.rows[t.next]
-	var r *simcore.Request
-	if n := len(t.free); n > 0 {
-		r, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		r = new(simcore.Request)
-		r.Reset()
-	}
-	// Each row's own tokens form a stream of their own (row index + 1).
+	r := t.requests.take()
 	var prefix []uint64
 	prefixLen := 0
 	if row.group >= 0 {
 		pg := &t.prefixes[row.group]
 		prefix, prefixLen = pg.blocks, int(pg.length)
 	}
-	bs := int32(t.blockSize)
-	input := int32(prefixLen) + row.input
-	r.Content = kv.Content{
-		Prefix: prefix,
-		UID:    uint64(t.next) + 1,
-		Input:  input / bs,
-		Total:  (input + row.output) / bs,
-		Shared: int32(len(prefix)),
-	}
+	r.Content = kv.NewContent(prefix, uint64(t.next)+1, prefixLen+int(row.input), int(row.output), t.blockSize, len(prefix))
 	r.ID = int64(t.next)
 	r.Arrival = row.arrival
 	r.InputLen = int32(prefixLen) + row.input
@@ -401,8 +382,7 @@ func (t *TraceSource) Done(r *simcore.Request, _ simcore.Tick, _ bool) {
 	if r == nil {
 		return
 	}
-	r.Reset()
-	t.free = append(t.free, r)
+	t.requests.put(r)
 }
 
 // Len returns the number of requests in the trace.
