@@ -1,5 +1,7 @@
 package simcore
 
+import "optimize/simcore/internal/mix"
+
 // BlockHasher computes chained hashes of fixed-size token blocks: the hash
 // of block k covers the tokens of blocks 0..k, so equal hashes mean equal
 // prefixes. A 64-bit hash matches exactly as BLIS's SHA-256 chain does for
@@ -54,13 +56,7 @@ func (h *BlockHasher) close() uint64 {
 }
 
 // finish turns a block's running hash and its parent's hash into the
-// block's chained hash (a splitmix64 finaliser spreads every input bit).
+// block's chained hash.
 func finish(acc, parent uint64) uint64 {
-	x := acc ^ parent*0xff51afd7ed558ccd
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
+	return mix.Splitmix64(acc ^ parent*0xff51afd7ed558ccd)
 }

@@ -1,5 +1,7 @@
 package kv
 
+import "optimize/simcore/internal/mix"
+
 // Content identifies a request's token sequence block by block, without
 // storing a hash per block. Full blocks of a shared prefix (a prefix group's
 // system prompt) carry the prefix's chained hashes; every later block k
@@ -47,14 +49,8 @@ func (c *Content) AppendHashes(dst []uint64, n int) []uint64 {
 	return dst
 }
 
-// streamHash mixes a stream id and a block index (splitmix64 finaliser);
-// the odd constant keeps UID 1, block 0 away from 0, the "no hash" mark.
+// streamHash mixes a stream id and a block index; the odd constant keeps
+// UID 1, block 0 away from 0, the "no hash" mark.
 func streamHash(uid, k uint64) uint64 {
-	x := uid*0x9e3779b97f4a7c15 ^ (k+1)*0xd1b54a32d192ed03
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x | 1
+	return mix.Splitmix64(uid*0x9e3779b97f4a7c15^(k+1)*0xd1b54a32d192ed03) | 1
 }
