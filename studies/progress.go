@@ -23,6 +23,7 @@ type progress struct {
 	store *storage.Store
 	start time.Time
 	done0 int // complete trials when this process started
+	shown int // complete trials in the last line printed
 	// describe says how a trial does on the primary objective.
 	describe func(t *storage.TrialRow) string
 }
@@ -30,7 +31,7 @@ type progress struct {
 func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store, describe func(*storage.TrialRow) string) *progress {
 	p := &progress{w: w, row: row, store: store, start: time.Now(), describe: describe}
 	complete, _, _ := store.Counts(row.ID)
-	p.done0 = int(complete)
+	p.done0, p.shown = int(complete), int(complete)
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(row.TrialsTotal,
 			progressbar.OptionSetWriter(w),
@@ -51,6 +52,10 @@ func (p *progress) trialDone() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	complete, _, _ := p.store.Counts(p.row.ID)
+	if p.bar == nil && int(complete) <= p.shown {
+		return // two trials finished together: the count was already shown
+	}
+	p.shown = int(complete)
 	best := p.best()
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("%s · best %s", p.row.Name, best))
