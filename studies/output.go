@@ -126,7 +126,11 @@ func (r *Report) WriteTable(w io.Writer) {
 	pm := r.ParamMap(best.Params)
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
-		fmt.Fprintf(w, "  %-28s = %-12v importance %.2f\n", p.Name, pm[p.Name], imp[i])
+		v := fmt.Sprint(pm[p.Name])
+		if f, ok := pm[p.Name].(float64); ok {
+			v = strconv.FormatFloat(f, 'g', 6, 64) // keeps the column aligned
+		}
+		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
 	}
 }
 

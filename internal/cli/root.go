@@ -67,7 +67,8 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s: %v", c.CommandPath(), err)
+		// Execute prefixes "optimize: "; name the subcommand only.
+		return fmt.Errorf("%s: %v", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), err)
 	})
 	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
 	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir), newTemplateCommand(s, templatesDir))

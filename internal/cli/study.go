@@ -240,9 +240,13 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 			if err != nil {
 				return failed(fmt.Errorf("storage %s: %v (create a study first)", env.Store.Label, err))
 			}
+			if len(rows) > 0 {
+				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7s  %s\n", "STUDY", "TEMPLATE", "COMPLETE", "RUNNING", "CREATED")
+			}
 			for _, r := range rows {
 				complete, running, _ := env.Store.Counts(r.ID)
-				fmt.Fprintf(s.Out, "%-36s %-22s %3d/%-3d complete %2d running  %s\n", r.Name, r.Template, complete, r.TrialsTotal, running, r.CreatedAt.Format(time.RFC3339))
+				trials := fmt.Sprintf("%d/%d", complete, r.TrialsTotal)
+				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7d  %s\n", r.Name, r.Template, trials, running, r.CreatedAt.Format(time.RFC3339))
 			}
 			return nil
 		},
