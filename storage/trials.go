@@ -43,6 +43,21 @@ func (s *Store) Trials(studyID uint) ([]TrialRow, error) {
 	return out, err
 }
 
+// SeedRows returns the per-seed rows of a study's trials by trial id.
+func (s *Store) SeedRows(studyID uint) (map[uint][]TrialSeedRow, error) {
+	var rows []TrialSeedRow
+	err := s.DB.Where("trial_id IN (?)", s.DB.Model(&TrialRow{}).Select("id").Where("study_id = ?", studyID)).
+		Order("id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("storage %s: per-seed metrics: %s", s.Label, oneLine(err))
+	}
+	out := make(map[uint][]TrialSeedRow)
+	for _, r := range rows {
+		out[r.TrialID] = append(out[r.TrialID], r)
+	}
+	return out, nil
+}
+
 // Counts returns how many of a study's trials are complete and running.
 func (s *Store) Counts(studyID uint) (complete, running int64, err error) {
 	if err = s.DB.Model(&TrialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {

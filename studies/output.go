@@ -28,12 +28,16 @@ type ShowJSON struct {
 	Hypervolume    float64         `json:"hypervolume"`
 }
 
-// BestJSON is the best trial with its deltas against the baseline.
+// BestJSON is the best trial with its deltas against the baseline and,
+// per objective, its range over the seeds and the number of seeds on which
+// it beats the baseline's run on the same seed.
 type BestJSON struct {
-	Trial   int             `json:"trial"`
-	Params  map[string]any  `json:"params"`
-	Metrics metrics.Summary `json:"metrics"`
-	Deltas  map[string]any  `json:"deltas"`
+	Trial         int                  `json:"trial"`
+	Params        map[string]any       `json:"params"`
+	Metrics       metrics.Summary      `json:"metrics"`
+	Deltas        map[string]any       `json:"deltas"`
+	SeedRange     map[string]SeedRange `json:"seed_range"`
+	BetterOnSeeds map[string]int       `json:"better_on_seeds"`
 }
 
 // TrialJSON is a Pareto trial.
@@ -51,8 +55,13 @@ func (r *Report) JSON() ShowJSON {
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 	}
 	if r.Best >= 0 {
-		b := r.Complete[r.Best]
-		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Metrics, Deltas: deltas(b.Metrics, r.Baseline)}
+		b := &r.Complete[r.Best]
+		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Metrics, Deltas: deltas(b.Metrics, r.Baseline),
+			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}}
+		for _, o := range r.Template.Objectives {
+			out.Best.SeedRange[o.Name] = Spread(b.PerSeed, metricOf(o.Metric))
+			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
+		}
 	}
 	for _, i := range r.Pareto {
 		c := r.Complete[i]
@@ -102,24 +111,26 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintln(w, "no complete trial yet")
 		return
 	}
-	best := r.Complete[r.Best]
+	best := &r.Complete[r.Best]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\tbaseline\tbest (trial %d)\tΔ\t\n", best.Number)
-	row := func(name string, b, v float64) {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t\n", name, b, v, pct(Delta(v, b)))
+	fmt.Fprintf(tw, "metric\tbaseline\tbest (trial %d)\tΔ\tbest, seed range\t\n", best.Number)
+	row := func(name string, get func(*metrics.Summary) float64) {
+		b, v, sp := get(&r.Baseline), get(&best.Metrics), Spread(best.PerSeed, get)
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", name, b, v, pct(Delta(v, b)), sp.Min, sp.Max)
 	}
 	for _, o := range r.Template.Objectives {
-		bv, _ := strategies.Metric(&r.Baseline, o.Metric)
-		vv, _ := strategies.Metric(&best.Metrics, o.Metric)
-		row(o.Name, bv, vv)
+		row(o.Name, metricOf(o.Metric))
 	}
 	for _, cl := range classOrder(r.Baseline) {
-		row(cl+" TTFT p99 ms", r.Baseline.PerSLO[cl].TTFT.P99, best.Metrics.PerSLO[cl].TTFT.P99)
-		row(cl+" E2E p99 ms", r.Baseline.PerSLO[cl].E2E.P99, best.Metrics.PerSLO[cl].E2E.P99)
+		row(cl+" TTFT p99 ms", func(m *metrics.Summary) float64 { return m.PerSLO[cl].TTFT.P99 })
+		row(cl+" E2E p99 ms", func(m *metrics.Summary) float64 { return m.PerSLO[cl].E2E.P99 })
 	}
-	row("tokens/s", r.Baseline.TokensPerSec, best.Metrics.TokensPerSec)
-	row("rejected", r.Baseline.Rejected, best.Metrics.Rejected)
+	row("tokens/s", func(m *metrics.Summary) float64 { return m.TokensPerSec })
+	row("rejected", func(m *metrics.Summary) float64 { return m.Rejected })
 	tw.Flush()
+	for _, o := range r.Template.Objectives {
+		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
+	}
 	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f)\n",
 		len(r.Pareto), r.Hypervolume, HypervolumeReference)
 	fmt.Fprintln(w, "best parameters (importance: share of the score's rank variance each explains, over all trials):")
@@ -145,6 +156,14 @@ func (r *Report) Importance() []float64 {
 	return search.Importance(values, scores, searchSpace(r.Template))
 }
 
+// metricOf reads a metric path (validated when the template loaded).
+func metricOf(path string) func(*metrics.Summary) float64 {
+	return func(m *metrics.Summary) float64 {
+		v, _ := strategies.Metric(m, path)
+		return v
+	}
+}
+
 func pct(d float64) string {
 	if math.IsNaN(d) {
 		return "–"
@@ -165,8 +184,9 @@ func classOrder(s metrics.Summary) []string {
 }
 
 // Export writes one row per complete trial (or per Pareto trial): number,
-// every parameter, every objective's mean over seeds, and each objective's
-// change against the baseline in percent (−62 = 62 % lower).
+// every parameter, every objective's mean over seeds, each objective's
+// change against the baseline in percent (−62 = 62 % lower), and each
+// objective's lowest and highest value over the seeds.
 func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 	idx := make([]int, 0, len(r.Complete))
 	if paretoOnly {
@@ -187,6 +207,9 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 	for _, o := range r.Template.Objectives {
 		header = append(header, o.Name+"_delta_pct")
 	}
+	for _, o := range r.Template.Objectives {
+		header = append(header, o.Name+"_seed_min", o.Name+"_seed_max")
+	}
 	header = append(header, "score")
 	rows := make([][]any, 0, len(idx))
 	for _, i := range idx {
@@ -201,6 +224,10 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		}
 		for k, v := range c.Objectives {
 			row = append(row, 100*Delta(v, base[k]))
+		}
+		for _, o := range r.Template.Objectives {
+			sp := Spread(c.PerSeed, metricOf(o.Metric))
+			row = append(row, sp.Min, sp.Max)
 		}
 		row = append(row, c.Score)
 		rows = append(rows, row)

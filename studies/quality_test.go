@@ -34,7 +34,11 @@ func testEnv(t testing.TB, workers int) *Env {
 
 // runStudy runs a study to its total and returns its report.
 func runStudy(t testing.TB, sampler string, seed int64, trials int) *Report {
-	env := testEnv(t, 1)
+	return runStudyIn(t, testEnv(t, 1), sampler, seed, trials)
+}
+
+// runStudyIn is runStudy in a given environment.
+func runStudyIn(t testing.TB, env *Env, sampler string, seed int64, trials int) *Report {
 	ctx := context.Background()
 	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "q", Trials: trials,
 		Seeds: []int64{42, 43, 44}, Sampler: sampler, SamplerSeed: seed})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"optimize/search"
 	"optimize/simcore/metrics"
@@ -16,7 +17,9 @@ type Report struct {
 	Study       *storage.StudyRow
 	Template    *strategies.Template
 	Baseline    metrics.Summary
-	Complete    []Result // complete trials in number order
+	Seeds       []int64           // the study's seeds
+	BaseSeeds   []metrics.Summary // the baseline on each seed, in Seeds order
+	Complete    []Result          // complete trials in number order
 	Running     int
 	Failed      int
 	Best        int   // index into Complete of the lowest score, -1 if none
@@ -30,7 +33,8 @@ type Result struct {
 	Params     []float64
 	Objectives []float64
 	Score      float64
-	Metrics    metrics.Summary
+	Metrics    metrics.Summary   // mean over the seeds
+	PerSeed    []metrics.Summary // on each seed, in Report.Seeds order
 }
 
 // State is "complete", "running" or "incomplete" (stopped before its total).
@@ -62,7 +66,17 @@ func (e *Env) Load(name string) (*Report, error) {
 	if err := json.Unmarshal([]byte(row.Baseline), &r.Baseline); err != nil {
 		return nil, fmt.Errorf("study %s: baseline: %v", name, err)
 	}
+	if err := json.Unmarshal([]byte(row.Seeds), &r.Seeds); err != nil {
+		return nil, fmt.Errorf("study %s: seeds: %v", name, err)
+	}
+	if err := json.Unmarshal([]byte(row.BaselineSeeds), &r.BaseSeeds); err != nil || len(r.BaseSeeds) != len(r.Seeds) {
+		return nil, fmt.Errorf("study %s: baseline per seed: %d runs for %d seeds (%v)", name, len(r.BaseSeeds), len(r.Seeds), err)
+	}
 	trials, err := e.Store.Trials(row.ID)
+	if err != nil {
+		return nil, err
+	}
+	seedRows, err := e.Store.SeedRows(row.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +99,9 @@ func (e *Env) Load(name string) (*Report, error) {
 		if err := json.Unmarshal([]byte(t.Metrics), &res.Metrics); err != nil {
 			return nil, fmt.Errorf("trial %d: metrics: %v", t.Number, err)
 		}
+		if res.PerSeed, err = r.perSeed(seedRows[t.ID]); err != nil {
+			return nil, fmt.Errorf("trial %d: %v", t.Number, err)
+		}
 		if r.Best < 0 || res.Score < r.Complete[r.Best].Score {
 			r.Best = len(r.Complete)
 		}
@@ -92,6 +109,56 @@ func (e *Env) Load(name string) (*Report, error) {
 	}
 	r.pareto()
 	return r, nil
+}
+
+// perSeed orders a trial's per-seed rows as the study's seeds.
+func (r *Report) perSeed(rows []storage.TrialSeedRow) ([]metrics.Summary, error) {
+	out := make([]metrics.Summary, len(r.Seeds))
+	found := 0
+	for _, row := range rows {
+		i := slices.Index(r.Seeds, row.Seed)
+		if i < 0 {
+			continue
+		}
+		if err := json.Unmarshal([]byte(row.Metrics), &out[i]); err != nil {
+			return nil, fmt.Errorf("seed %d: metrics: %v", row.Seed, err)
+		}
+		found++
+	}
+	if found != len(r.Seeds) {
+		return nil, fmt.Errorf("metrics for %d of %d seeds", found, len(r.Seeds))
+	}
+	return out, nil
+}
+
+// SeedRange is the lowest and highest value a metric took over the seeds.
+type SeedRange struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// Spread returns the range of get over runs (one per seed).
+func Spread(runs []metrics.Summary, get func(*metrics.Summary) float64) SeedRange {
+	out := SeedRange{Min: math.Inf(1), Max: math.Inf(-1)}
+	for i := range runs {
+		v := get(&runs[i])
+		out.Min, out.Max = min(out.Min, v), max(out.Max, v)
+	}
+	return out
+}
+
+// BetterOnSeeds counts the seeds on which c does better than the baseline
+// on the same seed for objective o (a tie is not better).
+func (r *Report) BetterOnSeeds(c *Result, o strategies.Objective) int {
+	n := 0
+	for i := range r.Seeds {
+		v, _ := strategies.Metric(&c.PerSeed[i], o.Metric)
+		b, _ := strategies.Metric(&r.BaseSeeds[i], o.Metric)
+		if o.Minimize && v < b || !o.Minimize && v > b {
+			n++
+		}
+	}
+	return n
 }
 
 // pareto computes the front and its hypervolume over the template's
