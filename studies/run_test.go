@@ -2,6 +2,7 @@ package studies
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,23 @@ func TestSetProposalErrorFailsTheSamplerTrial(t *testing.T) {
 	}
 	if trials, _ := env.Store.Trials(row.ID); len(trials) != 0 {
 		t.Errorf("%d trial rows left, want the claim released", len(trials))
+	}
+}
+
+// A study whose sampler cannot be created is not left behind half-made.
+func TestCreateLeavesNothingWhenTheSamplerFails(t *testing.T) {
+	env := testEnv(t, 1)
+	if err := env.Store.Migrate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.DB.Exec("CREATE TRIGGER no_sampler BEFORE INSERT ON studies BEGIN SELECT RAISE(ABORT, 'disk full'); END").Error; err != nil {
+		t.Fatal(err)
+	}
+	_, err := env.Create(context.Background(), CreateOptions{Template: "slo-cascade", Name: "half", Trials: 2, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
+	if err == nil {
+		t.Fatal("create succeeded without a sampler")
+	}
+	if _, err := env.Store.StudyByName("half"); !errors.Is(err, storage.ErrStudyNotFound) {
+		t.Fatalf("the study row outlived its failed creation: %v", err)
 	}
 }

@@ -122,6 +122,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 		return nil, fmt.Errorf("storage %s: %v", e.Store.Label, err)
 	}
 	if _, err := e.sampler(row, tpl); err != nil { // creates the goptuna study once, here
+		_ = e.Delete(row) // nothing half-written: no study without its sampler
 		return nil, err
 	}
 	return row, nil
