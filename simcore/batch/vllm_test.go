@@ -220,7 +220,8 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // A steady decode step with per-class chunking and priority preemption
-// configured must not allocate.
+// configured must not allocate (the next test covers preemption and
+// re-admission themselves).
 func TestForm_AllocationFree(t *testing.T) {
 	in := newInstance(t, Config{MaxScheduledTokens: 2048, MaxRunning: 16, PrefillThreshold: 64,
 		ClassThreshold: perClass("critical=0"), PreemptionPolicy: PreemptPriority}, 10000)
@@ -238,5 +239,40 @@ func TestForm_AllocationFree(t *testing.T) {
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations per step", n)
+	}
+}
+
+// Steps that preempt, requeue and re-admit with chunked prefill allocate
+// nothing once the queue and the block lists have grown: requests that
+// never finish keep outgrowing a 24-block cache.
+func TestForm_PreemptionCycleAllocationFree(t *testing.T) {
+	for _, policy := range []string{PreemptFCFS, PreemptPriority} {
+		in := newInstance(t, Config{MaxScheduledTokens: 256, MaxRunning: 8, PrefillThreshold: 32, PreemptionPolicy: policy}, 24)
+		for i := int64(0); i < 6; i++ {
+			in.wait.PushBack(newRequest(i, simcore.SLOClass(1+i%3), simcore.Tick(i), 64, 1<<20))
+		}
+		preempted, admitted := 0, 0
+		step := func() {
+			res := in.former.Form(&in.running, &in.wait, in.cache)
+			preempted += res.Preempted
+			admitted += len(res.Scheduled)
+			for _, r := range in.running {
+				if r.Progress < r.InputLen {
+					r.Progress = r.Computed
+				} else if r.NewTokens > 0 {
+					r.Progress++
+				}
+			}
+		}
+		for range 2000 {
+			step()
+		}
+		preempted, admitted = 0, 0
+		if n := testing.AllocsPerRun(500, step); n != 0 {
+			t.Fatalf("%s: %v allocations per step", policy, n)
+		}
+		if preempted == 0 || admitted == 0 {
+			t.Fatalf("%s: %d preemptions and %d admissions while measured; the test needs both", policy, preempted, admitted)
+		}
 	}
 }
