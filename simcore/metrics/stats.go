@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -59,29 +60,23 @@ func weightedDist(vals []int64, counts []int64) Dist {
 	if n == 0 {
 		return Dist{}
 	}
-	idx := make([]int, len(vals))
-	for i := range idx {
-		idx[i] = i
+	// Sorted by value; equal values are interchangeable, so no stable sort.
+	type valueCount struct{ v, n int64 }
+	sorted := make([]valueCount, len(vals))
+	for i, v := range vals {
+		sorted[i] = valueCount{v, counts[i]}
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case vals[a] < vals[b]:
-			return -1
-		case vals[a] > vals[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(sorted, func(a, b valueCount) int { return cmp.Compare(a.v, b.v) })
 	// at returns the k-th smallest value (0-based) of the expanded multiset.
 	at := func(k int64) int64 {
 		var seen int64
-		for _, i := range idx {
-			seen += counts[i]
+		for _, x := range sorted {
+			seen += x.n
 			if k < seen {
-				return vals[i]
+				return x.v
 			}
 		}
-		return vals[idx[len(idx)-1]]
+		return sorted[len(sorted)-1].v
 	}
 	pct := func(p float64) float64 {
 		rank := p / 100 * float64(n-1)
