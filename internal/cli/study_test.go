@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,15 +151,7 @@ func TestStudySurvivesKill9(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	dsn := filepath.Join(t.TempDir(), "k.db")
-	cmd := exec.Command(bin, "study", "create", "slo-cascade", "--trials", "40", "--name", "k", "--storage", dsn, "--workers", "2")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := waitForTrials(dsn, "k", 6)
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatal(err)
-	}
+	cmd, st := startStudy(t, bin, dsn, "k", 40, 6, nil)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +211,24 @@ func finishedTrials(t *testing.T, trials []storage.TrialRow) []storage.TrialRow 
 }
 
 // waitForTrials polls the database until the study has n complete trials.
+// startStudy starts `study create slo-cascade` with two workers in a
+// process and returns it, with the store open, once it has after complete
+// trials.
+func startStudy(t *testing.T, bin, dsn, name string, trials, after int, stderr io.Writer) (*exec.Cmd, *storage.Store) {
+	t.Helper()
+	cmd := exec.Command(bin, "study", "create", "slo-cascade", "--trials", fmt.Sprint(trials), "--name", name, "--storage", dsn, "--workers", "2")
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := waitForTrials(dsn, name, int64(after))
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	return cmd, st
+}
+
 func waitForTrials(dsn, name string, n int64) (*storage.Store, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -244,20 +256,11 @@ func TestStudyInterruptIsClean(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	dsn := filepath.Join(t.TempDir(), "i.db")
-	cmd := exec.Command(bin, "study", "create", "slo-cascade", "--trials", "30", "--name", "i", "--storage", dsn, "--workers", "2")
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := waitForTrials(dsn, "i", 4)
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatal(err)
-	}
+	cmd, st := startStudy(t, bin, dsn, "i", 30, 4, &stderr)
 	st.Close()
 	cmd.Process.Signal(os.Interrupt)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "resume") {
 		t.Fatalf("interrupted create: %v, stderr %q (want exit 1 and a hint to resume)", err, stderr.String())
 	}
