@@ -110,6 +110,10 @@ func (m *kvMirror) newEntry() int32 {
 	return e
 }
 
+func (m *kvMirror) matchRequest(r *simcore.Request, blocks *requestBlocks, matched []int32) {
+	m.match(blocks.of(r), matched)
+}
+
 // match writes into matched[i] the number of leading blocks of blocks that
 // instance i holds, probing each block once and stopping when no instance
 // matches any more.

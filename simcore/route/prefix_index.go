@@ -23,6 +23,8 @@ import "math/bits"
 //     appends; evicting pops the oldest live slot. Nothing walks a list.
 //   - An entry no instance holds is reused; its table slot goes stale
 //     and is dropped at the next rebuild (prefix_table.go).
+//   - Stream blocks (a session's context after its prefix) have no entry:
+//     they are held per stream and instance (prefix_streams.go).
 type prefixIndex struct {
 	instances int
 	capacity  int
@@ -34,7 +36,8 @@ type prefixIndex struct {
 	records []uint64 // per entry: hash, holder count, bitset, positions
 	free    []int32  // entries held by no instance
 
-	rings []touchRing
+	rings   []touchRing
+	streams streamHolds
 
 	// Scratch for one request, shared by match and record, which re-probes
 	// only the blocks match did not reach when its caller says the hints
@@ -48,19 +51,17 @@ type prefixIndex struct {
 
 // touchRing is one instance's LRU: its touches, oldest first.
 type touchRing struct {
-	entries    []int32 // entry touched at position p, at entries[p & (len-1)], dead or private
+	entries    []uint64 // slot touched at position p, at entries[p & (len-1)]: entry, stream block, dead or private
 	head, tail uint64  // next position to write; oldest live position (== head if empty)
 	count      int     // live slots = hashes held
 }
 
+// A private ring slot (privateSlot) holds a hash no other request can
+// contain: it takes LRU capacity like any hash (so evictions happen
+// exactly as in BLIS) but needs no table entry, since no lookup can ever
+// match it.
 const (
 	noEntry = -1
-	dead    = -1
-	// private marks a ring slot holding a hash no other request can
-	// contain: it takes LRU capacity like any hash (so evictions happen
-	// exactly as in BLIS) but needs no table entry, since no lookup can
-	// ever match it.
-	private = -2
 
 	keyWord     = 0
 	holdersWord = 1
@@ -84,10 +85,11 @@ func newPrefixIndex(instances, capacity int) *prefixIndex {
 		stampBase: bitsWord + words,
 		rings:     make([]touchRing, instances),
 		active:    newMatchingSet(instances),
+		streams:   newStreamHolds(),
 	}
 	x.table.resize(16)
 	for i := range x.rings {
-		x.rings[i].entries = make([]int32, 16)
+		x.rings[i].entries = make([]uint64, 16)
 	}
 	return x
 }
@@ -107,11 +109,13 @@ func (x *prefixIndex) setPosition(e int32, inst int, p uint64) {
 	x.records[i] = x.records[i]&^(0xffffffff<<shift) | uint64(uint32(p))<<shift
 }
 
-// match writes into matched[i] the number of leading blocks of blocks that
-// instance i holds. It probes each block once, narrowing the set of
-// instances still matching, and stops as soon as that set is empty. The
-// entries it found are hints for a record of the same blocks.
-func (x *prefixIndex) match(blocks []uint64, matched []int32) {
+// match writes into matched[i] the number of leading blocks of seq that
+// instance i holds. It probes each prefix block once, narrowing the set of
+// instances still matching, and stops as soon as that set is empty; the
+// instances left go on through the stream. The entries it found are hints
+// for a record of the same blocks.
+func (x *prefixIndex) match(seq blockSeq, matched []int32) {
+	blocks := seq.prefix
 	hints, spots := x.scratchHints(len(blocks))
 	var k int
 	if x.words == 1 {
@@ -120,6 +124,9 @@ func (x *prefixIndex) match(blocks []uint64, matched []int32) {
 		k = x.matchWords(blocks, matched, hints, spots)
 	}
 	x.hinted = min(k+1, len(blocks))
+	if k == len(blocks) && seq.end > len(blocks) {
+		x.streams.matchStream(seq, matched)
+	}
 }
 
 // matchOneWord is match for up to 64 instances, the common case, with the
@@ -228,9 +235,9 @@ func settle(matched []int32, w int, dropped uint64, n int32) {
 	}
 }
 
-// record touches every hash of blocks, in order, in inst's LRU, then
-// own more hashes that are the request's own (see private). hinted says
-// that blocks begin with the blocks of the last match, with no record
+// record touches every block of seq, in order, in inst's LRU, then own
+// more hashes that are the request's own (see privateSlot). hinted says
+// that seq begins with the blocks of the last match, with no record
 // since: record then reuses the entries match found instead of probing
 // again.
 //
@@ -238,7 +245,8 @@ func settle(matched []int32, w int, dropped uint64, n int32) {
 // outcome is the same as touching one hash at a time, because an LRU always
 // holds the capacity most recently touched distinct hashes. Evicting last
 // means no entry is freed while the request's hints are in use.
-func (x *prefixIndex) record(blocks []uint64, own int, inst int, hinted bool) {
+func (x *prefixIndex) record(seq blockSeq, own int, inst int, hinted bool) {
+	blocks := seq.prefix
 	start := 0
 	if moved := x.reserve(len(blocks)); hinted && !moved {
 		start = min(x.hinted, len(blocks))
@@ -275,7 +283,7 @@ func (x *prefixIndex) record(blocks []uint64, own int, inst int, hinted bool) {
 		}
 		base := int(e) * stride
 		if records[base+bitWord]&bit != 0 {
-			ring[uint64(uint32(records[base+posWord]>>posShift))&mask] = dead
+			ring[uint64(uint32(records[base+posWord]>>posShift))&mask] = deadSlot
 		} else {
 			records[base+bitWord] |= bit
 			records[base+holdersWord]++
@@ -287,9 +295,32 @@ func (x *prefixIndex) record(blocks []uint64, own int, inst int, hinted bool) {
 			ring, head = r.entries, r.head
 			mask = uint64(len(ring) - 1)
 		}
-		ring[head&mask] = e
+		ring[head&mask] = uint64(e)
 		records[base+posWord] = records[base+posWord]&^(0xffffffff<<posShift) | uint64(uint32(head))<<posShift
 		head++
+	}
+	if seq.end > len(blocks) {
+		h := x.streams.holdFor(seq.uid, inst, seq.end)
+		hold := &x.streams.holds[h]
+		pos, held := hold.pos, hold.count
+		for k := len(blocks); k < seq.end; k++ {
+			if p := pos[k]; p != 0 {
+				ring[(p-1)&mask] = deadSlot
+			} else {
+				held++
+				count++
+			}
+			if head-r.tail > mask {
+				r.head, r.count = head, count
+				x.makeRoom(inst) // may renumber pos, in place
+				ring, head = r.entries, r.head
+				mask = uint64(len(ring) - 1)
+			}
+			ring[head&mask] = streamSlotOf(h, k)
+			pos[k] = head + 1
+			head++
+		}
+		hold.count = held
 	}
 	for range own {
 		if head-r.tail > mask {
@@ -298,7 +329,7 @@ func (x *prefixIndex) record(blocks []uint64, own int, inst int, hinted bool) {
 			ring, head = r.entries, r.head
 			mask = uint64(len(ring) - 1)
 		}
-		ring[head&mask] = private
+		ring[head&mask] = privateSlot
 		head++
 		count++
 	}
@@ -345,7 +376,7 @@ func (x *prefixIndex) newEntry(s int, h uint64) int32 {
 // skipDead moves the tail to the oldest live slot.
 func (r *touchRing) skipDead() {
 	mask := uint64(len(r.entries) - 1)
-	for r.tail < r.head && r.entries[r.tail&mask] == dead {
+	for r.tail < r.head && r.entries[r.tail&mask] == deadSlot {
 		r.tail++
 	}
 }
@@ -355,13 +386,18 @@ func (x *prefixIndex) evictOverflow(inst int) {
 	r := &x.rings[inst]
 	mask := uint64(len(r.entries) - 1)
 	for r.count > x.capacity {
-		e := r.entries[r.tail&mask]
+		s := r.entries[r.tail&mask]
 		r.tail++
 		r.count--
 		r.skipDead()
-		if e == private {
+		if s == privateSlot {
 			continue
 		}
+		if s&streamSlot != 0 {
+			x.streams.evict(splitStreamSlot(s))
+			continue
+		}
+		e := int32(s)
 		x.records[int(e)*x.stride+bitsWord+inst>>6] &^= 1 << (uint(inst) & 63)
 		if x.records[int(e)*x.stride+holdersWord]--; x.holders(e) == 0 {
 			x.free = append(x.free, e) // its table slot goes stale
@@ -378,18 +414,25 @@ func (x *prefixIndex) makeRoom(inst int) {
 	if 4*r.count <= len(r.entries) {
 		w := r.tail
 		for p := r.tail; p < r.head; p++ {
-			if e := r.entries[p&mask]; e != dead {
-				r.entries[w&mask] = e
-				if e != private {
-					x.setPosition(e, inst, w)
-				}
-				w++
+			switch s := r.entries[p&mask]; {
+			case s == deadSlot:
+				continue
+			case s&streamSlot != 0:
+				h, k := splitStreamSlot(s)
+				x.streams.holds[h].pos[k] = w + 1
+				r.entries[w&mask] = s
+			case s != privateSlot:
+				x.setPosition(int32(s), inst, w)
+				fallthrough
+			default:
+				r.entries[w&mask] = s
 			}
+			w++
 		}
 		r.head = w
 		return
 	}
-	entries := make([]int32, 2*len(r.entries))
+	entries := make([]uint64, 2*len(r.entries))
 	for p := r.tail; p < r.head; p++ {
 		entries[p&uint64(len(entries)-1)] = r.entries[p&mask]
 	}

@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"optimize/simcore/kv"
 )
 
 func TestPrefixIndex_LRUEvictsLeastRecentlyRecorded(t *testing.T) {
@@ -29,7 +31,7 @@ func TestPrefixIndex_LRUEvictsLeastRecentlyRecorded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newPrefixIndex(2, tc.capa)
 			for _, blocks := range tc.records {
-				x.record(blocks, 0, 0, false)
+				x.record(hashSeq(blocks), 0, 0, false)
 			}
 			if got := x.lruOrder(0, nil); !slices.Equal(got, tc.want) {
 				t.Fatalf("LRU order %v, want %v", got, tc.want)
@@ -43,10 +45,10 @@ func TestPrefixIndex_LRUEvictsLeastRecentlyRecorded(t *testing.T) {
 
 func TestPrefixIndex_LookupsDoNotRefreshRecency(t *testing.T) {
 	x := newPrefixIndex(1, 2)
-	x.record([]uint64{1, 2}, 0, 0, false)
+	x.record(hashSeq([]uint64{1, 2}), 0, 0, false)
 	matched := make([]int32, 1)
-	x.match([]uint64{1}, matched) // would make 1 most recent if lookups touched
-	x.record([]uint64{3}, 0, 0, false)
+	x.match(hashSeq([]uint64{1}), matched) // would make 1 most recent if lookups touched
+	x.record(hashSeq([]uint64{3}), 0, 0, false)
 	if got := x.lruOrder(0, nil); !slices.Equal(got, []uint64{3, 2}) {
 		t.Fatalf("LRU order %v, want [3 2]", got)
 	}
@@ -54,19 +56,19 @@ func TestPrefixIndex_LookupsDoNotRefreshRecency(t *testing.T) {
 
 func TestPrefixIndex_InstancesAreIndependent(t *testing.T) {
 	x := newPrefixIndex(3, 2)
-	x.record([]uint64{1, 2}, 0, 0, false)
-	x.record([]uint64{1, 2}, 0, 1, false)
-	x.record([]uint64{3}, 0, 0, false) // evicts 1 from instance 0 only
+	x.record(hashSeq([]uint64{1, 2}), 0, 0, false)
+	x.record(hashSeq([]uint64{1, 2}), 0, 1, false)
+	x.record(hashSeq([]uint64{3}), 0, 0, false) // evicts 1 from instance 0 only
 	matched := make([]int32, 3)
-	x.match([]uint64{1, 2}, matched)
+	x.match(hashSeq([]uint64{1, 2}), matched)
 	if !slices.Equal(matched, []int32{0, 2, 0}) {
 		t.Fatalf("matched %v, want [0 2 0]", matched)
 	}
-	x.record([]uint64{4}, 0, 1, false) // 1 is now held by nobody: it leaves the table
+	x.record(hashSeq([]uint64{4}), 0, 1, false) // 1 is now held by nobody: it leaves the table
 	if e, _ := x.find(1); e != noEntry || len(x.free) != 1 {
 		t.Fatalf("hash 1 has entry %d, free list %v; want none, one", e, x.free)
 	}
-	x.record([]uint64{5}, 0, 2, false) // and its entry is reused
+	x.record(hashSeq([]uint64{5}), 0, 2, false) // and its entry is reused
 	if len(x.free) != 0 || len(x.records)/x.stride != 4 {
 		t.Fatalf("free %d, entries %d; want 0, 4", len(x.free), len(x.records)/x.stride)
 	}
@@ -85,12 +87,21 @@ func (x *prefixIndex) position(e int32, inst int) uint32 {
 // blockCount returns the number of hashes instance inst holds.
 func (x *prefixIndex) blockCount(inst int) int { return x.rings[inst].count }
 
-// lruOrder appends inst's hashes from most to least recently touched.
+// hashSeq is a request of blocks with these hashes (all prefix blocks).
+func hashSeq(blocks []uint64) blockSeq { return blockSeq{prefix: blocks, end: len(blocks)} }
+
+// lruOrder appends inst's hashes from most to least recently touched; a
+// stream block's hash is kv's stream hash, as Content.Hash gives it.
 func (x *prefixIndex) lruOrder(inst int, out []uint64) []uint64 {
 	r := &x.rings[inst]
 	for p := r.head; p > r.tail; p-- {
-		if e := r.entries[(p-1)&uint64(len(r.entries)-1)]; e >= 0 {
-			out = append(out, x.key(e))
+		switch s := r.entries[(p-1)&uint64(len(r.entries)-1)]; {
+		case s&streamSlot != 0:
+			h, k := splitStreamSlot(s)
+			c := kv.Content{UID: x.streams.streams[x.streams.holds[h].stream].uid}
+			out = append(out, c.Hash(k))
+		case s < deadSlot:
+			out = append(out, x.key(int32(s)))
 		}
 	}
 	return out
@@ -147,16 +158,27 @@ func (r *referenceIndex) order(inst int) []uint64 {
 	return out
 }
 
-// randomBlocks draws a request: a prefix of one of a few "prompts" (so that
-// leading runs of every length occur) followed by a few random blocks from
-// a small alphabet (so that hits after misses and re-records occur).
-func randomBlocks(rng *rand.Rand, prompts [][]uint64) []uint64 {
+// randomSeq draws a request. Half are hashes: a prefix of one of a few
+// "prompts" (so that leading runs of every length occur) followed by a few
+// random blocks from a small alphabet (so that hits after misses and
+// re-records occur). The others are session rounds: a whole prompt, then
+// the leading blocks of one of a few streams, of random length (so that
+// rounds shrink as well as grow, and streams end up held in pieces).
+// blocks are the request's hashes.
+func randomSeq(rng *rand.Rand, prompts [][]uint64) (seq blockSeq, blocks []uint64) {
 	p := prompts[rng.Intn(len(prompts))]
-	blocks := slices.Clone(p[:rng.Intn(len(p)+1)])
-	for range rng.Intn(5) {
-		blocks = append(blocks, uint64(rng.Intn(60)))
+	if rng.Intn(2) == 0 {
+		blocks = slices.Clone(p[:rng.Intn(len(p)+1)])
+		for range rng.Intn(5) {
+			blocks = append(blocks, uint64(rng.Intn(60)))
+		}
+		return hashSeq(blocks), blocks
 	}
-	return blocks
+	uid := uint64(1 + rng.Intn(6))
+	p = prompts[uid%uint64(len(prompts))] // a stream always follows the same prompt
+	c := kv.Content{Prefix: p, UID: uid}
+	end := len(p) + rng.Intn(20)
+	return blockSeq{prefix: p, uid: uid, end: end}, c.AppendHashes(nil, end)
 }
 
 func TestPrefixIndex_MatchesReferenceImplementation(t *testing.T) {
@@ -178,7 +200,7 @@ func TestPrefixIndex_MatchesReferenceImplementation(t *testing.T) {
 			unique := uint64(1 << 40)
 			for op := range 4000 {
 				// Scoring alone, recording alone, or both as Route does.
-				blocks := randomBlocks(rng, prompts)
+				seq, blocks := randomSeq(rng, prompts)
 				// Some requests end with private hashes, unique to them.
 				shared := len(blocks)
 				if rng.Intn(3) == 0 {
@@ -189,7 +211,7 @@ func TestPrefixIndex_MatchesReferenceImplementation(t *testing.T) {
 				}
 				kind := rng.Intn(3)
 				if kind != 1 {
-					fast.match(blocks, matched)
+					fast.match(seq, matched)
 					for i := range matched {
 						if want := ref.match(blocks, i); matched[i] != want {
 							t.Fatalf("op %d: instance %d matched %d of %v, want %d", op, i, matched[i], blocks, want)
@@ -199,9 +221,9 @@ func TestPrefixIndex_MatchesReferenceImplementation(t *testing.T) {
 				if kind != 0 {
 					inst := rng.Intn(shape.instances)
 					// After a match, its hints cover the shareable blocks.
-					fast.record(blocks[:shared], len(blocks)-shared, inst, kind == 2)
+					fast.record(seq, len(blocks)-shared, inst, kind == 2)
 					ref.record(blocks, inst)
-					want := slices.DeleteFunc(ref.order(inst), func(h uint64) bool { return h > 1<<40 })
+					want := slices.DeleteFunc(ref.order(inst), func(h uint64) bool { return h > 1<<40 && h < 1<<41 }) // private
 					if got := fast.lruOrder(inst, nil); !slices.Equal(got, want) {
 						t.Fatalf("op %d: instance %d LRU %v, want %v", op, inst, got, want)
 					}
@@ -223,22 +245,33 @@ func checkIndexInvariants(t *testing.T, x *prefixIndex) {
 	t.Helper()
 	entries := len(x.records) / x.stride
 	holders := make([]uint64, entries)
+	holdBlocks := make([]int32, len(x.streams.holds))
 	for inst := range x.instances {
 		r := &x.rings[inst]
 		mask := uint64(len(r.entries) - 1)
-		if r.tail < r.head && r.entries[r.tail&mask] == dead {
+		if r.tail < r.head && r.entries[r.tail&mask] == deadSlot {
 			t.Fatalf("instance %d: tail on a dead slot", inst)
 		}
 		live := 0
 		for p := r.tail; p < r.head; p++ {
-			e := r.entries[p&mask]
-			if e == dead {
+			s := r.entries[p&mask]
+			if s == deadSlot {
 				continue
 			}
 			live++
-			if e == private {
+			if s == privateSlot {
 				continue
 			}
+			if s&streamSlot != 0 {
+				h, k := splitStreamSlot(s)
+				hold := &x.streams.holds[h]
+				if hold.inst != int32(inst) || hold.pos[k] != p+1 {
+					t.Fatalf("instance %d: slot %d holds block %d of hold %d (instance %d) at position %d", inst, p, k, h, hold.inst, hold.pos[k])
+				}
+				holdBlocks[h]++
+				continue
+			}
+			e := int32(s)
 			holders[e]++
 			if x.position(e, inst) != uint32(p) || !x.holds(e, inst) {
 				t.Fatalf("instance %d: slot %d holds entry %d at position %d, bit %v", inst, p, e, x.position(e, inst), x.holds(e, inst))
@@ -275,6 +308,56 @@ func checkIndexInvariants(t *testing.T, x *prefixIndex) {
 	}
 	if inUse+len(x.free) != entries || x.table.used < inUse || 2*x.table.used > len(x.table.tags) {
 		t.Fatalf("%d entries in use, %d free, %d total; table uses %d of %d slots", inUse, len(x.free), entries, x.table.used, len(x.table.tags))
+	}
+	checkStreamInvariants(t, &x.streams, holdBlocks)
+}
+
+// checkStreamInvariants verifies the stream holds against the live ring
+// slots counted per hold: each hold's count and held positions agree with
+// them, holds are on their stream's list (one per instance), and a stream
+// is in the map exactly while it has holds; free holds hold nothing.
+func checkStreamInvariants(t *testing.T, x *streamHolds, holdBlocks []int32) {
+	t.Helper()
+	freeHold := make([]bool, len(x.holds))
+	for _, h := range x.freeHolds {
+		freeHold[h] = true
+	}
+	onList := make([]bool, len(x.holds))
+	live := 0
+	for s := range x.streams {
+		st := &x.streams[s]
+		if got, ok := x.find(st.uid); !ok || got != int32(s) {
+			if st.first != noHold || !slices.Contains(x.freeRecs, int32(s)) {
+				t.Fatalf("stream %d (uid %d) with holds is not in the map, or a dead one is not free", s, st.uid)
+			}
+			continue
+		}
+		live++
+		if st.first == noHold {
+			t.Fatalf("stream %d in the map without holds", s)
+		}
+		insts := map[int32]bool{}
+		for h := st.first; h != noHold; h = x.holds[h].next {
+			if onList[h] || freeHold[h] || x.holds[h].stream != int32(s) || insts[x.holds[h].inst] {
+				t.Fatalf("stream %d: hold %d listed twice, free, of another stream or a second for instance %d", s, h, x.holds[h].inst)
+			}
+			onList[h], insts[x.holds[h].inst] = true, true
+		}
+	}
+	if live != x.byUID.Len() {
+		t.Fatalf("%d live streams, map has %d", live, x.byUID.Len())
+	}
+	for h := range x.holds {
+		hold := &x.holds[h]
+		held := int32(0)
+		for _, p := range hold.pos[:cap(hold.pos)] {
+			if p != 0 {
+				held++
+			}
+		}
+		if onList[h] == freeHold[h] || held != holdBlocks[h] || (onList[h] && hold.count != held) {
+			t.Fatalf("hold %d: listed %v, free %v, count %d, %d held positions, %d live slots", h, onList[h], freeHold[h], hold.count, held, holdBlocks[h])
+		}
 	}
 }
 

@@ -250,9 +250,14 @@ func (p *prefixAffinity) Score(r *simcore.Request, snaps []Snapshot, out []float
 	}
 }
 
-// prefixMatcher counts, per instance, the leading blocks it holds.
+// prefixMatcher counts, per instance, the leading blocks of r it holds;
+// blocks has r's block hashes for a matcher that needs them.
 type prefixMatcher interface {
-	match(blocks []uint64, matched []int32)
+	matchRequest(r *simcore.Request, blocks *requestBlocks, matched []int32)
+}
+
+func (x *prefixIndex) matchRequest(r *simcore.Request, _ *requestBlocks, matched []int32) {
+	x.match(seqOf(&r.Content), matched)
 }
 
 // leadingRun scores instances by the share of a request's input blocks
@@ -278,7 +283,7 @@ func (l *leadingRun) score(r *simcore.Request, index prefixMatcher, out []float6
 		clear(out)
 		return false
 	}
-	index.match(l.blocks.of(r), l.matched)
+	index.matchRequest(r, l.blocks, l.matched)
 	for i := range out {
 		out[i] = float64(l.matched[i]) / float64(total)
 	}
@@ -298,8 +303,8 @@ func (p *prefixAffinity) Observe(r *simcore.Request, chosen int) {
 	p.scored = false
 	hinted := p.matchedFor == r
 	p.matchedFor = nil
-	blocks := p.blocks.of(r)
-	p.index.record(blocks, int(r.Content.Input)-len(blocks), chosen, hinted)
+	seq := seqOf(&r.Content)
+	p.index.record(seq, int(r.Content.Input)-seq.end, chosen, hinted)
 }
 
 // requestBlocks holds the hashes of a request's shareable input blocks,
