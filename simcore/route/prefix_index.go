@@ -52,8 +52,8 @@ type prefixIndex struct {
 // touchRing is one instance's LRU: its touches, oldest first.
 type touchRing struct {
 	entries    []uint64 // slot touched at position p, at entries[p & (len-1)]: entry, stream block, dead or private
-	head, tail uint64  // next position to write; oldest live position (== head if empty)
-	count      int     // live slots = hashes held
+	head, tail uint64   // next position to write; oldest live position (== head if empty)
+	count      int      // live slots = hashes held
 }
 
 // A private ring slot (privateSlot) holds a hash no other request can
