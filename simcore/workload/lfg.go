@@ -29,6 +29,9 @@ const (
 	// tokBase is Int31n(maxTokenID)'s rejection bound: a draw whose Int31
 	// exceeds it is discarded and drawn again.
 	tokBase = (1<<31 - 1) - (1<<31)%maxTokenID
+	// rejectFrom is the least Int63 output rejected: Int31 is its top 31
+	// bits, so v>>32 > tokBase exactly when v ≥ (tokBase+1)<<32.
+	rejectFrom = (tokBase + 1) << 32
 )
 
 func newLFG(seed int64) *lfgSource {
@@ -50,7 +53,7 @@ func (s *lfgSource) Seed(seed int64) {
 
 // noteReject adds position k to rejects if its draw would be rejected.
 func (s *lfgSource) noteReject(k int) {
-	if int32(s.buf[k]>>32) > tokBase {
+	if s.buf[k] >= rejectFrom {
 		s.rejects = append(s.rejects, int16(k))
 	}
 }
@@ -71,17 +74,24 @@ func (s *lfgSource) Int63() int64 {
 //
 //go:noinline
 func (s *lfgSource) refill() {
+	// noteReject inlined on registers: this loop makes every draw.
 	b := &s.buf
-	s.rejects = s.rejects[:0]
+	rejects := s.rejects[:0]
 	for k := 0; k < lfgTap; k++ {
-		b[k] = (b[k] + b[k+lfgLen-lfgTap]) & mask63
-		s.noteReject(k)
+		v := (b[k] + b[k+lfgLen-lfgTap]) & mask63
+		b[k] = v
+		if v >= rejectFrom {
+			rejects = append(rejects, int16(k))
+		}
 	}
 	for k := lfgTap; k < lfgLen; k++ {
-		b[k] = (b[k] + b[k-lfgTap]) & mask63
-		s.noteReject(k)
+		v := (b[k] + b[k-lfgTap]) & mask63
+		b[k] = v
+		if v >= rejectFrom {
+			rejects = append(rejects, int16(k))
+		}
 	}
-	s.idx = 0
+	s.rejects, s.idx = rejects, 0
 }
 
 // tokenID is rand.Rand.Intn(maxTokenID) on this stream: it consumes the
