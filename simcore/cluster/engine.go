@@ -18,6 +18,7 @@ type Engine struct {
 	cfg       Config
 	src       simcore.Source
 	events    eventHeap
+	transit   inTransit
 	instances []*instance
 	snaps     []route.Snapshot
 	refreshed []simcore.Tick // last refresh of each instance's periodic signals
@@ -97,7 +98,7 @@ func (e *Engine) stepOnce() bool {
 		e.now = at
 		r := e.src.Pop()
 		e.metrics.Arrived(r)
-		e.events.push(event{time: at, rank: rankAdmission, kind: evAdmission, req: r})
+		e.events.push(event{time: at, rank: rankAdmission, kind: evAdmission, slot: e.transit.park(r)})
 		return true
 	}
 	if e.events.Len() == 0 {
@@ -110,11 +111,11 @@ func (e *Engine) stepOnce() bool {
 	e.now = ev.time
 	switch ev.kind {
 	case evAdmission:
-		e.admit(ev.req)
+		e.admit(e.transit.take(ev.slot))
 	case evRouting:
-		e.route(ev.req)
+		e.route(e.transit.take(ev.slot))
 	case evQueued:
-		e.instances[ev.rank-rankInstance0].enqueue(e, ev.req)
+		e.instances[ev.rank-rankInstance0].enqueue(e, e.transit.take(ev.slot))
 	case evStep:
 		e.instances[ev.rank-rankInstance0].step(e)
 	}
@@ -137,7 +138,7 @@ func (e *Engine) admit(r *simcore.Request) {
 		e.src.Done(r, e.now, false)
 		return
 	}
-	e.events.push(event{time: e.now, rank: rankRouting, kind: evRouting, req: r})
+	e.events.push(event{time: e.now, rank: rankRouting, kind: evRouting, slot: e.transit.park(r)})
 }
 
 // route picks the instance; the request reaches its wait queue after the
@@ -157,7 +158,7 @@ func (e *Engine) route(r *simcore.Request) {
 	e.instances[i].inFlight++
 	e.snaps[i].InFlight++
 	at := e.now + e.latency.QueueingTime(int64(r.InputLen))
-	e.events.push(event{time: at, rank: rankInstance0 + int32(i), kind: evQueued, req: r})
+	e.events.push(event{time: at, rank: rankInstance0 + int32(i), kind: evQueued, slot: e.transit.park(r)})
 }
 
 // refreshSnapshots re-reads each instance's queue, batch and KV signals,
