@@ -165,8 +165,8 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 	dt := max(1, in.latency.StepTime(prefill, decode)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
 	decoded := 0
-	kept := in.running[:0]
-	for _, r := range in.running {
+	kept := 0 // requests staying in the batch, compacted in place
+	for i, r := range in.running {
 		input := r.InputLen
 		if r.Progress < input {
 			r.Progress = r.Computed
@@ -184,12 +184,17 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 		}
 		if r.Progress == input+max(r.OutputLen, 1)-1 {
 			in.retire(e, r, dt)
-		} else {
-			kept = append(kept, r)
+			continue
 		}
+		if kept != i {
+			// Only moves are written: a pointer store costs a GC write
+			// barrier while a collection is marking.
+			in.running[kept] = r
+		}
+		kept++
 	}
-	clear(in.running[len(kept):])
-	in.running = kept
+	clear(in.running[kept:])
+	in.running = in.running[:kept]
 	e.metrics.DecodeStep(itl, decoded)
 	return dt
 }
