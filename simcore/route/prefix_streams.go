@@ -73,7 +73,7 @@ func (x *streamHolds) find(uid uint64) (int32, bool) { return x.byUID.Get(uid) }
 // holdFor returns inst's hold of uid's stream, creating the stream and the
 // hold as needed, with room for blocks [0, end).
 func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
-	s, ok := x.byUID.Get(uid)
+	s, ok := x.find(uid)
 	if !ok {
 		s = freelist.Take(&x.streams, &x.freeRecs)
 		x.streams[s] = heldStream{uid: uid, first: noHold}
