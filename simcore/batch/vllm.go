@@ -95,31 +95,80 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 	}
 	// Phase 1: running requests, in batch order.
 	for i := 0; i < len(*running); i++ {
-		if budget <= 0 {
+		if budget <= 0 || !f.advance((*running)[i], &i, running, wait, cache, &budget) {
 			break
 		}
+	}
+	f.admit(running, wait, cache, budget)
+	return &f.res
+}
+
+// FormSparse is Form for a batch in which every request outside active
+// (indices into *running, ascending) is idle: a decode whose token fits in
+// its last KV block without completing it, so that scheduling it changes
+// nothing but its own counters, which the caller advances in bulk. Only
+// the active requests are visited. It applies when phase 1 can give every
+// running request its tokens — within the token budget, with enough free
+// KV blocks — for then nothing is preempted and phase 1's order cannot
+// change what any request gets; otherwise it changes nothing and reports
+// false, and the caller wakes the idle requests and calls Form.
+func (f *Former) FormSparse(running *[]*simcore.Request, active []int32, idle int, wait *simcore.WaitQueue, cache *kv.Cache) (*Result, bool) {
+	tokens, blocks := int64(idle), int64(0)
+	for _, i := range active {
 		r := (*running)[i]
 		if n := int64(r.InputLen - r.Progress); n > 0 {
-			n = min(f.chunk(r, n), budget)
-			if !f.allocate(r, n, &i, running, wait, cache, &budget) {
-				break
-			}
-			budget -= n
-			r.NewTokens = int32(n)
-			r.Computed += int32(n)
-		}
-		// r.Progress is not advanced yet, so a request never prefills and
-		// decodes in the same step.
-		if r.Progress >= r.InputLen && r.OutputLen > 0 {
-			if !cache.AppendInBlock(&r.KV) && !f.allocate(r, decodeToken, &i, running, wait, cache, &budget) {
-				break
-			}
-			budget--
-			r.NewTokens = 1
-			r.Computed++
+			n = f.chunk(r, n)
+			tokens += n
+			blocks += cache.Need(&r.KV, n)
+		} else if r.OutputLen > 0 {
+			tokens++
+			blocks += cache.Need(&r.KV, 1)
 		}
 	}
-	// Phase 2: new requests from the wait queue head.
+	if tokens > f.cfg.MaxScheduledTokens || blocks > cache.Free() {
+		return nil, false
+	}
+	f.res.Scheduled, f.res.Preempted = f.res.Scheduled[:0], 0
+	budget := f.cfg.MaxScheduledTokens - int64(idle)
+	for _, i := range active {
+		r := (*running)[i]
+		r.NewTokens = 0
+		at := int(i)
+		f.advance(r, &at, running, wait, cache, &budget) // fits: checked above
+	}
+	f.admit(running, wait, cache, budget)
+	return &f.res, true
+}
+
+// advance schedules running request r, at index *at, for this step: its
+// next prefill chunk or one decode token. It reports false when phase 1
+// must stop: r was evicted, or nothing was left to evict.
+func (f *Former) advance(r *simcore.Request, at *int, running *[]*simcore.Request, wait *simcore.WaitQueue, cache *kv.Cache, budget *int64) bool {
+	if n := int64(r.InputLen - r.Progress); n > 0 {
+		n = min(f.chunk(r, n), *budget)
+		if !f.allocate(r, n, at, running, wait, cache, budget) {
+			return false
+		}
+		*budget -= n
+		r.NewTokens = int32(n)
+		r.Computed += int32(n)
+	}
+	// r.Progress is not advanced yet, so a request never prefills and
+	// decodes in the same step.
+	if r.Progress >= r.InputLen && r.OutputLen > 0 {
+		if !cache.AppendInBlock(&r.KV) && !f.allocate(r, decodeToken, at, running, wait, cache, budget) {
+			return false
+		}
+		*budget--
+		r.NewTokens = 1
+		r.Computed++
+	}
+	return true
+}
+
+// admit is phase 2: new requests from the wait queue head, while the batch,
+// the budget and KV allow and nothing was preempted this step.
+func (f *Former) admit(running *[]*simcore.Request, wait *simcore.WaitQueue, cache *kv.Cache, budget int64) {
 	bs := cache.BlockSize()
 	for len(*running) < f.cfg.MaxRunning && wait.Len() > 0 && budget > 0 && f.res.Preempted == 0 {
 		r := wait.Front()
@@ -139,7 +188,6 @@ func (f *Former) Form(running *[]*simcore.Request, wait *simcore.WaitQueue, cach
 		r.NewTokens = int32(n)
 		r.Computed = int32(start + n)
 	}
-	return &f.res
 }
 
 // chunk caps n prefill tokens of r at its class's chunk threshold.

@@ -117,8 +117,12 @@ func TestConservationMidRun(t *testing.T) {
 		steps++
 		inst := eng.instances[0]
 		seqs := make([]*kv.Seq, 0, len(inst.running))
-		for _, r := range inst.running {
-			seqs = append(seqs, &r.KV)
+		for i, r := range inst.running {
+			seq := r.KV // an idle request's tokens are as of when it went idle
+			if b := inst.since[i]; b >= 0 {
+				seq.Tokens += int32(inst.steps - b)
+			}
+			seqs = append(seqs, &seq)
 		}
 		if err := inst.kv.Check(seqs); err != nil {
 			t.Fatalf("after %d events: %v", steps, err)
@@ -182,9 +186,9 @@ func TestTTFTIsNotRewrittenByAStepWithoutTokens(t *testing.T) {
 	eng.metrics.Arrived(r)
 	in := eng.instances[0]
 	r.Progress, r.Computed, r.FirstToken, r.NewTokens = 32, 32, 5000, 0
-	in.running = append(in.running, r)
+	in.running, in.due, in.since, in.active = append(in.running, r), append(in.due, 0), append(in.since, -1), append(in.active, 0)
 	eng.now = 90_000
-	in.execute(eng)
+	in.execute(eng, 0)
 	if r.FirstToken != 5000 || r.Progress != 32 {
 		t.Fatalf("TTFT %d µs and progress %d after a step without tokens, want 5000 and 32", r.FirstToken, r.Progress)
 	}

@@ -26,6 +26,21 @@ type instance struct {
 	rankRunning bool
 	latency     latency.Model
 
+	// Decode in virtual time. A running request whose next token fits in
+	// its last KV block without completing it is idle: a step gives it one
+	// token and the step's ITL and does nothing else to it, so it is not
+	// visited. Its counters stay as they were when it went idle, its ITL
+	// sum relative to itlTotal, and are brought up to date (wake) at its
+	// due step: its block boundary or its completion, or a step that
+	// cannot be formed sparsely. due and since follow running slot by slot.
+	due      []int64      // the step at which the slot's request is visited next
+	since    []int64      // the step from which it has been idle; -1 = awake
+	active   []int32      // scratch: the slots visited in this step, ascending
+	steps    int64        // steps run so far: the index of the current step
+	itlTotal simcore.Tick // sum of the ITL of every step run
+	dense    bool         // tests: visit every request every step
+	fallback int64        // steps formed densely although sparse was tried
+
 	stepPending bool
 	inFlight    int32        // routed here and not yet completed or dropped
 	clock       simcore.Tick // time of the last event, request departures included
@@ -63,6 +78,8 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 			PreemptionPolicy:   cfg.PreemptionPolicy,
 		}),
 		running: make([]*simcore.Request, 0, cfg.MaxRunning),
+		due:     make([]int64, 0, cfg.MaxRunning),
+		since:   make([]int64, 0, cfg.MaxRunning),
 	}, nil
 }
 
@@ -126,7 +143,7 @@ func (in *instance) step(e *Engine) {
 	if in.scheduler != nil {
 		in.scheduler.Order(in.wait.Items())
 	}
-	res := in.former.Form(&in.running, &in.wait, in.kv)
+	res, idle := in.form()
 	for i := 0; i < res.Preempted; i++ {
 		e.metrics.Preempted()
 	}
@@ -134,7 +151,7 @@ func (in *instance) step(e *Engine) {
 		e.metrics.Scheduled(r, now)
 	}
 
-	dt := in.execute(e)
+	dt := in.execute(e, idle)
 
 	if len(in.running) > 0 || in.wait.Len() > 0 {
 		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep})
@@ -144,15 +161,85 @@ func (in *instance) step(e *Engine) {
 	}
 }
 
+// form forms the batch, sparsely when it can (see batch.FormSparse): it
+// wakes the slots due now and leaves in.active the slots execute visits,
+// and returns how many idle requests decode without a visit.
+func (in *instance) form() (*batch.Result, int) {
+	now := in.steps
+	in.active = in.active[:0]
+	for i, d := range in.due {
+		if d <= now {
+			in.wake(i)
+			in.active = append(in.active, int32(i))
+		}
+	}
+	idle := len(in.running) - len(in.active)
+	kept := len(in.running)
+
+	var res *batch.Result
+	ok := false
+	if !in.dense {
+		res, ok = in.former.FormSparse(&in.running, in.active, idle, &in.wait, in.kv)
+	}
+	if !ok {
+		in.fallback++
+		// Tokens or KV run short: every request is visited in batch order,
+		// and some may be preempted.
+		for i := range in.running {
+			in.wake(i)
+		}
+		res = in.former.Form(&in.running, &in.wait, in.kv)
+		idle, kept = 0, 0
+		in.active = in.active[:0]
+	}
+	in.due, in.since = in.due[:kept], in.since[:kept]
+	for i := kept; i < len(in.running); i++ {
+		in.due = append(in.due, now)
+		in.since = append(in.since, -1)
+		in.active = append(in.active, int32(i))
+	}
+	return res, idle
+}
+
+// wake brings the counters of the request in slot i up to date.
+func (in *instance) wake(i int) {
+	if b := in.since[i]; b >= 0 {
+		r := in.running[i]
+		k := int32(in.steps - b)
+		r.Progress += k
+		r.Computed += k
+		r.KV.Tokens += k
+		r.ITLSum += in.itlTotal
+		in.since[i] = -1
+	}
+}
+
+// rest sets when the request in slot i, awake after a step, is visited
+// next: every step while it prefills; as a decode, at the step whose token
+// completes or opens a KV block, or at its last step, whichever is first.
+func (in *instance) rest(i int) {
+	r := in.running[i]
+	if r.Progress < r.InputLen {
+		in.due[i] = in.steps
+		return
+	}
+	last := int64(r.InputLen+max(r.OutputLen, 1)-1-r.Progress) - 1 // steps before its last one
+	in.due[i] = in.steps + min(in.kv.InBlockRoom(&r.KV), last)
+	in.since[i] = in.steps
+	r.ITLSum -= in.itlTotal
+}
+
 // execute runs the step: it returns its duration after advancing every
 // scheduled request — a prefill jumps to what batch formation computed
 // (cached prefix included), a decode adds one token — recording TTFT and
-// ITL, and retiring the requests that produced their last token. BLIS
+// ITL, and retiring the requests that produced their last token. Only the
+// active slots are visited; idle decodes advance by the step count. BLIS
 // retires in a second pass; one pass gives the same result, as retiring a
 // request touches no other request's progress.
-func (in *instance) execute(e *Engine) simcore.Tick {
-	var prefill, decode int64
-	for _, r := range in.running {
+func (in *instance) execute(e *Engine, idle int) simcore.Tick {
+	prefill, decode := int64(0), int64(idle)
+	for _, i := range in.active {
+		r := in.running[i]
 		if r.Progress < r.InputLen {
 			prefill += int64(r.NewTokens)
 		} else if r.OutputLen > 0 {
@@ -164,9 +251,10 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 	in.transfer = in.kv.TakeTransfer()
 	dt := max(1, in.latency.StepTime(prefill, decode)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
-	decoded := 0
-	kept := 0 // requests staying in the batch, compacted in place
-	for i, r := range in.running {
+	decoded := idle
+	gone := len(in.running) // first slot emptied by a retirement
+	for _, i := range in.active {
+		r := in.running[i]
 		input := r.InputLen
 		if r.Progress < input {
 			r.Progress = r.Computed
@@ -184,19 +272,45 @@ func (in *instance) execute(e *Engine) simcore.Tick {
 		}
 		if r.Progress == input+max(r.OutputLen, 1)-1 {
 			in.retire(e, r, dt)
-			continue
+			in.running[i] = nil
+			gone = min(gone, int(i))
 		}
-		if kept != i {
-			// Only moves are written: a pointer store costs a GC write
-			// barrier while a collection is marking.
-			in.running[kept] = r
-		}
-		kept++
 	}
-	clear(in.running[kept:])
-	in.running = in.running[:kept]
+	in.itlTotal += itl
+	in.steps++
+	for _, i := range in.active {
+		if in.running[i] != nil {
+			in.rest(int(i))
+		}
+	}
+	if gone < len(in.running) {
+		in.compact(gone)
+	}
 	e.metrics.DecodeStep(itl, decoded)
 	return dt
+}
+
+// compact closes the slots emptied from index from on, keeping batch
+// order; the runs between emptied slots move in bulk.
+func (in *instance) compact(from int) {
+	kept, n := from, len(in.running)
+	for i := from; i < n; {
+		if in.running[i] == nil {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && in.running[j] != nil {
+			j++
+		}
+		copy(in.running[kept:], in.running[i:j])
+		copy(in.due[kept:], in.due[i:j])
+		copy(in.since[kept:], in.since[i:j])
+		kept += j - i
+		i = j
+	}
+	clear(in.running[kept:])
+	in.running, in.due, in.since = in.running[:kept], in.due[:kept], in.since[:kept]
 }
 
 // retire completes a request that produced its last token: one more KV

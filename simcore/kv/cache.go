@@ -241,6 +241,17 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 	return true
 }
 
+// InBlockRoom returns how many decode tokens in a row AppendInBlock can
+// still store for s: the tokens before the one that completes its last
+// block (or needs a new one).
+func (c *Cache) InBlockRoom(s *Seq) int64 {
+	return max(0, int64(len(s.IDs))*c.blockSize-1-int64(s.Tokens))
+}
+
+// Need returns how many free blocks storing n more tokens of s (a sequence
+// that already holds blocks) takes: what Allocate and AppendToken check.
+func (c *Cache) Need(s *Seq, n int64) int64 { return c.blocksFor(s, n) }
+
 // AppendInBlock stores one more token when it neither needs a new block
 // nor completes the last one (15 of 16 decode steps), and reports whether
 // it did; small enough to inline into the batch loop. Otherwise the caller

@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"reflect"
+	"testing"
+
+	"optimize/simcore/batch"
+	"optimize/simcore/route"
+	"optimize/simcore/sched"
+	"optimize/simcore/workload"
+)
+
+// Sparse steps (idle decodes advanced by the step count, only due requests
+// visited) must give exactly what visiting every request every step gives,
+// in the steps that fall back to the dense rule too: a short token budget,
+// short KV with preemptions, priority preemption, the CPU tier.
+func TestSparseStepsMatchDense(t *testing.T) {
+	cases := []struct {
+		name     string
+		cfg      func() Config
+		fallback bool // the sparse run must fall back at least once
+		preempt  bool // and preempt
+	}{
+		{"baseline", baselineConfig, false, false},
+		{"short token budget", func() Config {
+			c := baselineConfig()
+			c.MaxScheduledTokens, c.MaxRunning = 300, 64
+			return c
+		}, true, false},
+		{"short KV", func() Config {
+			c := testConfig(2, 700)
+			c.PrefillThreshold = 128
+			return c
+		}, true, true},
+		{"priority preemption", func() Config {
+			c := testConfig(2, 700)
+			c.Scheduler = "priority-fcfs"
+			c.Priority = sched.PolicyConfig{Name: sched.SLOTiered}
+			c.PreemptionPolicy = batch.PreemptPriority
+			return c
+		}, true, true},
+		{"CPU tier", func() Config {
+			c := testConfig(4, 2000)
+			c.KVCPUBlocks, c.KVOffloadThreshold, c.KVTransferBandwidth, c.KVTransferBaseLatency = 3000, 0.8, 10, 100
+			c.Routing = route.Config{Policy: "weighted", Scorers: []route.ScorerWeight{{Name: "kv-pressure", Weight: 2}, {Name: "prefix-affinity", Weight: 3}}, PrefixIndexCapacity: 10000}
+			return c
+		}, false, false},
+	}
+	spec, err := workload.Builtin("orthogonal-slo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(dense bool) (any, int64) {
+				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: 1500})
+				if err != nil {
+					t.Fatal(err)
+				}
+				eng, err := New(tc.cfg(), src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, in := range eng.instances {
+					in.dense = dense
+				}
+				s := eng.Run()
+				var fallback int64
+				for _, in := range eng.instances {
+					fallback += in.fallback
+				}
+				if tc.preempt && s.Preemptions == 0 {
+					t.Fatalf("no preemption: the case does not test what it should")
+				}
+				return s, fallback
+			}
+			sparse, fallback := run(false)
+			dense, _ := run(true)
+			if !reflect.DeepEqual(sparse, dense) {
+				t.Fatalf("sparse and dense steps differ:\nsparse %+v\ndense  %+v", sparse, dense)
+			}
+			if tc.fallback && fallback == 0 {
+				t.Fatalf("the sparse run never fell back to dense steps")
+			}
+		})
+	}
+}
