@@ -179,10 +179,11 @@ func (in *instance) form() (*batch.Result, int) {
 	var res *batch.Result
 	ok := false
 	if !in.dense {
-		res, ok = in.former.FormSparse(&in.running, in.active, idle, &in.wait, in.kv)
+		if res, ok = in.former.FormSparse(&in.running, in.active, idle, &in.wait, in.kv); !ok {
+			in.fallback++
+		}
 	}
 	if !ok {
-		in.fallback++
 		// Tokens or KV run short: every request is visited in batch order,
 		// and some may be preempted.
 		for i := range in.running {
