@@ -38,7 +38,7 @@ type instance struct {
 	active   []int32      // scratch: the slots visited in this step, ascending
 	steps    int64        // steps run so far: the index of the current step
 	itlTotal simcore.Tick // sum of the ITL of every step run
-	dense    bool         // tests: visit every request every step
+	dense    bool         // tests: never leave a request idle (the plain dense rule)
 	fallback int64        // steps formed densely although sparse was tried
 
 	stepPending bool
@@ -216,11 +216,12 @@ func (in *instance) wake(i int) {
 }
 
 // rest sets when the request in slot i, awake after a step, is visited
-// next: every step while it prefills; as a decode, at the step whose token
-// completes or opens a KV block, or at its last step, whichever is first.
+// next: every step while it prefills (or in dense mode); as a decode, at
+// the step whose token completes or opens a KV block, or at its last step,
+// whichever is first.
 func (in *instance) rest(i int) {
 	r := in.running[i]
-	if r.Progress < r.InputLen {
+	if r.Progress < r.InputLen || in.dense {
 		in.due[i] = in.steps
 		return
 	}

@@ -18,7 +18,7 @@ func TestSparseStepsMatchDense(t *testing.T) {
 	cases := []struct {
 		name     string
 		cfg      func() Config
-		fallback bool // the sparse run must fall back at least once
+		fallback bool // the sparse run must fall back at least once (else never)
 		preempt  bool // and preempt
 	}{
 		{"baseline", baselineConfig, false, false},
@@ -44,7 +44,7 @@ func TestSparseStepsMatchDense(t *testing.T) {
 			c.KVCPUBlocks, c.KVOffloadThreshold, c.KVTransferBandwidth, c.KVTransferBaseLatency = 3000, 0.8, 10, 100
 			c.Routing = route.Config{Policy: "weighted", Scorers: []route.ScorerWeight{{Name: "kv-pressure", Weight: 2}, {Name: "prefix-affinity", Weight: 3}}, PrefixIndexCapacity: 10000}
 			return c
-		}, false, false},
+		}, true, false},
 	}
 	spec, err := workload.Builtin("orthogonal-slo")
 	if err != nil {
@@ -52,7 +52,9 @@ func TestSparseStepsMatchDense(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := func(dense bool) (any, int64) {
+			// run reports the summary, the steps that fell back, and whether
+			// any request was ever left idle between events.
+			run := func(dense bool) (any, int64, bool) {
 				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: 1500})
 				if err != nil {
 					t.Fatal(err)
@@ -64,7 +66,15 @@ func TestSparseStepsMatchDense(t *testing.T) {
 				for _, in := range eng.instances {
 					in.dense = dense
 				}
-				s := eng.Run()
+				idle := false
+				for eng.stepOnce() {
+					for _, in := range eng.instances {
+						for _, b := range in.since {
+							idle = idle || b >= 0
+						}
+					}
+				}
+				s := eng.summarize()
 				var fallback int64
 				for _, in := range eng.instances {
 					fallback += in.fallback
@@ -72,15 +82,19 @@ func TestSparseStepsMatchDense(t *testing.T) {
 				if tc.preempt && s.Preemptions == 0 {
 					t.Fatalf("no preemption: the case does not test what it should")
 				}
-				return s, fallback
+				return s, fallback, idle
 			}
-			sparse, fallback := run(false)
-			dense, _ := run(true)
+			sparse, fallback, idle := run(false)
+			dense, _, denseIdle := run(true)
 			if !reflect.DeepEqual(sparse, dense) {
 				t.Fatalf("sparse and dense steps differ:\nsparse %+v\ndense  %+v", sparse, dense)
 			}
-			if tc.fallback && fallback == 0 {
-				t.Fatalf("the sparse run never fell back to dense steps")
+			if tc.fallback != (fallback > 0) {
+				t.Fatalf("the sparse run fell back in %d steps; want fallbacks: %v", fallback, tc.fallback)
+			}
+			// Equal results prove nothing if no request was ever idle.
+			if !idle || denseIdle {
+				t.Fatalf("requests left idle: sparse run %v, dense run %v; want true, false", idle, denseIdle)
 			}
 		})
 	}

@@ -170,8 +170,10 @@ func (c *Cache) Contains(content *Content, k int) bool {
 	return c.indexed(&Seq{}, content, k, &stream) != none
 }
 
-// blocksFor returns how many new blocks storing n more tokens takes for s.
-func (c *Cache) blocksFor(s *Seq, n int64) int64 {
+// Need returns how many free blocks storing n more tokens of s takes
+// (cached blocks committed at admission aside): what Allocate and
+// AppendToken check.
+func (c *Cache) Need(s *Seq, n int64) int64 {
 	spare := int64(len(s.IDs))*c.blockSize - int64(s.Tokens)
 	if n -= spare; n <= 0 {
 		return 0
@@ -203,7 +205,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 	if s.IDs == nil {
 		s.IDs = c.takeList()
 	}
-	need := c.blocksFor(s, n) // committed cached blocks are full: no spare
+	need := c.Need(s, n) // committed cached blocks are full: no spare
 	if need > c.Free() {
 		return false
 	}
@@ -247,10 +249,6 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 func (c *Cache) InBlockRoom(s *Seq) int64 {
 	return max(0, int64(len(s.IDs))*c.blockSize-1-int64(s.Tokens))
 }
-
-// Need returns how many free blocks storing n more tokens of s (a sequence
-// that already holds blocks) takes: what Allocate and AppendToken check.
-func (c *Cache) Need(s *Seq, n int64) int64 { return c.blocksFor(s, n) }
 
 // AppendInBlock stores one more token when it neither needs a new block
 // nor completes the last one (15 of 16 decode steps), and reports whether
