@@ -3,13 +3,15 @@ package simcore
 import (
 	"testing"
 	"unsafe"
+
+	"optimize/simcore/kv"
 )
 
 // The step loop relies on the hot fields sharing a cache line: the hot
 // fields and the KV block list must fit in the first 64 bytes.
 func TestRequestLayout(t *testing.T) {
 	var r Request
-	if end := unsafe.Offsetof(r.KV) + unsafe.Offsetof(r.KV.IDs) + unsafe.Sizeof(r.KV.IDs); end > 64 {
+	if end := unsafe.Offsetof(r.KV) + kv.SeqHotBytes; end > 64 {
 		t.Fatalf("hot fields end at byte %d, past the first cache line", end)
 	}
 	if size := unsafe.Sizeof(r); size != 192 {

@@ -175,8 +175,8 @@ func (f *Former) admit(running *[]*simcore.Request, wait *simcore.WaitQueue, cac
 		cached := cache.Lookup(&r.KV, &r.Content)
 		// The prefix may go on in the CPU tier: those blocks are reloaded,
 		// not recomputed.
-		reload := cache.CPUPrefix(&r.Content, len(cached))
-		start := int64(len(cached)+reload) * bs
+		reload := cache.CPUPrefix(&r.Content, cached.Blocks)
+		start := int64(cached.Blocks+reload) * bs
 		n := min(f.chunk(r, int64(r.InputLen)-start), budget)
 		if !cache.AllocateReload(&r.KV, &r.Content, cached, reload, n) {
 			break
@@ -278,5 +278,5 @@ func (f *Former) store(r *simcore.Request, n int64, cache *kv.Cache) bool {
 	if n == decodeToken {
 		return cache.AppendToken(&r.KV, &r.Content)
 	}
-	return cache.Allocate(&r.KV, &r.Content, nil, n)
+	return cache.Allocate(&r.KV, &r.Content, kv.Hit{}, n)
 }

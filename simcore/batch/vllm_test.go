@@ -147,8 +147,8 @@ func TestPreemption_PicksVictimByPolicy(t *testing.T) {
 			if res.Preempted != 1 || in.wait.Len() != 1 || in.wait.Front() != reqs[tc.victim] {
 				t.Fatalf("preempted %d, wait %d; want request %d evicted alone", res.Preempted, in.wait.Len(), tc.victim)
 			}
-			if v := reqs[tc.victim]; v.Progress != 0 || v.Computed != 0 || v.NewTokens != 0 || len(v.KV.IDs) != 0 {
-				t.Fatalf("victim not reset: progress %d, computed %d, new %d, %d blocks", v.Progress, v.Computed, v.NewTokens, len(v.KV.IDs))
+			if v := reqs[tc.victim]; v.Progress != 0 || v.Computed != 0 || v.NewTokens != 0 || v.KV.Blocks != 0 {
+				t.Fatalf("victim not reset: progress %d, computed %d, new %d, %d blocks", v.Progress, v.Computed, v.NewTokens, v.KV.Blocks)
 			}
 			var running, decoded []int64
 			for _, r := range in.running {

@@ -3,14 +3,16 @@
 // (longest leading run of full blocks), reference counts, and an LRU free
 // list whose idle blocks keep their hashes until they are reused.
 //
-// Requests are described by their block contents only (no token ids), and
-// blocks live in a table indexed by block id, grown in fixed chunks on
-// first use; block lists are pooled, so allocation and release allocate no
-// memory once the cache and its stream records have grown.
+// Requests are described by their block contents only (no token ids).
+// Block state is kept per copy (copies.go), a request's blocks of one
+// content in sequence order, and the free list is a list of runs of such
+// blocks; so a request's work is sequential in memory, and allocation and
+// release allocate nothing once the cache has grown.
 package kv
 
 import (
 	"fmt"
+	"unsafe"
 
 	"optimize/simcore/internal/u64map"
 )
@@ -18,38 +20,52 @@ import (
 const none = -1
 
 // Seq is the KV state of one request: the blocks it holds, in sequence
-// order, and how many of its tokens they store. Prev keeps the blocks of
-// its last attempt after a release, so that a preempted request can find
-// its private blocks again without a prefix-index entry. The zero value is
+// order, and how many of its tokens they store. After a release it keeps
+// the spans of its last attempt, so that a preempted request can find its
+// private blocks again without a prefix-index entry. The zero value is
 // empty.
 type Seq struct {
-	Tokens int32
-	stream int32 // hint: the stream-index record of its content
-	IDs    []int32
-	Prev   []int32
+	Tokens int32 // tokens stored
+	Blocks int32 // blocks held
+	spans  []span
+	prev   []span // the last attempt's blocks, after a release
 }
+
+// SeqHotBytes is how far into a Seq the fields a decode step reads go.
+const SeqHotBytes = unsafe.Offsetof(Seq{}.spans) + unsafe.Sizeof(Seq{}.spans)
+
+// span is blocks [lo, lo+n) of a copy, as one request holds them.
+type span struct {
+	copy  int32
+	gen   uint32 // the copy's generation, with ownBit on the filler's span
+	lo, n int32
+}
+
+// ownBit marks the span of the copy its request is filling: only that one
+// grows.
+const ownBit = 1 << 31
 
 // Cache is one instance's GPU block pool.
 type Cache struct {
 	blockSize int64
 	total     int64
 	used      int64
+	unused    int64 // never-used blocks: BLIS's free list starts with them
 
-	blocks     blockTable
-	head, tail int32 // free list of blocks released at least once, LRU first
-	// fresh is the first never-used block. BLIS's free
-	// list starts with every block in id order and appends released ones,
-	// so the never-used blocks always come first: they need no list links,
-	// and blocks grows as they are first used, so that a short run does
-	// not pay for zeroing 132k blocks per instance.
-	fresh int32
+	copies      []copyRec
+	freeCopies  []int32
+	spareBlocks [][][]blk // block arrays of recycled copies, by power-of-two capacity
+	runs        []run     // free list, LRU first
+	freeRuns    []int32
+	head, tail  int32
 
-	index   *u64map.Map // prefix blocks: hash → block id (the newest registered)
-	streams streamIndex // stream blocks: (UID, k) → block id, likewise
+	index   *u64map.Map // prefix blocks: hash → copy (the newest registered)
+	streams streamIndex // stream blocks: (UID, k) → copy, likewise
 
 	hits, misses int64
-	scratch      []int32
-	lists        [][]int32 // spare block-id lists for requests being admitted
+	hit          []span    // Lookup's result
+	lists        [][]span  // spare span lists
+	released     []blockAt // scratch: a release's blocks, for the CPU tier
 
 	tier    *cpuTier // CPU offload tier, nil when single-tier
 	clock   int64    // current time, for offload stamps
@@ -59,16 +75,7 @@ type Cache struct {
 	observe func(hash uint64, stored bool)
 }
 
-// block keeps everything a block operation touches in one cache line.
-type block struct {
-	hash       uint64 // content hash of a full, hashed block; 0 = none
-	refs       int32
-	prev, next int32 // free-list links
-	// For an indexed stream block: its stream record and sequence index;
-	// stream is none for an indexed prefix block.
-	stream, k int32
-	indexed   bool // hash is in the prefix index (a shareable block)
-}
+type blockAt struct{ copy, k int32 }
 
 // New returns a cache of total blocks of blockSize tokens, all free.
 func New(total, blockSize int64) (*Cache, error) {
@@ -81,16 +88,15 @@ func New(total, blockSize int64) (*Cache, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("block size must be > 0 tokens, got %d", blockSize)
 	}
-	c := &Cache{
+	return &Cache{
 		blockSize: blockSize,
 		total:     total,
+		unused:    total,
 		index:     u64map.New(1024),
 		streams:   newStreamIndex(),
 		head:      none,
 		tail:      none,
-	}
-
-	return c, nil
+	}, nil
 }
 
 // BlockSize returns tokens per block.
@@ -119,62 +125,82 @@ func (c *Cache) HitRate() float64 {
 // Counters returns the cumulative prefix hits and misses in blocks.
 func (c *Cache) Counters() (hits, misses int64) { return c.hits, c.misses }
 
-// Lookup returns the ids of the longest run of leading input blocks whose
-// hashes are cached: the first shared ones through the prefix index, the
-// private ones among the blocks s held in its last attempt. The slice is
-// scratch space valid until the next call.
-func (c *Cache) Lookup(s *Seq, content *Content) []int32 {
-	out := c.scratch[:0]
-	stream := int32(none)
-	for k := 0; k < int(content.Input); k++ {
-		if k < int(content.Shared) {
-			id := c.indexed(s, content, k, &stream)
-			if id == none {
-				break
-			}
-			out = append(out, id)
-			continue
-		}
-		// A private hash lives on at most one block: the one s filled.
-		if k >= len(s.Prev) || c.blocks.at(s.Prev[k]).hash != content.Hash(k) {
-			break
-		}
-		out = append(out, s.Prev[k])
-	}
-	c.scratch = out
-	return out
+// Hit is the result of a Lookup: the leading cached blocks of a request.
+type Hit struct {
+	Blocks int
+	spans  []span
 }
 
-// indexed returns the block the prefix index names for shareable block k
-// of content, or none; *stream caches the stream record across calls for
-// one content (none = not looked up yet).
-func (c *Cache) indexed(s *Seq, content *Content, k int, stream *int32) int32 {
-	if k < len(content.Prefix) {
+// Lookup returns the longest run of leading input blocks whose hashes are
+// cached: the shared ones through the prefix index, the private ones among
+// the blocks s held in its last attempt. The result is valid until the
+// next Lookup.
+func (c *Cache) Lookup(s *Seq, content *Content) Hit {
+	out := c.hit[:0]
+	stream := int32(none)
+	p := 0 // s.prev span that may hold block k
+	k := int32(0)
+	for ; k < content.Input; k++ {
+		var id int32
+		if k < content.Shared {
+			if id = c.indexed(content, k, &stream); id == none {
+				break
+			}
+		} else {
+			// A private hash lives on at most one block: the one s filled.
+			for p < len(s.prev) && s.prev[p].lo+s.prev[p].n <= k {
+				p++
+			}
+			if p == len(s.prev) || s.prev[p].lo > k {
+				break
+			}
+			sp := s.prev[p]
+			cp := &c.copies[sp.copy]
+			if cp.gen != sp.gen&^ownBit || cp.at(k).refs == dead || cp.at(k).flags&hashed == 0 {
+				break
+			}
+			id = sp.copy
+		}
+		if n := len(out); n > 0 && out[n-1].copy == id && out[n-1].lo+out[n-1].n == k {
+			out[n-1].n++
+		} else {
+			out = append(out, span{copy: id, gen: c.copies[id].gen, lo: k, n: 1})
+		}
+	}
+	c.hit = out
+	return Hit{Blocks: int(k), spans: out}
+}
+
+// indexed returns the copy the prefix index names for shareable block k of
+// content, or none; *stream caches the stream record across calls for one
+// content (none = not looked up yet).
+func (c *Cache) indexed(content *Content, k int32, stream *int32) int32 {
+	if int(k) < len(content.Prefix) {
 		if id, ok := c.index.Get(content.Prefix[k]); ok {
 			return id
 		}
 		return none
 	}
 	if *stream == none {
-		if *stream = c.streams.find(&s.stream, content.UID); *stream == none {
+		if *stream = c.streams.find(content.UID); *stream == none {
 			return none
 		}
 	}
-	return c.streams.get(*stream, k)
+	return c.streams.get(*stream, int(k))
 }
 
 // Contains reports whether shareable block k of content is cached on the
 // GPU.
 func (c *Cache) Contains(content *Content, k int) bool {
 	stream := int32(none)
-	return c.indexed(&Seq{}, content, k, &stream) != none
+	return c.indexed(content, int32(k), &stream) != none
 }
 
 // Need returns how many free blocks storing n more tokens of s takes
 // (cached blocks committed at admission aside): what Allocate and
 // AppendToken check.
 func (c *Cache) Need(s *Seq, n int64) int64 {
-	spare := int64(len(s.IDs))*c.blockSize - int64(s.Tokens)
+	spare := int64(s.Blocks)*c.blockSize - int64(s.Tokens)
 	if n -= spare; n <= 0 {
 		return 0
 	}
@@ -187,7 +213,7 @@ func (c *Cache) Need(s *Seq, n int64) int64 {
 // (BLIS commits them inside its token loop). It is check-then-act: on
 // failure nothing changes except what BLIS's rollback also changes
 // (committed idle cached blocks move to the LRU tail).
-func (c *Cache) Allocate(s *Seq, content *Content, cached []int32, n int64) bool {
+func (c *Cache) Allocate(s *Seq, content *Content, cached Hit, n int64) bool {
 	return c.AllocateReload(s, content, cached, 0, n)
 }
 
@@ -195,49 +221,59 @@ func (c *Cache) Allocate(s *Seq, content *Content, cached []int32, n int64) bool
 // the cached blocks, with reload blocks on the CPU tier (CPUPrefix): they
 // are brought back into fresh GPU blocks, each adding its transfer time to
 // the step, before the n new tokens are stored.
-func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload int, n int64) bool {
+func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int, n int64) bool {
 	if n <= 0 {
 		return true
 	}
-	if len(s.IDs) > 0 {
-		cached, reload = nil, 0
-	}
-	if s.IDs == nil {
-		s.IDs = c.takeList()
+	if s.Blocks > 0 {
+		cached, reload = Hit{}, 0
 	}
 	need := c.Need(s, n) // committed cached blocks are full: no spare
 	if need > c.Free() {
 		return false
 	}
 	idleCached := int64(0)
-	for _, id := range cached {
-		if c.blocks.at(id).refs == 0 {
-			idleCached++
+	for _, sp := range cached.spans {
+		cp := &c.copies[sp.copy]
+		for k := sp.lo; k < sp.lo+sp.n; k++ {
+			if cp.at(k).refs == 0 {
+				idleCached++
+			}
 		}
 	}
 	if need+idleCached+int64(reload) > c.Free() {
 		// BLIS commits the cached blocks, runs out while popping, and rolls
 		// back: the idle cached blocks end up at the free-list tail.
-		for _, id := range cached {
-			if c.blocks.at(id).refs == 0 {
-				c.unlink(id)
-				c.pushTail(id)
+		for _, sp := range cached.spans {
+			for k := sp.lo; k < sp.lo+sp.n; k++ {
+				if c.copies[sp.copy].at(k).refs == 0 {
+					c.unlink(sp.copy, k)
+					c.pushTail(sp.copy, k)
+				}
 			}
 		}
 		return false
 	}
-	for _, id := range cached {
-		if c.blocks.at(id).refs == 0 {
-			c.unlink(id)
-			c.used++
-		}
-		c.blocks.at(id).refs++
-		c.hits++
-		s.IDs = append(s.IDs, id)
-		s.Tokens += int32(c.blockSize)
+	if s.spans == nil {
+		s.spans = c.takeList()
 	}
-	for k := len(cached); k < len(cached)+reload; k++ {
-		c.reload(s, content, k)
+	for _, sp := range cached.spans {
+		cp := &c.copies[sp.copy]
+		for k := sp.lo; k < sp.lo+sp.n; k++ {
+			b := cp.at(k)
+			if b.refs == 0 {
+				c.unlink(sp.copy, k)
+				c.used++
+			}
+			b.refs++
+		}
+		c.hits += int64(sp.n)
+		s.spans = append(s.spans, sp)
+		s.Blocks += sp.n
+		s.Tokens += sp.n * int32(c.blockSize)
+	}
+	for k := cached.Blocks; k < cached.Blocks+reload; k++ {
+		c.reload(s, content, int32(k))
 	}
 	c.store(s, content, n)
 	return true
@@ -247,7 +283,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached []int32, reload 
 // still store for s: the tokens before the one that completes its last
 // block (or needs a new one).
 func (c *Cache) InBlockRoom(s *Seq) int64 {
-	return max(0, int64(len(s.IDs))*c.blockSize-1-int64(s.Tokens))
+	return max(0, int64(s.Blocks)*c.blockSize-1-int64(s.Tokens))
 }
 
 // AppendInBlock stores one more token when it neither needs a new block
@@ -255,7 +291,7 @@ func (c *Cache) InBlockRoom(s *Seq) int64 {
 // it did; small enough to inline into the batch loop. Otherwise the caller
 // takes AppendToken.
 func (c *Cache) AppendInBlock(s *Seq) bool {
-	if int64(s.Tokens)+1 < int64(len(s.IDs))*c.blockSize {
+	if int64(s.Tokens)+1 < int64(s.Blocks)*c.blockSize {
 		s.Tokens++
 		return true
 	}
@@ -264,11 +300,11 @@ func (c *Cache) AppendInBlock(s *Seq) bool {
 
 // AppendToken stores one more token (decode). It may need one new block.
 func (c *Cache) AppendToken(s *Seq, content *Content) bool {
-	if int64(s.Tokens) < int64(len(s.IDs))*c.blockSize {
+	if int64(s.Tokens) < int64(s.Blocks)*c.blockSize {
 		// Room in the last block: the common decode step.
 		s.Tokens++
 		if int64(s.Tokens)%c.blockSize == 0 {
-			c.register(s, s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/c.blockSize-1)
+			c.registerLast(s)
 		}
 		return true
 	}
@@ -283,67 +319,105 @@ func (c *Cache) AppendToken(s *Seq, content *Content) bool {
 // has been checked. A block that becomes full gets its content hash.
 func (c *Cache) store(s *Seq, content *Content, n int64) {
 	bs := c.blockSize
-	if spare := int64(len(s.IDs))*bs - int64(s.Tokens); spare > 0 {
+	if spare := int64(s.Blocks)*bs - int64(s.Tokens); spare > 0 {
 		k := min(spare, n)
 		s.Tokens += int32(k)
 		n -= k
 		if int64(s.Tokens)%bs == 0 {
-			c.register(s, s.IDs[len(s.IDs)-1], content, int64(s.Tokens)/bs-1)
+			c.registerLast(s)
 		}
 	}
-	if s.IDs == nil {
-		s.IDs = c.takeList()
+	if n <= 0 {
+		return
 	}
+	if s.spans == nil {
+		s.spans = c.takeList()
+	}
+	own := c.ownSpan(s, content)
 	for n > 0 {
-		id := c.pop()
-		c.blocks.at(id).refs = 1
-		c.used++
-		c.misses++
-		s.IDs = append(s.IDs, id)
+		c.pop()
 		k := min(bs, n)
+		id := c.grow(s, own)
+		c.misses++
 		s.Tokens += int32(k)
 		n -= k
 		if k == bs {
-			c.register(s, id, content, int64(len(s.IDs)-1))
+			c.register(id, s.Blocks-1)
 		}
 	}
 }
 
-// register gives block id the hash of sequence block k, if any; only a
-// shareable block enters the prefix index.
-func (c *Cache) register(s *Seq, id int32, content *Content, k int64) {
-	if k >= int64(content.Total) {
+// ownSpan returns the index in s.spans of the copy s is filling, starting
+// one at its next block if its last span is not one.
+func (c *Cache) ownSpan(s *Seq, content *Content) int {
+	if n := len(s.spans); n > 0 && s.spans[n-1].gen&ownBit != 0 {
+		return n - 1
+	}
+	id := c.newCopy(content, s.Blocks)
+	s.spans = append(s.spans, span{copy: id, gen: c.copies[id].gen | ownBit, lo: s.Blocks})
+	return len(s.spans) - 1
+}
+
+// grow appends a block held by s alone to its own copy (one block taken
+// off the free count by the caller's pop) and returns the copy.
+func (c *Cache) grow(s *Seq, own int) int32 {
+	sp := &s.spans[own]
+	cp := &c.copies[sp.copy]
+	cp.st = append(cp.st, blk{refs: 1, node: none})
+	cp.live++
+	sp.n++
+	s.Blocks++
+	c.used++
+	return sp.copy
+}
+
+// registerLast hashes s's last block, which just became full; it is in
+// the copy s is filling (committed cached blocks are full already).
+func (c *Cache) registerLast(s *Seq) {
+	c.register(s.spans[len(s.spans)-1].copy, s.Blocks-1)
+}
+
+// register gives block k of copy id its hash, if any; only a shareable
+// block enters the prefix index.
+func (c *Cache) register(id, k int32) {
+	cp := &c.copies[id]
+	if k >= cp.total {
 		return
 	}
-	b := c.blocks.at(id)
-	b.hash = content.Hash(int(k))
-	if b.indexed = k < int64(content.Shared); b.indexed {
-		if k < int64(len(content.Prefix)) {
-			c.index.Set(b.hash, id)
-			b.stream = none
-		} else {
-			b.stream, b.k = c.streams.set(&s.stream, content, int(k), id), int32(k)
-		}
-		if c.observe != nil {
-			c.observe(b.hash, true)
-		}
+	b := cp.at(k)
+	b.flags = hashed
+	if k >= cp.shared {
+		return
+	}
+	b.flags |= indexed
+	h := cp.hash(k)
+	if int(k) < len(cp.prefix) {
+		c.index.Set(h, id)
+	} else {
+		cp.stream = c.streams.set(cp.stream, cp.uid, int32(len(cp.prefix)), int(k), id)
+	}
+	if c.observe != nil {
+		c.observe(h, true)
 	}
 }
 
-// forget clears block b's content: its prefix-index entry goes, even when
-// a newer duplicate owns it, as in BLIS.
-func (c *Cache) forget(b *block) {
-	if b.indexed {
-		if b.stream == none {
-			c.index.Delete(b.hash)
+// forget clears the content of block k of copy id: its prefix-index entry
+// goes, even when a newer duplicate owns it, as in BLIS.
+func (c *Cache) forget(id, k int32) {
+	cp := &c.copies[id]
+	b := cp.at(k)
+	if b.flags&indexed != 0 {
+		h := cp.hash(k)
+		if int(k) < len(cp.prefix) {
+			c.index.Delete(h)
 		} else {
-			c.streams.evict(b.stream, b.k)
+			c.streams.evict(cp.stream, k)
 		}
 		if c.observe != nil {
-			c.observe(b.hash, false)
+			c.observe(h, false)
 		}
 	}
-	b.hash, b.indexed = 0, false
+	b.flags = 0
 }
 
 // Observe makes fn hear every prefix-index change (nil stops it).
@@ -352,99 +426,61 @@ func (c *Cache) Observe(fn func(hash uint64, stored bool)) { c.observe = fn }
 // Release drops the request's references, last block first, so that a
 // request's later (less shared) blocks are evicted before its earlier ones.
 func (c *Cache) Release(s *Seq) {
-	for i := len(s.IDs) - 1; i >= 0; i-- {
-		id := s.IDs[i]
-		b := c.blocks.at(id)
-		if b.refs--; b.refs == 0 {
-			c.used--
-			c.pushTail(id)
+	tiered := c.tier != nil
+	c.released = c.released[:0]
+	for i := len(s.spans) - 1; i >= 0; i-- {
+		sp := s.spans[i]
+		cp := &c.copies[sp.copy]
+		for k := sp.lo + sp.n - 1; k >= sp.lo; k-- {
+			b := cp.at(k)
+			if b.refs--; b.refs == 0 {
+				c.used--
+				c.pushTail(sp.copy, k)
+			}
+			if tiered {
+				c.released = append(c.released, blockAt{sp.copy, k})
+			}
 		}
+		s.spans[i].gen &^= ownBit
 	}
-	if c.tier != nil {
-		c.afterRelease(s.IDs)
+	if tiered {
+		c.afterRelease(c.released)
 	}
-	s.IDs, s.Prev, s.Tokens = s.Prev[:0], s.IDs, 0
+	s.spans, s.prev = s.prev[:0], s.spans
+	s.Tokens, s.Blocks = 0, 0
 }
 
-// Retire releases a finished request's blocks and takes back its block
+// Retire releases a finished request's blocks and takes back its span
 // lists, so that only running requests hold list memory (a million queued
 // requests must not each keep one).
 func (c *Cache) Retire(s *Seq) {
 	c.Release(s)
-	for _, l := range [][]int32{s.IDs, s.Prev} {
+	for _, l := range [][]span{s.spans, s.prev} {
 		if cap(l) > 0 {
 			c.lists = append(c.lists, l[:0])
 		}
 	}
-	s.IDs, s.Prev = nil, nil
+	s.spans, s.prev = nil, nil
 }
 
-func (c *Cache) takeList() []int32 {
+func (c *Cache) takeList() []span {
 	if n := len(c.lists); n > 0 {
 		l := c.lists[n-1]
 		c.lists = c.lists[:n-1]
 		return l
 	}
-	return make([]int32, 0, 64)
+	return make([]span, 0, 4)
 }
 
-// pop takes the least recently released free block, evicting its hash.
-func (c *Cache) pop() int32 {
-	if c.fresh < int32(c.total) {
-		c.blocks.grow(c.fresh)
-		c.fresh++
-		return c.fresh - 1
+// pop takes a free block for a new use: a never-used one while any is
+// left, else the least recently released one, whose content is evicted.
+func (c *Cache) pop() {
+	if c.unused > 0 {
+		c.unused--
+		return
 	}
-	id := c.head
-	c.unlink(id)
-	if b := c.blocks.at(id); b.hash != 0 {
-		c.forget(b)
-	}
-	return id
-}
-
-func (c *Cache) pushTail(id int32) {
-	b := c.blocks.at(id)
-	b.prev, b.next = c.tail, none
-	if c.tail != none {
-		c.blocks.at(c.tail).next = id
-	} else {
-		c.head = id
-	}
-	c.tail = id
-}
-
-func (c *Cache) unlink(id int32) {
-	b := c.blocks.at(id)
-	p, n := b.prev, b.next
-	if p != none {
-		c.blocks.at(p).next = n
-	} else {
-		c.head = n
-	}
-	if n != none {
-		c.blocks.at(n).prev = p
-	} else {
-		c.tail = p
-	}
-	b.prev, b.next = none, none
-}
-
-// blockTable holds blocks in fixed chunks allocated on first use: a short
-// run touches only the blocks it needs, and growing never copies.
-type blockTable struct {
-	chunks [][]block
-}
-
-const chunkBits = 12 // 4096 blocks (128 KiB) per chunk
-
-func (t *blockTable) at(id int32) *block {
-	return &t.chunks[id>>chunkBits][id&(1<<chunkBits-1)]
-}
-
-// grow makes block id usable (ids are handed out in order).
-func (t *blockTable) grow(id int32) {
-	if int(id>>chunkBits) == len(t.chunks) {
-		t.chunks = append(t.chunks, make([]block, 1<<chunkBits))
-	}
+	id, k := c.popHead()
+	c.forget(id, k)
+	c.copies[id].at(k).refs = dead
+	c.dropBlock(id)
 }

@@ -34,12 +34,12 @@ func TestPrefixHitsAndLRUEviction(t *testing.T) {
 		t.Fatalf("used = %d, want 4", got)
 	}
 	c.Release(&s)
-	if got := len(c.Lookup(&Seq{}, a)); got != 4 {
+	if got := c.Lookup(&Seq{}, a).Blocks; got != 4 {
 		t.Fatalf("released blocks should stay cached: lookup found %d of 4", got)
 	}
 	// A request sharing the 2 leading blocks hits exactly those.
 	b := content(100, 2, 4, 2)
-	if got := len(c.Lookup(&Seq{}, b)); got != 2 {
+	if got := c.Lookup(&Seq{}, b).Blocks; got != 2 {
 		t.Fatalf("leading run = %d, want 2", got)
 	}
 	var s2 Seq
@@ -51,7 +51,7 @@ func TestPrefixHitsAndLRUEviction(t *testing.T) {
 	}
 	var s3 Seq
 	fill := content(0, 0, 6, 3)
-	if !c.Allocate(&s3, fill, nil, 6*16) {
+	if !c.Allocate(&s3, fill, Hit{}, 6*16) {
 		t.Fatal("fill failed")
 	}
 	if err := c.Check([]*Seq{&s2, &s3}); err != nil {
@@ -60,7 +60,7 @@ func TestPrefixHitsAndLRUEviction(t *testing.T) {
 	if c.Free() != 0 {
 		t.Fatalf("free = %d, want 0", c.Free())
 	}
-	if c.Allocate(&s3, fill, nil, 1) {
+	if c.Allocate(&s3, fill, Hit{}, 1) {
 		t.Fatal("allocation beyond capacity succeeded")
 	}
 }
@@ -69,16 +69,16 @@ func TestPartialBlockFillsBeforeNewBlock(t *testing.T) {
 	c, _ := New(4, 16)
 	h := allShared(9, 3)
 	var s Seq
-	c.Allocate(&s, h, nil, 20) // 2 blocks, 12 spare
-	if len(s.IDs) != 2 || c.Contains(h, 1) {
-		t.Fatalf("ids=%v, second block must not be hashed while partial", s.IDs)
+	c.Allocate(&s, h, Hit{}, 20) // 2 blocks, 12 spare
+	if int(s.Blocks) != 2 || c.Contains(h, 1) {
+		t.Fatalf("blocks=%d, second block must not be hashed while partial", s.Blocks)
 	}
-	c.Allocate(&s, h, nil, 12) // fills block 1 exactly
-	if len(s.IDs) != 2 || !c.Contains(h, 1) {
-		t.Fatalf("block 1 full: ids=%v hashed=%v", s.IDs, c.Contains(h, 1))
+	c.Allocate(&s, h, Hit{}, 12) // fills block 1 exactly
+	if int(s.Blocks) != 2 || !c.Contains(h, 1) {
+		t.Fatalf("block 1 full: blocks=%d hashed=%v", s.Blocks, c.Contains(h, 1))
 	}
-	if !c.AppendToken(&s, h) || len(s.IDs) != 3 {
-		t.Fatalf("decode token should take a third block, ids=%v", s.IDs)
+	if !c.AppendToken(&s, h) || int(s.Blocks) != 3 {
+		t.Fatalf("decode token should take a third block, blocks=%d", s.Blocks)
 	}
 }
 
@@ -88,21 +88,21 @@ func TestPrivateBlocksRehitAfterRelease(t *testing.T) {
 	c, _ := New(8, 16)
 	h := content(500, 2, 4, 7) // 2 shared, 2 private
 	var s Seq
-	if !c.Allocate(&s, h, nil, 64) {
+	if !c.Allocate(&s, h, Hit{}, 64) {
 		t.Fatal("allocate")
 	}
 	c.Release(&s)
-	if got := len(c.Lookup(&s, h)); got != 4 {
+	if got := c.Lookup(&s, h).Blocks; got != 4 {
 		t.Fatalf("own lookup after release found %d blocks, want 4", got)
 	}
-	if got := len(c.Lookup(&Seq{}, h)); got != 2 {
+	if got := c.Lookup(&Seq{}, h).Blocks; got != 2 {
 		t.Fatalf("a stranger found %d blocks, want only the 2 shared", got)
 	}
 	// Reusing the cache evicts the LRU head: the 4 never-used blocks, then
 	// s's last block (released first), which ends its run at 3.
 	var o Seq
-	c.Allocate(&o, content(0, 0, 6, 9), nil, 5*16)
-	if got := len(c.Lookup(&s, h)); got != 3 {
+	c.Allocate(&o, content(0, 0, 6, 9), Hit{}, 5*16)
+	if got := c.Lookup(&s, h).Blocks; got != 3 {
 		t.Fatalf("after eviction own lookup found %d, want 3", got)
 	}
 	if err := c.Check([]*Seq{&o}); err != nil {
@@ -154,11 +154,11 @@ func FuzzAllocator(f *testing.F) {
 			s := seqs[i]
 			switch rng.Intn(4) {
 			case 0, 1:
-				var cached []int32
+				var cached Hit
 				reload := 0
-				if len(s.IDs) == 0 {
+				if int(s.Blocks) == 0 {
 					cached = c.Lookup(s, contents[i])
-					reload = c.CPUPrefix(contents[i], len(cached))
+					reload = c.CPUPrefix(contents[i], cached.Blocks)
 				}
 				before := c.Used()
 				c.SetClock(int64(op))
@@ -191,17 +191,17 @@ func FuzzAllocator(f *testing.F) {
 	})
 }
 
-// Blocks beyond the first 4096 live in a second chunk of the block table;
-// a cache cycled through both keeps its invariants and its prefix hits.
-func TestBlocksBeyondTheFirstChunk(t *testing.T) {
+// A long sequence cycled through the cache keeps its invariants and its
+// prefix hits.
+func TestLongSequencesCycle(t *testing.T) {
 	c, _ := New(6000, 16)
 	a, b := allShared(1, 5000), allShared(2, 5000)
 	var s, u Seq
-	if !c.Allocate(&s, a, nil, 5000*16) || s.IDs[4999] != 4999 {
-		t.Fatalf("first 5000 blocks: ids end at %d", s.IDs[len(s.IDs)-1])
+	if !c.Allocate(&s, a, Hit{}, 5000*16) || s.Blocks != 5000 {
+		t.Fatalf("first 5000 blocks: holds %d", s.Blocks)
 	}
 	c.Release(&s)
-	if !c.Allocate(&u, b, nil, 5000*16) { // 1000 fresh, then the LRU ones
+	if !c.Allocate(&u, b, Hit{}, 5000*16) { // 1000 fresh, then the LRU ones
 		t.Fatal("second allocation failed")
 	}
 	if err := c.Check([]*Seq{&u}); err != nil {
@@ -210,11 +210,11 @@ func TestBlocksBeyondTheFirstChunk(t *testing.T) {
 	// Releasing a put its last block first in line for eviction: 4000 of
 	// its blocks went to b, its leading 1000 are still cached.
 	var again Seq
-	if got := len(c.Lookup(&again, a)); got != 1000 {
+	if got := c.Lookup(&again, a).Blocks; got != 1000 {
 		t.Fatalf("Lookup found %d of a's blocks, want its leading 1000", got)
 	}
 	c.Release(&u)
-	if got := len(c.Lookup(&again, b)); got != 5000 {
+	if got := c.Lookup(&again, b).Blocks; got != 5000 {
 		t.Fatalf("b is cached whole (5000 blocks), Lookup found %d", got)
 	}
 }

@@ -4,57 +4,44 @@ import "fmt"
 
 // Check verifies the cache's internal invariants against the sequences
 // that hold blocks: reference counts equal holders, the used count and the
-// free list agree, and every index entry names a block with that hash. It
-// is for tests and debugging; it walks every block.
+// free list agree, and every index entry names a live block with that
+// hash. It is for tests and debugging; it walks every block.
 func (c *Cache) Check(seqs []*Seq) error {
-	holders := make([]int32, c.total)
+	holders := make(map[blockAt]int32)
 	for _, s := range seqs {
-		for _, id := range s.IDs {
-			holders[id]++
+		var n int32
+		for _, sp := range s.spans {
+			if sp.lo != n {
+				return fmt.Errorf("sequence spans skip from block %d to %d", n, sp.lo)
+			}
+			if c.copies[sp.copy].gen != sp.gen&^ownBit {
+				return fmt.Errorf("sequence holds a span of recycled copy %d", sp.copy)
+			}
+			for k := sp.lo; k < sp.lo+sp.n; k++ {
+				holders[blockAt{sp.copy, k}]++
+			}
+			n += sp.n
 		}
-		if max := int64(len(s.IDs)) * c.blockSize; int64(s.Tokens) > max || int64(s.Tokens) <= max-c.blockSize && len(s.IDs) > 0 {
-			return fmt.Errorf("sequence stores %d tokens in %d blocks", s.Tokens, len(s.IDs))
+		if n != s.Blocks {
+			return fmt.Errorf("sequence counts %d blocks, its spans hold %d", s.Blocks, n)
 		}
-	}
-	var used int64
-	for id := int32(0); id < c.fresh; id++ {
-		if c.blocks.at(id).refs != holders[id] {
-			return fmt.Errorf("block %d: refcount %d, held by %d", id, c.blocks.at(id).refs, holders[id])
-		}
-		if c.blocks.at(id).refs > 0 {
-			used++
-		}
-	}
-	if used != c.used {
-		return fmt.Errorf("used count %d, but %d blocks are referenced", c.used, used)
-	}
-	free, prev := int64(0), int32(none)
-	for id := c.head; id != none; id = c.blocks.at(id).next {
-		if c.blocks.at(id).refs != 0 {
-			return fmt.Errorf("block %d on the free list with refcount %d", id, c.blocks.at(id).refs)
-		}
-		if c.blocks.at(id).prev != prev {
-			return fmt.Errorf("free list broken at block %d", id)
-		}
-		prev = id
-		if free++; free > c.total {
-			return fmt.Errorf("free list has a cycle")
+		if max := int64(s.Blocks) * c.blockSize; int64(s.Tokens) > max || int64(s.Tokens) <= max-c.blockSize && s.Blocks > 0 {
+			return fmt.Errorf("sequence stores %d tokens in %d blocks", s.Tokens, s.Blocks)
 		}
 	}
-	if prev != c.tail {
-		return fmt.Errorf("free list tail is %d, walk ended at %d", c.tail, prev)
+	if err := c.checkCopies(holders); err != nil {
+		return err
 	}
-	free += c.total - int64(c.fresh)
-	if free != c.total-c.used {
-		return fmt.Errorf("free list holds %d blocks, want %d", free, c.total-c.used)
+	if err := c.checkRuns(); err != nil {
+		return err
 	}
 	if err := c.checkTier(); err != nil {
 		return err
 	}
 	var bad error
 	c.index.Range(func(h uint64, id int32) {
-		if (c.blocks.at(id).hash != h || !c.blocks.at(id).indexed) && bad == nil {
-			bad = fmt.Errorf("index maps %x to block %d whose hash is %x", h, id, c.blocks.at(id).hash)
+		if bad == nil && !c.names(id, h) {
+			bad = fmt.Errorf("index maps %x to copy %d, which holds no live indexed block with that hash", h, id)
 		}
 	})
 	if bad != nil {
@@ -63,13 +50,99 @@ func (c *Cache) Check(seqs []*Seq) error {
 	return c.checkStreams()
 }
 
-// checkStreams verifies that every stream-index entry names a block holding
+// checkCopies verifies reference counts, the used count and the copies'
+// live counts.
+func (c *Cache) checkCopies(holders map[blockAt]int32) error {
+	free := make(map[int32]bool)
+	for _, id := range c.freeCopies {
+		free[id] = true
+	}
+	var used int64
+	for id := range c.copies {
+		cp := &c.copies[id]
+		var live int32
+		for i, b := range cp.st {
+			k := cp.lo + int32(i)
+			if b.refs == dead {
+				continue
+			}
+			live++
+			if free[int32(id)] {
+				return fmt.Errorf("recycled copy %d has live block %d", id, k)
+			}
+			if b.refs != holders[blockAt{int32(id), k}] {
+				return fmt.Errorf("copy %d block %d: refcount %d, held by %d", id, k, b.refs, holders[blockAt{int32(id), k}])
+			}
+			if b.refs > 0 {
+				used++
+			}
+		}
+		if !free[int32(id)] && live != cp.live {
+			return fmt.Errorf("copy %d counts %d live blocks, has %d", id, cp.live, live)
+		}
+	}
+	if used != c.used {
+		return fmt.Errorf("used count %d, but %d blocks are referenced", c.used, used)
+	}
+	return nil
+}
+
+// checkRuns walks the free list: runs are linked both ways, their blocks
+// are idle and point back at them, and they hold every free block.
+func (c *Cache) checkRuns() error {
+	free, prev := int64(0), int32(none)
+	for n := c.head; n != none; n = c.runs[n].next {
+		r := c.runs[n]
+		if r.prev != prev {
+			return fmt.Errorf("free list broken at run %d", n)
+		}
+		cp := &c.copies[r.copy]
+		for k := r.first; ; k += r.step() {
+			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) {
+				return fmt.Errorf("run %d names block %d outside copy %d", n, k, r.copy)
+			}
+			if b := cp.at(k); b.refs != 0 || b.node != n {
+				return fmt.Errorf("copy %d block %d in run %d has refcount %d and run %d", r.copy, k, n, b.refs, b.node)
+			}
+			if free++; free > c.total {
+				return fmt.Errorf("free list has a cycle")
+			}
+			if k == r.last {
+				break
+			}
+		}
+		prev = n
+	}
+	if prev != c.tail {
+		return fmt.Errorf("free list tail is %d, walk ended at %d", c.tail, prev)
+	}
+	if free+c.unused != c.total-c.used {
+		return fmt.Errorf("free list holds %d blocks and %d are unused, want %d free", free, c.unused, c.total-c.used)
+	}
+	return nil
+}
+
+// names reports whether copy id holds a live indexed block hashed h.
+func (c *Cache) names(id int32, h uint64) bool {
+	cp := &c.copies[id]
+	for i, b := range cp.st {
+		if k := cp.lo + int32(i); b.refs != dead && b.flags&indexed != 0 && cp.hash(k) == h {
+			return true
+		}
+	}
+	return false
+}
+
+// checkStreams verifies that every stream-index entry names a copy holding
 // that stream block, and that each record counts the blocks naming it.
 func (c *Cache) checkStreams() error {
 	naming := make(map[int32]int32)
-	for id := int32(0); id < c.fresh; id++ {
-		if b := c.blocks.at(id); b.indexed && b.stream != none {
-			naming[b.stream]++
+	for id := range c.copies {
+		cp := &c.copies[id]
+		for i, b := range cp.st {
+			if k := cp.lo + int32(i); b.refs != dead && b.flags&indexed != 0 && int(k) >= len(cp.prefix) {
+				naming[cp.stream]++
+			}
 		}
 	}
 	for r, rec := range c.streams.recs {
@@ -89,9 +162,13 @@ func (c *Cache) checkStreams() error {
 			if id == none {
 				continue
 			}
-			b := c.blocks.at(id)
-			if k := rec.base + int32(i); !b.indexed || b.stream != int32(r) || b.k != k || b.hash != streamHash(rec.uid, uint64(k)) {
-				return fmt.Errorf("stream %x block %d names block %d, which holds other content", rec.uid, rec.base+int32(i), id)
+			k := rec.base + int32(i)
+			cp := &c.copies[id]
+			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) || cp.uid != rec.uid || cp.stream != int32(r) {
+				return fmt.Errorf("stream %x block %d names copy %d, which holds other content", rec.uid, k, id)
+			}
+			if b := cp.at(k); b.refs == dead || b.flags&indexed == 0 {
+				return fmt.Errorf("stream %x block %d names copy %d, whose block is not indexed", rec.uid, k, id)
 			}
 		}
 	}

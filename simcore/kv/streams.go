@@ -7,7 +7,7 @@ import (
 
 // streamIndex is the part of the prefix index that holds stream blocks
 // (block k ≥ len(Prefix) of a content, named by (UID, k)): one record per
-// stream, its block ids in sequence order. A multi-turn session registers
+// stream, the copy registered for each of its blocks, in sequence order. A multi-turn session registers
 // every block it fills for its next round, so these entries churn with
 // every request; kept per stream they are one map lookup per request and
 // then array writes in one place, where a hash table keyed by block costs
@@ -26,25 +26,20 @@ type streamRec struct {
 	uid    uint64  // 0 = free record
 	base   int32   // sequence index of ids[0]: len(Prefix)
 	blocks int32   // indexed blocks that name this record
-	ids    []int32 // block registered for sequence block base+i, or none
+	ids    []int32 // copy registered for sequence block base+i, or none
 }
 
 func newStreamIndex() streamIndex { return streamIndex{byUID: u64map.New(256)} }
 
-// find returns uid's record or none, trying *hint first and updating it.
-func (x *streamIndex) find(hint *int32, uid uint64) int32 {
-	if h := *hint; h >= 0 && int(h) < len(x.recs) && x.recs[h].uid == uid {
-		return h
+// find returns uid's record or none.
+func (x *streamIndex) find(uid uint64) int32 {
+	if r, ok := x.byUID.Get(uid); ok {
+		return r
 	}
-	r, ok := x.byUID.Get(uid)
-	if !ok {
-		return none
-	}
-	*hint = r
-	return r
+	return none
 }
 
-// get returns the block registered for sequence block k of record r, or none.
+// get returns the copy registered for sequence block k of record r, or none.
 func (x *streamIndex) get(r int32, k int) int32 {
 	rec := &x.recs[r]
 	if i := k - int(rec.base); i < len(rec.ids) {
@@ -53,13 +48,15 @@ func (x *streamIndex) get(r int32, k int) int32 {
 	return none
 }
 
-// set registers block id for sequence block k of the content's stream and
-// returns the stream's record.
-func (x *streamIndex) set(hint *int32, content *Content, k int, id int32) int32 {
-	r := x.find(hint, content.UID)
-	if r == none {
-		r = x.create(content.UID, int32(len(content.Prefix)))
-		*hint = r
+// set registers copy id for sequence block k of stream uid (whose stream
+// blocks start at base) and returns the stream's record; hint is the
+// record the copy's earlier blocks named, or none.
+func (x *streamIndex) set(hint int32, uid uint64, base int32, k int, id int32) int32 {
+	r := hint
+	if r == none || x.recs[r].uid != uid {
+		if r = x.find(uid); r == none {
+			r = x.create(uid, base)
+		}
 	}
 	rec := &x.recs[r]
 	i := k - int(rec.base)
@@ -92,7 +89,7 @@ func (x *streamIndex) create(uid uint64, base int32) int32 {
 	return r
 }
 
-// evict deletes the entry of sequence block k of record r, whichever block
+// evict deletes the entry of sequence block k of record r, whichever copy
 // it names, for an evicted block that was registered there; the record is
 // freed with the last such block.
 func (x *streamIndex) evict(r, k int32) {

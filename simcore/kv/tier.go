@@ -115,20 +115,19 @@ func (c *Cache) CPUPrefix(content *Content, from int) int {
 
 // reload brings content block k back from the CPU into a fresh GPU block
 // committed to s; capacity was checked by the caller.
-func (c *Cache) reload(s *Seq, content *Content, k int) {
+func (c *Cache) reload(s *Seq, content *Content, k int32) {
 	t := c.tier
-	h := content.Hash(k)
+	h := content.Hash(int(k))
 	slot, _ := t.index.Get(h)
 	if c.clock > 0 && c.clock-t.slots[slot].offloadAt < thrashWindow {
 		t.thrashed++
 	}
 	t.remove(slot)
-	id := c.pop()
-	c.blocks.at(id).refs = 1
-	c.used++
+	own := c.ownSpan(s, content)
+	c.pop()
+	id := c.grow(s, own)
 	c.hits++
-	c.register(s, id, content, int64(k))
-	s.IDs = append(s.IDs, id)
+	c.register(id, k)
 	s.Tokens += int32(c.blockSize)
 	c.pending += t.cost
 	t.reloaded++
@@ -139,11 +138,11 @@ func (c *Cache) reload(s *Seq, content *Content, k int) {
 // time the threshold is crossed. Offloaded blocks stay where they are on
 // the free list, now empty (BLIS moves them to the tail; an empty block's
 // position changes nothing).
-func (c *Cache) afterRelease(released []int32) {
+func (c *Cache) afterRelease(released []blockAt) {
 	t := c.tier
 	if float64(c.used) <= t.threshold*float64(c.total) {
-		for _, id := range released {
-			if b := c.blocks.at(id); b.refs == 0 && b.hash != 0 {
+		for _, b := range released {
+			if st := c.copies[b.copy].at(b.k); st.refs == 0 && st.flags&hashed != 0 {
 				t.unswept = true
 			}
 		}
@@ -151,24 +150,30 @@ func (c *Cache) afterRelease(released []int32) {
 	}
 	if t.unswept {
 		t.unswept = false
-		for id := c.head; id != none; id = c.blocks.at(id).next {
-			c.offload(id)
+		for n := c.head; n != none; n = c.runs[n].next {
+			r := c.runs[n]
+			for k := r.first; ; k += r.step() {
+				c.offload(r.copy, k)
+				if k == r.last {
+					break
+				}
+			}
 		}
 		return
 	}
-	for i := len(released) - 1; i >= 0; i-- { // release order: last block first
-		c.offload(released[i])
+	for _, b := range released { // in release order: last block first
+		c.offload(b.copy, b.k)
 	}
 }
 
 // offload moves an idle hashed block's content to the CPU tier.
-func (c *Cache) offload(id int32) {
-	b := c.blocks.at(id)
-	if b.refs != 0 || b.hash == 0 {
+func (c *Cache) offload(id, k int32) {
+	cp := &c.copies[id]
+	if b := cp.at(k); b.refs != 0 || b.flags&hashed == 0 {
 		return
 	}
-	c.tier.put(b.hash, c.clock)
-	c.forget(b)
+	c.tier.put(cp.hash(k), c.clock)
+	c.forget(id, k)
 	c.tier.offloaded++
 }
 

@@ -18,9 +18,9 @@ func TestOffloadAndReload(t *testing.T) {
 	c := tieredCache(t, 10, 20, 0.4)
 	a := allShared(1, 4)
 	var s, hog Seq
-	c.Allocate(&hog, content(0, 0, 5, 99), nil, 5*16) // 5 of 10 used: above 0.4
+	c.Allocate(&hog, content(0, 0, 5, 99), Hit{}, 5*16) // 5 of 10 used: above 0.4
 	c.SetClock(5000)
-	c.Allocate(&s, a, nil, 4*16)
+	c.Allocate(&s, a, Hit{}, 4*16)
 	c.Release(&s)
 	st := c.TierStats()
 	if st.Offloaded != 4 || c.Contains(a, 0) {
@@ -28,9 +28,9 @@ func TestOffloadAndReload(t *testing.T) {
 	}
 	var again Seq
 	cached := c.Lookup(&again, a)
-	onCPU := c.CPUPrefix(a, len(cached))
-	if len(cached) != 0 || onCPU != 4 {
-		t.Fatalf("lookup %d on GPU, %d on CPU; want 0 and 4", len(cached), onCPU)
+	onCPU := c.CPUPrefix(a, cached.Blocks)
+	if cached.Blocks != 0 || onCPU != 4 {
+		t.Fatalf("lookup %d on GPU, %d on CPU; want 0 and 4", cached.Blocks, onCPU)
 	}
 	c.SetClock(5500) // within 1000 µs of the offload: thrashing
 	if !c.AllocateReload(&again, a, cached, onCPU, 16) {
@@ -59,14 +59,14 @@ func TestOffloadAndReload(t *testing.T) {
 func TestOffloadSweepsWhenThresholdCrossed(t *testing.T) {
 	c := tieredCache(t, 10, 20, 0.5)
 	var s, hog Seq
-	c.Allocate(&s, allShared(1, 3), nil, 3*16)
+	c.Allocate(&s, allShared(1, 3), Hit{}, 3*16)
 	c.Release(&s) // 0 used: below the threshold, stays on GPU
 	if c.TierStats().Offloaded != 0 {
 		t.Fatal("offloaded below the threshold")
 	}
 	var t2 Seq
-	c.Allocate(&hog, content(0, 0, 6, 98), nil, 6*16)
-	c.Allocate(&t2, allShared(2, 1), nil, 16)
+	c.Allocate(&hog, content(0, 0, 6, 98), Hit{}, 6*16)
+	c.Allocate(&t2, allShared(2, 1), Hit{}, 16)
 	c.Release(&t2) // 6 used > 5: sweep the 3 old idle blocks and t2's one
 	if got := c.TierStats().Offloaded; got != 4 {
 		t.Fatalf("offloaded %d, want 4", got)
@@ -77,10 +77,10 @@ func TestOffloadSweepsWhenThresholdCrossed(t *testing.T) {
 func TestCPUTierEvictsLRU(t *testing.T) {
 	c := tieredCache(t, 10, 2, 0.0)
 	var hog Seq
-	c.Allocate(&hog, content(0, 0, 1, 97), nil, 16) // keeps use above 0
+	c.Allocate(&hog, content(0, 0, 1, 97), Hit{}, 16) // keeps use above 0
 	for i := uint64(1); i <= 3; i++ {
 		var s Seq
-		c.Allocate(&s, allShared(i, 1), nil, 16)
+		c.Allocate(&s, allShared(i, 1), Hit{}, 16)
 		c.Release(&s)
 	}
 	if c.CPUPrefix(allShared(1, 1), 0) != 0 || c.CPUPrefix(allShared(3, 1), 0) != 1 {

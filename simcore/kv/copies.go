@@ -1,0 +1,242 @@
+package kv
+
+import "math/bits"
+
+// A copy is the unit of block storage: consecutive sequence blocks
+// [lo, lo+len(st)) of one content, filled in order by the one request that
+// allocated them. Every block's state sits in the copy's st array, so the
+// work a request does on its blocks (filling, committing, releasing, and
+// the eviction of a run of them later) walks a short array instead of
+// scattered per-block records.
+//
+// Blocks have no ids: what BLIS's free list orders is block contents, and
+// which physical block holds a content is invisible. An evicted block's
+// slot in its copy is dead (refs −1) and the physical block moves on to
+// the request that popped it.
+type copyRec struct {
+	prefix []uint64 // the filler's prefix hashes (shared, read-only)
+	uid    uint64   // the filler's stream
+	lo     int32    // sequence index of st[0]
+	total  int32    // the filler's Content.Total: later blocks get no hash
+	shared int32    // the filler's Content.Shared: earlier blocks are indexed
+	stream int32    // stream record its indexed stream blocks name, or none
+	gen    uint32   // bumped when the record is reused
+	live   int32    // blocks not evicted
+	st     []blk
+}
+
+type blk struct {
+	refs  int32 // holders; dead (evicted) = −1
+	node  int32 // its free-list run while refs == 0
+	flags int32
+}
+
+const (
+	hashed  = 1 << iota // full, with a content hash
+	indexed             // in the prefix index (a shareable block)
+)
+
+// dead marks an evicted block slot.
+const dead = -1
+
+// hash is the content hash of sequence block k of the copy.
+func (c *copyRec) hash(k int32) uint64 {
+	if int(k) < len(c.prefix) {
+		return c.prefix[k]
+	}
+	return streamHash(c.uid, uint64(k))
+}
+
+func (c *copyRec) at(k int32) *blk { return &c.st[k-c.lo] }
+
+// newCopy starts an empty copy of content at sequence block lo.
+func (c *Cache) newCopy(content *Content, lo int32) int32 {
+	var id int32
+	if n := len(c.freeCopies); n > 0 {
+		id = c.freeCopies[n-1]
+		c.freeCopies = c.freeCopies[:n-1]
+	} else {
+		c.copies = append(c.copies, copyRec{})
+		id = int32(len(c.copies) - 1)
+	}
+	cp := &c.copies[id]
+	cp.prefix, cp.uid, cp.lo = content.Prefix, content.UID, lo
+	cp.total, cp.shared, cp.stream, cp.live = content.Total, content.Shared, none, 0
+	// Room for every block the filler can still take (its partial last
+	// block and the token stored at completion included), so that the
+	// copy never grows by copying.
+	cp.st = c.takeBlocks(int(content.Total-lo) + 2)
+	return id
+}
+
+// dropBlock accounts for a slot of copy id going dead; the copy is
+// recycled with its last live block (spans that still name it, in a Prev,
+// see the generation change).
+func (c *Cache) dropBlock(id int32) {
+	cp := &c.copies[id]
+	if cp.live--; cp.live == 0 {
+		cp.gen++
+		cp.prefix = nil
+		c.putBlocks(cp.st)
+		cp.st = nil
+		c.freeCopies = append(c.freeCopies, id)
+	}
+}
+
+// takeBlocks returns an empty block array with room for n, from the
+// spare ones when one of its power-of-two class is left.
+func (c *Cache) takeBlocks(n int) []blk {
+	class := bits.Len(uint(max(n, 16) - 1))
+	if class < len(c.spareBlocks) {
+		if l := c.spareBlocks[class]; len(l) > 0 {
+			c.spareBlocks[class] = l[:len(l)-1]
+			return l[len(l)-1]
+		}
+	}
+	return make([]blk, 0, 1<<class)
+}
+
+// putBlocks keeps a recycled copy's block array for takeBlocks.
+func (c *Cache) putBlocks(st []blk) {
+	class := bits.Len(uint(cap(st) - 1))
+	if cap(st) != 1<<class {
+		return // not one takeBlocks made
+	}
+	for len(c.spareBlocks) <= class {
+		c.spareBlocks = append(c.spareBlocks, nil)
+	}
+	c.spareBlocks[class] = append(c.spareBlocks[class], st[:0])
+}
+
+// run is a free-list node: consecutive blocks of one copy in LRU order,
+// first (the oldest) to last, ascending or descending. A request releases
+// its blocks last first, so its blocks of a copy form one descending run;
+// a rolled-back commit moves cached blocks to the tail in sequence order,
+// an ascending one.
+type run struct {
+	copy        int32
+	first, last int32
+	prev, next  int32
+}
+
+func (r *run) step() int32 {
+	if r.last < r.first {
+		return -1
+	}
+	return 1
+}
+
+func (c *Cache) newRun(r run) int32 {
+	if n := len(c.freeRuns); n > 0 {
+		id := c.freeRuns[n-1]
+		c.freeRuns = c.freeRuns[:n-1]
+		c.runs[id] = r
+		return id
+	}
+	c.runs = append(c.runs, r)
+	return int32(len(c.runs) - 1)
+}
+
+// pushTail appends free block k of copy id to the LRU tail, extending the
+// tail run when k continues it.
+func (c *Cache) pushTail(id, k int32) {
+	b := c.copies[id].at(k)
+	if c.tail != none {
+		t := &c.runs[c.tail]
+		if t.copy == id && (t.last == k+1 && t.first >= t.last || t.last == k-1 && t.first <= t.last) {
+			t.last = k
+			b.node = c.tail
+			return
+		}
+	}
+	n := c.newRun(run{copy: id, first: k, last: k, prev: c.tail, next: none})
+	if c.tail != none {
+		c.runs[c.tail].next = n
+	} else {
+		c.head = n
+	}
+	c.tail = n
+	b.node = n
+}
+
+// unlink takes free block k of copy id off the free list: a hit commits it.
+func (c *Cache) unlink(id, k int32) {
+	cp := &c.copies[id]
+	n := cp.at(k).node
+	r := &c.runs[n]
+	switch {
+	case r.first == r.last:
+		c.removeRun(n)
+	case k == r.first:
+		r.first += r.step()
+	case k == r.last:
+		r.last -= r.step()
+	default:
+		// Split around k; the shorter side becomes a run of its own, so
+		// that relabelling its blocks stays cheap.
+		d := r.step()
+		if (k-r.first)*d < (r.last-k)*d {
+			m := c.newRun(run{copy: id, first: 0, last: 0, prev: none, next: none})
+			r = &c.runs[n] // newRun may have moved runs
+			c.runs[m] = run{copy: id, first: r.first, last: k - d, prev: r.prev, next: n}
+			if r.prev != none {
+				c.runs[r.prev].next = m
+			} else {
+				c.head = m
+			}
+			r.prev, r.first = m, k+d
+			c.relabel(cp, m)
+			return
+		}
+		m := c.newRun(run{copy: id, first: 0, last: 0, prev: none, next: none})
+		r = &c.runs[n]
+		c.runs[m] = run{copy: id, first: k + d, last: r.last, prev: n, next: r.next}
+		if r.next != none {
+			c.runs[r.next].prev = m
+		} else {
+			c.tail = m
+		}
+		r.next, r.last = m, k-d
+		c.relabel(cp, m)
+	}
+}
+
+// relabel points the blocks of run m at it.
+func (c *Cache) relabel(cp *copyRec, m int32) {
+	r := c.runs[m]
+	d := r.step()
+	for j := r.first; ; j += d {
+		cp.at(j).node = m
+		if j == r.last {
+			return
+		}
+	}
+}
+
+func (c *Cache) removeRun(n int32) {
+	r := &c.runs[n]
+	if r.prev != none {
+		c.runs[r.prev].next = r.next
+	} else {
+		c.head = r.next
+	}
+	if r.next != none {
+		c.runs[r.next].prev = r.prev
+	} else {
+		c.tail = r.prev
+	}
+	c.freeRuns = append(c.freeRuns, n)
+}
+
+// popHead takes the least recently released free block off the list.
+func (c *Cache) popHead() (id, k int32) {
+	n := c.head
+	r := &c.runs[n]
+	id, k = r.copy, r.first
+	if r.first == r.last {
+		c.removeRun(n)
+	} else {
+		r.first += r.step()
+	}
+	return id, k
+}
