@@ -55,6 +55,7 @@ type Cache struct {
 	copies      []copyRec
 	freeCopies  []int32
 	spareBlocks [][][]blk // block arrays of recycled copies, by power-of-two capacity
+	slab        []blk     // where takeBlocks carves new ones
 	runs        []run     // free list, LRU first
 	freeRuns    []int32
 	head, tail  int32

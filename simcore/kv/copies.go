@@ -93,8 +93,22 @@ func (c *Cache) takeBlocks(n int) []blk {
 			return l[len(l)-1]
 		}
 	}
-	return make([]blk, 0, 1<<class)
+	n = 1 << class
+	if n > slabBlocks {
+		return make([]blk, 0, n)
+	}
+	if len(c.slab)+n > cap(c.slab) {
+		c.slab = make([]blk, 0, slabBlocks)
+	}
+	l := c.slab[len(c.slab) : len(c.slab) : len(c.slab)+n]
+	c.slab = c.slab[:len(c.slab)+n]
+	return l
 }
+
+// slabBlocks is how many block slots takeBlocks allocates at once: copies
+// are many and short-lived, and one allocation each made up a tenth of a
+// small run's garbage-collection work.
+const slabBlocks = 4096
 
 // putBlocks keeps a recycled copy's block array for takeBlocks.
 func (c *Cache) putBlocks(st []blk) {
