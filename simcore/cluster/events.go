@@ -1,6 +1,9 @@
 package cluster
 
-import "optimize/simcore"
+import (
+	"optimize/simcore"
+	"optimize/simcore/internal/freelist"
+)
 
 type eventKind uint8
 
@@ -32,14 +35,9 @@ type inTransit struct {
 
 // park stores r until take and returns its slot.
 func (t *inTransit) park(r *simcore.Request) int32 {
-	if n := len(t.free); n > 0 {
-		s := t.free[n-1]
-		t.free = t.free[:n-1]
-		t.reqs[s] = r
-		return s
-	}
-	t.reqs = append(t.reqs, r)
-	return int32(len(t.reqs) - 1)
+	s := freelist.Take(&t.reqs, &t.free)
+	t.reqs[s] = r
+	return s
 }
 
 // take returns the request parked in slot s and frees the slot.

@@ -68,9 +68,7 @@ type Cache struct {
 	lists        [][]span  // spare span lists
 	released     []blockAt // scratch: a release's blocks, for the CPU tier
 
-	tier    *cpuTier // CPU offload tier, nil when single-tier
-	clock   int64    // current time, for offload stamps
-	pending int64    // reload µs not yet charged to a step
+	tiering
 	// observe, when set, hears every change of the prefix index: the
 	// precise-prefix router's KV events.
 	observe func(hash uint64, stored bool)

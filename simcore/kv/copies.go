@@ -1,6 +1,10 @@
 package kv
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"optimize/simcore/internal/freelist"
+)
 
 // A copy is the unit of block storage: consecutive sequence blocks
 // [lo, lo+len(st)) of one content, filled in order by the one request that
@@ -51,14 +55,7 @@ func (c *copyRec) at(k int32) *blk { return &c.st[k-c.lo] }
 
 // newCopy starts an empty copy of content at sequence block lo.
 func (c *Cache) newCopy(content *Content, lo int32) int32 {
-	var id int32
-	if n := len(c.freeCopies); n > 0 {
-		id = c.freeCopies[n-1]
-		c.freeCopies = c.freeCopies[:n-1]
-	} else {
-		c.copies = append(c.copies, copyRec{})
-		id = int32(len(c.copies) - 1)
-	}
+	id := freelist.Take(&c.copies, &c.freeCopies) // a reused record keeps its generation
 	cp := &c.copies[id]
 	cp.prefix, cp.uid, cp.lo = content.Prefix, content.UID, lo
 	cp.total, cp.shared, cp.stream, cp.live = content.Total, content.Shared, none, 0
@@ -140,15 +137,22 @@ func (r *run) step() int32 {
 	return 1
 }
 
-func (c *Cache) newRun(r run) int32 {
-	if n := len(c.freeRuns); n > 0 {
-		id := c.freeRuns[n-1]
-		c.freeRuns = c.freeRuns[:n-1]
-		c.runs[id] = r
-		return id
+// addRun stores r as a new free-list node and links its neighbours (or
+// the list's ends) to it.
+func (c *Cache) addRun(r run) int32 {
+	n := freelist.Take(&c.runs, &c.freeRuns)
+	c.runs[n] = r
+	if r.prev != none {
+		c.runs[r.prev].next = n
+	} else {
+		c.head = n
 	}
-	c.runs = append(c.runs, r)
-	return int32(len(c.runs) - 1)
+	if r.next != none {
+		c.runs[r.next].prev = n
+	} else {
+		c.tail = n
+	}
+	return n
 }
 
 // pushTail appends free block k of copy id to the LRU tail, extending the
@@ -163,14 +167,7 @@ func (c *Cache) pushTail(id, k int32) {
 			return
 		}
 	}
-	n := c.newRun(run{copy: id, first: k, last: k, prev: c.tail, next: none})
-	if c.tail != none {
-		c.runs[c.tail].next = n
-	} else {
-		c.head = n
-	}
-	c.tail = n
-	b.node = n
+	b.node = c.addRun(run{copy: id, first: k, last: k, prev: c.tail, next: none})
 }
 
 // unlink takes free block k of copy id off the free list: a hit commits it.
@@ -178,39 +175,23 @@ func (c *Cache) unlink(id, k int32) {
 	cp := &c.copies[id]
 	n := cp.at(k).node
 	r := &c.runs[n]
+	d := r.step()
 	switch {
 	case r.first == r.last:
 		c.removeRun(n)
 	case k == r.first:
-		r.first += r.step()
+		r.first += d
 	case k == r.last:
-		r.last -= r.step()
-	default:
+		r.last -= d
+	case (k-r.first)*d < (r.last-k)*d:
 		// Split around k; the shorter side becomes a run of its own, so
 		// that relabelling its blocks stays cheap.
-		d := r.step()
-		if (k-r.first)*d < (r.last-k)*d {
-			m := c.newRun(run{copy: id, first: 0, last: 0, prev: none, next: none})
-			r = &c.runs[n] // newRun may have moved runs
-			c.runs[m] = run{copy: id, first: r.first, last: k - d, prev: r.prev, next: n}
-			if r.prev != none {
-				c.runs[r.prev].next = m
-			} else {
-				c.head = m
-			}
-			r.prev, r.first = m, k+d
-			c.relabel(cp, m)
-			return
-		}
-		m := c.newRun(run{copy: id, first: 0, last: 0, prev: none, next: none})
-		r = &c.runs[n]
-		c.runs[m] = run{copy: id, first: k + d, last: r.last, prev: n, next: r.next}
-		if r.next != none {
-			c.runs[r.next].prev = m
-		} else {
-			c.tail = m
-		}
-		r.next, r.last = m, k-d
+		m := c.addRun(run{copy: id, first: r.first, last: k - d, prev: r.prev, next: n})
+		c.runs[n].first = k + d
+		c.relabel(cp, m)
+	default:
+		m := c.addRun(run{copy: id, first: k + d, last: r.last, prev: n, next: r.next})
+		c.runs[n].last = k - d
 		c.relabel(cp, m)
 	}
 }

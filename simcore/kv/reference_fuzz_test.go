@@ -25,7 +25,7 @@ func FuzzMatchesReference(f *testing.F) {
 		}
 		rng := rand.New(rand.NewSource(seed))
 		c, _ := New(int64(total), 4)
-		ref, _ := newRef(int64(total), 4)
+		ref := newRef(int64(total), 4)
 		if seed%2 == 0 {
 			cfg := TierConfig{Blocks: int64(1 + rng.Intn(8)), Threshold: rng.Float64(), Bandwidth: 1, BaseLatency: 3}
 			c.EnableTier(cfg)

@@ -5,15 +5,10 @@ package kv
 // list: a direct transcription of BLIS's mechanics. It is kept, test-only,
 // as the reference FuzzMatchesReference checks the copy cache against.
 
-import (
-	"fmt"
-
-	"optimize/simcore/internal/u64map"
-)
+import "optimize/simcore/internal/u64map"
 
 type refSeq struct {
 	Tokens int32
-	stream int32 // hint: the stream-index record of its content
 	IDs    []int32
 	Prev   []int32
 }
@@ -27,16 +22,14 @@ type refCache struct {
 	head, tail int32 // free list of blocks released at least once, LRU first
 	fresh      int32
 
-	index   *u64map.Map    // prefix blocks: hash → refBlock id (the newest registered)
-	streams refStreamIndex // stream blocks: (UID, k) → refBlock id, likewise
+	index   *u64map.Map // prefix blocks: hash → refBlock id (the newest registered)
+	streams streamIndex // stream blocks: (UID, k) → refBlock id, likewise
 
 	hits, misses int64
 	scratch      []int32
 	lists        [][]int32 // spare refBlock-id lists for requests being admitted
 
-	tier    *refCPUTier // CPU offload tier, nil when single-tier
-	clock   int64       // current time, for offload stamps
-	pending int64       // reload µs not yet charged to a step
+	tiering
 	observe func(hash uint64, stored bool)
 }
 
@@ -48,46 +41,20 @@ type refBlock struct {
 	indexed    bool // hash is in the prefix index (a shareable refBlock)
 }
 
-func newRef(total, blockSize int64) (*refCache, error) {
-	if total <= 0 {
-		return nil, fmt.Errorf("total KV blocks must be > 0, got %d", total)
-	}
-	if total > 1<<31-1 {
-		return nil, fmt.Errorf("total KV blocks must be < 2^31, got %d", total)
-	}
-	if blockSize <= 0 {
-		return nil, fmt.Errorf("refBlock size must be > 0 tokens, got %d", blockSize)
-	}
-	c := &refCache{
+func newRef(total, blockSize int64) *refCache {
+	return &refCache{
 		blockSize: blockSize,
 		total:     total,
 		index:     u64map.New(1024),
-		streams:   newRefStreamIndex(),
+		streams:   newStreamIndex(),
 		head:      none,
 		tail:      none,
 	}
-
-	return c, nil
 }
-
-func (c *refCache) BlockSize() int64 { return c.blockSize }
-
-func (c *refCache) Total() int64 { return c.total }
 
 func (c *refCache) Used() int64 { return c.used }
 
 func (c *refCache) Free() int64 { return c.total - c.used }
-
-func (c *refCache) Utilization() float64 { return float64(c.used) / float64(c.total) }
-
-func (c *refCache) HitRate() float64 {
-	if t := c.hits + c.misses; t > 0 {
-		return float64(c.hits) / float64(t)
-	}
-	return 0
-}
-
-func (c *refCache) Counters() (hits, misses int64) { return c.hits, c.misses }
 
 func (c *refCache) Lookup(s *refSeq, content *Content) []int32 {
 	out := c.scratch[:0]
@@ -118,7 +85,7 @@ func (c *refCache) indexed(s *refSeq, content *Content, k int, stream *int32) in
 		return none
 	}
 	if *stream == none {
-		if *stream = c.streams.find(&s.stream, content.UID); *stream == none {
+		if *stream = c.streams.find(content.UID); *stream == none {
 			return none
 		}
 	}
@@ -136,10 +103,6 @@ func (c *refCache) Need(s *refSeq, n int64) int64 {
 		return 0
 	}
 	return (n + c.blockSize - 1) / c.blockSize
-}
-
-func (c *refCache) Allocate(s *refSeq, content *Content, cached []int32, n int64) bool {
-	return c.AllocateReload(s, content, cached, 0, n)
 }
 
 func (c *refCache) AllocateReload(s *refSeq, content *Content, cached []int32, reload int, n int64) bool {
@@ -186,18 +149,6 @@ func (c *refCache) AllocateReload(s *refSeq, content *Content, cached []int32, r
 	}
 	c.store(s, content, n)
 	return true
-}
-
-func (c *refCache) InBlockRoom(s *refSeq) int64 {
-	return max(0, int64(len(s.IDs))*c.blockSize-1-int64(s.Tokens))
-}
-
-func (c *refCache) AppendInBlock(s *refSeq) bool {
-	if int64(s.Tokens)+1 < int64(len(s.IDs))*c.blockSize {
-		s.Tokens++
-		return true
-	}
-	return false
 }
 
 func (c *refCache) AppendToken(s *refSeq, content *Content) bool {
@@ -254,7 +205,7 @@ func (c *refCache) register(s *refSeq, id int32, content *Content, k int64) {
 			c.index.Set(b.hash, id)
 			b.stream = none
 		} else {
-			b.stream, b.k = c.streams.set(&s.stream, content, int(k), id), int32(k)
+			b.stream, b.k = c.streams.set(none, content.UID, int32(len(content.Prefix)), int(k), id), int32(k)
 		}
 		if c.observe != nil {
 			c.observe(b.hash, true)

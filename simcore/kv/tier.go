@@ -43,8 +43,18 @@ type cpuSlot struct {
 	prev, next int32
 }
 
+// tiering is a cache's CPU-tier state and the calls on it that involve no
+// GPU block; both the cache and the test reference embed it.
+type tiering struct {
+	tier    *cpuTier // CPU offload tier, nil when single-tier
+	clock   int64    // current time, for offload stamps
+	pending int64    // reload µs not yet charged to a step
+}
+
 // EnableTier puts a CPU tier behind the cache.
-func (c *Cache) EnableTier(cfg TierConfig) {
+func (c *Cache) EnableTier(cfg TierConfig) { c.enableTier(cfg, c.blockSize) }
+
+func (c *tiering) enableTier(cfg TierConfig, blockSize int64) {
 	c.tier = &cpuTier{
 		// Small at first: most runs offload a fraction of a 44k-block tier,
 		// and zeroing a full-size table per instance and run was a quarter
@@ -54,12 +64,12 @@ func (c *Cache) EnableTier(cfg TierConfig) {
 		tail:      none,
 		capacity:  int(cfg.Blocks),
 		threshold: cfg.Threshold,
-		cost:      cfg.BaseLatency + int64(math.Ceil(float64(c.blockSize)/cfg.Bandwidth)),
+		cost:      cfg.BaseLatency + int64(math.Ceil(float64(blockSize)/cfg.Bandwidth)),
 	}
 }
 
 // SetClock tells the cache the time, for offload stamps and thrashing.
-func (c *Cache) SetClock(now int64) { c.clock = now }
+func (c *tiering) SetClock(now int64) { c.clock = now }
 
 // TierStats are the CPU tier's cumulative counters.
 type TierStats struct {
@@ -68,7 +78,7 @@ type TierStats struct {
 }
 
 // TierStats returns the tier's counters (zero without a tier).
-func (c *Cache) TierStats() TierStats {
+func (c *tiering) TierStats() TierStats {
 	if c.tier == nil {
 		return TierStats{}
 	}
@@ -77,7 +87,7 @@ func (c *Cache) TierStats() TierStats {
 }
 
 // ThrashingRate is thrashing reloads per offload.
-func (c *Cache) ThrashingRate() float64 {
+func (c *tiering) ThrashingRate() float64 {
 	if c.tier == nil || c.tier.offloaded == 0 {
 		return 0
 	}
@@ -87,7 +97,7 @@ func (c *Cache) ThrashingRate() float64 {
 // TakeTransfer returns the reload time accumulated since the last call and
 // clears it: the engine adds it to the step that loads the blocks, so every
 // co-batched request pays it.
-func (c *Cache) TakeTransfer() int64 {
+func (c *tiering) TakeTransfer() int64 {
 	p := c.pending
 	c.pending = 0
 	if c.tier != nil {
@@ -99,7 +109,7 @@ func (c *Cache) TakeTransfer() int64 {
 // CPUPrefix returns how many blocks, from block from on, the CPU tier
 // holds in an unbroken run of the request's input: the part of its prefix
 // a reload would bring back.
-func (c *Cache) CPUPrefix(content *Content, from int) int {
+func (c *tiering) CPUPrefix(content *Content, from int) int {
 	if c.tier == nil {
 		return 0
 	}
