@@ -68,30 +68,38 @@ func (s *lfgSource) Int63() int64 {
 	return v
 }
 
-// refill (kept out of line so that Int63 inlines) replaces the batch y_{n..n+606} by y_{n+607..n+1213}:
+// refill replaces the batch y_{n..n+606} by y_{n+607..n+1213}:
 // y_m = y_{m-607} + y_{m-273}, where y_{m-607} is the old entry at the same
-// position and y_{m-273} is an old entry (first 273 positions) or a new one.
-//
-//go:noinline
+// position and y_{m-273} is an old entry (first 273 positions) or a new one
+// (addMasked reads it 273 places behind the one it writes). A batch has a
+// rejected draw about once in 128 refills; only then are its positions
+// listed.
 func (s *lfgSource) refill() {
-	// noteReject inlined on registers: this loop makes every draw.
 	b := &s.buf
-	rejects := s.rejects[:0]
-	for k := 0; k < lfgTap; k++ {
-		v := (b[k] + b[k+lfgLen-lfgTap]) & mask63
-		b[k] = v
-		if v >= rejectFrom {
-			rejects = append(rejects, int16(k))
+	flags := addMasked(&b[0], &b[lfgLen-lfgTap], lfgTap, rejectCarry) |
+		addMasked(&b[lfgTap], &b[0], lfgLen-lfgTap, rejectCarry)
+	s.rejects, s.idx = s.rejects[:0], 0
+	if flags>>63 != 0 {
+		for k := range b {
+			s.noteReject(k)
 		}
 	}
-	for k := lfgTap; k < lfgLen; k++ {
-		v := (b[k] + b[k-lfgTap]) & mask63
-		b[k] = v
-		if v >= rejectFrom {
-			rejects = append(rejects, int16(k))
-		}
+}
+
+// rejectCarry is 2^63 − rejectFrom: a 63-bit draw v is rejected exactly
+// when v + rejectCarry reaches bit 63 (it never wraps).
+const rejectCarry = 1<<63 - rejectFrom
+
+// addMaskedGo is addMasked in Go: dst[i] = (dst[i] + src[i]) mod 2^63, in
+// order, returning the OR of every new value plus carry.
+func addMaskedGo(dst, src []int64, carry uint64) uint64 {
+	acc := uint64(0)
+	for i := range dst {
+		v := (dst[i] + src[i]) & mask63
+		dst[i] = v
+		acc |= uint64(v) + carry
 	}
-	s.rejects, s.idx = rejects, 0
+	return acc
 }
 
 // tokenID is rand.Rand.Intn(maxTokenID) on this stream: it consumes the
