@@ -1,12 +1,13 @@
 #include "textflag.h"
 
-// func addMasked(dst, src *int64, n int, carry uint64) uint64
+// func addMaskedSSE2(dst, src *int64, n int, carry uint64) uint64
 //
 // dst[i] = (dst[i] + src[i]) & (2^63-1) for i in [0, n), two lanes at a
 // time (SSE2, which every amd64 has); returns the OR of every stored value
 // plus carry (rejectCarry), whose top bit says whether any value was rejectFrom or
-// more. src may trail dst by 4 or more elements in the same array.
-TEXT ·addMasked(SB), NOSPLIT, $0-40
+// more. src may be ahead of dst, or trail it by 4 or more elements, in the
+// same array.
+TEXT ·addMaskedSSE2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -64,4 +65,68 @@ done:
 	MOVQ   X4, AX
 	ORQ    AX, BX
 	MOVQ   BX, ret+32(FP)
+	RET
+
+// func addMaskedAVX2(dst, src *int64, n int, carry uint64) uint64
+//
+// addMaskedSSE2 four lanes at a time; src may be ahead of dst, or trail it
+// by 8 or more elements.
+TEXT ·addMaskedAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ $0x7fffffffffffffff, AX
+	MOVQ AX, X6
+	VPBROADCASTQ X6, Y6
+	MOVQ carry+24(FP), R8
+	MOVQ R8, X7
+	VPBROADCASTQ X7, Y7
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	XORQ BX, BX
+
+oct:
+	CMPQ    CX, $8
+	JLT     tail
+	VMOVDQU 0(DI), Y0
+	VMOVDQU 32(DI), Y1
+	VPADDQ  0(SI), Y0, Y0
+	VPADDQ  32(SI), Y1, Y1
+	VPAND   Y6, Y0, Y0
+	VPAND   Y6, Y1, Y1
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VPADDQ  Y7, Y0, Y0
+	VPADDQ  Y7, Y1, Y1
+	VPOR    Y0, Y4, Y4
+	VPOR    Y1, Y5, Y5
+	ADDQ    $64, DI
+	ADDQ    $64, SI
+	SUBQ    $8, CX
+	JMP     oct
+
+tail:
+	TESTQ CX, CX
+	JEQ   fold
+	MOVQ  (DI), AX
+	ADDQ  (SI), AX
+	BTRQ  $63, AX
+	MOVQ  AX, (DI)
+	ADDQ  R8, AX
+	ORQ   AX, BX
+	ADDQ  $8, DI
+	ADDQ  $8, SI
+	DECQ  CX
+	JMP   tail
+
+fold:
+	VPOR         Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPOR         X5, X4, X4
+	VMOVQ        X4, AX
+	ORQ          AX, BX
+	VPEXTRQ      $1, X4, AX
+	ORQ          AX, BX
+	VZEROUPPER
+	MOVQ         BX, ret+32(FP)
 	RET

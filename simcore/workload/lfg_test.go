@@ -74,31 +74,38 @@ type countingSource struct {
 
 func (c *countingSource) Int63() int64 { c.draws++; return c.Source.Int63() }
 
-// The refill's vector loop must agree with the Go loop it replaces, value
-// for value and in its rejection flag, for every length's tail and for
-// operands laid out as refill lays them: src ahead of dst, or trailing it
-// by at least 4 in the same array.
+// The refill's vector loops must agree with the Go loop they replace,
+// value for value and in the rejection flag, for every length's tail and
+// for operands laid out as refill lays them: src ahead of dst, or trailing
+// it by at least 8 in the same array.
 func TestAddMaskedMatchesGo(t *testing.T) {
-	rng := rand.New(rand.NewSource(3))
-	for n := 0; n < 40; n++ {
-		for _, lag := range []int{-(lfgLen - lfgTap), -1, 4, 5, lfgTap} {
-			for trial := 0; trial < 20; trial++ {
-				var a [lfgLen]int64
-				for i := range a {
-					a[i] = rng.Int63()
-					if trial%4 == 0 && rng.Intn(16) == 0 {
-						a[i] = rejectFrom + rng.Int63n(mask63-rejectFrom+1) // rejected
+	for _, loop := range addMaskedLoops() {
+		rng := rand.New(rand.NewSource(3))
+		for n := 0; n < 40; n++ {
+			for _, lag := range []int{-(lfgLen - lfgTap), -1, 8, 9, lfgTap} {
+				for trial := 0; trial < 20; trial++ {
+					var a [lfgLen]int64
+					for i := range a {
+						a[i] = rng.Int63()
+						if trial%4 == 0 && rng.Intn(16) == 0 {
+							a[i] = rejectFrom + rng.Int63n(mask63-rejectFrom+1) // rejected
+						}
 					}
-				}
-				b := a
-				lo, hi := max(0, lag), lfgLen-max(n, 1)+min(0, lag) // keeps &a[off], &a[off-lag] and both ranges in bounds
-				off := lo + rng.Intn(hi-lo+1)
-				got := addMasked(&a[off], &a[off-lag], n, rejectCarry)
-				want := addMaskedGo(b[off:off+n], b[off-lag:off-lag+n], rejectCarry)
-				if a != b || got>>63 != want>>63 {
-					t.Fatalf("n=%d lag %d trial %d: vector and Go loops differ (flag %v vs %v)", n, lag, trial, got>>63 == 1, want>>63 == 1)
+					b := a
+					lo, hi := max(0, lag), lfgLen-max(n, 1)+min(0, lag) // keeps &a[off], &a[off-lag] and both ranges in bounds
+					off := lo + rng.Intn(hi-lo+1)
+					got := loop.fn(&a[off], &a[off-lag], n, rejectCarry)
+					want := addMaskedGo(b[off:off+n], b[off-lag:off-lag+n], rejectCarry)
+					if a != b || got>>63 != want>>63 {
+						t.Fatalf("%s, n=%d lag %d trial %d: differs from the Go loop (flag %v vs %v)", loop.name, n, lag, trial, got>>63 == 1, want>>63 == 1)
+					}
 				}
 			}
 		}
 	}
+}
+
+type addMaskedLoop struct {
+	name string
+	fn   func(dst, src *int64, n int, carry uint64) uint64
 }
