@@ -1,6 +1,10 @@
 package route
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+	"unsafe"
+)
 
 // prefixIndex is the router's approximate record of which block hashes each
 // instance has been sent, with the semantics of BLIS's PrefixCacheIndex: one
@@ -16,8 +20,8 @@ import "math/bits"
 //     a bitset of the instances still matching.
 //   - Everything about an entry shares one record (one 64-byte line up to 8
 //     instances): its hash, holder count and holder bitset, and per
-//     instance the ring position of that instance's latest touch (low 32
-//     bits, enough to find the ring slot).
+//     instance the ring position of that instance's latest touch (32
+//     bits, enough to find the ring slot; two to a word).
 //   - Each instance's LRU is a ring of entries in touch order, with absolute
 //     positions. A touch of a held hash marks its previous slot dead and
 //     appends; evicting pops the oldest live slot. Nothing walks a list.
@@ -104,9 +108,13 @@ func (x *prefixIndex) holderBits(e int32) []uint64 {
 }
 
 func (x *prefixIndex) setPosition(e int32, inst int, p uint64) {
-	i := int(e)*x.stride + x.stampBase + inst>>1
-	shift := 32 * (uint(inst) & 1)
-	x.records[i] = x.records[i]&^(0xffffffff<<shift) | uint64(uint32(p))<<shift
+	x.positions()[2*(int(e)*x.stride+x.stampBase)+inst] = uint32(p)
+}
+
+// positions views the records as 32-bit halves, to read and write one
+// instance's ring position without shifts.
+func (x *prefixIndex) positions() []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x.records))), 2*len(x.records))
 }
 
 // match writes into matched[i] the number of leading blocks of seq that
@@ -257,87 +265,102 @@ func (x *prefixIndex) record(seq blockSeq, own int, inst int, hinted bool) {
 		hints[k], spots[k] = e, int32(s)
 	}
 	x.hinted = 0 // the index changes below: the hints are spent
-	// The loop works on local copies of the ring's fields: stores through
-	// records would otherwise force the compiler to reload them each time.
-	r := &x.rings[inst]
-	ring, head, count := r.entries, r.head, r.count
-	mask := uint64(len(ring) - 1)
-	records, stride := x.records, x.stride
-	bitWord, bit := bitsWord+inst>>6, uint64(1)<<(uint(inst)&63)
-	posWord, posShift := x.stampBase+inst>>1, 32*(uint(inst)&1)
+	// Entries are only created here, never freed, so a hint stays right; an
+	// insertion spot stays right while it is empty, since the slots before
+	// it on the probe path only fill up. (It fills when a hash repeats
+	// within the request.) Creating every missing entry first, and making
+	// ring room for every touch, leaves the touch loops without calls, so
+	// that their state stays in registers.
 	for k, h := range blocks {
-		// Entries are only created here, never freed, so a hint stays
-		// right; an insertion spot stays right while it is empty, since the
-		// slots before it on the probe path only fill up. (It fills when a
-		// hash repeats within the request.)
-		e := hints[k]
+		if hints[k] != noEntry {
+			continue
+		}
+		e, s := int32(noEntry), int(spots[k])
+		if x.table.tags[s] != 0 {
+			// An entry made in this pass took the spot. It has no holder
+			// yet, so find skips it: it may be this very hash, repeated.
+			if j := slices.Index(blocks[:k], h); j >= 0 {
+				hints[k] = hints[j]
+				continue
+			}
+			e, s = x.find(h)
+		}
 		if e == noEntry {
-			s := int(spots[k])
-			if x.table.tags[s] != 0 {
-				e, s = x.find(h)
-			}
-			if e == noEntry {
-				e = x.newEntry(s, h)
-				records = x.records
-			}
+			e = x.newEntry(s, h)
 		}
-		base := int(e) * stride
-		if records[base+bitWord]&bit != 0 {
-			ring[uint64(uint32(records[base+posWord]>>posShift))&mask] = deadSlot
-		} else {
-			records[base+bitWord] |= bit
-			records[base+holdersWord]++
-			count++
-		}
-		if head-r.tail > mask {
-			r.head, r.count = head, count
-			x.makeRoom(inst)
-			ring, head = r.entries, r.head
-			mask = uint64(len(ring) - 1)
-		}
-		ring[head&mask] = uint64(e)
-		records[base+posWord] = records[base+posWord]&^(0xffffffff<<posShift) | uint64(uint32(head))<<posShift
-		head++
+		hints[k] = e
 	}
+	hold := int32(noHold)
 	if seq.end > len(blocks) {
-		h := x.streams.holdFor(seq.uid, inst, seq.end)
-		hold := &x.streams.holds[h]
-		pos, held := hold.pos, hold.count
-		for k := len(blocks); k < seq.end; k++ {
-			if p := pos[k]; p != 0 {
-				ring[(p-1)&mask] = deadSlot
-			} else {
-				held++
-				count++
-			}
-			if head-r.tail > mask {
-				r.head, r.count = head, count
-				x.makeRoom(inst) // may renumber pos, in place
-				ring, head = r.entries, r.head
-				mask = uint64(len(ring) - 1)
-			}
-			ring[head&mask] = streamSlotOf(h, k)
-			pos[k] = head + 1
-			head++
-		}
-		hold.count = held
+		hold = x.streams.holdFor(seq.uid, inst, seq.end)
 	}
+	x.ringRoom(inst, seq.end+own)
+
+	r := &x.rings[inst]
+	head, added := x.touchEntries(r.entries, r.head, hints, inst)
+	if hold != noHold {
+		h := &x.streams.holds[hold]
+		var held int
+		head, held = touchStream(r.entries, head, h.pos[len(blocks):seq.end], hold, len(blocks))
+		h.count += int32(held)
+		added += held
+	}
+	mask := uint64(len(r.entries) - 1)
 	for range own {
-		if head-r.tail > mask {
-			r.head, r.count = head, count
-			x.makeRoom(inst)
-			ring, head = r.entries, r.head
-			mask = uint64(len(ring) - 1)
-		}
-		ring[head&mask] = privateSlot
+		r.entries[head&mask] = privateSlot
 		head++
-		count++
 	}
-	r.head, r.count = head, count
+	r.head, r.count = head, r.count+added+own
 	r.skipDead()
 	if r.count > x.capacity {
 		x.evictOverflow(inst)
 	}
+}
+
+// touchEntries appends a touch of entries es to inst's ring, from
+// position head: a held entry's previous slot dies, a new holder joins
+// the entry. It returns the next head and the number of new holdings.
+func (x *prefixIndex) touchEntries(ring []uint64, head uint64, es []int32, inst int) (uint64, int) {
+	records, stride, positions := x.records, x.stride, x.positions()
+	mask := uint64(len(ring) - 1)
+	bitWord, bit := bitsWord+inst>>6, uint64(1)<<(uint(inst)&63)
+	pos := 2*x.stampBase + inst // inst's position, in 32-bit halves from a record's start
+	added := 0
+	for _, e := range es {
+		base := int(e) * stride
+		p := &positions[2*base+pos]
+		if held := records[base+bitWord]; held&bit != 0 {
+			ring[uint64(*p)&mask] = deadSlot
+		} else {
+			records[base+bitWord] = held | bit
+			records[base+holdersWord]++
+			added++
+		}
+		ring[head&mask] = uint64(e)
+		*p = uint32(head)
+		head++
+	}
+	return head, added
+}
+
+// touchStream appends a touch of stream blocks first, first+1, … of hold
+// h, whose ring positions (plus one; 0 = not held) pos lists, to a ring
+// from position head. It returns the next head and the number of blocks
+// newly held.
+func touchStream(ring []uint64, head uint64, pos []uint64, h int32, first int) (uint64, int) {
+	mask := uint64(len(ring) - 1)
+	added := 0
+	for i := range pos {
+		if p := pos[i]; p != 0 {
+			ring[(p-1)&mask] = deadSlot
+		} else {
+			added++
+		}
+		ring[head&mask] = streamSlotOf(h, first+i)
+		pos[i] = head + 1
+		head++
+	}
+	return head, added
 }
 
 // scratchHints returns the hint slices sized for n blocks, keeping their
@@ -405,13 +428,17 @@ func (x *prefixIndex) evictOverflow(inst int) {
 	}
 }
 
-// makeRoom frees ring space for inst: when at least three quarters of the
-// slots are dead they are squeezed out (renumbering the live ones upward
-// from the tail), otherwise the ring doubles.
-func (x *prefixIndex) makeRoom(inst int) {
+// ringRoom makes room in inst's ring for n more touches: when the live
+// slots and the new ones fill at most a quarter of it, the dead slots are
+// squeezed out (renumbering the live ones upward from the tail), otherwise
+// the ring doubles until they fit.
+func (x *prefixIndex) ringRoom(inst, n int) {
 	r := &x.rings[inst]
+	if r.head-r.tail+uint64(n) <= uint64(len(r.entries)) {
+		return
+	}
 	mask := uint64(len(r.entries) - 1)
-	if 4*r.count <= len(r.entries) {
+	if 4*(r.count+n) <= len(r.entries) {
 		w := r.tail
 		for p := r.tail; p < r.head; p++ {
 			switch s := r.entries[p&mask]; {
@@ -432,9 +459,13 @@ func (x *prefixIndex) makeRoom(inst int) {
 		r.head = w
 		return
 	}
-	entries := make([]uint64, 2*len(r.entries))
+	size := 2 * len(r.entries)
+	for r.head-r.tail+uint64(n) > uint64(size) {
+		size *= 2
+	}
+	entries := make([]uint64, size)
 	for p := r.tail; p < r.head; p++ {
-		entries[p&uint64(len(entries)-1)] = r.entries[p&mask]
+		entries[p&uint64(size-1)] = r.entries[p&mask]
 	}
 	r.entries = entries
 }
