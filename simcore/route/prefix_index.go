@@ -51,6 +51,12 @@ type prefixIndex struct {
 	hinted int     // leading blocks of the last match with hints
 
 	active matchingSet // scratch of matchWords
+
+	// epoch counts the changes that can alter a match of prefix blocks or
+	// its hints: a holder joining or leaving an entry, an entry made, the
+	// table rebuilt. memo answers match while it stays the same.
+	epoch uint64
+	memo  matchMemo
 }
 
 // touchRing is one instance's LRU: its touches, oldest first.
@@ -117,19 +123,54 @@ func (x *prefixIndex) positions() []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x.records))), 2*len(x.records))
 }
 
+// matchMemo is the prefix part of the last match: what matchOneWord or
+// matchWords returned, the matched counts and the hints, for the prefix
+// slice blocks (prefixes are read-only and shared by their group's
+// requests, so the same slice is the same hashes) at an epoch.
+type matchMemo struct {
+	blocks       *uint64
+	n, k         int
+	epoch        uint64
+	matched      []int32
+	hints, spots []int32
+}
+
+func (m *matchMemo) holds(blocks []uint64, epoch uint64) bool {
+	return m.blocks != nil && m.blocks == unsafe.SliceData(blocks) && m.n == len(blocks) && m.epoch == epoch
+}
+
+func (m *matchMemo) keep(blocks []uint64, epoch uint64, k int, matched, hints, spots []int32) {
+	m.blocks, m.n, m.k, m.epoch = unsafe.SliceData(blocks), len(blocks), k, epoch
+	m.matched = append(m.matched[:0], matched...)
+	m.hints = append(m.hints[:0], hints...)
+	m.spots = append(m.spots[:0], spots...)
+}
+
 // match writes into matched[i] the number of leading blocks of seq that
 // instance i holds. It probes each prefix block once, narrowing the set of
 // instances still matching, and stops as soon as that set is empty; the
 // instances left go on through the stream. The entries it found are hints
 // for a record of the same blocks.
+//
+// Most requests share a prefix (a system prompt) that the index already
+// holds, so the probes would find what they found for the last request
+// with that prefix; the memo keeps that answer until the epoch changes.
 func (x *prefixIndex) match(seq blockSeq, matched []int32) {
 	blocks := seq.prefix
 	hints, spots := x.scratchHints(len(blocks))
 	var k int
-	if x.words == 1 {
-		k = x.matchOneWord(blocks, matched, hints, spots)
+	if m := &x.memo; m.holds(blocks, x.epoch) {
+		k = m.k
+		copy(matched, m.matched)
+		copy(hints, m.hints)
+		copy(spots, m.spots)
 	} else {
-		k = x.matchWords(blocks, matched, hints, spots)
+		if x.words == 1 {
+			k = x.matchOneWord(blocks, matched, hints, spots)
+		} else {
+			k = x.matchWords(blocks, matched, hints, spots)
+		}
+		m.keep(blocks, x.epoch, k, matched, hints, spots)
 	}
 	x.hinted = min(k+1, len(blocks))
 	if k == len(blocks) && seq.end > len(blocks) {
@@ -298,6 +339,9 @@ func (x *prefixIndex) record(seq blockSeq, own int, inst int, hinted bool) {
 
 	r := &x.rings[inst]
 	head, added := x.touchEntries(r.entries, r.head, hints, inst)
+	if added > 0 {
+		x.epoch++ // new holders
+	}
 	if hold != noHold {
 		h := &x.streams.holds[hold]
 		var held int
@@ -393,6 +437,7 @@ func (x *prefixIndex) newEntry(s int, h uint64) int32 {
 	}
 	x.records[int(e)*x.stride+keyWord] = h
 	x.occupy(s, h, e)
+	x.epoch++
 	return e
 }
 
@@ -422,6 +467,7 @@ func (x *prefixIndex) evictOverflow(inst int) {
 		}
 		e := int32(s)
 		x.records[int(e)*x.stride+bitsWord+inst>>6] &^= 1 << (uint(inst) & 63)
+		x.epoch++
 		if x.records[int(e)*x.stride+holdersWord]--; x.holders(e) == 0 {
 			x.free = append(x.free, e) // its table slot goes stale
 		}

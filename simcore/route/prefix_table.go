@@ -82,6 +82,7 @@ func (x *prefixIndex) reserve(n int) bool {
 	if 2*(t.used+n) <= len(t.tags) {
 		return false
 	}
+	x.epoch++ // every slot moves
 	inUse := len(x.records)/x.stride - len(x.free)
 	size := len(t.tags)
 	for size < 8*(inUse+n) {
