@@ -60,8 +60,12 @@ type Cache struct {
 	freeRuns    []int32
 	head, tail  int32
 
-	index   *u64map.Map // prefix blocks: hash → copy (the newest registered)
-	streams streamIndex // stream blocks: (UID, k) → copy, likewise
+	index *u64map.Map // prefix blocks: hash → copy (the newest registered)
+	// indexEpoch counts the changes of index; memo answers Lookup's prefix
+	// part while it stays the same.
+	indexEpoch uint64
+	memo       lookupMemo
+	streams    streamIndex // stream blocks: (UID, k) → copy, likewise
 
 	hits, misses int64
 	hit          []span    // Lookup's result
@@ -136,9 +140,28 @@ type Hit struct {
 // next Lookup.
 func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 	out := c.hit[:0]
+	// The leading prefix blocks: from the memo while the prefix index is
+	// as it was (most requests share one system prompt), else probed.
+	prefix := min(content.Input, content.Shared, int32(len(content.Prefix)))
+	k := int32(0)
+	if m := &c.memo; m.holds(content.Prefix, prefix, c.indexEpoch) {
+		out, k = append(out, m.spans...), m.k
+	} else {
+		for ; k < prefix; k++ {
+			id, ok := c.index.Get(content.Prefix[k])
+			if !ok {
+				break
+			}
+			out = c.extend(out, id, k)
+		}
+		m.keep(content.Prefix, prefix, c.indexEpoch, k, out)
+	}
+	if k < prefix {
+		c.hit = out
+		return Hit{Blocks: int(k), spans: out}
+	}
 	stream := int32(none)
 	p := 0 // s.prev span that may hold block k
-	k := int32(0)
 	for ; k < content.Input; k++ {
 		var id int32
 		if k < content.Shared {
@@ -160,14 +183,41 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 			}
 			id = sp.copy
 		}
-		if n := len(out); n > 0 && out[n-1].copy == id && out[n-1].lo+out[n-1].n == k {
-			out[n-1].n++
-		} else {
-			out = append(out, span{copy: id, gen: c.copies[id].gen, lo: k, n: 1})
-		}
+		out = c.extend(out, id, k)
 	}
 	c.hit = out
 	return Hit{Blocks: int(k), spans: out}
+}
+
+// extend adds block k of copy id to the hit spans out, which end at k-1.
+func (c *Cache) extend(out []span, id, k int32) []span {
+	if n := len(out); n > 0 && out[n-1].copy == id && out[n-1].lo+out[n-1].n == k {
+		out[n-1].n++
+		return out
+	}
+	return append(out, span{copy: id, gen: c.copies[id].gen, lo: k, n: 1})
+}
+
+// lookupMemo is the prefix part of the last Lookup: the spans found for
+// the first n blocks of a prefix slice (prefixes are read-only and shared
+// by their group's requests, so the same slice is the same hashes) and how
+// many were found, while the prefix index stays at epoch. A span's copy
+// cannot be recycled meanwhile: its blocks are indexed, and evicting one
+// changes the index.
+type lookupMemo struct {
+	prefix *uint64
+	n, k   int32
+	epoch  uint64
+	spans  []span
+}
+
+func (m *lookupMemo) holds(prefix []uint64, n int32, epoch uint64) bool {
+	return m.prefix != nil && m.prefix == unsafe.SliceData(prefix) && m.n == n && m.epoch == epoch
+}
+
+func (m *lookupMemo) keep(prefix []uint64, n int32, epoch uint64, k int32, spans []span) {
+	m.prefix, m.n, m.epoch, m.k = unsafe.SliceData(prefix), n, epoch, k
+	m.spans = append(m.spans[:0], spans...)
 }
 
 // indexed returns the copy the prefix index names for shareable block k of
@@ -392,6 +442,7 @@ func (c *Cache) register(id, k int32) {
 	h := cp.hash(k)
 	if int(k) < len(cp.prefix) {
 		c.index.Set(h, id)
+		c.indexEpoch++
 	} else {
 		cp.stream = c.streams.set(cp.stream, cp.uid, int32(len(cp.prefix)), int(k), id)
 	}
@@ -409,6 +460,7 @@ func (c *Cache) forget(id, k int32) {
 		h := cp.hash(k)
 		if int(k) < len(cp.prefix) {
 			c.index.Delete(h)
+			c.indexEpoch++
 		} else {
 			c.streams.evict(cp.stream, k)
 		}

@@ -37,6 +37,7 @@ func FuzzMatchesReference(f *testing.F) {
 		seqs := make([]*Seq, nseq)
 		refs := make([]*refSeq, nseq)
 		contents := make([]*Content, nseq)
+		var prefixes [6][]uint64 // one slice per prefix length, shared as a workload's groups share theirs
 		for i := range seqs {
 			seqs[i], refs[i] = &Seq{}, &refSeq{}
 			uid := uint64(2*i + 3) // odd: the request's own stream
@@ -44,6 +45,11 @@ func FuzzMatchesReference(f *testing.F) {
 				uid = uint64(2 * (1 + rng.Intn(3))) // even: a shared session stream
 			}
 			contents[i] = content(1000, int(uid*7%6), 12, uid)
+			if sh := len(contents[i].Prefix); prefixes[sh] == nil {
+				prefixes[sh] = contents[i].Prefix
+			} else {
+				contents[i].Prefix = prefixes[sh]
+			}
 			contents[i].Input = int32(rng.Intn(13))
 			if uid%2 == 0 {
 				contents[i].Shared = 12
