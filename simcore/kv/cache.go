@@ -282,11 +282,14 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 		return false
 	}
 	idleCached := int64(0)
-	for _, sp := range cached.spans {
-		cp := &c.copies[sp.copy]
-		for k := sp.lo; k < sp.lo+sp.n; k++ {
-			if cp.at(k).refs == 0 {
-				idleCached++
+	if need+int64(cached.Blocks)+int64(reload) > c.Free() {
+		// Only now can the idle cached blocks, which committing takes off
+		// the free list, make the difference.
+		for _, sp := range cached.spans {
+			for _, b := range c.copies[sp.copy].span(sp.lo, sp.n) {
+				if b.refs == 0 {
+					idleCached++
+				}
 			}
 		}
 	}
@@ -307,14 +310,13 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 		s.spans = c.takeList()
 	}
 	for _, sp := range cached.spans {
-		cp := &c.copies[sp.copy]
-		for k := sp.lo; k < sp.lo+sp.n; k++ {
-			b := cp.at(k)
-			if b.refs == 0 {
-				c.unlink(sp.copy, k)
+		st := c.copies[sp.copy].span(sp.lo, sp.n)
+		for j := range st {
+			if st[j].refs == 0 {
+				c.unlink(sp.copy, sp.lo+int32(j))
 				c.used++
 			}
-			b.refs++
+			st[j].refs++
 		}
 		c.hits += int64(sp.n)
 		s.spans = append(s.spans, sp)
@@ -481,10 +483,10 @@ func (c *Cache) Release(s *Seq) {
 	c.released = c.released[:0]
 	for i := len(s.spans) - 1; i >= 0; i-- {
 		sp := s.spans[i]
-		cp := &c.copies[sp.copy]
-		for k := sp.lo + sp.n - 1; k >= sp.lo; k-- {
-			b := cp.at(k)
-			if b.refs--; b.refs == 0 {
+		st := c.copies[sp.copy].span(sp.lo, sp.n)
+		for j := len(st) - 1; j >= 0; j-- {
+			k := sp.lo + int32(j)
+			if st[j].refs--; st[j].refs == 0 {
 				c.used--
 				c.pushTail(sp.copy, k)
 			}

@@ -53,6 +53,9 @@ func (c *copyRec) hash(k int32) uint64 {
 
 func (c *copyRec) at(k int32) *blk { return &c.st[k-c.lo] }
 
+// span is the state of blocks [lo, lo+n) of the copy.
+func (c *copyRec) span(lo, n int32) []blk { return c.st[lo-c.lo : lo-c.lo+n] }
+
 // newCopy starts an empty copy of content at sequence block lo.
 func (c *Cache) newCopy(content *Content, lo int32) int32 {
 	id := freelist.Take(&c.copies, &c.freeCopies) // a reused record keeps its generation
