@@ -59,11 +59,15 @@ func (x *streamIndex) set(hint int32, uid uint64, base int32, k int, id int32) i
 		}
 	}
 	rec := &x.recs[r]
-	i := k - int(rec.base)
-	if i >= len(rec.ids) {
+	switch i := k - int(rec.base); {
+	case i < len(rec.ids):
+		rec.ids[i] = id
+	case i == len(rec.ids) && i < cap(rec.ids):
+		rec.ids = append(rec.ids, id) // the next block of a growing stream
+	default:
 		rec.grow(i + 1)
+		rec.ids[i] = id
 	}
-	rec.ids[i] = id
 	rec.blocks++
 	return r
 }
