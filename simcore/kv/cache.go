@@ -488,7 +488,14 @@ func (c *Cache) Release(s *Seq) {
 			k := sp.lo + int32(j)
 			if st[j].refs--; st[j].refs == 0 {
 				c.used--
-				c.pushTail(sp.copy, k)
+				if t := c.tail; t != none && c.runs[t].copy == sp.copy && c.runs[t].last == k+1 && c.runs[t].first >= k+1 {
+					// pushTail's common case, inline: the block extends
+					// the descending tail run this release started.
+					c.runs[t].last = k
+					st[j].node = t
+				} else {
+					c.pushTail(sp.copy, k)
+				}
 			}
 			if tiered {
 				c.released = append(c.released, blockAt{sp.copy, k})

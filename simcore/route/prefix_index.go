@@ -443,10 +443,17 @@ func (x *prefixIndex) newEntry(s int, h uint64) int32 {
 
 // skipDead moves the tail to the oldest live slot.
 func (r *touchRing) skipDead() {
-	mask := uint64(len(r.entries) - 1)
-	for r.tail < r.head && r.entries[r.tail&mask] == deadSlot {
-		r.tail++
+	r.tail = r.liveFrom(r.tail)
+}
+
+// liveFrom returns the first live position at or after p (head if none).
+// It works on locals: through r, each step would reload the ring's fields.
+func (r *touchRing) liveFrom(p uint64) uint64 {
+	entries, mask, head := r.entries, uint64(len(r.entries)-1), r.head
+	for p < head && entries[p&mask] == deadSlot {
+		p++
 	}
+	return p
 }
 
 // evictOverflow pops inst's oldest touches until it holds capacity hashes.
@@ -455,9 +462,8 @@ func (x *prefixIndex) evictOverflow(inst int) {
 	mask := uint64(len(r.entries) - 1)
 	for r.count > x.capacity {
 		s := r.entries[r.tail&mask]
-		r.tail++
+		r.tail = r.liveFrom(r.tail + 1)
 		r.count--
-		r.skipDead()
 		if s == privateSlot {
 			continue
 		}
