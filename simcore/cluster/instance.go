@@ -36,6 +36,7 @@ type instance struct {
 	due      []int64      // the step at which the slot's request is visited next
 	since    []int64      // the step from which it has been idle; -1 = awake
 	active   []int32      // scratch: the slots visited in this step, ascending
+	gone     []int32      // scratch: the slots emptied in this step, ascending
 	steps    int64        // steps run so far: the index of the current step
 	itlTotal simcore.Tick // sum of the ITL of every step run
 	dense    bool         // tests: never leave a request idle (the plain dense rule)
@@ -254,7 +255,7 @@ func (in *instance) execute(e *Engine, idle int) simcore.Tick {
 	dt := max(1, in.latency.StepTime(prefill, decode)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
 	decoded := idle
-	gone := len(in.running) // first slot emptied by a retirement
+	in.gone = in.gone[:0]
 	for _, i := range in.active {
 		r := in.running[i]
 		input := r.InputLen
@@ -275,7 +276,7 @@ func (in *instance) execute(e *Engine, idle int) simcore.Tick {
 		if r.Progress == input+max(r.OutputLen, 1)-1 {
 			in.retire(e, r, dt)
 			in.running[i] = nil
-			gone = min(gone, int(i))
+			in.gone = append(in.gone, i)
 		}
 	}
 	in.itlTotal += itl
@@ -285,31 +286,27 @@ func (in *instance) execute(e *Engine, idle int) simcore.Tick {
 			in.rest(int(i))
 		}
 	}
-	if gone < len(in.running) {
-		in.compact(gone)
+	if len(in.gone) > 0 {
+		in.compact()
 	}
 	e.metrics.DecodeStep(itl, decoded)
 	return dt
 }
 
-// compact closes the slots emptied from index from on, keeping batch
-// order; the runs between emptied slots move in bulk.
-func (in *instance) compact(from int) {
-	kept, n := from, len(in.running)
-	for i := from; i < n; {
-		if in.running[i] == nil {
-			i++
-			continue
+// compact closes the slots emptied in this step (in.gone, ascending),
+// keeping batch order; the runs between emptied slots move in bulk.
+func (in *instance) compact() {
+	n := len(in.running)
+	kept := int(in.gone[0])
+	for g, i := range in.gone {
+		from, to := int(i)+1, n
+		if g+1 < len(in.gone) {
+			to = int(in.gone[g+1])
 		}
-		j := i + 1
-		for j < n && in.running[j] != nil {
-			j++
-		}
-		copy(in.running[kept:], in.running[i:j])
-		copy(in.due[kept:], in.due[i:j])
-		copy(in.since[kept:], in.since[i:j])
-		kept += j - i
-		i = j
+		copy(in.running[kept:], in.running[from:to])
+		copy(in.due[kept:], in.due[from:to])
+		copy(in.since[kept:], in.since[from:to])
+		kept += to - from
 	}
 	clear(in.running[kept:])
 	in.running, in.due, in.since = in.running[:kept], in.due[:kept], in.since[:kept]
