@@ -21,7 +21,9 @@ type session struct {
 	issued int32 // closed loop: the round handed out last
 	slot   int32 // its slot in the sessionTable
 	uid    uint64
-	rounds []roundLen
+	// Its rounds are the table's rounds[first : first+count], in a region
+	// with room for room; the region stays with the slot.
+	first, count, room int32
 }
 
 // roundLen is one round's input (prefix and context included) and output
@@ -31,12 +33,14 @@ type roundLen struct{ input, output int32 }
 // sessionTable holds sessions: the closed-loop ones waiting for a round's
 // Done, and the one being drawn. A million queued sessions must stay
 // small, so they live in one slice of values (no object and no map entry
-// each), found by id through a dense id → slot array, their round slices
-// reused.
+// each), found by id through a dense id → slot array, their rounds in one
+// shared array: nothing here holds a pointer for the garbage collector to
+// follow.
 type sessionTable struct {
-	slots []session
-	free  []int32 // unused slots
-	byID  []int32 // session id → slot + 1; 0 = not waiting
+	slots  []session
+	free   []int32 // unused slots
+	byID   []int32 // session id → slot + 1; 0 = not waiting
+	rounds []roundLen
 }
 
 // take returns a cleared session in a free slot; the pointer is valid until
@@ -44,8 +48,23 @@ type sessionTable struct {
 func (t *sessionTable) take() *session {
 	i := freelist.Take(&t.slots, &t.free)
 	s := &t.slots[i]
-	*s = session{slot: i, rounds: s.rounds[:0]}
+	*s = session{slot: i, first: s.first, room: s.room}
 	return s
+}
+
+// setRounds gives s n rounds (their lengths to be written through
+// roundsOf), in its slot's region when it has room.
+func (t *sessionTable) setRounds(s *session, n int32) {
+	if n > s.room {
+		s.first, s.room = int32(len(t.rounds)), n
+		t.rounds = append(t.rounds, make([]roundLen, n)...)
+	}
+	s.count = n
+}
+
+// roundsOf returns the rounds of s, valid until the next setRounds.
+func (t *sessionTable) roundsOf(s *session) []roundLen {
+	return t.rounds[s.first : s.first+s.count]
 }
 
 // keep makes s findable by its id until release.
@@ -88,9 +107,8 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	prefixLen, _ := g.prefix(p.group)
 	s.uid = c.uid(0) // rounds take uid(0) … uid(rounds-1)
 	context := 0     // accumulated new-input and output tokens of earlier rounds
-	if cap(s.rounds) < int(p.rounds) {
-		s.rounds = make([]roundLen, 0, p.rounds)
-	}
+	g.sessions.setRounds(s, p.rounds)
+	rounds := g.sessions.roundsOf(s)
 	for r := int32(0); r < p.rounds; r++ {
 		in := p.input.sample(c.rng)
 		out := p.output.sample(c.rng)
@@ -100,7 +118,7 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 			input += context
 			context += in + out
 		}
-		s.rounds = append(s.rounds, roundLen{input: int32(input), output: int32(out)})
+		rounds[r] = roundLen{input: int32(input), output: int32(out)}
 		if p.hasReason {
 			p.reasonRatio.sample(c.rng) // drawn and discarded, as BLIS draws it
 		}
@@ -115,7 +133,7 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	}
 	at := start
 	for r := int32(1); r < p.rounds; r++ {
-		at = addTicks(addTicks(at, p.thinkUs), simcore.Tick(s.rounds[r-1].output))
+		at = addTicks(addTicks(at, p.thinkUs), simcore.Tick(rounds[r-1].output))
 		if at >= g.horizon {
 			break // rounds are chronological
 		}
@@ -136,14 +154,14 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 	next := s.issued + 1
 	arrival := addTicks(at, c.plan.thinkUs)
 	capped := g.limit > 0 && g.popped >= g.limit
-	if !completed || int(next) >= len(s.rounds) || arrival >= g.horizon || capped {
+	if !completed || next >= s.count || arrival >= g.horizon || capped {
 		g.sessions.release(s)
 		return
 	}
 	s.issued = next
 	c.later.push(pendingRound{at: arrival, seq: c.nextSeq(), req: g.roundRequest(c, s, next, arrival)})
 	g.refresh(c)
-	if int(next)+1 >= len(s.rounds) {
+	if next+1 >= s.count {
 		g.sessions.release(s) // last round built: nothing left to wait for
 	}
 }
@@ -152,16 +170,17 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
 	req := g.requests.take()
 	_, prefix := g.prefix(c.plan.group)
-	in, out := int(s.rounds[r].input), int(s.rounds[r].output)
+	rounds := g.sessions.roundsOf(s)
+	in, out := int(rounds[r].input), int(rounds[r].output)
 	if c.plan.accumulate {
 		// Later rounds re-read every block; the last round's own blocks are
 		// read by nobody, so only its context (the previous round's whole
 		// sequence, already indexed) is shareable.
 		shared := math.MaxInt32
-		if int(r) == len(s.rounds)-1 {
+		if int(r) == len(rounds)-1 {
 			shared = len(prefix)
 			if r > 0 {
-				shared = int(s.rounds[r-1].input+s.rounds[r-1].output) / g.blockSize
+				shared = int(rounds[r-1].input+rounds[r-1].output) / g.blockSize
 			}
 		}
 		req.Content = kv.NewContent(prefix, s.uid, in, out, g.blockSize, shared)
@@ -169,8 +188,8 @@ func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcor
 		req.Content = kv.NewContent(prefix, s.uid+uint64(r), in, out, g.blockSize, len(prefix))
 	}
 	req.Arrival = at
-	req.InputLen = s.rounds[r].input
-	req.OutputLen = s.rounds[r].output
+	req.InputLen = rounds[r].input
+	req.OutputLen = rounds[r].output
 	req.SLO = c.plan.slo
 	req.Client = c.index
 	req.Session = s.id
