@@ -234,6 +234,7 @@ func (c *Cache) indexed(content *Content, k int32, stream *int32) int32 {
 		if *stream = c.streams.find(content.UID); *stream == none {
 			return none
 		}
+		c.flushStream(*stream)
 	}
 	return c.streams.get(*stream, int(k))
 }
@@ -446,11 +447,43 @@ func (c *Cache) register(id, k int32) {
 		c.index.Set(h, id)
 		c.indexEpoch++
 	} else {
-		cp.stream = c.streams.set(cp.stream, cp.uid, int32(len(cp.prefix)), int(k), id)
+		c.registerStream(cp, id, k)
 	}
 	if c.observe != nil {
 		c.observe(h, true)
 	}
+}
+
+// registerStream enters stream block k of copy id in the stream index. A
+// copy registers its stream blocks in order as it fills them; the run it
+// has registered since it last started one stays with the copy
+// (runLo, runHi), and the stream record only names the copy as pending.
+// So a decode block boundary touches the copy record it touches anyway,
+// not the stream record and its entries. Every other use of the record
+// writes the run out first (flushStream), so that what it sees is what
+// registering block by block would have left.
+func (c *Cache) registerStream(cp *copyRec, id, k int32) {
+	if cp.runHi > cp.runLo && k == cp.runHi {
+		cp.runHi++
+		return
+	}
+	r := c.streams.locate(cp.stream, cp.uid, int32(len(cp.prefix)))
+	c.flushStream(r)
+	c.streams.recs[r].pending = id
+	cp.stream, cp.runLo, cp.runHi = r, k, k+1
+}
+
+// flushStream writes record r's pending run, if any, into its entries.
+func (c *Cache) flushStream(r int32) {
+	rec := &c.streams.recs[r]
+	id := rec.pending
+	if id == none {
+		return
+	}
+	cp := &c.copies[id]
+	c.streams.setRun(r, cp.runLo, cp.runHi, id)
+	rec.pending = none
+	cp.runLo, cp.runHi = 0, 0
 }
 
 // forget clears the content of block k of copy id: its prefix-index entry
@@ -464,6 +497,7 @@ func (c *Cache) forget(id, k int32) {
 			c.index.Delete(h)
 			c.indexEpoch++
 		} else {
+			c.flushStream(cp.stream)
 			c.streams.evict(cp.stream, k)
 		}
 		if c.observe != nil {

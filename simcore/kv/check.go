@@ -133,8 +133,9 @@ func (c *Cache) names(id int32, h uint64) bool {
 	return false
 }
 
-// checkStreams verifies that every stream-index entry names a copy holding
-// that stream block, and that each record counts the blocks naming it.
+// checkStreams verifies that every stream-index entry (a pending run's
+// included) names a copy holding that stream block, that each record
+// counts the blocks naming it, and that pending runs and records agree.
 func (c *Cache) checkStreams() error {
 	naming := make(map[int32]int32)
 	for id := range c.copies {
@@ -142,6 +143,14 @@ func (c *Cache) checkStreams() error {
 		for i, b := range cp.st {
 			if k := cp.lo + int32(i); b.refs != dead && b.flags&indexed != 0 && int(k) >= len(cp.prefix) {
 				naming[cp.stream]++
+			}
+		}
+		if cp.runHi > cp.runLo {
+			if cp.stream == none || c.streams.recs[cp.stream].pending != int32(id) {
+				return fmt.Errorf("copy %d has a pending run its stream record does not name", id)
+			}
+			if cp.live == 0 {
+				return fmt.Errorf("recycled copy %d has a pending run", id)
 			}
 		}
 	}
@@ -155,14 +164,27 @@ func (c *Cache) checkStreams() error {
 		if got, ok := c.streams.byUID.Get(rec.uid); !ok || got != int32(r) {
 			return fmt.Errorf("stream %x: record %d is not indexed", rec.uid, r)
 		}
-		if rec.blocks != naming[int32(r)] {
-			return fmt.Errorf("stream %x counts %d blocks, %d name it", rec.uid, rec.blocks, naming[int32(r)])
+		blocks, runLo, runHi := rec.blocks, int32(0), int32(0)
+		if p := rec.pending; p != none {
+			runLo, runHi = c.copies[p].runLo, c.copies[p].runHi
+			if runHi <= runLo || c.copies[p].stream != int32(r) {
+				return fmt.Errorf("stream %x names copy %d as pending, which has no run for it", rec.uid, p)
+			}
+			blocks += runHi - runLo
 		}
-		for i, id := range rec.ids {
+		if blocks != naming[int32(r)] {
+			return fmt.Errorf("stream %x counts %d blocks, %d name it", rec.uid, blocks, naming[int32(r)])
+		}
+		for k := rec.base; k < max(rec.base+int32(len(rec.ids)), runHi); k++ {
+			id := int32(none)
+			if k >= runLo && k < runHi {
+				id = rec.pending
+			} else if i := k - rec.base; i < int32(len(rec.ids)) {
+				id = rec.ids[i]
+			}
 			if id == none {
 				continue
 			}
-			k := rec.base + int32(i)
 			cp := &c.copies[id]
 			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) || cp.uid != rec.uid || cp.stream != int32(r) {
 				return fmt.Errorf("stream %x block %d names copy %d, which holds other content", rec.uid, k, id)

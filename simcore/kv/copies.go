@@ -26,7 +26,10 @@ type copyRec struct {
 	stream int32    // stream record its indexed stream blocks name, or none
 	gen    uint32   // bumped when the record is reused
 	live   int32    // blocks not evicted
-	st     []blk
+	// runLo, runHi: its stream blocks registered but not yet written into
+	// their stream record (Cache.registerStream); empty when equal.
+	runLo, runHi int32
+	st           []blk
 }
 
 type blk struct {
@@ -62,6 +65,7 @@ func (c *Cache) newCopy(content *Content, lo int32) int32 {
 	cp := &c.copies[id]
 	cp.prefix, cp.uid, cp.lo = content.Prefix, content.UID, lo
 	cp.total, cp.shared, cp.stream, cp.live = content.Total, content.Shared, none, 0
+	cp.runLo, cp.runHi = 0, 0
 	// Room for every block the filler can still take (its partial last
 	// block and the token stored at completion included), so that the
 	// copy never grows by copying.

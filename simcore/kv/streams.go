@@ -25,8 +25,11 @@ type streamIndex struct {
 type streamRec struct {
 	uid    uint64  // 0 = free record
 	base   int32   // sequence index of ids[0]: len(Prefix)
-	blocks int32   // indexed blocks that name this record
+	blocks int32   // indexed blocks that name this record, pending ones aside
 	ids    []int32 // copy registered for sequence block base+i, or none
+	// pending is the copy whose latest run of registered blocks is not
+	// written into ids yet (see Cache.registerStream), or none.
+	pending int32
 }
 
 func newStreamIndex() streamIndex { return streamIndex{byUID: u64map.New(256)} }
@@ -52,12 +55,7 @@ func (x *streamIndex) get(r int32, k int) int32 {
 // blocks start at base) and returns the stream's record; hint is the
 // record the copy's earlier blocks named, or none.
 func (x *streamIndex) set(hint int32, uid uint64, base int32, k int, id int32) int32 {
-	r := hint
-	if r == none || x.recs[r].uid != uid {
-		if r = x.find(uid); r == none {
-			r = x.create(uid, base)
-		}
-	}
+	r := x.locate(hint, uid, base)
 	rec := &x.recs[r]
 	switch i := k - int(rec.base); {
 	case i < len(rec.ids):
@@ -70,6 +68,30 @@ func (x *streamIndex) set(hint int32, uid uint64, base int32, k int, id int32) i
 	}
 	rec.blocks++
 	return r
+}
+
+// locate returns the record of stream uid (whose stream blocks start at
+// base), made if there is none; hint is the record it probably is, or none.
+func (x *streamIndex) locate(hint int32, uid uint64, base int32) int32 {
+	if hint != none && x.recs[hint].uid == uid {
+		return hint
+	}
+	if r := x.find(uid); r != none {
+		return r
+	}
+	return x.create(uid, base)
+}
+
+// setRun registers copy id for sequence blocks [lo, hi) of record r.
+func (x *streamIndex) setRun(r, lo, hi, id int32) {
+	rec := &x.recs[r]
+	if n := int(hi - rec.base); n > len(rec.ids) {
+		rec.grow(n)
+	}
+	for i := lo - rec.base; i < hi-rec.base; i++ {
+		rec.ids[i] = id
+	}
+	rec.blocks += hi - lo
 }
 
 // grow extends ids to n entries, the new ones none.
@@ -88,7 +110,7 @@ func (rec *streamRec) grow(n int) {
 
 func (x *streamIndex) create(uid uint64, base int32) int32 {
 	r := freelist.Take(&x.recs, &x.free)
-	x.recs[r].uid, x.recs[r].base = uid, base
+	x.recs[r].uid, x.recs[r].base, x.recs[r].pending = uid, base, none
 	x.byUID.Set(uid, r)
 	return r
 }
