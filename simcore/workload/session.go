@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"optimize/simcore"
-	"optimize/simcore/internal/freelist"
 	"optimize/simcore/kv"
 )
 
@@ -32,22 +31,40 @@ type roundLen struct{ input, output int32 }
 
 // sessionTable holds sessions: the closed-loop ones waiting for a round's
 // Done, and the one being drawn. A million queued sessions must stay
-// small, so they live in one slice of values (no object and no map entry
+// small, so they live in chunks of values (no object and no map entry
 // each), found by id through a dense id → slot array, their rounds in one
-// shared array: nothing here holds a pointer for the garbage collector to
+// shared array: no session holds a pointer for the garbage collector to
 // follow.
 type sessionTable struct {
-	slots  []session
+	// chunks hold the slots, sessionChunk each: the table grows by a chunk
+	// instead of copying every slot into one twice as large.
+	chunks [][]session
+	slots  int32   // slots made
 	free   []int32 // unused slots
 	byID   []int32 // session id → slot + 1; 0 = not waiting
 	rounds []roundLen
 }
 
-// take returns a cleared session in a free slot; the pointer is valid until
-// the next take.
+const sessionChunk = 1024
+
+func (t *sessionTable) at(slot int32) *session {
+	return &t.chunks[slot/sessionChunk][slot%sessionChunk]
+}
+
+// take returns a cleared session in a free slot.
 func (t *sessionTable) take() *session {
-	i := freelist.Take(&t.slots, &t.free)
-	s := &t.slots[i]
+	var i int32
+	if n := len(t.free); n > 0 {
+		i = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		if t.slots%sessionChunk == 0 {
+			t.chunks = append(t.chunks, make([]session, sessionChunk))
+		}
+		i = t.slots
+		t.slots++
+	}
+	s := t.at(i)
 	*s = session{slot: i, first: s.first, room: s.room}
 	return s
 }
@@ -80,7 +97,7 @@ func (t *sessionTable) get(id int32) *session {
 	if id < 0 || int(id) >= len(t.byID) || t.byID[id] == 0 {
 		return nil
 	}
-	return &t.slots[t.byID[id]-1]
+	return t.at(t.byID[id] - 1)
 }
 
 // release frees the slot of s. Ids are unique, so an entry for s.id can
