@@ -15,7 +15,7 @@ func TestRequestLayout(t *testing.T) {
 		t.Fatalf("hot fields end at byte %d, past the first cache line", end)
 	}
 	if size := unsafe.Sizeof(r); size != 192 {
-		t.Fatalf("Request is %d bytes; keep it at 192 (a 64-byte-aligned size class)", size)
+		t.Fatalf("Request is %d bytes; keep it at 192 (whole lines, a 64-byte-aligned size class)", size)
 	}
 	for i := 0; i < 8; i++ {
 		sink = append(sink, new(Request)) // escapes: a heap allocation
@@ -23,6 +23,16 @@ func TestRequestLayout(t *testing.T) {
 			t.Fatalf("Request allocated at %p, not 64-byte aligned", p)
 		}
 	}
+	chunk := make([]Request, 256) // as the workload's request pool carves them
+	chunks = append(chunks, chunk)
+	for i := range chunk {
+		if p := &chunk[i]; uintptr(unsafe.Pointer(p))%64 != 0 {
+			t.Fatalf("request %d of a chunk at %p, not 64-byte aligned", i, p)
+		}
+	}
 }
 
-var sink []*Request
+var (
+	sink   []*Request
+	chunks [][]Request
+)

@@ -8,8 +8,10 @@ import "optimize/simcore/kv"
 //
 // Every step reads and writes the fields of the first 64 bytes for each
 // running request; they are kept together so that a step touches one cache
-// line per request. The struct is 192 bytes, a size class whose objects
-// are 64-byte aligned; TestRequestLayout guards both.
+// line per request. The struct is padded to 192 bytes, three lines, so
+// that requests carved from a chunk (or allocated alone, a size class
+// whose objects are 64-byte aligned) all start a line; TestRequestLayout
+// guards both.
 type Request struct {
 	// Hot engine state: the step loop's working set.
 	Progress  int32    // input tokens processed + output tokens generated
@@ -39,6 +41,8 @@ type Request struct {
 	Round    int32 // round within the session, 0-based
 	Session  int32 // session id for multi-turn requests, -1 otherwise
 	Instance int32 // instance the request was routed to, -1 before
+
+	_ [16]byte // to 192 bytes
 }
 
 // Reset clears the request so that a source can reuse the struct.

@@ -20,30 +20,38 @@ import (
 const none = -1
 
 // Seq is the KV state of one request: the blocks it holds, in sequence
-// order, and how many of its tokens they store. After a release it keeps
-// the spans of its last attempt, so that a preempted request can find its
-// private blocks again without a prefix-index entry. The zero value is
-// empty.
+// order, and how many of its tokens they store. After a release, until it
+// holds blocks again, its span list is its last attempt's, so that a
+// preempted request can find its private blocks again without a
+// prefix-index entry. The zero value is empty.
 type Seq struct {
 	Tokens int32 // tokens stored
 	Blocks int32 // blocks held
-	spans  []span
-	prev   []span // the last attempt's blocks, after a release
+	// own is 1 + the copy the request is filling, 0 if none: its last
+	// span, the only one that grows. A decode step reaches the copy from
+	// here without reading the span list; the last span's length is
+	// settled (Blocks − lo) only when the list is read.
+	own   int32
+	spans []span
 }
 
 // SeqHotBytes is how far into a Seq the fields a decode step reads go.
-const SeqHotBytes = unsafe.Offsetof(Seq{}.spans) + unsafe.Sizeof(Seq{}.spans)
+const SeqHotBytes = unsafe.Offsetof(Seq{}.own) + unsafe.Sizeof(Seq{}.own)
+
+// settle brings the length of the span s is filling up to date.
+func (s *Seq) settle() {
+	if s.own != 0 {
+		last := &s.spans[len(s.spans)-1]
+		last.n = s.Blocks - last.lo
+	}
+}
 
 // span is blocks [lo, lo+n) of a copy, as one request holds them.
 type span struct {
 	copy  int32
-	gen   uint32 // the copy's generation, with ownBit on the filler's span
+	gen   uint32 // the copy's generation when the span was taken
 	lo, n int32
 }
-
-// ownBit marks the span of the copy its request is filling: only that one
-// grows.
-const ownBit = 1 << 31
 
 // Cache is one instance's GPU block pool.
 type Cache struct {
@@ -161,7 +169,11 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 		return Hit{Blocks: int(k), spans: out}
 	}
 	stream := int32(none)
-	p := 0 // s.prev span that may hold block k
+	var prev []span // the last attempt's spans, while s holds no block
+	if s.Blocks == 0 {
+		prev = s.spans
+	}
+	p := 0 // prev span that may hold block k
 	for ; k < content.Input; k++ {
 		var id int32
 		if k < content.Shared {
@@ -170,15 +182,15 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 			}
 		} else {
 			// A private hash lives on at most one block: the one s filled.
-			for p < len(s.prev) && s.prev[p].lo+s.prev[p].n <= k {
+			for p < len(prev) && prev[p].lo+prev[p].n <= k {
 				p++
 			}
-			if p == len(s.prev) || s.prev[p].lo > k {
+			if p == len(prev) || prev[p].lo > k {
 				break
 			}
-			sp := s.prev[p]
+			sp := prev[p]
 			cp := &c.copies[sp.copy]
-			if cp.gen != sp.gen&^ownBit || cp.at(k).refs == dead || cp.at(k).flags&hashed == 0 {
+			if cp.gen != sp.gen || cp.at(k).refs == dead || cp.at(k).flags&hashed == 0 {
 				break
 			}
 			id = sp.copy
@@ -307,9 +319,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 		}
 		return false
 	}
-	if s.spans == nil {
-		s.spans = c.takeList()
-	}
+	c.start(s)
 	for _, sp := range cached.spans {
 		st := c.copies[sp.copy].span(sp.lo, sp.n)
 		for j := range st {
@@ -382,14 +392,12 @@ func (c *Cache) store(s *Seq, content *Content, n int64) {
 	if n <= 0 {
 		return
 	}
-	if s.spans == nil {
-		s.spans = c.takeList()
-	}
-	own := c.ownSpan(s, content)
+	c.start(s)
+	c.ownSpan(s, content)
 	for n > 0 {
 		c.pop()
 		k := min(bs, n)
-		id := c.grow(s, own)
+		id := c.grow(s)
 		c.misses++
 		s.Tokens += int32(k)
 		n -= k
@@ -399,34 +407,34 @@ func (c *Cache) store(s *Seq, content *Content, n int64) {
 	}
 }
 
-// ownSpan returns the index in s.spans of the copy s is filling, starting
-// one at its next block if its last span is not one.
-func (c *Cache) ownSpan(s *Seq, content *Content) int {
-	if n := len(s.spans); n > 0 && s.spans[n-1].gen&ownBit != 0 {
-		return n - 1
+// ownSpan makes sure s is filling a copy of its own, starting one at its
+// next block if not.
+func (c *Cache) ownSpan(s *Seq, content *Content) {
+	if s.own != 0 {
+		return
 	}
 	id := c.newCopy(content, s.Blocks)
-	s.spans = append(s.spans, span{copy: id, gen: c.copies[id].gen | ownBit, lo: s.Blocks})
-	return len(s.spans) - 1
+	s.spans = append(s.spans, span{copy: id, gen: c.copies[id].gen, lo: s.Blocks})
+	s.own = id + 1
 }
 
-// grow appends a block held by s alone to its own copy (one block taken
-// off the free count by the caller's pop) and returns the copy.
-func (c *Cache) grow(s *Seq, own int) int32 {
-	sp := &s.spans[own]
-	cp := &c.copies[sp.copy]
+// grow appends a block held by s alone to the copy it is filling (one
+// block taken off the free count by the caller's pop) and returns the
+// copy.
+func (c *Cache) grow(s *Seq) int32 {
+	id := s.own - 1
+	cp := &c.copies[id]
 	cp.st = append(cp.st, blk{refs: 1, node: none})
 	cp.live++
-	sp.n++
 	s.Blocks++
 	c.used++
-	return sp.copy
+	return id
 }
 
 // registerLast hashes s's last block, which just became full; it is in
 // the copy s is filling (committed cached blocks are full already).
 func (c *Cache) registerLast(s *Seq) {
-	c.register(s.spans[len(s.spans)-1].copy, s.Blocks-1)
+	c.register(s.own-1, s.Blocks-1)
 }
 
 // register gives block k of copy id its hash, if any; only a shareable
@@ -513,6 +521,10 @@ func (c *Cache) Observe(fn func(hash uint64, stored bool)) { c.observe = fn }
 // Release drops the request's references, last block first, so that a
 // request's later (less shared) blocks are evicted before its earlier ones.
 func (c *Cache) Release(s *Seq) {
+	if s.Blocks == 0 {
+		s.spans = s.spans[:0] // its list is a released attempt's: it holds nothing now
+	}
+	s.settle()
 	tiered := c.tier != nil
 	c.released = c.released[:0]
 	for i := len(s.spans) - 1; i >= 0; i-- {
@@ -535,13 +547,11 @@ func (c *Cache) Release(s *Seq) {
 				c.released = append(c.released, blockAt{sp.copy, k})
 			}
 		}
-		s.spans[i].gen &^= ownBit
 	}
 	if tiered {
 		c.afterRelease(c.released)
 	}
-	s.spans, s.prev = s.prev[:0], s.spans
-	s.Tokens, s.Blocks = 0, 0
+	s.Tokens, s.Blocks, s.own = 0, 0, 0 // s.spans stays, as the last attempt's
 }
 
 // Retire releases a finished request's blocks and takes back its span
@@ -549,12 +559,22 @@ func (c *Cache) Release(s *Seq) {
 // requests must not each keep one).
 func (c *Cache) Retire(s *Seq) {
 	c.Release(s)
-	for _, l := range [][]span{s.spans, s.prev} {
-		if cap(l) > 0 {
-			c.lists = append(c.lists, l[:0])
-		}
+	if cap(s.spans) > 0 {
+		c.lists = append(c.lists, s.spans[:0])
 	}
-	s.spans, s.prev = nil, nil
+	s.spans = nil
+}
+
+// start readies s's span list for blocks: a fresh one from the spare
+// lists, or, for a request that holds no block yet, its own list with the
+// last attempt's spans dropped (a Lookup has read them by now).
+func (c *Cache) start(s *Seq) {
+	switch {
+	case s.spans == nil:
+		s.spans = c.takeList()
+	case s.Blocks == 0:
+		s.spans = s.spans[:0]
+	}
 }
 
 func (c *Cache) takeList() []span {

@@ -9,12 +9,17 @@ import "fmt"
 func (c *Cache) Check(seqs []*Seq) error {
 	holders := make(map[blockAt]int32)
 	for _, s := range seqs {
+		s.settle() // a derived length; settling changes nothing else
 		var n int32
-		for _, sp := range s.spans {
+		var spans []span // a sequence that holds no block lists its last attempt's
+		if s.Blocks > 0 {
+			spans = s.spans
+		}
+		for _, sp := range spans {
 			if sp.lo != n {
 				return fmt.Errorf("sequence spans skip from block %d to %d", n, sp.lo)
 			}
-			if c.copies[sp.copy].gen != sp.gen&^ownBit {
+			if c.copies[sp.copy].gen != sp.gen {
 				return fmt.Errorf("sequence holds a span of recycled copy %d", sp.copy)
 			}
 			for k := sp.lo; k < sp.lo+sp.n; k++ {

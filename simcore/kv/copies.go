@@ -79,7 +79,7 @@ func (c *Cache) newCopy(content *Content, lo int32) int32 {
 func (c *Cache) dropBlock(id int32) {
 	cp := &c.copies[id]
 	if cp.live--; cp.live == 0 {
-		cp.gen = (cp.gen + 1) &^ ownBit // spans keep ownBit beside it
+		cp.gen++
 		cp.prefix = nil
 		c.putBlocks(cp.st)
 		cp.st = nil

@@ -133,9 +133,9 @@ func (c *Cache) reload(s *Seq, content *Content, k int32) {
 		t.thrashed++
 	}
 	t.remove(slot)
-	own := c.ownSpan(s, content)
+	c.ownSpan(s, content)
 	c.pop()
-	id := c.grow(s, own)
+	id := c.grow(s)
 	c.hits++
 	c.register(id, k)
 	s.Tokens += int32(c.blockSize)
