@@ -53,6 +53,12 @@ func (r *Request) Reset() {
 // Tick is simulated time in microseconds.
 type Tick = int64
 
+// Sized is a Source that knows an upper bound on the requests it will
+// produce (0 = none), so that per-request records can be sized once.
+type Sized interface {
+	MaxRequests() int
+}
+
 // Source produces requests in arrival order. It is pulled lazily by the
 // engine so that a million-request workload never sits in memory at once.
 type Source interface {

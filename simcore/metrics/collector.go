@@ -1,6 +1,10 @@
 package metrics
 
-import "optimize/simcore"
+import (
+	"slices"
+
+	"optimize/simcore"
+)
 
 const unset = -1
 
@@ -28,6 +32,17 @@ const (
 	rejected
 	dropped
 )
+
+// Reserve makes room for n requests' records, so that a run of a known
+// size does not copy them as they grow.
+func (c *Collector) Reserve(n int) {
+	c.class = slices.Grow(c.class, n)
+	c.state = slices.Grow(c.state, n)
+	c.ttft = slices.Grow(c.ttft, n)
+	c.e2e = slices.Grow(c.e2e, n)
+	c.sched = slices.Grow(c.sched, n)
+	c.out = slices.Grow(c.out, n)
+}
 
 // Arrived registers a request that entered the cluster.
 func (c *Collector) Arrived(r *simcore.Request) {

@@ -440,3 +440,6 @@ func (g *Generator) prefix(group int32) (int, []uint64) {
 func (c *clientStream) uid(r int32) uint64 {
 	return uint64(c.index+1)<<40 | uint64(c.generated+int64(r)+1)
 }
+
+// MaxRequests is the request cap (0 = none, the horizon ends the run).
+func (g *Generator) MaxRequests() int { return int(g.limit) }

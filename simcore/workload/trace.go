@@ -387,3 +387,6 @@ func (t *TraceSource) Done(r *simcore.Request, _ simcore.Tick, _ bool) {
 
 // Len returns the number of requests in the trace.
 func (t *TraceSource) Len() int { return len(t.rows) }
+
+// MaxRequests is the number of rows.
+func (t *TraceSource) MaxRequests() int { return len(t.rows) }
