@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"optimize/simcore/internal/prefixmemo"
 	"optimize/simcore/internal/u64map"
 )
 
@@ -152,7 +153,8 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 	// as it was (most requests share one system prompt), else probed.
 	prefix := min(content.Input, content.Shared, int32(len(content.Prefix)))
 	k := int32(0)
-	if m := &c.memo; m.holds(content.Prefix, prefix, c.indexEpoch) {
+	key := prefixmemo.KeyOf(content.Prefix, int(prefix), c.indexEpoch)
+	if m := &c.memo; m.key.Matches(key) {
 		out, k = append(out, m.spans...), m.k
 	} else {
 		for ; k < prefix; k++ {
@@ -162,7 +164,7 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 			}
 			out = c.extend(out, id, k)
 		}
-		m.keep(content.Prefix, prefix, c.indexEpoch, k, out)
+		m.key, m.k, m.spans = key, k, append(m.spans[:0], out...)
 	}
 	if k < prefix {
 		c.hit = out
@@ -211,25 +213,13 @@ func (c *Cache) extend(out []span, id, k int32) []span {
 }
 
 // lookupMemo is the prefix part of the last Lookup: the spans found for
-// the first n blocks of a prefix slice (prefixes are read-only and shared
-// by their group's requests, so the same slice is the same hashes) and how
-// many were found, while the prefix index stays at epoch. A span's copy
-// cannot be recycled meanwhile: its blocks are indexed, and evicting one
-// changes the index.
+// the prefix blocks its key names, and how many were found. A span's copy
+// cannot be recycled while the key holds: its blocks are indexed, and
+// evicting one changes the index.
 type lookupMemo struct {
-	prefix *uint64
-	n, k   int32
-	epoch  uint64
-	spans  []span
-}
-
-func (m *lookupMemo) holds(prefix []uint64, n int32, epoch uint64) bool {
-	return m.prefix != nil && m.prefix == unsafe.SliceData(prefix) && m.n == n && m.epoch == epoch
-}
-
-func (m *lookupMemo) keep(prefix []uint64, n int32, epoch uint64, k int32, spans []span) {
-	m.prefix, m.n, m.epoch, m.k = unsafe.SliceData(prefix), n, epoch, k
-	m.spans = append(m.spans[:0], spans...)
+	key   prefixmemo.Key
+	k     int32
+	spans []span
 }
 
 // indexed returns the copy the prefix index names for shareable block k of

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"slices"
 	"unsafe"
+
+	"optimize/simcore/internal/prefixmemo"
 )
 
 // prefixIndex is the router's approximate record of which block hashes each
@@ -125,25 +127,12 @@ func (x *prefixIndex) positions() []uint32 {
 
 // matchMemo is the prefix part of the last match: what matchOneWord or
 // matchWords returned, the matched counts and the hints, for the prefix
-// slice blocks (prefixes are read-only and shared by their group's
-// requests, so the same slice is the same hashes) at an epoch.
+// blocks its key names.
 type matchMemo struct {
-	blocks       *uint64
-	n, k         int
-	epoch        uint64
+	key          prefixmemo.Key
+	k            int
 	matched      []int32
 	hints, spots []int32
-}
-
-func (m *matchMemo) holds(blocks []uint64, epoch uint64) bool {
-	return m.blocks != nil && m.blocks == unsafe.SliceData(blocks) && m.n == len(blocks) && m.epoch == epoch
-}
-
-func (m *matchMemo) keep(blocks []uint64, epoch uint64, k int, matched, hints, spots []int32) {
-	m.blocks, m.n, m.k, m.epoch = unsafe.SliceData(blocks), len(blocks), k, epoch
-	m.matched = append(m.matched[:0], matched...)
-	m.hints = append(m.hints[:0], hints...)
-	m.spots = append(m.spots[:0], spots...)
 }
 
 // match writes into matched[i] the number of leading blocks of seq that
@@ -159,7 +148,8 @@ func (x *prefixIndex) match(seq blockSeq, matched []int32) {
 	blocks := seq.prefix
 	hints, spots := x.scratchHints(len(blocks))
 	var k int
-	if m := &x.memo; m.holds(blocks, x.epoch) {
+	key := prefixmemo.KeyOf(blocks, len(blocks), x.epoch)
+	if m := &x.memo; m.key.Matches(key) {
 		k = m.k
 		copy(matched, m.matched)
 		copy(hints, m.hints)
@@ -170,7 +160,10 @@ func (x *prefixIndex) match(seq blockSeq, matched []int32) {
 		} else {
 			k = x.matchWords(blocks, matched, hints, spots)
 		}
-		m.keep(blocks, x.epoch, k, matched, hints, spots)
+		m.key, m.k = key, k
+		m.matched = append(m.matched[:0], matched...)
+		m.hints = append(m.hints[:0], hints...)
+		m.spots = append(m.spots[:0], spots...)
 	}
 	x.hinted = min(k+1, len(blocks))
 	if k == len(blocks) && seq.end > len(blocks) {
