@@ -192,7 +192,7 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 			}
 			sp := prev[p]
 			cp := &c.copies[sp.copy]
-			if cp.gen != sp.gen || cp.at(k).refs == dead || cp.at(k).flags&hashed == 0 {
+			if cp.gen != sp.gen || cp.at(k).refs == dead || !cp.hashed(k, cp.at(k)) {
 				break
 			}
 			id = sp.copy
@@ -434,12 +434,10 @@ func (c *Cache) register(id, k int32) {
 	if k >= cp.total {
 		return
 	}
-	b := cp.at(k)
-	b.flags = hashed
+	cp.hashedTo = k + 1
 	if k >= cp.shared {
 		return
 	}
-	b.flags |= indexed
 	h := cp.hash(k)
 	if int(k) < len(cp.prefix) {
 		c.index.Set(h, id)
@@ -489,7 +487,7 @@ func (c *Cache) flushStream(r int32) {
 func (c *Cache) forget(id, k int32) {
 	cp := &c.copies[id]
 	b := cp.at(k)
-	if b.flags&indexed != 0 {
+	if cp.indexed(k, b) {
 		h := cp.hash(k)
 		if int(k) < len(cp.prefix) {
 			c.index.Delete(h)
@@ -502,7 +500,7 @@ func (c *Cache) forget(id, k int32) {
 			c.observe(h, false)
 		}
 	}
-	b.flags = 0
+	b.flags = forgotten
 }
 
 // Observe makes fn hear every prefix-index change (nil stops it).

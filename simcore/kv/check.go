@@ -131,7 +131,7 @@ func (c *Cache) checkRuns() error {
 func (c *Cache) names(id int32, h uint64) bool {
 	cp := &c.copies[id]
 	for i, b := range cp.st {
-		if k := cp.lo + int32(i); b.refs != dead && b.flags&indexed != 0 && cp.hash(k) == h {
+		if k := cp.lo + int32(i); b.refs != dead && cp.indexed(k, &cp.st[i]) && cp.hash(k) == h {
 			return true
 		}
 	}
@@ -146,7 +146,7 @@ func (c *Cache) checkStreams() error {
 	for id := range c.copies {
 		cp := &c.copies[id]
 		for i, b := range cp.st {
-			if k := cp.lo + int32(i); b.refs != dead && b.flags&indexed != 0 && int(k) >= len(cp.prefix) {
+			if k := cp.lo + int32(i); b.refs != dead && cp.indexed(k, &cp.st[i]) && int(k) >= len(cp.prefix) {
 				naming[cp.stream]++
 			}
 		}
@@ -194,7 +194,7 @@ func (c *Cache) checkStreams() error {
 			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) || cp.uid != rec.uid || cp.stream != int32(r) {
 				return fmt.Errorf("stream %x block %d names copy %d, which holds other content", rec.uid, k, id)
 			}
-			if b := cp.at(k); b.refs == dead || b.flags&indexed == 0 {
+			if b := cp.at(k); b.refs == dead || !cp.indexed(k, b) {
 				return fmt.Errorf("stream %x block %d names copy %d, whose block is not indexed", rec.uid, k, id)
 			}
 		}

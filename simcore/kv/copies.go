@@ -26,6 +26,9 @@ type copyRec struct {
 	stream int32    // stream record its indexed stream blocks name, or none
 	gen    uint32   // bumped when the record is reused
 	live   int32    // blocks not evicted
+	// hashedTo: blocks [lo, hashedTo) have their hash (the filler fills
+	// and registers them in order), unless forgotten one by one since.
+	hashedTo int32
 	// runLo, runHi: its stream blocks registered but not yet written into
 	// their stream record (Cache.registerStream); empty when equal.
 	runLo, runHi int32
@@ -38,10 +41,18 @@ type blk struct {
 	flags int32
 }
 
-const (
-	hashed  = 1 << iota // full, with a content hash
-	indexed             // in the prefix index (a shareable block)
-)
+// forgotten marks a block whose content was dropped while it stayed on
+// the GPU (offloaded to the CPU tier): it has no hash any more.
+const forgotten = 1
+
+// hashed reports whether live block k of the copy, whose state is b, has
+// its content hash: registering a block only moves hashedTo, so that it
+// need not touch the block's state.
+func (c *copyRec) hashed(k int32, b *blk) bool { return k < c.hashedTo && b.flags&forgotten == 0 }
+
+// indexed reports whether live block k is in the prefix index: hashed and
+// shareable.
+func (c *copyRec) indexed(k int32, b *blk) bool { return k < c.shared && c.hashed(k, b) }
 
 // dead marks an evicted block slot.
 const dead = -1
@@ -65,7 +76,7 @@ func (c *Cache) newCopy(content *Content, lo int32) int32 {
 	cp := &c.copies[id]
 	cp.prefix, cp.uid, cp.lo = content.Prefix, content.UID, lo
 	cp.total, cp.shared, cp.stream, cp.live = content.Total, content.Shared, none, 0
-	cp.runLo, cp.runHi = 0, 0
+	cp.runLo, cp.runHi, cp.hashedTo = 0, 0, lo
 	// Room for every block the filler can still take (its partial last
 	// block and the token stored at completion included), so that the
 	// copy never grows by copying.

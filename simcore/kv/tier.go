@@ -152,7 +152,7 @@ func (c *Cache) afterRelease(released []blockAt) {
 	t := c.tier
 	if float64(c.used) <= t.threshold*float64(c.total) {
 		for _, b := range released {
-			if st := c.copies[b.copy].at(b.k); st.refs == 0 && st.flags&hashed != 0 {
+			if cp := &c.copies[b.copy]; cp.at(b.k).refs == 0 && cp.hashed(b.k, cp.at(b.k)) {
 				t.unswept = true
 			}
 		}
@@ -179,7 +179,7 @@ func (c *Cache) afterRelease(released []blockAt) {
 // offload moves an idle hashed block's content to the CPU tier.
 func (c *Cache) offload(id, k int32) {
 	cp := &c.copies[id]
-	if b := cp.at(k); b.refs != 0 || b.flags&hashed == 0 {
+	if b := cp.at(k); b.refs != 0 || !cp.hashed(k, b) {
 		return
 	}
 	c.tier.put(cp.hash(k), c.clock)
