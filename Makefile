@@ -30,6 +30,7 @@ bench:
 
 fuzz:
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s
+	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzMatchesReference -fuzztime 60s
 
 clean:
 	rm -rf bin
