@@ -65,7 +65,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if sized, ok := src.(simcore.Sized); ok {
 		// A cap is a bound, not a promise (a horizon may end the run
 		// first): past a million, the records grow as requests come.
-		e.metrics.Reserve(min(sized.MaxRequests(), 1<<20))
+		e.metrics.Reserve(min(max(sized.MaxRequests(), 0), 1<<20))
 	}
 	for i := 0; i < cfg.NumInstances; i++ {
 		// Each instance owns its policy: a load-aware one reads its queue.

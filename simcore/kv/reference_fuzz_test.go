@@ -105,6 +105,12 @@ func FuzzMatchesReference(f *testing.F) {
 			if err := c.Check(seqs); err != nil {
 				t.Fatalf("op %d: %v", op, err)
 			}
+			if op%53 != 52 {
+				// Contains reads the stream index, which writes out every
+				// pending run; checked after every operation, no run would
+				// ever stay pending across operations.
+				continue
+			}
 			for j, other := range contents {
 				for k := range int(other.Shared) {
 					if c.Contains(other, k) != ref.Contains(other, k) {

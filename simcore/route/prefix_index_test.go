@@ -79,9 +79,10 @@ func (x *prefixIndex) holds(e int32, inst int) bool {
 	return x.records[int(e)*x.stride+bitsWord+inst>>6]&(1<<(uint(inst)&63)) != 0
 }
 
-// position returns the low 32 bits of inst's latest ring position for e.
+// position returns the low 32 bits of inst's latest ring position for e,
+// read through the same 32-bit view the index writes it with.
 func (x *prefixIndex) position(e int32, inst int) uint32 {
-	return uint32(x.records[int(e)*x.stride+x.stampBase+inst>>1] >> (32 * (uint(inst) & 1)))
+	return x.positions()[2*(int(e)*x.stride+x.stampBase)+inst]
 }
 
 // blockCount returns the number of hashes instance inst holds.

@@ -441,5 +441,6 @@ func (c *clientStream) uid(r int32) uint64 {
 	return uint64(c.index+1)<<40 | uint64(c.generated+int64(r)+1)
 }
 
-// MaxRequests is the request cap (0 = none, the horizon ends the run).
-func (g *Generator) MaxRequests() int { return int(g.limit) }
+// MaxRequests is the request cap (0 = none, the horizon ends the run),
+// at most 2^30 so that it fits an int anywhere.
+func (g *Generator) MaxRequests() int { return int(min(g.limit, 1<<30)) }
