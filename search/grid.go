@@ -10,8 +10,9 @@ import (
 // whole numbers.
 const exhaustiveIntValues = 10
 
-// maxGridSize keeps the odometer arithmetic far from int overflow.
-const maxGridSize = 1 << 40
+// maxGridSize keeps the odometer arithmetic far from int overflow (and
+// within int on 32-bit machines).
+const maxGridSize = min(1<<40, math.MaxInt)
 
 // grid enumerates the full Cartesian grid in a fixed odometer order: the
 // LAST parameter of the space varies fastest, the first slowest. Point k of
