@@ -500,7 +500,7 @@ func (c *Cache) forget(id, k int32) {
 			c.observe(h, false)
 		}
 	}
-	b.flags = forgotten
+	b.refs = forgotten // idle (a popped block goes dead next)
 }
 
 // Observe makes fn hear every prefix-index change (nil stops it).

@@ -75,7 +75,11 @@ func (c *Cache) checkCopies(holders map[blockAt]int32) error {
 			if free[int32(id)] {
 				return fmt.Errorf("recycled copy %d has live block %d", id, k)
 			}
-			if b.refs != holders[blockAt{int32(id), k}] {
+			refs := b.refs
+			if refs == forgotten {
+				refs = 0
+			}
+			if refs != holders[blockAt{int32(id), k}] {
 				return fmt.Errorf("copy %d block %d: refcount %d, held by %d", id, k, b.refs, holders[blockAt{int32(id), k}])
 			}
 			if b.refs > 0 {
@@ -106,7 +110,7 @@ func (c *Cache) checkRuns() error {
 			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) {
 				return fmt.Errorf("run %d names block %d outside copy %d", n, k, r.copy)
 			}
-			if b := cp.at(k); b.refs != 0 || b.node != n {
+			if b := cp.at(k); b.refs != 0 && b.refs != forgotten || b.node != n {
 				return fmt.Errorf("copy %d block %d in run %d has refcount %d and run %d", r.copy, k, n, b.refs, b.node)
 			}
 			if free++; free > c.total {

@@ -36,19 +36,20 @@ type copyRec struct {
 }
 
 type blk struct {
-	refs  int32 // holders; dead (evicted) = −1
-	node  int32 // its free-list run while refs == 0
-	flags int32
+	refs int32 // holders; dead (evicted) = −1, forgotten = −2
+	node int32 // its free-list run while idle (refs 0 or forgotten)
 }
 
-// forgotten marks a block whose content was dropped while it stayed on
-// the GPU (offloaded to the CPU tier): it has no hash any more.
-const forgotten = 1
+// forgotten is the refcount of an idle block whose content was dropped
+// while it stays on the GPU (offloaded to the CPU tier): it has no hash
+// any more, so nothing can hit it, and it waits on the free list to be
+// reused like any idle block.
+const forgotten = -2
 
 // hashed reports whether live block k of the copy, whose state is b, has
 // its content hash: registering a block only moves hashedTo, so that it
 // need not touch the block's state.
-func (c *copyRec) hashed(k int32, b *blk) bool { return k < c.hashedTo && b.flags&forgotten == 0 }
+func (c *copyRec) hashed(k int32, b *blk) bool { return k < c.hashedTo && b.refs != forgotten }
 
 // indexed reports whether live block k is in the prefix index: hashed and
 // shareable.
