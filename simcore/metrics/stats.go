@@ -18,34 +18,58 @@ type Dist struct {
 	P99  float64 `json:"p99"`
 }
 
-// distOf summarises µs values (sorted in place) as ms.
+// distOf summarises µs values as ms; it reorders them.
 func distOf(us []int64) Dist {
 	if len(us) == 0 {
 		return Dist{}
 	}
-	slices.Sort(us)
-	sum := 0.0
-	for _, v := range us {
-		sum += float64(v)
+	d := Dist{Mean: mean(us) / 1000}
+	// Ranks ascend with p, so each selection only searches above the last.
+	done := 0
+	for _, q := range []struct {
+		p   float64
+		out *float64
+	}{{50, &d.P50}, {90, &d.P90}, {99, &d.P99}} {
+		*q.out, done = percentile(us, q.p, done)
 	}
-	return Dist{
-		Mean: sum / float64(len(us)) / 1000,
-		P50:  percentile(us, 50),
-		P90:  percentile(us, 90),
-		P99:  percentile(us, 99),
-	}
+	return d
 }
 
-// percentile interpolates linearly at rank p/100·(n−1) of sorted µs values
-// and returns ms (numpy's "linear" method, as BLIS).
-func percentile(sorted []int64, p float64) float64 {
-	n := len(sorted)
+// mean is the arithmetic mean. The sum is kept exactly in integers (it
+// equals a float sum in any order while the latencies and their partial
+// sums stay below 2^53 µs), falling back to floats only on overflow.
+func mean(us []int64) float64 {
+	var sum int64
+	for i, v := range us {
+		s := sum + v
+		if (v > 0 && s < sum) || (v < 0 && s > sum) {
+			f := float64(sum)
+			for _, w := range us[i:] {
+				f += float64(w)
+			}
+			return f / float64(len(us))
+		}
+		sum = s
+	}
+	return float64(sum) / float64(len(us))
+}
+
+// percentile interpolates linearly at rank p/100·(n−1) of the values and
+// returns ms (numpy's "linear" method, as BLIS). It selects the ranks it
+// needs in us[from:], where the values below from are the smallest ones
+// already placed, and returns the index from which the next, higher
+// percentile may search.
+func percentile(us []int64, p float64, from int) (float64, int) {
+	n := len(us)
 	rank := p / 100 * float64(n-1)
 	lo, hi := int(math.Floor(rank)), int(math.Ceil(rank))
+	selectK(us[from:], lo-from)
+	lv := us[lo]
 	if lo == hi {
-		return float64(sorted[lo]) / 1000
+		return float64(lv) / 1000, lo
 	}
-	return float64(sorted[lo])/1000 + float64(sorted[hi]-sorted[lo])*(rank-float64(lo))/1000
+	hv := minOf(us[hi:]) // everything above lo is ≥ us[lo]
+	return float64(lv)/1000 + float64(hv-lv)*(rank-float64(lo))/1000, lo
 }
 
 // weightedDist summarises values that occur count times each (ITLs are
