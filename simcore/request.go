@@ -61,14 +61,17 @@ type Sized interface {
 
 // Source produces requests in arrival order. It is pulled lazily by the
 // engine so that a million-request workload never sits in memory at once.
+// The engine owns every Request: a source fills the one Pop hands it and
+// keeps no reference.
 type Source interface {
 	// Peek returns the arrival time of the next request, if any is known now.
 	// A closed-loop source may learn of more requests after Done calls.
 	Peek() (Tick, bool)
-	// Pop removes and returns the request Peek announced.
-	Pop() *Request
+	// Pop fills r, a reset Request, with the request Peek announced, its ID
+	// included; it reports false (leaving r alone) when there is none.
+	Pop(r *Request) bool
 	// Done tells the source that r has left the system at time at:
 	// completed (true) or rejected/dropped (false). The source may schedule
-	// the session's next round and may recycle r afterwards.
+	// the session's next round; r stays the engine's.
 	Done(r *Request, at Tick, completed bool)
 }

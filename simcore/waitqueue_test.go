@@ -2,57 +2,134 @@ package simcore
 
 import (
 	"math/rand"
-	"slices"
 	"testing"
+	"unsafe"
+
+	"optimize/simcore/kv"
 )
 
-// Random pushes and pops at both ends agree with a plain slice, and no slot
-// outside the live region keeps a request alive.
+// waitingRequest is a request that never ran, with every field a queue
+// folds set to something distinctive.
+func waitingRequest(pool *RequestPool, id int64, prefix []uint64) *Request {
+	r := pool.Take()
+	r.ID, r.Arrival, r.Priority, r.PriorityHint = id, 1000+id, float64(id%7), float64(id%3)
+	r.InputLen, r.OutputLen, r.SLO = int32(64+id%50), int32(1+id%9), SLOClass(id%4)
+	r.Client, r.Round, r.Session, r.Instance = int32(id%5), int32(id%3), int32(id/3), int32(id%8)
+	r.Content = kv.NewContent(prefix, uint64(id)+1, int(r.InputLen), int(r.OutputLen), 16, int(id%40))
+	return r
+}
+
+// Random pushes and pops at both ends agree with a plain slice of request
+// values: a request that never ran comes back field for field (its prefix
+// the very slice it was given), a preempted one (holding a released KV
+// attempt) comes back as the same Request.
 func TestWaitQueueMatchesASlice(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	var q WaitQueue
-	var want []*Request
+	pool := &RequestPool{}
+	q := NewWaitQueue(pool)
+	prefixes := [][]uint64{{11, 12}, {21, 22, 23}, nil}
+	var want []Request // values, as pushed
+	var whole []*Request
 	for op := 0; op < 20000; op++ {
-		switch r := (&Request{ID: int64(op)}); rng.Intn(5) {
+		r := waitingRequest(pool, int64(op), prefixes[op%3])
+		held := rng.Intn(4) == 0
+		if held { // as a preempted request: it ran, and its KV list stays
+			r.FirstToken, r.ITLSum = 5, 7
+		}
+		switch rng.Intn(5) {
 		case 0, 1:
+			want = append(want, *r)
+			whole = append(whole, map[bool]*Request{true: r}[held])
 			q.PushBack(r)
-			want = append(want, r)
 		case 2:
+			want = append([]Request{*r}, want...)
+			whole = append([]*Request{map[bool]*Request{true: r}[held]}, whole...)
 			q.PushFront(r)
-			want = append([]*Request{r}, want...)
 		default:
+			pool.Put(r)
 			if len(want) > 0 {
-				if got := q.PopFront(); got != want[0] {
-					t.Fatalf("op %d: popped %d, want %d", op, got.ID, want[0].ID)
+				if rng.Intn(2) == 0 {
+					q.Front() // unfold early: PopFront must hand over the same request
 				}
-				want = want[1:]
+				got := q.PopFront()
+				if whole[0] != nil && got != whole[0] {
+					t.Fatalf("op %d: a held request came back as another Request", op)
+				}
+				if !sameRequest(got, &want[0]) {
+					t.Fatalf("op %d: popped %+v, want %+v", op, *got, want[0])
+				}
+				want, whole = want[1:], whole[1:]
 			}
 		}
-		if !slices.Equal(q.Items(), want) {
-			t.Fatalf("op %d: queue %d items, want %d", op, q.Len(), len(want))
+		items := q.Items()
+		if len(items) != len(want) {
+			t.Fatalf("op %d: queue %d items, want %d", op, len(items), len(want))
 		}
-		for i, r := range q.buf[:q.head] {
-			if r != nil {
-				t.Fatalf("op %d: slot %d before the head still holds request %d", op, i, r.ID)
+		for i := range items {
+			if items[i].ID != want[i].ID || items[i].Priority != want[i].Priority {
+				t.Fatalf("op %d: item %d is request %d, want %d", op, i, items[i].ID, want[i].ID)
 			}
 		}
 	}
 }
 
-// Putting a preempted request back in front of an emptied queue reuses the
-// buffer.
-func TestWaitQueuePushFrontReusesTheBuffer(t *testing.T) {
-	var q WaitQueue
-	for i := 0; i < 64; i++ {
-		q.PushBack(&Request{})
+// sameRequest compares everything a queue keeps; a prefix must come back
+// as the slice it was given, not a copy.
+func sameRequest(a, b *Request) bool {
+	ca, cb := a.Content, b.Content
+	if len(ca.Prefix) != len(cb.Prefix) || (len(ca.Prefix) > 0 && &ca.Prefix[0] != &cb.Prefix[0]) {
+		return false
 	}
+	return ca.UID == cb.UID && ca.Input == cb.Input && ca.Total == cb.Total && ca.Shared == cb.Shared && a.ID == b.ID && a.Arrival == b.Arrival && a.Priority == b.Priority &&
+		a.PriorityHint == b.PriorityHint && a.InputLen == b.InputLen && a.OutputLen == b.OutputLen &&
+		a.SLO == b.SLO && a.Client == b.Client && a.Round == b.Round && a.Session == b.Session &&
+		a.Instance == b.Instance && a.FirstToken == b.FirstToken && a.ITLSum == b.ITLSum &&
+		a.Progress == b.Progress && a.Computed == b.Computed && a.NewTokens == b.NewTokens
+}
+
+// Policies rescore through Items; the unfolded front must not keep the
+// priority it had before.
+func TestWaitQueueItemsRefreshTheFront(t *testing.T) {
+	var q WaitQueue
 	r := &Request{}
+	r.Reset()
+	r.ID, r.Priority = 1, 3
+	q.PushBack(r)
+	if q.Front().Priority != 3 {
+		t.Fatalf("front priority %v, want 3", q.Front().Priority)
+	}
+	q.Items()[0].Priority = 9
+	if got := q.PopFront(); got.Priority != 9 || got.ID != 1 {
+		t.Fatalf("popped id %d priority %v, want id 1 priority 9", got.ID, got.Priority)
+	}
+}
+
+// Waiting is what makes a million queued requests affordable: keep it
+// small and pointer-free.
+func TestWaitingLayout(t *testing.T) {
+	if size := unsafe.Sizeof(Waiting{}); size > 88 {
+		t.Fatalf("Waiting is %d bytes, want at most 88", size)
+	}
+}
+
+// Putting a preempted request back in front of an emptied queue, and
+// folding and unfolding requests that never ran, reuse the buffer and the
+// pool's requests.
+func TestWaitQueueReusesItsMemory(t *testing.T) {
+	pool := &RequestPool{}
+	q := NewWaitQueue(pool)
+	for i := 0; i < 64; i++ {
+		q.PushBack(waitingRequest(pool, int64(i), nil))
+	}
+	held := waitingRequest(pool, 99, nil)
+	held.FirstToken = 1
 	allocs := testing.AllocsPerRun(100, func() {
 		for q.Len() > 0 {
-			q.PopFront()
+			pool.Put(q.PopFront())
 		}
-		q.PushBack(r)
-		q.PushFront(r)
+		q.PushBack(waitingRequest(pool, 1, nil))
+		q.PushFront(held)
+		q.PopFront() // held again on the next run
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per round, want 0", allocs)

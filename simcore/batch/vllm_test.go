@@ -55,6 +55,23 @@ func (in *instance) step(t *testing.T) *Result {
 	return res
 }
 
+// get returns request id as batch formation last left it: running, or
+// first in line. (A queue folds a request that never ran and hands out
+// another Request for it: tests follow requests by id, not pointer.)
+func (in *instance) get(t *testing.T, id int64) *simcore.Request {
+	t.Helper()
+	for _, r := range in.running {
+		if r.ID == id {
+			return r
+		}
+	}
+	if in.wait.Len() > 0 && in.wait.Front().ID == id {
+		return in.wait.Front()
+	}
+	t.Fatalf("request %d is neither running nor first in line", id)
+	return nil
+}
+
 // newRequest builds request id of class c with its own (unshared) tokens.
 func newRequest(id int64, c simcore.SLOClass, arrival simcore.Tick, input, output int32) *simcore.Request {
 	r := simtest.Request(arrival, input, output, blockSize, nil, uint64(id+1))
@@ -90,16 +107,14 @@ func TestClassThreshold_ChunksEachPrefillByClass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.MaxScheduledTokens, tc.cfg.MaxRunning = 8192, 16
 			in := newInstance(t, tc.cfg, 1000)
-			reqs := make([]*simcore.Request, len(classes))
 			for i, c := range classes {
-				reqs[i] = newRequest(int64(i), c, 0, 600, 10)
-				in.wait.PushBack(reqs[i])
+				in.wait.PushBack(newRequest(int64(i), c, 0, 600, 10))
 			}
 			for s, want := range tc.want {
 				in.step(t)
-				got := make([]int32, len(reqs))
-				for i, r := range reqs {
-					got[i] = r.NewTokens
+				got := make([]int32, len(classes))
+				for i := range got {
+					got[i] = in.get(t, int64(i)).NewTokens
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("step %d: chunks %v, want %v", s+1, got, want)
@@ -132,22 +147,20 @@ func TestPreemption_PicksVictimByPolicy(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newInstance(t, Config{MaxScheduledTokens: 2048, MaxRunning: 16, PreemptionPolicy: tc.policy}, 7)
-			reqs := make([]*simcore.Request, 3)
-			for i := range reqs {
-				reqs[i] = newRequest(int64(i), simcore.SLOStandard, tc.arrival[i], 2*blockSize, 100)
-				in.wait.PushBack(reqs[i])
+			for i := range 3 {
+				in.wait.PushBack(newRequest(int64(i), simcore.SLOStandard, tc.arrival[i], 2*blockSize, 100))
 			}
 			if res := in.step(t); len(res.Scheduled) != 3 || in.cache.Free() != 1 {
 				t.Fatalf("setup: %d scheduled, %d blocks free; want 3, 1", len(res.Scheduled), in.cache.Free())
 			}
-			for i, r := range reqs {
-				r.Priority = tc.priority[i]
+			for i, p := range tc.priority {
+				in.get(t, int64(i)).Priority = p
 			}
 			res := in.step(t)
-			if res.Preempted != 1 || in.wait.Len() != 1 || in.wait.Front() != reqs[tc.victim] {
+			if res.Preempted != 1 || in.wait.Len() != 1 || in.wait.Front().ID != tc.victim {
 				t.Fatalf("preempted %d, wait %d; want request %d evicted alone", res.Preempted, in.wait.Len(), tc.victim)
 			}
-			if v := reqs[tc.victim]; v.Progress != 0 || v.Computed != 0 || v.NewTokens != 0 || v.KV.Blocks != 0 {
+			if v := in.wait.Front(); v.Progress != 0 || v.Computed != 0 || v.NewTokens != 0 || v.KV.Blocks != 0 {
 				t.Fatalf("victim not reset: progress %d, computed %d, new %d, %d blocks", v.Progress, v.Computed, v.NewTokens, v.KV.Blocks)
 			}
 			var running, decoded []int64
@@ -176,6 +189,7 @@ func TestPriorityPreemption_RefundsAnEarlierVictim(t *testing.T) {
 		in.wait.PushBack(r)
 	}
 	in.step(t) // 32 tokens each: 6 of 8 blocks
+	low, high, mid = in.get(t, 0), in.get(t, 1), in.get(t, 2)
 	low.Priority, high.Priority, mid.Priority = 1, 10, 5
 	cfg.MaxScheduledTokens = 64 // low and high use it all unless low's share comes back
 	in.former = New(cfg)

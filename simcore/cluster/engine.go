@@ -26,6 +26,7 @@ type Engine struct {
 	admission admit.Policy
 	latency   latency.Model
 	metrics   metrics.Collector
+	requests  simcore.RequestPool // every Request of the run, queued ones folded
 	now       simcore.Tick
 }
 
@@ -70,7 +71,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	for i := 0; i < cfg.NumInstances; i++ {
 		// Each instance owns its policy: a load-aware one reads its queue.
 		priority, _ := sched.NewPolicy(cfg.Priority)
-		inst, err := newInstance(i, &cfg, lat, scheduler, priority)
+		inst, err := newInstance(i, &cfg, lat, scheduler, priority, &e.requests)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +102,11 @@ func (e *Engine) stepOnce() bool {
 			return false
 		}
 		e.now = at
-		r := e.src.Pop()
+		r := e.requests.Take()
+		if !e.src.Pop(r) {
+			e.requests.Put(r)
+			return false // Peek promised a request: a source bug, end the run
+		}
 		e.metrics.Arrived(r)
 		e.events.push(event{time: at, rank: rankAdmission, kind: evAdmission, slot: e.transit.park(r)})
 		return true
@@ -127,6 +132,12 @@ func (e *Engine) stepOnce() bool {
 	return true
 }
 
+// leave tells the source that r left the system at time at and recycles it.
+func (e *Engine) leave(r *simcore.Request, at simcore.Tick, completed bool) {
+	e.src.Done(r, at, completed)
+	e.requests.Put(r)
+}
+
 func (e *Engine) pastHorizon(t simcore.Tick) bool {
 	return e.cfg.Horizon > 0 && t > e.cfg.Horizon
 }
@@ -140,7 +151,7 @@ func (e *Engine) admit(r *simcore.Request) {
 	}
 	if !e.admission.Admit(r, e.now, queued) {
 		e.metrics.Rejected(r)
-		e.src.Done(r, e.now, false)
+		e.leave(r, e.now, false)
 		return
 	}
 	e.events.push(event{time: e.now, rank: rankRouting, kind: evRouting, slot: e.transit.park(r)})

@@ -48,7 +48,7 @@ type instance struct {
 	transfer    simcore.Tick // CPU→GPU reload time inside the current step
 }
 
-func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sched.Policy) (*instance, error) {
+func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sched.Policy, requests *simcore.RequestPool) (*instance, error) {
 	cache, err := kv.New(cfg.TotalKVBlocks, cfg.BlockSize)
 	if err != nil {
 		return nil, err
@@ -68,6 +68,7 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 		id:          id,
 		rank:        rankInstance0 + int32(id),
 		kv:          cache,
+		wait:        simcore.NewWaitQueue(requests),
 		scheduler:   s,
 		priority:    p,
 		latency:     lat,
@@ -99,11 +100,11 @@ func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 	if in.neverFits(r) {
 		in.inFlight--
 		e.metrics.Dropped(r)
-		e.src.Done(r, e.now, false)
+		e.leave(r, e.now, false)
 		return
 	}
-	in.wait.PushBack(r)
 	e.metrics.Enqueued(r)
+	in.wait.PushBack(r) // r is the queue's now
 	if !in.stepPending {
 		in.stepPending = true
 		e.events.push(event{time: e.now, rank: in.rank, kind: evStep})
@@ -132,12 +133,14 @@ func (in *instance) step(e *Engine) {
 		if in.loadAware != nil {
 			in.loadAware.SetLoad(in.wait.Len())
 		}
-		for _, r := range in.wait.Items() {
-			r.Priority = in.priority.Priority(r, now)
+		waiting := in.wait.Items()
+		for i := range waiting {
+			waiting[i].Priority = in.priority.Priority(&waiting[i], now)
 		}
 		if in.rankRunning {
 			for _, r := range in.running {
-				r.Priority = in.priority.Priority(r, now)
+				w := simcore.WaitingOf(r)
+				r.Priority = in.priority.Priority(&w, now)
 			}
 		}
 	}
@@ -324,5 +327,5 @@ func (in *instance) retire(e *Engine, r *simcore.Request, dt simcore.Tick) {
 	e.metrics.Completed(r)
 	left := e.now + dt
 	in.clock = max(in.clock, left)
-	e.src.Done(r, left, true)
+	e.leave(r, left, true)
 }

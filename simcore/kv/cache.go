@@ -586,3 +586,9 @@ func (c *Cache) pop() {
 	c.copies[id].at(k).refs = dead
 	c.dropBlock(id)
 }
+
+// Untouched reports whether s has never held a block: no blocks, and no
+// list of a released attempt's spans for a later Lookup to read.
+func Untouched(s *Seq) bool {
+	return s.Blocks == 0 && s.Tokens == 0 && s.own == 0 && s.spans == nil
+}

@@ -31,7 +31,7 @@ type PolicyConfig struct {
 
 // Policy scores a waiting request at time now; higher is more urgent.
 type Policy interface {
-	Priority(r *simcore.Request, now simcore.Tick) float64
+	Priority(r *simcore.Waiting, now simcore.Tick) float64
 }
 
 // Priority policy names.
@@ -134,6 +134,6 @@ func (p *adaptivePriority) SetLoad(waiting int) {
 // arrival time).
 type agePriority struct{ perMicro float64 }
 
-func (p agePriority) Priority(r *simcore.Request, now simcore.Tick) float64 {
+func (p agePriority) Priority(r *simcore.Waiting, now simcore.Tick) float64 {
 	return p.perMicro * float64(now-r.Arrival)
 }

@@ -11,17 +11,14 @@ import (
 const ms = simcore.Tick(1000) // µs per ms
 
 // req builds a waiting request of class c that arrived at the given time.
-func req(id int64, c simcore.SLOClass, arrival simcore.Tick) *simcore.Request {
-	r := &simcore.Request{}
-	r.Reset()
-	r.ID, r.SLO, r.Arrival = id, c, arrival
-	return r
+func req(id int64, c simcore.SLOClass, arrival simcore.Tick) *simcore.Waiting {
+	return &simcore.Waiting{ID: id, SLO: c, Arrival: arrival}
 }
 
 // serve scores q at now with the policy and orders it with priority-fcfs,
 // as the engine does at the start of a step; it returns the ids in order.
 // A load-aware policy sees a full queue (its full class gap).
-func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Request) []int64 {
+func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Waiting) []int64 {
 	t.Helper()
 	p, err := NewPolicy(cfg)
 	if err != nil {
@@ -39,10 +36,14 @@ func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Reque
 			r.Priority = p.Priority(r, now)
 		}
 	}
-	s.Order(q)
-	ids := make([]int64, len(q))
+	items := make([]simcore.Waiting, len(q))
 	for i, r := range q {
-		ids[i] = r.ID
+		items[i] = *r
+	}
+	s.Order(items)
+	ids := make([]int64, len(items))
+	for i := range items {
+		ids[i] = items[i].ID
 	}
 	return ids
 }
@@ -92,7 +93,7 @@ func TestClassPolicies_OrderByClassWithPriorityFCFS(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			q := make([]*simcore.Request, len(arrivals))
+			q := make([]*simcore.Waiting, len(arrivals))
 			for i, c := range arrivals {
 				q[i] = req(int64(i), c, simcore.Tick(i))
 				q[i].Priority = float64(100 + i)
@@ -341,8 +342,8 @@ func TestSLOAdaptiveScalesTheGapWithLoad(t *testing.T) {
 	if !ok {
 		t.Fatal("slo-adaptive must read the queue length")
 	}
-	crit := &simcore.Request{SLO: simcore.SLOCritical, Arrival: 1000}
-	shed := &simcore.Request{SLO: simcore.SLOSheddable, Arrival: 0}
+	crit := &simcore.Waiting{SLO: simcore.SLOCritical, Arrival: 1000}
+	shed := &simcore.Waiting{SLO: simcore.SLOSheddable, Arrival: 0}
 	la.SetLoad(0)
 	if got := p.Priority(crit, 1000); got != 0 {
 		t.Fatalf("empty queue: critical priority %v, want 0 (no class gap)", got)
@@ -372,7 +373,7 @@ func TestSLOAdaptive_ScalesTheBaseOrHintNotTheUrgency(t *testing.T) {
 	tests := []struct {
 		name   string
 		load   int
-		r      *simcore.Request
+		r      *simcore.Waiting
 		waited simcore.Tick
 		want   float64
 	}{

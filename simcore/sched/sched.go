@@ -14,7 +14,7 @@ import (
 
 // Scheduler reorders waiting requests in place; it must sort stably.
 type Scheduler interface {
-	Order(q []*simcore.Request)
+	Order(q []simcore.Waiting)
 }
 
 // Scheduler names.
@@ -44,28 +44,28 @@ func NewScheduler(name string) (Scheduler, error) {
 // lower id (BLIS compares string ids; numeric ids keep arrival order).
 type priorityFCFS struct{}
 
-func (priorityFCFS) Order(q []*simcore.Request) {
-	slices.SortStableFunc(q, func(a, b *simcore.Request) int {
+func (priorityFCFS) Order(q []simcore.Waiting) {
+	slices.SortStableFunc(q, func(a, b simcore.Waiting) int {
 		if a.Priority != b.Priority {
 			return cmp.Compare(b.Priority, a.Priority)
 		}
-		return byArrival(a, b)
+		return byArrival(&a, &b)
 	})
 }
 
 // shortestFirst serves the shortest input first (starvation is possible).
 type shortestFirst struct{}
 
-func (shortestFirst) Order(q []*simcore.Request) {
-	slices.SortStableFunc(q, func(a, b *simcore.Request) int {
+func (shortestFirst) Order(q []simcore.Waiting) {
+	slices.SortStableFunc(q, func(a, b simcore.Waiting) int {
 		if a.InputLen != b.InputLen {
 			return cmp.Compare(a.InputLen, b.InputLen)
 		}
-		return byArrival(a, b)
+		return byArrival(&a, &b)
 	})
 }
 
-func byArrival(a, b *simcore.Request) int {
+func byArrival(a, b *simcore.Waiting) int {
 	if a.Arrival != b.Arrival {
 		return cmp.Compare(a.Arrival, b.Arrival)
 	}

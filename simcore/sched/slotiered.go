@@ -96,7 +96,7 @@ func newTieredPriority(cfg PolicyConfig, perMs float64) *tieredPriority {
 	return p
 }
 
-func (p *tieredPriority) Priority(r *simcore.Request, now simcore.Tick) float64 {
+func (p *tieredPriority) Priority(r *simcore.Waiting, now simcore.Tick) float64 {
 	c := r.SLO.Known()
 	base := p.base[c]
 	if r.PriorityHint != 0 {

@@ -35,13 +35,19 @@ func (s *SliceSource) Peek() (simcore.Tick, bool) {
 	return s.reqs[s.next].Arrival, true
 }
 
-func (s *SliceSource) Pop() *simcore.Request {
-	r := s.reqs[s.next]
+func (s *SliceSource) Pop(r *simcore.Request) bool {
+	if s.next >= len(s.reqs) {
+		return false
+	}
+	*r = *s.reqs[s.next]
 	s.next++
-	return r
+	return true
 }
 
+// Done records when r left and writes its final state back into the list,
+// so that tests read each request as the engine last had it.
 func (s *SliceSource) Done(r *simcore.Request, at simcore.Tick, completed bool) {
+	*s.reqs[r.ID] = *r
 	s.Left[r.ID] = at
 	s.Completed[r.ID] = completed
 }

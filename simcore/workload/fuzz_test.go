@@ -40,7 +40,7 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("valid spec rejected by NewGenerator: %v", err)
 		}
 		last := int64(-1)
-		for r := g.Pop(); r != nil; r = g.Pop() {
+		for r := pop(g); r != nil; r = pop(g) {
 			if r.Arrival < last || r.InputLen < 1 || r.OutputLen < 1 || int(r.Content.Total) != int(r.InputLen+r.OutputLen)/16 {
 				t.Fatalf("bad request %+v after arrival %d", r, last)
 			}
@@ -94,7 +94,7 @@ func FuzzLoadTrace(f *testing.F) {
 			return
 		}
 		for n := 0; n < 20; n++ {
-			r := src.Pop()
+			r := pop(src)
 			if r == nil {
 				break
 			}

@@ -47,7 +47,7 @@ type Generator struct {
 	clientCap int64 // BLIS's per-client generation cap (2·limit) for open-loop clients
 	popped    int64
 
-	requests      requestPool
+	requests      simcore.RequestPool // the drawn requests not yet popped
 	sessions      sessionTable
 	nextSessionID int32
 }
@@ -248,10 +248,10 @@ func (g *Generator) Peek() (simcore.Tick, bool) {
 	return t, t != never
 }
 
-// Pop removes and returns the request Peek announced (nil if none).
-func (g *Generator) Pop() *simcore.Request {
+// Pop fills dst with the request Peek announced; false if none.
+func (g *Generator) Pop(dst *simcore.Request) bool {
 	if _, ok := g.Peek(); !ok {
-		return nil
+		return false
 	}
 	ci, _ := g.queue.first()
 	c := &g.clients[ci]
@@ -263,12 +263,14 @@ func (g *Generator) Pop() *simcore.Request {
 		r = c.later.pop().req
 	}
 	g.refresh(c)
-	r.ID = g.popped
+	*dst = *r
+	dst.ID = g.popped
 	g.popped++
-	return r
+	g.requests.Put(r)
+	return true
 }
 
-// Done recycles r; for a closed-loop round that completed it schedules the
+// Done: for a closed-loop round that completed it schedules the
 // session's next round think_time_us after at. Call it once per request.
 func (g *Generator) Done(r *simcore.Request, at simcore.Tick, completed bool) {
 	if r == nil {
@@ -279,7 +281,6 @@ func (g *Generator) Done(r *simcore.Request, at simcore.Tick, completed bool) {
 			g.nextRound(s, at, completed)
 		}
 	}
-	g.requests.put(r)
 }
 
 func (c *clientStream) headIsNext() bool {
@@ -371,40 +372,6 @@ func (c *clientStream) nextSeq() uint64 {
 	return c.seq
 }
 
-// requestPool recycles the requests a source hands out.
-type requestPool struct {
-	free  []*simcore.Request
-	chunk []simcore.Request // new requests are carved from it
-}
-
-// requestChunk is how many requests the pool allocates at once: a
-// simulation holds up to one per queued arrival (most of a million when
-// the cluster is overloaded), and one allocation each was a tenth of the
-// allocator's and collector's work.
-const requestChunk = 256
-
-// take returns a reset request, recycled when possible.
-func (p *requestPool) take() *simcore.Request {
-	if n := len(p.free); n > 0 {
-		r := p.free[n-1]
-		p.free = p.free[:n-1]
-		return r
-	}
-	if len(p.chunk) == 0 {
-		p.chunk = make([]simcore.Request, requestChunk)
-	}
-	r := &p.chunk[0]
-	p.chunk = p.chunk[1:]
-	r.Reset()
-	return r
-}
-
-// put resets r and keeps it for reuse.
-func (p *requestPool) put(r *simcore.Request) {
-	r.Reset()
-	p.free = append(p.free, r)
-}
-
 // singleRequest draws a single-turn request in BLIS's order: input length,
 // output length, input token ids, output token ids. The token ids are only
 // skipped over (they keep the stream aligned with BLIS's): after the group
@@ -414,7 +381,7 @@ func (g *Generator) singleRequest(c *clientStream, at simcore.Tick) *simcore.Req
 	in := p.input.sample(c.rng)
 	out := p.output.sample(c.rng)
 	c.src.skipTokens(in + out)
-	r := g.requests.take()
+	r := g.requests.Take()
 	prefixLen, prefixBlocks := g.prefix(p.group)
 	r.Content = kv.NewContent(prefixBlocks, c.uid(0), prefixLen+in, out, g.blockSize, len(prefixBlocks))
 	r.Arrival = at

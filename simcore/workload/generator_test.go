@@ -45,13 +45,24 @@ func mustGenerator(t testing.TB, spec *Spec, opt Options) *Generator {
 // drain pops every request, completing each one serviceUs after it arrives
 // (rounds of closed-loop sessions are completed in arrival order, which is
 // a valid engine behaviour when serviceUs is constant).
+// pop hands src a fresh request to fill, as the engine does; nil when the
+// source has none.
+func pop(src simcore.Source) *simcore.Request {
+	r := new(simcore.Request)
+	r.Reset()
+	if !src.Pop(r) {
+		return nil
+	}
+	return r
+}
+
 func drain(g *Generator, serviceUs simcore.Tick) []snapshot {
 	var out []snapshot
 	for {
 		if _, ok := g.Peek(); !ok {
 			return out
 		}
-		r := g.Pop()
+		r := pop(g)
 		out = append(out, snap(r))
 		g.Done(r, r.Arrival+serviceUs, true)
 	}
@@ -154,7 +165,7 @@ func TestClosedLoopRounds(t *testing.T) {
 	// Sessions start every gap (int(1e6/10) = 99999 µs, BLIS's truncation);
 	// nothing but round 0 is known before Done.
 	const gap = 99_999
-	r0 := g.Pop()
+	r0 := pop(g)
 	first := snap(r0)
 	if first.Round != 0 || first.Arrival != gap || first.InputLen != 32+40 || first.OutputLen != 20 {
 		t.Fatalf("round 0: %+v", first)
@@ -167,7 +178,7 @@ func TestClosedLoopRounds(t *testing.T) {
 	if !ok || at != 151_000 {
 		t.Fatalf("after Done at 150000 the next arrival is %d, want 151000 (think 1000)", at)
 	}
-	r1 := snap(g.Pop())
+	r1 := snap(pop(g))
 	if r1.Round != 1 || r1.Session != first.Session || r1.Arrival != 151_000 {
 		t.Fatalf("round 1: %+v", r1)
 	}
@@ -179,12 +190,12 @@ func TestClosedLoopRounds(t *testing.T) {
 	}
 
 	// A rejected round ends its session.
-	r0b := g.Pop()
+	r0b := pop(g)
 	if r0b.Round != 0 || r0b.Arrival != 2*gap {
 		t.Fatalf("second session: %+v", snap(r0b))
 	}
 	g.Done(r0b, 200_000, false)
-	if r := g.Pop(); r.Round != 0 || r.Arrival != 3*gap {
+	if r := pop(g); r.Round != 0 || r.Arrival != 3*gap {
 		t.Fatalf("after a rejection got %+v, want the next session's round 0", snap(r))
 	}
 }
@@ -216,8 +227,10 @@ func TestPrefixSharing(t *testing.T) {
 
 func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	g := mustGenerator(t, singleTurn(t), Options{Seed: 1, BlockSize: 16, NumRequests: 1 << 30})
+	r := new(simcore.Request)
 	step := func() {
-		r := g.Pop()
+		r.Reset()
+		g.Pop(r)
 		g.Done(r, r.Arrival, true)
 	}
 	for range 2000 {
@@ -250,7 +263,7 @@ func BenchmarkGenerator(b *testing.B) {
 	for b.Loop() {
 		g := mustGenerator(b, spec, Options{Seed: 42, BlockSize: 16, NumRequests: 100_000})
 		for {
-			r := g.Pop()
+			r := pop(g)
 			if r == nil {
 				break
 			}

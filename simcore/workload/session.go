@@ -185,7 +185,7 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 
 // roundRequest builds round r of s arriving at at.
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
-	req := g.requests.take()
+	req := g.requests.Take()
 	_, prefix := g.prefix(c.plan.group)
 	rounds := g.sessions.roundsOf(s)
 	in, out := int(rounds[r].input), int(rounds[r].output)

@@ -74,7 +74,6 @@ type TraceSource struct {
 	next      int
 	prefixes  []prefixGroup
 	blockSize int
-	requests  requestPool
 }
 
 // LoadTrace reads a TraceV2 header and its CSV (dataPath "" = the file
@@ -348,16 +347,15 @@ func (t *TraceSource) Peek() (simcore.Tick, bool) {
 	return t.rows[t.next].arrival, true
 }
 
-// Pop builds the next row's request; its input is the group prefix followed
+// Pop fills r with the next row's request; its input is the group prefix followed
 // by input_tokens tokens of the row's own, which no other row shares: its
 // Content names them by a stream of their own (row index + 1) instead of
 // drawing them.
-func (t *TraceSource) Pop() *simcore.Request {
+func (t *TraceSource) Pop(r *simcore.Request) bool {
 	if t.next >= len(t.rows) {
-		return nil
+		return false
 	}
 	row := &t.rows[t.next]
-	r := t.requests.take()
 	var prefix []uint64
 	prefixLen := 0
 	if row.group >= 0 {
@@ -374,16 +372,12 @@ func (t *TraceSource) Pop() *simcore.Request {
 	r.Session = row.session
 	r.Round = row.round
 	t.next++
-	return r
+	return true
 }
 
-// Done recycles r; trace rounds are replayed open loop at their recorded times.
-func (t *TraceSource) Done(r *simcore.Request, _ simcore.Tick, _ bool) {
-	if r == nil {
-		return
-	}
-	t.requests.put(r)
-}
+// Done does nothing: trace rounds are replayed open loop at their recorded
+// times.
+func (t *TraceSource) Done(*simcore.Request, simcore.Tick, bool) {}
 
 // Len returns the number of requests in the trace.
 func (t *TraceSource) Len() int { return len(t.rows) }

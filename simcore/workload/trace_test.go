@@ -39,7 +39,7 @@ func writeTrace(t *testing.T, header, data string) string {
 
 func drainTrace(src *TraceSource) []snapshot {
 	var out []snapshot
-	for r := src.Pop(); r != nil; r = src.Pop() {
+	for r := pop(src); r != nil; r = pop(src) {
 		out = append(out, snap(r))
 		src.Done(r, r.Arrival, true)
 	}

@@ -1,0 +1,139 @@
+package simcore
+
+import (
+	"unsafe"
+
+	"optimize/simcore/kv"
+)
+
+// Waiting is a request while it waits in an instance's queue: what
+// schedulers and priority policies read, and what the running Request is
+// rebuilt from when batch formation reaches it. An overloaded cluster
+// queues most of its arrivals (about 700k at once in the seeds' baseline
+// at a million requests), so a waiting request is 88 bytes without a
+// pointer where a Request is 192 with three: the queues hold the most
+// memory of a long run, and the garbage collector skips them.
+//
+// A preempted request is not folded: its KV sequence remembers the blocks
+// of its last attempt, which its next lookup may find again, so the queue
+// holds it whole (held ≥ 0) and its Waiting carries only the fields that
+// schedulers read or policies write.
+type Waiting struct {
+	ID           int64
+	Arrival      Tick
+	Priority     float64
+	PriorityHint float64
+	UID          uint64 // Content.UID
+	InputLen     int32
+	OutputLen    int32
+	Client       int32
+	Round        int32
+	Session      int32
+	Instance     int32
+	// Content's block counts and its prefix, as an index into the pool's
+	// table of prefixes (-1 = none).
+	input, total, shared, prefix int32
+	held                         int32 // slot of the whole request in the queue, -1 = folded
+	SLO                          SLOClass
+}
+
+// WaitingOf returns r's Waiting form: the fields a policy or scheduler
+// reads, for a request that is not parked (a running one being rescored).
+func WaitingOf(r *Request) Waiting {
+	return Waiting{
+		ID: r.ID, Arrival: r.Arrival, Priority: r.Priority, PriorityHint: r.PriorityHint,
+		UID: r.Content.UID, InputLen: r.InputLen, OutputLen: r.OutputLen,
+		Client: r.Client, Round: r.Round, Session: r.Session, Instance: r.Instance, SLO: r.SLO,
+		input: r.Content.Input, total: r.Content.Total, shared: r.Content.Shared,
+		prefix: -1, held: -1,
+	}
+}
+
+// fresh reports whether r has never run: nothing but its description,
+// routing and priority is set, so Waiting holds all of it.
+func fresh(r *Request) bool {
+	return r.FirstToken < 0 && r.ITLSum == 0 && r.Progress == 0 && r.Computed == 0 &&
+		r.NewTokens == 0 && r.KV.Blocks == 0 && r.KV.Tokens == 0 && kv.Untouched(&r.KV)
+}
+
+// RequestPool recycles an engine's Requests and folds waiting ones into
+// Waiting records and back. Shared prefixes are kept once, in a table
+// indexed by the prefix slice they were given as (a source hands every
+// request of a group the same slice).
+type RequestPool struct {
+	free     []*Request
+	chunk    []Request // new requests are carved from it
+	prefixes [][]uint64
+	byData   map[*uint64]int32 // prefix index by first element
+	last     int32             // index of the last prefix folded, a one-entry memo
+}
+
+// requestChunk is how many requests the pool allocates at once.
+const requestChunk = 256
+
+// Take returns a reset request, recycled when possible.
+func (p *RequestPool) Take() *Request {
+	if n := len(p.free); n > 0 {
+		r := p.free[n-1]
+		p.free = p.free[:n-1]
+		return r
+	}
+	if len(p.chunk) == 0 {
+		p.chunk = make([]Request, requestChunk)
+	}
+	r := &p.chunk[0]
+	p.chunk = p.chunk[1:]
+	r.Reset()
+	return r
+}
+
+// Put resets r and keeps it for reuse; r must not be used after.
+func (p *RequestPool) Put(r *Request) {
+	r.Reset()
+	p.free = append(p.free, r)
+}
+
+// fold returns r's Waiting form, prefix included; r itself is unchanged.
+func (p *RequestPool) fold(r *Request) Waiting {
+	w := WaitingOf(r)
+	w.prefix = p.prefixIndex(r.Content.Prefix)
+	return w
+}
+
+// unfold fills the reset request r from w.
+func (p *RequestPool) unfold(w *Waiting, r *Request) {
+	r.ID, r.Arrival, r.Priority, r.PriorityHint = w.ID, w.Arrival, w.Priority, w.PriorityHint
+	r.InputLen, r.OutputLen, r.SLO = w.InputLen, w.OutputLen, w.SLO
+	r.Client, r.Round, r.Session, r.Instance = w.Client, w.Round, w.Session, w.Instance
+	r.Content = kv.Content{UID: w.UID, Input: w.input, Total: w.total, Shared: w.shared}
+	if w.prefix >= 0 {
+		r.Content.Prefix = p.prefixes[w.prefix]
+	}
+}
+
+// prefixIndex returns the table index of a prefix slice, adding it when
+// new; nil is -1. Slices are told apart by their first element's address
+// and their length.
+func (p *RequestPool) prefixIndex(prefix []uint64) int32 {
+	if len(prefix) == 0 {
+		return -1
+	}
+	if i := p.last; int(i) < len(p.prefixes) && sameSlice(p.prefixes[i], prefix) {
+		return i
+	}
+	if i, ok := p.byData[unsafe.SliceData(prefix)]; ok && len(p.prefixes[i]) == len(prefix) {
+		p.last = i
+		return i
+	}
+	if p.byData == nil {
+		p.byData = map[*uint64]int32{}
+	}
+	p.last = int32(len(p.prefixes))
+	p.prefixes = append(p.prefixes, prefix)
+	p.byData[unsafe.SliceData(prefix)] = p.last
+	return p.last
+}
+
+func sameSlice(a, b []uint64) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
