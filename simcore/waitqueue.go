@@ -1,23 +1,36 @@
 package simcore
 
 // WaitQueue is an instance's queue of requests waiting for a running slot.
-// It keeps them as Waiting records in a slice with a movable head: popping
-// the front and putting a preempted request back in front are O(1) and
-// allocation-free in steady state, and Items exposes the live region for
-// schedulers to reorder and policies to rescore. A request that never ran
-// is folded into its record and its Request returned to the pool; the
-// front one is unfolded into a Request again when batch formation asks
-// for it, and stays so until it is popped or the queue is reordered.
+// It keeps them as Waiting records in fixed-size chunks: pushing at either
+// end and popping the front are O(1), and an overloaded instance's queue
+// (about 90k requests per instance in the seeds' baseline at a million
+// requests) costs its records and at most two spare chunks, never a slice
+// twice its size or a copy of it. A request that never ran is folded into
+// its record and its Request returned to the pool; the front one is
+// unfolded into a Request again when batch formation asks for it, and
+// stays so until it is popped or the queue is reordered.
 type WaitQueue struct {
-	buf   []Waiting
-	head  int
-	front *Request // buf[head] unfolded, nil = not yet
+	chunks [][]Waiting // chunks[0][first:] ... the live records, waitChunk each
+	first  int         // index of the front record in chunks[0]
+	n      int         // records
+	spare  [][]Waiting // emptied chunks, for reuse
+	front  *Request    // the front record unfolded, nil = not yet
+
+	// Items hands out a contiguous copy of the records; it is written back
+	// before the queue next changes (flat != nil until then).
+	flat    []Waiting
+	scratch []Waiting
 
 	held     []*Request // requests kept whole (see Waiting), by slot
 	freeHeld []int32
 
 	pool *RequestPool
 }
+
+const (
+	waitChunk      = 1024
+	maxSpareChunks = 2 // a drained queue gives the rest back to the collector
+)
 
 // NewWaitQueue returns a queue that folds requests into pool's records.
 // The zero WaitQueue works too, with a pool of its own.
@@ -31,20 +44,49 @@ func (q *WaitQueue) requests() *RequestPool {
 }
 
 // Len returns the number of waiting requests.
-func (q *WaitQueue) Len() int { return len(q.buf) - q.head }
+func (q *WaitQueue) Len() int { return q.n }
 
-// Items returns the waiting requests, front first. Reordering the slice in
-// place reorders the queue; Priority may be rewritten.
+// Items returns the waiting requests, front first, as one slice. Reordering
+// it in place reorders the queue and Priority may be rewritten, until the
+// queue is next used.
 func (q *WaitQueue) Items() []Waiting {
 	q.dropFront()
-	return q.buf[q.head:]
+	if q.flat == nil {
+		q.flat = q.scratch[:0]
+		for i, c := range q.chunks {
+			lo, hi := 0, len(c)
+			if i == 0 {
+				lo = q.first
+			}
+			q.flat = append(q.flat, c[lo:hi]...)
+		}
+		q.scratch = q.flat
+	}
+	return q.flat
+}
+
+// settle writes back what Items handed out.
+func (q *WaitQueue) settle() {
+	if q.flat == nil {
+		return
+	}
+	k := 0
+	for i, c := range q.chunks {
+		lo := 0
+		if i == 0 {
+			lo = q.first
+		}
+		k += copy(c[lo:], q.flat[k:])
+	}
+	q.flat = nil
 }
 
 // Front returns the first request, unfolded; the queue must not be empty.
 // It stays the queue's until PopFront.
 func (q *WaitQueue) Front() *Request {
 	if q.front == nil {
-		w := &q.buf[q.head]
+		q.settle()
+		w := &q.chunks[0][q.first]
 		if w.held >= 0 {
 			r := q.held[w.held]
 			r.Priority, r.PriorityHint = w.Priority, w.PriorityHint
@@ -61,36 +103,60 @@ func (q *WaitQueue) Front() *Request {
 func (q *WaitQueue) PopFront() *Request {
 	r := q.Front()
 	q.front = nil
-	if h := q.buf[q.head].held; h >= 0 {
+	if h := q.chunks[0][q.first].held; h >= 0 {
 		q.held[h] = nil
 		q.freeHeld = append(q.freeHeld, h)
 	}
-	q.head++
-	if q.head == len(q.buf) {
-		q.buf, q.head = q.buf[:0], 0
+	q.first++
+	q.n--
+	if q.first == len(q.chunks[0]) || q.n == 0 {
+		if len(q.spare) < maxSpareChunks {
+			q.spare = append(q.spare, q.chunks[0][:0])
+		}
+		k := copy(q.chunks, q.chunks[1:])
+		q.chunks[k] = nil
+		q.chunks, q.first = q.chunks[:k], 0
 	}
 	return r
 }
 
 // PushBack appends r, which the queue takes over.
 func (q *WaitQueue) PushBack(r *Request) {
+	q.settle()
 	w := q.park(r)
-	if q.head > 0 && len(q.buf) == cap(q.buf) && q.head >= len(q.buf)/2 {
-		q.compact(0)
+	if k := len(q.chunks); k == 0 || len(q.chunks[k-1]) == waitChunk {
+		q.chunks = append(q.chunks, q.newChunk())
 	}
-	q.buf = append(q.buf, w)
+	last := &q.chunks[len(q.chunks)-1]
+	*last = append(*last, w)
+	q.n++
 }
 
 // PushFront puts r, which the queue takes over, before every waiting
 // request.
 func (q *WaitQueue) PushFront(r *Request) {
 	q.dropFront()
+	q.settle()
 	w := q.park(r)
-	if q.head == 0 {
-		q.compact(max(8, q.Len()/2))
+	if q.first == 0 {
+		// A chunk of its own in front, filled from its end.
+		c := q.newChunk()[:waitChunk]
+		q.chunks = append(q.chunks, nil)
+		copy(q.chunks[1:], q.chunks)
+		q.chunks[0], q.first = c, waitChunk
 	}
-	q.head--
-	q.buf[q.head] = w
+	q.first--
+	q.chunks[0][q.first] = w
+	q.n++
+}
+
+func (q *WaitQueue) newChunk() []Waiting {
+	if k := len(q.spare); k > 0 {
+		c := q.spare[k-1]
+		q.spare = q.spare[:k-1]
+		return c
+	}
+	return make([]Waiting, 0, waitChunk)
 }
 
 // park folds a request that never ran into its record and recycles it;
@@ -116,25 +182,9 @@ func (q *WaitQueue) park(r *Request) Waiting {
 // dropFront forgets the unfolded front: its record stays authoritative.
 func (q *WaitQueue) dropFront() {
 	if q.front != nil {
-		if q.buf[q.head].held < 0 {
+		if q.chunks[0][q.first].held < 0 {
 			q.pool.Put(q.front)
 		}
 		q.front = nil
 	}
-}
-
-// compact moves the live region so that gap free slots precede it, within
-// the buffer when it is large enough.
-func (q *WaitQueue) compact(gap int) {
-	n := q.Len()
-	if gap+n > cap(q.buf) {
-		nb := make([]Waiting, gap+n, max(2*(gap+n), 16))
-		copy(nb[gap:], q.buf[q.head:])
-		q.buf, q.head = nb, gap
-		return
-	}
-	end := len(q.buf)
-	q.buf = q.buf[:max(end, gap+n)]
-	copy(q.buf[gap:], q.buf[q.head:end])
-	q.buf, q.head = q.buf[:gap+n], gap
 }
