@@ -11,13 +11,13 @@ import (
 // rebuilt from when batch formation reaches it. An overloaded cluster
 // queues most of its arrivals (about 700k at once in the seeds' baseline
 // at a million requests), so a waiting request is 88 bytes without a
-// pointer where a Request is 192 with three: the queues hold the most
+// pointer where a Request is 192 with two slices: the queues hold the most
 // memory of a long run, and the garbage collector skips them.
 //
 // A preempted request is not folded: its KV sequence remembers the blocks
 // of its last attempt, which its next lookup may find again, so the queue
-// holds it whole (held ≥ 0) and its Waiting carries only the fields that
-// schedulers read or policies write.
+// holds it whole (held ≥ 0), and of its record only what schedulers read
+// and policies write (Priority) is used.
 type Waiting struct {
 	ID           int64
 	Arrival      Tick
