@@ -53,7 +53,7 @@ func WaitingOf(r *Request) Waiting {
 // routing and priority is set, so Waiting holds all of it.
 func fresh(r *Request) bool {
 	return r.FirstToken < 0 && r.ITLSum == 0 && r.Progress == 0 && r.Computed == 0 &&
-		r.NewTokens == 0 && r.KV.Blocks == 0 && r.KV.Tokens == 0 && kv.Untouched(&r.KV)
+		r.NewTokens == 0 && kv.Untouched(&r.KV)
 }
 
 // RequestPool recycles an engine's Requests and folds waiting ones into
@@ -64,9 +64,18 @@ type RequestPool struct {
 	free     []*Request
 	chunk    []Request // new requests are carved from it
 	prefixes [][]uint64
-	byData   map[*uint64]int32 // prefix index by first element
-	last     int32             // index of the last prefix folded, a one-entry memo
+	byKey    map[prefixKey]int32 // prefix index by slice
+	last     int32               // index of the last prefix folded, a one-entry memo
 }
+
+// prefixKey tells prefix slices apart by their first element's address and
+// their length.
+type prefixKey struct {
+	data *uint64
+	n    int
+}
+
+func keyOf(prefix []uint64) prefixKey { return prefixKey{unsafe.SliceData(prefix), len(prefix)} }
 
 // requestChunk is how many requests the pool allocates at once.
 const requestChunk = 256
@@ -112,28 +121,24 @@ func (p *RequestPool) unfold(w *Waiting, r *Request) {
 }
 
 // prefixIndex returns the table index of a prefix slice, adding it when
-// new; nil is -1. Slices are told apart by their first element's address
-// and their length.
+// new; an empty prefix is -1.
 func (p *RequestPool) prefixIndex(prefix []uint64) int32 {
 	if len(prefix) == 0 {
 		return -1
 	}
-	if i := p.last; int(i) < len(p.prefixes) && sameSlice(p.prefixes[i], prefix) {
+	key := keyOf(prefix)
+	if i := p.last; int(i) < len(p.prefixes) && keyOf(p.prefixes[i]) == key {
 		return i
 	}
-	if i, ok := p.byData[unsafe.SliceData(prefix)]; ok && len(p.prefixes[i]) == len(prefix) {
-		p.last = i
-		return i
+	i, ok := p.byKey[key]
+	if !ok {
+		if p.byKey == nil {
+			p.byKey = map[prefixKey]int32{}
+		}
+		i = int32(len(p.prefixes))
+		p.prefixes = append(p.prefixes, prefix)
+		p.byKey[key] = i
 	}
-	if p.byData == nil {
-		p.byData = map[*uint64]int32{}
-	}
-	p.last = int32(len(p.prefixes))
-	p.prefixes = append(p.prefixes, prefix)
-	p.byData[unsafe.SliceData(prefix)] = p.last
-	return p.last
-}
-
-func sameSlice(a, b []uint64) bool {
-	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+	p.last = i
+	return i
 }

@@ -2,6 +2,7 @@ package simcore
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -32,18 +33,17 @@ func TestWaitQueueMatchesASlice(t *testing.T) {
 	var whole []*Request
 	for op := 0; op < 20000; op++ {
 		r := waitingRequest(pool, int64(op), prefixes[op%3])
-		held := rng.Intn(4) == 0
-		if held { // as a preempted request: it ran, and its KV list stays
+		var same *Request // the Request the queue must hand back, nil = any
+		if rng.Intn(4) == 0 { // as a preempted request: it ran
 			r.FirstToken, r.ITLSum = 5, 7
+			same = r
 		}
 		switch rng.Intn(5) {
 		case 0, 1:
-			want = append(want, *r)
-			whole = append(whole, map[bool]*Request{true: r}[held])
+			want, whole = append(want, *r), append(whole, same)
 			q.PushBack(r)
 		case 2:
-			want = append([]Request{*r}, want...)
-			whole = append([]*Request{map[bool]*Request{true: r}[held]}, whole...)
+			want, whole = append([]Request{*r}, want...), append([]*Request{same}, whole...)
 			q.PushFront(r)
 		default:
 			pool.Put(r)
@@ -101,6 +101,37 @@ func TestWaitQueueItemsRefreshTheFront(t *testing.T) {
 	q.Items()[0].Priority = 9
 	if got := q.PopFront(); got.Priority != 9 || got.ID != 1 {
 		t.Fatalf("popped id %d priority %v, want id 1 priority 9", got.ID, got.Priority)
+	}
+}
+
+// A scheduler reorders the queue through Items: the order must hold across
+// chunks (a pushed-front one included), for folded and held requests.
+func TestWaitQueueReorderThroughItems(t *testing.T) {
+	pool := &RequestPool{}
+	q := NewWaitQueue(pool)
+	const n = 3 * waitChunk
+	for i := int64(1); i < n; i++ {
+		r := waitingRequest(pool, i, nil)
+		if i%5 == 0 {
+			r.FirstToken = 1 // held whole
+		}
+		q.PushBack(r)
+	}
+	q.PushFront(waitingRequest(pool, 0, nil))
+	q.Front() // an unfolded front must not survive the reorder
+	items := q.Items()
+	slices.Reverse(items)
+	for i := range items {
+		items[i].Priority = float64(i)
+	}
+	for want := int64(n - 1); want >= 0; want-- {
+		r := q.PopFront()
+		if r.ID != want || r.Priority != float64(n-1-want) {
+			t.Fatalf("popped id %d priority %v, want id %d priority %d", r.ID, r.Priority, want, n-1-want)
+		}
+		if r.FirstToken != 1 && want%5 == 0 && want > 0 {
+			t.Fatalf("held request %d came back folded", want)
+		}
 	}
 }
 
