@@ -33,7 +33,7 @@ func TestWaitQueueMatchesASlice(t *testing.T) {
 	var whole []*Request
 	for op := 0; op < 20000; op++ {
 		r := waitingRequest(pool, int64(op), prefixes[op%3])
-		var same *Request // the Request the queue must hand back, nil = any
+		var same *Request     // the Request the queue must hand back, nil = any
 		if rng.Intn(4) == 0 { // as a preempted request: it ran
 			r.FirstToken, r.ITLSum = 5, 7
 			same = r
