@@ -13,13 +13,15 @@ const unset = -1
 type Collector struct {
 	class []simcore.SLOClass
 	state []uint8 // outcome per request
-	ttft  []int64 // µs, unset if prefill never finished
-	e2e   []int64 // µs, unset unless completed
-	sched []int64 // µs from arrival to the (last) admission into a batch
+	ttft  column  // unset if prefill never finished
+	e2e   column  // unset unless completed
+	sched column  // from arrival to the (last) admission into a batch
 	out   []int32 // output tokens requested
 
 	itlVals   []int64 // one entry per step that produced decode tokens
 	itlCounts []int64
+
+	scratch []int64 // Summarize: one distribution's values
 
 	outputTokens int64 // decode tokens produced (N−1 per request, re-decodes again)
 	inputTokens  int64
@@ -38,9 +40,9 @@ const (
 func (c *Collector) Reserve(n int) {
 	c.class = slices.Grow(c.class, n)
 	c.state = slices.Grow(c.state, n)
-	c.ttft = slices.Grow(c.ttft, n)
-	c.e2e = slices.Grow(c.e2e, n)
-	c.sched = slices.Grow(c.sched, n)
+	c.ttft.reserve(n)
+	c.e2e.reserve(n)
+	c.sched.reserve(n)
 	c.out = slices.Grow(c.out, n)
 }
 
@@ -48,9 +50,9 @@ func (c *Collector) Reserve(n int) {
 func (c *Collector) Arrived(r *simcore.Request) {
 	c.class = append(c.class, r.SLO)
 	c.state = append(c.state, inFlight)
-	c.ttft = append(c.ttft, unset)
-	c.e2e = append(c.e2e, unset)
-	c.sched = append(c.sched, unset)
+	c.ttft.appendUnset()
+	c.e2e.appendUnset()
+	c.sched.appendUnset()
 	c.out = append(c.out, r.OutputLen)
 }
 
@@ -66,16 +68,16 @@ func (c *Collector) Enqueued(r *simcore.Request) { c.inputTokens += int64(r.Inpu
 // Scheduled records the delay from arrival to admission into a batch; a
 // preempted request that is admitted again overwrites it, as in BLIS.
 func (c *Collector) Scheduled(r *simcore.Request, now simcore.Tick) {
-	c.sched[r.ID] = now - r.Arrival
+	c.sched.set(r.ID, now-r.Arrival)
 }
 
 // FirstToken records (or, after a preemption, overwrites) the TTFT.
-func (c *Collector) FirstToken(r *simcore.Request) { c.ttft[r.ID] = r.FirstToken }
+func (c *Collector) FirstToken(r *simcore.Request) { c.ttft.set(r.ID, r.FirstToken) }
 
 // Completed records the end-to-end latency: TTFT plus every ITL.
 func (c *Collector) Completed(r *simcore.Request) {
 	c.state[r.ID] = completed
-	c.e2e[r.ID] = r.FirstToken + r.ITLSum
+	c.e2e.set(r.ID, r.FirstToken+r.ITLSum)
 }
 
 // DecodeStep records one step in which n requests each got a token after

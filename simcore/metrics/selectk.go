@@ -59,11 +59,75 @@ func median3(a, b, c int64) int64 {
 	return max(a, b)
 }
 
-// minOf returns the smallest value of a non-empty slice.
-func minOf(a []int64) int64 {
-	m := a[0]
-	for _, v := range a[1:] {
-		m = min(m, v)
+// valuesAt writes into out[i] the value a sorted copy of us would hold at
+// ranks[i] (ranks ascending); it may reorder us. Large inputs are
+// narrowed first: one pass counts the values per 1/4096 of their range,
+// and only the values of the buckets that hold the ranks are gathered and
+// selected among, so that a summary costs a few passes over each
+// distribution instead of repeated partitioning.
+func valuesAt(us []int64, ranks []int, out []int64) {
+	if len(us) < histogramMin {
+		selectRanks(us, ranks, out)
+		return
 	}
-	return m
+	lo, hi := us[0], us[0]
+	for _, v := range us {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	span := uint64(hi) - uint64(lo) // hi − lo, which may not fit an int64
+	shift := uint(max(0, bits.Len64(span)-histogramBits))
+	counts := make([]int, span>>shift+1)
+	for _, v := range us {
+		counts[(uint64(v)-uint64(lo))>>shift]++
+	}
+	// Each rank's bucket and its rank within the bucket; ranks ascend, so
+	// buckets do, and equal ones are neighbours.
+	bucket := make([]int, len(ranks))
+	within := make([]int, len(ranks))
+	b, below := 0, 0
+	for i, r := range ranks {
+		for below+counts[b] <= r {
+			below += counts[b]
+			b++
+		}
+		bucket[i], within[i] = b, r-below
+	}
+	want := make([]int8, len(counts)) // 1 + index into gathered; 0 = not wanted
+	var gathered [][]int64
+	for i, b := range bucket {
+		if i == 0 || b != bucket[i-1] {
+			gathered = append(gathered, make([]int64, 0, counts[b]))
+			want[b] = int8(len(gathered))
+		}
+	}
+	for _, v := range us {
+		if g := want[(uint64(v)-uint64(lo))>>shift]; g != 0 {
+			gathered[g-1] = append(gathered[g-1], v)
+		}
+	}
+	for i := 0; i < len(ranks); {
+		j := i + 1
+		for j < len(ranks) && bucket[j] == bucket[i] {
+			j++
+		}
+		selectRanks(gathered[want[bucket[i]]-1], within[i:j], out[i:j])
+		i = j
+	}
 }
+
+// selectRanks is valuesAt by selection in place, rank after rank, each
+// search starting above the last rank placed.
+func selectRanks(us []int64, ranks []int, out []int64) {
+	from := 0 // us[:from] are the from smallest values
+	for i, r := range ranks {
+		selectK(us[from:], r-from)
+		out[i], from = us[r], r
+	}
+}
+
+// histogramMin is the size from which valuesAt narrows by histogram;
+// histogramBits sets its 2^12 buckets.
+const (
+	histogramMin  = 1 << 12
+	histogramBits = 12
+)

@@ -36,9 +36,17 @@ func TestDistBySelectionMatchesSort(t *testing.T) {
 		"equal":    func(int, int) int64 { return 42_000 },
 		"few":      func(int, int) int64 { return rng.Int63n(4) * 1000 },
 		"pipe":     func(i, n int) int64 { return int64(min(i, n-i)) },
+		// One huge value puts nearly everything in the first histogram
+		// bucket.
+		"outlier": func(i, _ int) int64 {
+			if i == 5 {
+				return 1 << 60
+			}
+			return rng.Int63n(5000)
+		},
 	}
 	for name, gen := range shapes {
-		for _, n := range []int{1, 2, 3, 15, 16, 17, 18, 100, 1001, 65_537} {
+		for _, n := range []int{1, 2, 3, 15, 16, 17, 18, 100, 1001, 4095, 4096, 4097, 65_537} {
 			us := make([]int64, n)
 			for i := range us {
 				us[i] = gen(i, n)
@@ -69,6 +77,41 @@ func TestSelectKPlacesRank(t *testing.T) {
 		for i := range a {
 			if (i < k && a[i] > a[k]) || (i > k && a[i] < a[k]) {
 				t.Fatalf("n=%d k=%d: a[%d]=%d on the wrong side of %d", n, k, i, a[i], a[k])
+			}
+		}
+	}
+}
+
+// valuesAt's histogram spans the whole int64 range (its width overflows
+// an int64) and hands back any set of ascending ranks, repeated ones
+// included, as sorting would.
+func TestValuesAtMatchesSortedRanks(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for trial := 0; trial < 40; trial++ {
+		n := histogramMin + rng.Intn(3*histogramMin)
+		us := make([]int64, n)
+		for i := range us {
+			switch rng.Intn(4) {
+			case 0:
+				us[i] = math.MinInt64 + rng.Int63n(100)
+			case 1:
+				us[i] = math.MaxInt64 - rng.Int63n(100)
+			default:
+				us[i] = rng.Int63n(1000) - 500
+			}
+		}
+		sorted := slices.Clone(us)
+		slices.Sort(sorted)
+		ranks := make([]int, 1+rng.Intn(6))
+		for i := range ranks {
+			ranks[i] = rng.Intn(n)
+		}
+		slices.Sort(ranks)
+		got := make([]int64, len(ranks))
+		valuesAt(us, ranks, got)
+		for i, r := range ranks {
+			if got[i] != sorted[r] {
+				t.Fatalf("n=%d rank %d: %d, sorted %d", n, r, got[i], sorted[r])
 			}
 		}
 	}

@@ -18,21 +18,30 @@ type Dist struct {
 	P99  float64 `json:"p99"`
 }
 
-// distOf summarises µs values as ms; it reorders them.
+// distOf summarises µs values as ms; it may reorder them.
 func distOf(us []int64) Dist {
 	if len(us) == 0 {
 		return Dist{}
 	}
-	d := Dist{Mean: mean(us) / 1000}
-	// Ranks ascend with p, so each selection only searches above the last.
-	done := 0
-	for _, q := range []struct {
-		p   float64
-		out *float64
-	}{{50, &d.P50}, {90, &d.P90}, {99, &d.P99}} {
-		*q.out, done = percentile(us, q.p, done)
+	// Linear interpolation between ranks ⌊r⌋ and ⌈r⌉, r = p/100·(n−1)
+	// (numpy's "linear" method, as BLIS).
+	ps := [...]float64{50, 90, 99}
+	var ranks [2 * len(ps)]int
+	for i, p := range ps {
+		r := p / 100 * float64(len(us)-1)
+		ranks[2*i], ranks[2*i+1] = int(math.Floor(r)), int(math.Ceil(r))
 	}
-	return d
+	var vals [len(ranks)]int64
+	valuesAt(us, ranks[:], vals[:])
+	var pct [len(ps)]float64
+	for i, p := range ps {
+		lo, lv, hv := ranks[2*i], vals[2*i], vals[2*i+1]
+		pct[i] = float64(lv) / 1000
+		if lo != ranks[2*i+1] {
+			pct[i] += float64(hv-lv) * (p/100*float64(len(us)-1) - float64(lo)) / 1000
+		}
+	}
+	return Dist{Mean: mean(us) / 1000, P50: pct[0], P90: pct[1], P99: pct[2]}
 }
 
 // mean is the arithmetic mean. The sum is kept exactly in integers (it
@@ -52,24 +61,6 @@ func mean(us []int64) float64 {
 		sum = s
 	}
 	return float64(sum) / float64(len(us))
-}
-
-// percentile interpolates linearly at rank p/100·(n−1) of the values and
-// returns ms (numpy's "linear" method, as BLIS). It selects the ranks it
-// needs in us[from:], where the values below from are the smallest ones
-// already placed, and returns the index from which the next, higher
-// percentile may search.
-func percentile(us []int64, p float64, from int) (float64, int) {
-	n := len(us)
-	rank := p / 100 * float64(n-1)
-	lo, hi := int(math.Floor(rank)), int(math.Ceil(rank))
-	selectK(us[from:], lo-from)
-	lv := us[lo]
-	if lo == hi {
-		return float64(lv) / 1000, lo
-	}
-	hv := minOf(us[hi:]) // everything above lo is ≥ us[lo]
-	return float64(lv)/1000 + float64(hv-lv)*(rank-float64(lo))/1000, lo
 }
 
 // weightedDist summarises values that occur count times each (ITLs are

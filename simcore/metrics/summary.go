@@ -55,12 +55,12 @@ type RunInfo struct {
 	TTFTTargetMs simcore.PerClass
 }
 
-// Summarize computes the summary. It sorts internal arrays, so call it once.
+// Summarize computes the summary.
 func (c *Collector) Summarize(info RunInfo) Summary {
 	s := Summary{
-		TTFT:            distOf(pick(c.ttft, c.class, allClasses)),
-		E2E:             distOf(pick(c.e2e, c.class, allClasses)),
-		SchedulingDelay: distOf(pick(c.sched, c.class, allClasses)),
+		TTFT:            c.dist(&c.ttft, allClasses),
+		E2E:             c.dist(&c.e2e, allClasses),
+		SchedulingDelay: c.dist(&c.sched, allClasses),
 		ITL:             weightedDist(c.itlVals, c.itlCounts),
 		Preemptions:     float64(c.preemptions),
 		CacheHitRate:    info.CacheHitRate,
@@ -115,8 +115,8 @@ func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 		}
 	}
 	if cs.Count > 0 {
-		cs.TTFT = distOf(pick(c.ttft, c.class, cl))
-		cs.E2E = distOf(pick(c.e2e, c.class, cl))
+		cs.TTFT = c.dist(&c.ttft, cl)
+		cs.E2E = c.dist(&c.e2e, cl)
 	}
 	return cs, tokens
 }
@@ -125,7 +125,7 @@ func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 func (c *Collector) attainment(cl simcore.SLOClass, limit int64) float64 {
 	n := 0.0
 	for i, k := range c.class {
-		if k == cl && c.ttft[i] != unset && c.ttft[i] <= limit {
+		if v := c.ttft.get(i); k == cl && v != unset && v <= limit {
 			n++
 		}
 	}
@@ -134,15 +134,10 @@ func (c *Collector) attainment(cl simcore.SLOClass, limit int64) float64 {
 
 const allClasses = simcore.NumSLOClasses
 
-// pick returns the set values of vals whose class is cl (or all of them).
-func pick(vals []int64, class []simcore.SLOClass, cl simcore.SLOClass) []int64 {
-	out := make([]int64, 0, len(vals))
-	for i, v := range vals {
-		if v != unset && (cl == allClasses || class[i] == cl) {
-			out = append(out, v)
-		}
-	}
-	return out
+// dist summarises the set values of col for class cl (or all classes).
+func (c *Collector) dist(col *column, cl simcore.SLOClass) Dist {
+	c.scratch = col.pick(c.scratch[:0], c.class, cl)
+	return distOf(c.scratch)
 }
 
 // Mean averages summaries field by field (several seeds of one

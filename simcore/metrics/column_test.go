@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"optimize/simcore"
+)
+
+// A column stores values exactly at either width: it stays 32-bit while
+// values fit, keeps unset apart from every value, and turns 64-bit
+// without losing what it held when one does not fit.
+func TestColumnWidensWithoutLoss(t *testing.T) {
+	cases := []struct {
+		name string
+		vals []int64 // unset = never set
+		wide bool
+	}{
+		{"fits", []int64{0, 5, unset, narrowUnset - 1}, false},
+		{"just too big", []int64{7, unset, narrowUnset, 9}, true},
+		{"huge", []int64{1, math.MaxInt64, unset}, true},
+		{"negative", []int64{3, -2, unset}, true},
+	}
+	for _, tc := range cases {
+		var c column
+		c.reserve(2)
+		for range tc.vals {
+			c.appendUnset()
+		}
+		for i, v := range tc.vals {
+			if v != unset {
+				c.set(int64(i), v)
+			}
+		}
+		c.appendUnset() // after widening too
+		if got := c.wide != nil; got != tc.wide {
+			t.Fatalf("%s: wide %v, want %v", tc.name, got, tc.wide)
+		}
+		want := append(tc.vals, unset)
+		for i, v := range want {
+			if got := c.get(i); got != v {
+				t.Fatalf("%s: value %d = %d, want %d", tc.name, i, got, v)
+			}
+		}
+		class := make([]simcore.SLOClass, len(want))
+		var set []int64
+		for _, v := range want {
+			if v != unset {
+				set = append(set, v)
+			}
+		}
+		if got := c.pick(nil, class, allClasses); len(got) != len(set) {
+			t.Fatalf("%s: pick %v, want %v", tc.name, got, set)
+		}
+	}
+}
