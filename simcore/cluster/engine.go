@@ -108,7 +108,11 @@ func (e *Engine) stepOnce() bool {
 			return false // Peek promised a request: a source bug, end the run
 		}
 		e.metrics.Arrived(r)
-		e.events.push(event{time: at, rank: rankAdmission, kind: evAdmission, slot: e.transit.park(r)})
+		if e.nextAt(at, rankAdmission) {
+			e.admit(r)
+		} else {
+			e.events.push(event{time: at, rank: rankAdmission, kind: evAdmission, slot: e.transit.park(r)})
+		}
 		return true
 	}
 	if e.events.Len() == 0 {
@@ -123,13 +127,28 @@ func (e *Engine) stepOnce() bool {
 	case evAdmission:
 		e.admit(e.transit.take(ev.slot))
 	case evRouting:
-		e.route(e.transit.take(ev.slot))
+		e.route(e.transit.take(ev.slot), true)
 	case evQueued:
 		e.instances[ev.rank-rankInstance0].enqueue(e, e.transit.take(ev.slot))
 	case evStep:
 		e.instances[ev.rank-rankInstance0].step(e)
 	}
 	return true
+}
+
+// nextAt reports whether an event at the current time with the given rank
+// would be the next one handled: no arrival at that time is left and no
+// queued event precedes it. Such an event is handled at once instead of
+// going through the heap; the order of everything is as if it had.
+func (e *Engine) nextAt(now simcore.Tick, rank int32) bool {
+	if at, ok := e.src.Peek(); ok && at <= now {
+		return false
+	}
+	if e.events.Len() == 0 {
+		return true
+	}
+	top := e.events.top()
+	return top.time > now || (top.time == now && top.rank > rank)
 }
 
 // leave tells the source that r left the system at time at and recycles it.
@@ -154,13 +173,21 @@ func (e *Engine) admit(r *simcore.Request) {
 		e.leave(r, e.now, false)
 		return
 	}
+	if e.nextAt(e.now, rankRouting) {
+		e.route(r, false) // nothing has happened since the snapshots were read
+		return
+	}
 	e.events.push(event{time: e.now, rank: rankRouting, kind: evRouting, slot: e.transit.park(r)})
 }
 
 // route picks the instance; the request reaches its wait queue after the
-// α queueing delay, which overlaps freely across requests.
-func (e *Engine) route(r *simcore.Request) {
-	e.refreshSnapshots()
+// α queueing delay, which overlaps freely across requests. refresh says
+// whether the snapshots must be read again (not when they were read at
+// this instant with nothing handled since).
+func (e *Engine) route(r *simcore.Request, refresh bool) {
+	if refresh {
+		e.refreshSnapshots()
+	}
 	i := e.router.Route(r, e.snaps, e.now)
 	// Only class-based policies rescore from the hint each step; with any
 	// other, a copied hint would stick forever.
