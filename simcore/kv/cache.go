@@ -438,15 +438,14 @@ func (c *Cache) register(id, k int32) {
 	if k >= cp.shared {
 		return
 	}
-	h := cp.hash(k)
 	if int(k) < len(cp.prefix) {
-		c.index.Set(h, id)
+		c.index.Set(cp.prefix[k], id)
 		c.indexEpoch++
 	} else {
 		c.registerStream(cp, id, k)
 	}
 	if c.observe != nil {
-		c.observe(h, true)
+		c.observe(cp.hash(k), true)
 	}
 }
 
@@ -488,16 +487,15 @@ func (c *Cache) forget(id, k int32) {
 	cp := &c.copies[id]
 	b := cp.at(k)
 	if cp.indexed(k, b) {
-		h := cp.hash(k)
 		if int(k) < len(cp.prefix) {
-			c.index.Delete(h)
+			c.index.Delete(cp.prefix[k])
 			c.indexEpoch++
 		} else {
 			c.flushStream(cp.stream)
 			c.streams.evict(cp.stream, k)
 		}
 		if c.observe != nil {
-			c.observe(h, false)
+			c.observe(cp.hash(k), false)
 		}
 	}
 	b.refs = forgotten // idle (a popped block goes dead next)
@@ -515,6 +513,11 @@ func (c *Cache) Release(s *Seq) {
 	s.settle()
 	tiered := c.tier != nil
 	c.released = c.released[:0]
+	// The tail run, kept in locals while only this loop changes it.
+	t, tail := c.tail, (*run)(nil)
+	if t != none {
+		tail = &c.runs[t]
+	}
 	for i := len(s.spans) - 1; i >= 0; i-- {
 		sp := s.spans[i]
 		st := c.copies[sp.copy].span(sp.lo, sp.n)
@@ -522,13 +525,15 @@ func (c *Cache) Release(s *Seq) {
 			k := sp.lo + int32(j)
 			if st[j].refs--; st[j].refs == 0 {
 				c.used--
-				if t := c.tail; t != none && c.runs[t].copy == sp.copy && c.runs[t].last == k+1 && c.runs[t].first >= k+1 {
+				if tail != nil && tail.copy == sp.copy && tail.last == k+1 && tail.first >= k+1 {
 					// pushTail's common case, inline: the block extends
 					// the descending tail run this release started.
-					c.runs[t].last = k
+					tail.last = k
 					st[j].node = t
 				} else {
-					c.pushTail(sp.copy, k)
+					c.pushTail(sp.copy, k) // may move the runs
+					t = c.tail
+					tail = &c.runs[t]
 				}
 			}
 			if tiered {
