@@ -1,8 +1,7 @@
 package simcore
 
 import (
-	"unsafe"
-
+	"optimize/simcore/internal/slicetab"
 	"optimize/simcore/kv"
 )
 
@@ -63,19 +62,8 @@ func fresh(r *Request) bool {
 type RequestPool struct {
 	free     []*Request
 	chunk    []Request // new requests are carved from it
-	prefixes [][]uint64
-	byKey    map[prefixKey]int32 // prefix index by slice
-	last     int32               // index of the last prefix folded, a one-entry memo
+	prefixes slicetab.Table
 }
-
-// prefixKey tells prefix slices apart by their first element's address and
-// their length.
-type prefixKey struct {
-	data *uint64
-	n    int
-}
-
-func keyOf(prefix []uint64) prefixKey { return prefixKey{unsafe.SliceData(prefix), len(prefix)} }
 
 // requestChunk is how many requests the pool allocates at once.
 const requestChunk = 256
@@ -105,7 +93,7 @@ func (p *RequestPool) Put(r *Request) {
 // fold returns r's Waiting form, prefix included; r itself is unchanged.
 func (p *RequestPool) fold(r *Request) Waiting {
 	w := WaitingOf(r)
-	w.prefix = p.prefixIndex(r.Content.Prefix)
+	w.prefix = p.prefixes.ID(r.Content.Prefix)
 	return w
 }
 
@@ -114,31 +102,5 @@ func (p *RequestPool) unfold(w *Waiting, r *Request) {
 	r.ID, r.Arrival, r.Priority, r.PriorityHint = w.ID, w.Arrival, w.Priority, w.PriorityHint
 	r.InputLen, r.OutputLen, r.SLO = w.InputLen, w.OutputLen, w.SLO
 	r.Client, r.Round, r.Session, r.Instance = w.Client, w.Round, w.Session, w.Instance
-	r.Content = kv.Content{UID: w.UID, Input: w.input, Total: w.total, Shared: w.shared}
-	if w.prefix >= 0 {
-		r.Content.Prefix = p.prefixes[w.prefix]
-	}
-}
-
-// prefixIndex returns the table index of a prefix slice, adding it when
-// new; an empty prefix is -1.
-func (p *RequestPool) prefixIndex(prefix []uint64) int32 {
-	if len(prefix) == 0 {
-		return -1
-	}
-	key := keyOf(prefix)
-	if i := p.last; int(i) < len(p.prefixes) && keyOf(p.prefixes[i]) == key {
-		return i
-	}
-	i, ok := p.byKey[key]
-	if !ok {
-		if p.byKey == nil {
-			p.byKey = map[prefixKey]int32{}
-		}
-		i = int32(len(p.prefixes))
-		p.prefixes = append(p.prefixes, prefix)
-		p.byKey[key] = i
-	}
-	p.last = i
-	return i
+	r.Content = kv.Content{Prefix: p.prefixes.Slice(w.prefix), UID: w.UID, Input: w.input, Total: w.total, Shared: w.shared}
 }

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"optimize/simcore/internal/prefixmemo"
+	"optimize/simcore/internal/slicetab"
 	"optimize/simcore/internal/u64map"
 )
 
@@ -61,13 +62,15 @@ type Cache struct {
 	used      int64
 	unused    int64 // never-used blocks: BLIS's free list starts with them
 
-	copies      []copyRec
-	freeCopies  []int32
-	spareBlocks [][][]blk // block arrays of recycled copies, by power-of-two capacity
-	slab        []blk     // where takeBlocks carves new ones
-	runs        []run     // free list, LRU first
-	freeRuns    []int32
-	head, tail  int32
+	copies     []copyRec
+	freeCopies []int32
+	chunks     [][]blk   // the copies' block states (copies.go)
+	next       int       // the first slot no region has taken
+	spare      [][]int32 // regions of recycled copies, by power-of-two class
+	prefixes   slicetab.Table
+	runs       []run // free list, LRU first
+	freeRuns   []int32
+	head, tail int32
 
 	index *u64map.Map // prefix blocks: hash → copy (the newest registered)
 	// indexEpoch counts the changes of index; memo answers Lookup's prefix
@@ -192,7 +195,7 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 			}
 			sp := prev[p]
 			cp := &c.copies[sp.copy]
-			if cp.gen != sp.gen || cp.at(k).refs == dead || !cp.hashed(k, cp.at(k)) {
+			if cp.gen != sp.gen || c.at(cp, k).refs == dead || !cp.hashed(k, c.at(cp, k)) {
 				break
 			}
 			id = sp.copy
@@ -289,7 +292,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 		// Only now can the idle cached blocks, which committing takes off
 		// the free list, make the difference.
 		for _, sp := range cached.spans {
-			for _, b := range c.copies[sp.copy].span(sp.lo, sp.n) {
+			for _, b := range c.span(&c.copies[sp.copy], sp.lo, sp.n) {
 				if b.refs == 0 {
 					idleCached++
 				}
@@ -301,7 +304,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 		// back: the idle cached blocks end up at the free-list tail.
 		for _, sp := range cached.spans {
 			for k := sp.lo; k < sp.lo+sp.n; k++ {
-				if c.copies[sp.copy].at(k).refs == 0 {
+				if c.at(&c.copies[sp.copy], k).refs == 0 {
 					c.unlink(sp.copy, k)
 					c.pushTail(sp.copy, k)
 				}
@@ -311,7 +314,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 	}
 	c.start(s)
 	for _, sp := range cached.spans {
-		st := c.copies[sp.copy].span(sp.lo, sp.n)
+		st := c.span(&c.copies[sp.copy], sp.lo, sp.n)
 		for j := range st {
 			if st[j].refs == 0 {
 				c.unlink(sp.copy, sp.lo+int32(j))
@@ -414,7 +417,11 @@ func (c *Cache) ownSpan(s *Seq, content *Content) {
 func (c *Cache) grow(s *Seq) int32 {
 	id := s.own - 1
 	cp := &c.copies[id]
-	cp.st = append(cp.st, blk{refs: 1, node: none})
+	if int(cp.n) == 1<<cp.class {
+		c.moveCopy(cp) // a request storing more than its content's blocks
+	}
+	*c.at(cp, cp.lo+cp.n) = blk{refs: 1, node: none}
+	cp.n++
 	cp.live++
 	s.Blocks++
 	c.used++
@@ -438,14 +445,14 @@ func (c *Cache) register(id, k int32) {
 	if k >= cp.shared {
 		return
 	}
-	if int(k) < len(cp.prefix) {
-		c.index.Set(cp.prefix[k], id)
+	if k < cp.nprefix {
+		c.index.Set(c.prefixes.Slice(cp.prefix)[k], id)
 		c.indexEpoch++
 	} else {
 		c.registerStream(cp, id, k)
 	}
 	if c.observe != nil {
-		c.observe(cp.hash(k), true)
+		c.observe(c.hash(cp, k), true)
 	}
 }
 
@@ -462,7 +469,7 @@ func (c *Cache) registerStream(cp *copyRec, id, k int32) {
 		cp.runHi++
 		return
 	}
-	r := c.streams.locate(cp.stream, cp.uid, int32(len(cp.prefix)))
+	r := c.streams.locate(cp.stream, cp.uid, cp.nprefix)
 	c.flushStream(r)
 	c.streams.recs[r].pending = id
 	cp.stream, cp.runLo, cp.runHi = r, k, k+1
@@ -484,21 +491,25 @@ func (c *Cache) flushStream(r int32) {
 // forget clears the content of block k of copy id: its prefix-index entry
 // goes, even when a newer duplicate owns it, as in BLIS.
 func (c *Cache) forget(id, k int32) {
-	cp := &c.copies[id]
-	b := cp.at(k)
+	c.unindex(&c.copies[id], k, c.at(&c.copies[id], k)).refs = forgotten // idle (a popped block goes dead next)
+}
+
+// unindex drops block k of copy cp, whose state is b, from the prefix
+// index if it is there, and returns b.
+func (c *Cache) unindex(cp *copyRec, k int32, b *blk) *blk {
 	if cp.indexed(k, b) {
-		if int(k) < len(cp.prefix) {
-			c.index.Delete(cp.prefix[k])
+		if k < cp.nprefix {
+			c.index.Delete(c.prefixes.Slice(cp.prefix)[k])
 			c.indexEpoch++
 		} else {
 			c.flushStream(cp.stream)
 			c.streams.evict(cp.stream, k)
 		}
 		if c.observe != nil {
-			c.observe(cp.hash(k), false)
+			c.observe(c.hash(cp, k), false)
 		}
 	}
-	b.refs = forgotten // idle (a popped block goes dead next)
+	return b
 }
 
 // Observe makes fn hear every prefix-index change (nil stops it).
@@ -520,7 +531,7 @@ func (c *Cache) Release(s *Seq) {
 	}
 	for i := len(s.spans) - 1; i >= 0; i-- {
 		sp := s.spans[i]
-		st := c.copies[sp.copy].span(sp.lo, sp.n)
+		st := c.span(&c.copies[sp.copy], sp.lo, sp.n)
 		for j := len(st) - 1; j >= 0; j-- {
 			k := sp.lo + int32(j)
 			if st[j].refs--; st[j].refs == 0 {
@@ -587,8 +598,8 @@ func (c *Cache) pop() {
 		return
 	}
 	id, k := c.popHead()
-	c.forget(id, k)
-	c.copies[id].at(k).refs = dead
+	cp := &c.copies[id]
+	c.unindex(cp, k, c.at(cp, k)).refs = dead
 	c.dropBlock(id)
 }
 

@@ -66,7 +66,7 @@ func (c *Cache) checkCopies(holders map[blockAt]int32) error {
 	for id := range c.copies {
 		cp := &c.copies[id]
 		var live int32
-		for i, b := range cp.st {
+		for i, b := range c.statesOf(cp) {
 			k := cp.lo + int32(i)
 			if b.refs == dead {
 				continue
@@ -107,10 +107,10 @@ func (c *Cache) checkRuns() error {
 		}
 		cp := &c.copies[r.copy]
 		for k := r.first; ; k += r.step() {
-			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) {
+			if k < cp.lo || k >= cp.lo+cp.n {
 				return fmt.Errorf("run %d names block %d outside copy %d", n, k, r.copy)
 			}
-			if b := cp.at(k); b.refs != 0 && b.refs != forgotten || b.node != n {
+			if b := c.at(cp, k); b.refs != 0 && b.refs != forgotten || b.node != n {
 				return fmt.Errorf("copy %d block %d in run %d has refcount %d and run %d", r.copy, k, n, b.refs, b.node)
 			}
 			if free++; free > c.total {
@@ -134,8 +134,8 @@ func (c *Cache) checkRuns() error {
 // names reports whether copy id holds a live indexed block hashed h.
 func (c *Cache) names(id int32, h uint64) bool {
 	cp := &c.copies[id]
-	for i, b := range cp.st {
-		if k := cp.lo + int32(i); b.refs != dead && cp.indexed(k, &cp.st[i]) && cp.hash(k) == h {
+	for i, b := range c.statesOf(cp) {
+		if k := cp.lo + int32(i); b.refs != dead && cp.indexed(k, &b) && c.hash(cp, k) == h {
 			return true
 		}
 	}
@@ -149,8 +149,8 @@ func (c *Cache) checkStreams() error {
 	naming := make(map[int32]int32)
 	for id := range c.copies {
 		cp := &c.copies[id]
-		for i, b := range cp.st {
-			if k := cp.lo + int32(i); b.refs != dead && cp.indexed(k, &cp.st[i]) && int(k) >= len(cp.prefix) {
+		for i, b := range c.statesOf(cp) {
+			if k := cp.lo + int32(i); b.refs != dead && cp.indexed(k, &b) && k >= cp.nprefix {
 				naming[cp.stream]++
 			}
 		}
@@ -195,10 +195,10 @@ func (c *Cache) checkStreams() error {
 				continue
 			}
 			cp := &c.copies[id]
-			if k < cp.lo || k >= cp.lo+int32(len(cp.st)) || cp.uid != rec.uid || cp.stream != int32(r) {
+			if k < cp.lo || k >= cp.lo+cp.n || cp.uid != rec.uid || cp.stream != int32(r) {
 				return fmt.Errorf("stream %x block %d names copy %d, which holds other content", rec.uid, k, id)
 			}
-			if b := cp.at(k); b.refs == dead || !cp.indexed(k, b) {
+			if b := c.at(cp, k); b.refs == dead || !cp.indexed(k, b) {
 				return fmt.Errorf("stream %x block %d names copy %d, whose block is not indexed", rec.uid, k, id)
 			}
 		}

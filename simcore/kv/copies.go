@@ -7,32 +7,40 @@ import (
 )
 
 // A copy is the unit of block storage: consecutive sequence blocks
-// [lo, lo+len(st)) of one content, filled in order by the one request that
-// allocated them. Every block's state sits in the copy's st array, so the
-// work a request does on its blocks (filling, committing, releasing, and
-// the eviction of a run of them later) walks a short array instead of
-// scattered per-block records.
+// [lo, lo+n) of one content, filled in order by the one request that
+// allocated them. Every block's state sits in the copy's region of the
+// cache's block array, so the work a request does on its blocks (filling,
+// committing, releasing, and the eviction of a run of them later) walks a
+// short array instead of scattered per-block records. Records and block
+// states hold no pointer, so the garbage collector neither scans them nor
+// guards writes to them.
 //
 // Blocks have no ids: what BLIS's free list orders is block contents, and
 // which physical block holds a content is invisible. An evicted block's
 // slot in its copy is dead (refs −1) and the physical block moves on to
 // the request that popped it.
 type copyRec struct {
-	prefix []uint64 // the filler's prefix hashes (shared, read-only)
-	uid    uint64   // the filler's stream
-	lo     int32    // sequence index of st[0]
-	total  int32    // the filler's Content.Total: later blocks get no hash
-	shared int32    // the filler's Content.Shared: earlier blocks are indexed
-	stream int32    // stream record its indexed stream blocks name, or none
-	gen    uint32   // bumped when the record is reused
-	live   int32    // blocks not evicted
+	uid     uint64 // the filler's stream
+	prefix  int32  // the filler's prefix hashes, as an id in Cache.prefixes
+	nprefix int32  // their number
+	lo      int32  // sequence index of its first block
+	total   int32  // the filler's Content.Total: later blocks get no hash
+	shared  int32  // the filler's Content.Shared: earlier blocks are indexed
+	stream  int32  // stream record its indexed stream blocks name, or none
+	gen     uint32 // bumped when the record is reused
+	live    int32  // blocks not evicted
 	// hashedTo: blocks [lo, hashedTo) have their hash (the filler fills
 	// and registers them in order), unless forgotten one by one since.
 	hashedTo int32
 	// runLo, runHi: its stream blocks registered but not yet written into
 	// their stream record (Cache.registerStream); empty when equal.
 	runLo, runHi int32
-	st           []blk
+	// Its block states are the first n slots of a region of 2^class ≥ 16
+	// slots of Cache.blocks, which starts at slot 16·region (so that an
+	// int32 reaches 2^35 slots, more than memory holds); block k is in
+	// slot k − lo of the region.
+	region, n int32
+	class     uint8
 }
 
 type blk struct {
@@ -58,30 +66,43 @@ func (c *copyRec) indexed(k int32, b *blk) bool { return k < c.shared && c.hashe
 // dead marks an evicted block slot.
 const dead = -1
 
-// hash is the content hash of sequence block k of the copy.
-func (c *copyRec) hash(k int32) uint64 {
-	if int(k) < len(c.prefix) {
-		return c.prefix[k]
+// hash is the content hash of sequence block k of copy cp.
+func (c *Cache) hash(cp *copyRec, k int32) uint64 {
+	if k < cp.nprefix {
+		return c.prefixes.Slice(cp.prefix)[k]
 	}
-	return streamHash(c.uid, uint64(k))
+	return streamHash(cp.uid, uint64(k))
 }
 
-func (c *copyRec) at(k int32) *blk { return &c.st[k-c.lo] }
+// at is the state of sequence block k of copy cp.
+func (c *Cache) at(cp *copyRec, k int32) *blk {
+	i := int(cp.region)<<regionShift + int(k-cp.lo)
+	return &c.chunks[i>>chunkShift][i&chunkMask]
+}
 
-// span is the state of blocks [lo, lo+n) of the copy.
-func (c *copyRec) span(lo, n int32) []blk { return c.st[lo-c.lo : lo-c.lo+n] }
+// span is the state of blocks [lo, lo+n) of copy cp.
+func (c *Cache) span(cp *copyRec, lo, n int32) []blk {
+	i := int(cp.region)<<regionShift + int(lo-cp.lo)
+	o := i & chunkMask
+	return c.chunks[i>>chunkShift][o : o+int(n) : o+int(n)]
+}
+
+// statesOf is the state of every block copy cp has had.
+func (c *Cache) statesOf(cp *copyRec) []blk { return c.span(cp, cp.lo, cp.n) }
 
 // newCopy starts an empty copy of content at sequence block lo.
 func (c *Cache) newCopy(content *Content, lo int32) int32 {
 	id := freelist.Take(&c.copies, &c.freeCopies) // a reused record keeps its generation
 	cp := &c.copies[id]
-	cp.prefix, cp.uid, cp.lo = content.Prefix, content.UID, lo
+	cp.prefix, cp.nprefix = c.prefixes.ID(content.Prefix), int32(len(content.Prefix))
+	cp.uid, cp.lo = content.UID, lo
 	cp.total, cp.shared, cp.stream, cp.live = content.Total, content.Shared, none, 0
 	cp.runLo, cp.runHi, cp.hashedTo = 0, 0, lo
 	// Room for every block the filler can still take (its partial last
 	// block and the token stored at completion included), so that the
-	// copy never grows by copying.
-	cp.st = c.takeBlocks(int(content.Total-lo) + 2)
+	// copy need not move (moveCopy).
+	cp.region, cp.class = c.takeBlocks(int(content.Total-lo) + 2)
+	cp.n = 0
 	return id
 }
 
@@ -92,50 +113,58 @@ func (c *Cache) dropBlock(id int32) {
 	cp := &c.copies[id]
 	if cp.live--; cp.live == 0 {
 		cp.gen++
-		cp.prefix = nil
-		c.putBlocks(cp.st)
-		cp.st = nil
+		cp.prefix, cp.nprefix = -1, 0
+		c.spare[cp.class] = append(c.spare[cp.class], cp.region)
+		cp.n = 0
 		c.freeCopies = append(c.freeCopies, id)
 	}
 }
 
-// takeBlocks returns an empty block array with room for n, from the
-// spare ones when one of its power-of-two class is left.
-func (c *Cache) takeBlocks(n int) []blk {
-	class := bits.Len(uint(max(n, 16) - 1))
-	if class < len(c.spareBlocks) {
-		if l := c.spareBlocks[class]; len(l) > 0 {
-			c.spareBlocks[class] = l[:len(l)-1]
-			return l[len(l)-1]
-		}
-	}
-	n = 1 << class
-	if n > slabBlocks {
-		return make([]blk, 0, n)
-	}
-	if len(c.slab)+n > cap(c.slab) {
-		c.slab = make([]blk, 0, slabBlocks)
-	}
-	l := c.slab[len(c.slab) : len(c.slab) : len(c.slab)+n]
-	c.slab = c.slab[:len(c.slab)+n]
-	return l
+// moveCopy moves a full copy's block states to a region twice as large.
+func (c *Cache) moveCopy(cp *copyRec) {
+	old, oldRegion, oldClass := c.statesOf(cp), cp.region, cp.class
+	cp.region, cp.class = c.takeBlocks(2 << cp.class)
+	copy(c.span(cp, cp.lo, cp.n), old)
+	c.spare[oldClass] = append(c.spare[oldClass], oldRegion)
 }
 
-// slabBlocks is how many block slots takeBlocks allocates at once: copies
-// are many and short-lived, and one allocation each made up a tenth of a
-// small run's garbage-collection work.
-const slabBlocks = 4096
+// Block states live in chunks of 2^chunkShift slots, addressed by slot
+// index (chunk, then offset): they never move or are copied as the cache
+// grows, and hold no pointer. A region is a power-of-two run of slots
+// (16 at least, so that an int32 names 2^35 slots by its start / 16) that
+// does not straddle a chunk; a region larger than a chunk gets chunks of
+// its own, views of one array, each with the capacity to its end.
+const (
+	regionShift = 4
+	chunkShift  = 12
+	chunkMask   = 1<<chunkShift - 1
+)
 
-// putBlocks keeps a recycled copy's block array for takeBlocks.
-func (c *Cache) putBlocks(st []blk) {
-	class := bits.Len(uint(cap(st) - 1))
-	if cap(st) != 1<<class {
-		return // not one takeBlocks made
+// takeBlocks returns a region with room for n slots and its power-of-two
+// class: a recycled one of its class when one is left, else a new one.
+// Regions are reused, never freed.
+func (c *Cache) takeBlocks(n int) (region int32, class uint8) {
+	class = uint8(bits.Len(uint(max(n, 1<<regionShift) - 1)))
+	for len(c.spare) <= int(class) {
+		c.spare = append(c.spare, nil)
 	}
-	for len(c.spareBlocks) <= class {
-		c.spareBlocks = append(c.spareBlocks, nil)
+	if l := c.spare[class]; len(l) > 0 {
+		c.spare[class] = l[:len(l)-1]
+		return l[len(l)-1], class
 	}
-	c.spareBlocks[class] = append(c.spareBlocks[class], st[:0])
+	size := 1 << class
+	if c.next&chunkMask+size > 1<<chunkShift {
+		c.next = (c.next + chunkMask) &^ chunkMask // the rest of the chunk stays unused
+	}
+	if c.next&chunkMask == 0 {
+		whole := make([]blk, max(size, 1<<chunkShift))
+		for o := 0; o < len(whole); o += 1 << chunkShift {
+			c.chunks = append(c.chunks, whole[o:o+1<<chunkShift:len(whole)])
+		}
+	}
+	region = int32(c.next >> regionShift)
+	c.next += size
+	return region, class
 }
 
 // run is a free-list node: consecutive blocks of one copy in LRU order,
@@ -177,7 +206,7 @@ func (c *Cache) addRun(r run) int32 {
 // pushTail appends free block k of copy id to the LRU tail, extending the
 // tail run when k continues it.
 func (c *Cache) pushTail(id, k int32) {
-	b := c.copies[id].at(k)
+	b := c.at(&c.copies[id], k)
 	if c.tail != none {
 		t := &c.runs[c.tail]
 		if t.copy == id && (t.last == k+1 && t.first >= t.last || t.last == k-1 && t.first <= t.last) {
@@ -192,7 +221,7 @@ func (c *Cache) pushTail(id, k int32) {
 // unlink takes free block k of copy id off the free list: a hit commits it.
 func (c *Cache) unlink(id, k int32) {
 	cp := &c.copies[id]
-	n := cp.at(k).node
+	n := c.at(cp, k).node
 	r := &c.runs[n]
 	d := r.step()
 	switch {
@@ -220,7 +249,7 @@ func (c *Cache) relabel(cp *copyRec, m int32) {
 	r := c.runs[m]
 	d := r.step()
 	for j := r.first; ; j += d {
-		cp.at(j).node = m
+		c.at(cp, j).node = m
 		if j == r.last {
 			return
 		}

@@ -152,7 +152,7 @@ func (c *Cache) afterRelease(released []blockAt) {
 	t := c.tier
 	if float64(c.used) <= t.threshold*float64(c.total) {
 		for _, b := range released {
-			if cp := &c.copies[b.copy]; cp.at(b.k).refs == 0 && cp.hashed(b.k, cp.at(b.k)) {
+			if cp := &c.copies[b.copy]; c.at(cp, b.k).refs == 0 && cp.hashed(b.k, c.at(cp, b.k)) {
 				t.unswept = true
 			}
 		}
@@ -179,10 +179,10 @@ func (c *Cache) afterRelease(released []blockAt) {
 // offload moves an idle hashed block's content to the CPU tier.
 func (c *Cache) offload(id, k int32) {
 	cp := &c.copies[id]
-	if b := cp.at(k); b.refs != 0 || !cp.hashed(k, b) {
+	if b := c.at(cp, k); b.refs != 0 || !cp.hashed(k, b) {
 		return
 	}
-	c.tier.put(cp.hash(k), c.clock)
+	c.tier.put(c.hash(cp, k), c.clock)
 	c.forget(id, k)
 	c.tier.offloaded++
 }
