@@ -34,6 +34,7 @@ type Waiting struct {
 	input, total, shared, prefix int32
 	held                         int32 // slot of the whole request in the queue, -1 = folded
 	SLO                          SLOClass
+	exclusive                    bool // Content.Exclusive
 }
 
 // WaitingOf returns r's Waiting form: the fields a policy or scheduler
@@ -44,7 +45,7 @@ func WaitingOf(r *Request) Waiting {
 		UID: r.Content.UID, InputLen: r.InputLen, OutputLen: r.OutputLen,
 		Client: r.Client, Round: r.Round, Session: r.Session, Instance: r.Instance, SLO: r.SLO,
 		input: r.Content.Input, total: r.Content.Total, shared: r.Content.Shared,
-		prefix: -1, held: -1,
+		prefix: -1, held: -1, exclusive: r.Content.Exclusive,
 	}
 }
 
@@ -102,5 +103,8 @@ func (p *RequestPool) unfold(w *Waiting, r *Request) {
 	r.ID, r.Arrival, r.Priority, r.PriorityHint = w.ID, w.Arrival, w.Priority, w.PriorityHint
 	r.InputLen, r.OutputLen, r.SLO = w.InputLen, w.OutputLen, w.SLO
 	r.Client, r.Round, r.Session, r.Instance = w.Client, w.Round, w.Session, w.Instance
-	r.Content = kv.Content{Prefix: p.prefixes.Slice(w.prefix), UID: w.UID, Input: w.input, Total: w.total, Shared: w.shared}
+	r.Content = kv.Content{
+		Prefix: p.prefixes.Slice(w.prefix), UID: w.UID,
+		Input: w.input, Total: w.total, Shared: w.shared, Exclusive: w.exclusive,
+	}
 }

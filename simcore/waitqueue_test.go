@@ -17,6 +17,7 @@ func waitingRequest(pool *RequestPool, id int64, prefix []uint64) *Request {
 	r.InputLen, r.OutputLen, r.SLO = int32(64+id%50), int32(1+id%9), SLOClass(id%4)
 	r.Client, r.Round, r.Session, r.Instance = int32(id%5), int32(id%3), int32(id/3), int32(id%8)
 	r.Content = kv.NewContent(prefix, uint64(id)+1, int(r.InputLen), int(r.OutputLen), 16, int(id%40))
+	r.Content.Exclusive = id%2 == 0
 	return r
 }
 
@@ -80,7 +81,7 @@ func sameRequest(a, b *Request) bool {
 	if len(ca.Prefix) != len(cb.Prefix) || (len(ca.Prefix) > 0 && &ca.Prefix[0] != &cb.Prefix[0]) {
 		return false
 	}
-	return ca.UID == cb.UID && ca.Input == cb.Input && ca.Total == cb.Total && ca.Shared == cb.Shared && a.ID == b.ID && a.Arrival == b.Arrival && a.Priority == b.Priority &&
+	return ca.UID == cb.UID && ca.Input == cb.Input && ca.Total == cb.Total && ca.Shared == cb.Shared && ca.Exclusive == cb.Exclusive && a.ID == b.ID && a.Arrival == b.Arrival && a.Priority == b.Priority &&
 		a.PriorityHint == b.PriorityHint && a.InputLen == b.InputLen && a.OutputLen == b.OutputLen &&
 		a.SLO == b.SLO && a.Client == b.Client && a.Round == b.Round && a.Session == b.Session &&
 		a.Instance == b.Instance && a.FirstToken == b.FirstToken && a.ITLSum == b.ITLSum &&

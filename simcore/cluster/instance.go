@@ -213,7 +213,7 @@ func (in *instance) wake(i int) {
 		k := int32(in.steps - b)
 		r.Progress += k
 		r.Computed += k
-		r.KV.Tokens += k
+		in.kv.CatchUp(&r.KV, k)
 		r.ITLSum += in.itlTotal
 		in.since[i] = -1
 	}
@@ -230,7 +230,7 @@ func (in *instance) rest(i int) {
 		return
 	}
 	last := int64(r.InputLen+max(r.OutputLen, 1)-1-r.Progress) - 1 // steps before its last one
-	in.due[i] = in.steps + min(in.kv.InBlockRoom(&r.KV), last)
+	in.due[i] = in.steps + min(in.kv.DecodeRoom(&r.KV, &r.Content), last)
 	in.since[i] = in.steps
 	r.ITLSum -= in.itlTotal
 }

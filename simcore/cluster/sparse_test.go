@@ -13,45 +13,58 @@ import (
 // Sparse steps (idle decodes advanced by the step count, only due requests
 // visited) must give exactly what visiting every request every step gives,
 // in the steps that fall back to the dense rule too: a short token budget,
-// short KV with preemptions, priority preemption, the CPU tier.
+// short KV with preemptions, priority preemption, the CPU tier, and
+// open-loop sessions, whose rounds share a stream at once (so a decode
+// block's registration cannot wait for the request's next visit).
 func TestSparseStepsMatchDense(t *testing.T) {
 	cases := []struct {
 		name     string
 		cfg      func() Config
 		fallback bool // the sparse run must fall back at least once (else never)
 		preempt  bool // and preempt
+		openLoop bool
 	}{
-		{"baseline", baselineConfig, false, false},
+		{"baseline", baselineConfig, false, false, false},
 		{"short token budget", func() Config {
 			c := baselineConfig()
 			c.MaxScheduledTokens, c.MaxRunning = 300, 64
 			return c
-		}, true, false},
+		}, true, false, false},
 		{"short KV", func() Config {
 			c := testConfig(2, 700)
 			c.PrefillThreshold = 128
 			return c
-		}, true, true},
+		}, true, true, false},
 		{"priority preemption", func() Config {
 			c := testConfig(2, 700)
 			c.Scheduler = "priority-fcfs"
 			c.Priority = sched.PolicyConfig{Name: sched.SLOTiered}
 			c.PreemptionPolicy = batch.PreemptPriority
 			return c
-		}, true, true},
+		}, true, true, false},
 		{"CPU tier", func() Config {
 			c := testConfig(4, 2000)
 			c.KVCPUBlocks, c.KVOffloadThreshold, c.KVTransferBandwidth, c.KVTransferBaseLatency = 3000, 0.8, 10, 100
 			c.Routing = route.Config{Policy: "weighted", Scorers: []route.ScorerWeight{{Name: "kv-pressure", Weight: 2}, {Name: "prefix-affinity", Weight: 3}}, PrefixIndexCapacity: 10000}
 			return c
-		}, true, false},
-	}
-	spec, err := workload.Builtin("orthogonal-slo")
-	if err != nil {
-		t.Fatal(err)
+		}, true, false, false},
+		{"open-loop sessions, short KV", func() Config {
+			c := testConfig(2, 900)
+			c.PrefillThreshold = 128
+			return c
+		}, true, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			spec, err := workload.Builtin("orthogonal-slo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.openLoop {
+				for i := range spec.Clients {
+					spec.Clients[i].ClosedLoop = new(bool)
+				}
+			}
 			// run reports the summary, the steps that fell back, and whether
 			// any request was ever left idle between events.
 			run := func(dense bool) (any, int64, bool) {

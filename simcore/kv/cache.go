@@ -341,6 +341,32 @@ func (c *Cache) InBlockRoom(s *Seq) int64 {
 	return max(0, int64(s.Blocks)*c.blockSize-1-int64(s.Tokens))
 }
 
+// DecodeRoom returns how many decode tokens in a row s can take without
+// its caller visiting it: those before the token that completes its last
+// block (InBlockRoom), and that one too when the block's registration may
+// wait for the next visit (CatchUp): the block is past the prefix of an
+// exclusive stream, and no observer hears the index change.
+func (c *Cache) DecodeRoom(s *Seq, content *Content) int64 {
+	room := c.InBlockRoom(s)
+	if int64(s.Tokens) < int64(s.Blocks)*c.blockSize && content.Exclusive && c.observe == nil &&
+		s.Blocks-1 >= int32(len(content.Prefix)) {
+		room++
+	}
+	return room
+}
+
+// CatchUp stores the n decode tokens s took without a visit, registering
+// its last block if one of them completed it.
+func (c *Cache) CatchUp(s *Seq, n int32) {
+	if n <= 0 {
+		return
+	}
+	s.Tokens += n
+	if int64(s.Tokens) == int64(s.Blocks)*c.blockSize {
+		c.registerLast(s)
+	}
+}
+
 // AppendInBlock stores one more token when it neither needs a new block
 // nor completes the last one (15 of 16 decode steps), and reports whether
 // it did; small enough to inline into the batch loop. Otherwise the caller

@@ -218,3 +218,57 @@ func TestLongSequencesCycle(t *testing.T) {
 		t.Fatalf("b is cached whole (5000 blocks), Lookup found %d", got)
 	}
 }
+
+// A decode block's registration may wait for the request's next visit only
+// where nobody could see the difference: for an exclusive stream, past
+// its prefix, with no observer. CatchUp then registers it, so a later
+// round of the stream finds the block as if each token had been appended.
+func TestDecodeRoomDefersOnlyUnseenRegistrations(t *testing.T) {
+	cases := []struct {
+		name      string
+		exclusive bool
+		prefix    int // prefix blocks of the content
+		observed  bool
+		deferred  bool
+	}{
+		{"exclusive stream", true, 1, false, true},
+		{"shared stream", false, 1, false, false},
+		{"observed", true, 1, true, false},
+		{"block in the prefix", true, 4, false, false},
+	}
+	for _, tc := range cases {
+		c, _ := New(64, 16)
+		if tc.observed {
+			c.Observe(func(uint64, bool) {})
+		}
+		// 2 input blocks then decode: the request's third block is its first
+		// decode block, 16 tokens of room, shareable (later rounds read it).
+		in := content(3, tc.prefix, 4, 11)
+		in.Input, in.Shared, in.Exclusive = 2, 4, tc.exclusive
+		var s Seq
+		if !c.Allocate(&s, in, Hit{}, 2*16) || !c.AppendToken(&s, in) {
+			t.Fatalf("%s: allocate", tc.name)
+		}
+		room := c.DecodeRoom(&s, in)
+		want := c.InBlockRoom(&s)
+		if tc.deferred {
+			want++
+		}
+		if room != want {
+			t.Fatalf("%s: DecodeRoom %d, want %d", tc.name, room, want)
+		}
+		if !tc.deferred {
+			continue
+		}
+		c.CatchUp(&s, int32(room)) // the tokens up to and including the block's last
+		if s.Tokens != 3*16 {
+			t.Fatalf("%s: %d tokens after catching up, want 48", tc.name, s.Tokens)
+		}
+		c.Release(&s)
+		next := content(3, tc.prefix, 4, 11)
+		next.Input, next.Shared = 4, 4
+		if got := c.Lookup(&Seq{}, next).Blocks; got != 3 {
+			t.Fatalf("%s: the next round found %d blocks, want 3 (the caught-up one registered)", tc.name, got)
+		}
+	}
+}

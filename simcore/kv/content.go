@@ -20,6 +20,12 @@ type Content struct {
 	// Later blocks are private: only this request, after a preemption, can
 	// ever look them up again, so they stay out of the prefix index.
 	Shared int32
+	// Exclusive says that no other request with this UID is in the
+	// system while this one is (a single request, a closed-loop session's
+	// round): nothing else can look up or hold its stream blocks, so the
+	// cache may register a decode block one step late, at the request's
+	// next visit, without anyone seeing the difference.
+	Exclusive bool
 }
 
 // NewContent describes input tokens (the prefix's included) followed by

@@ -384,6 +384,7 @@ func (g *Generator) singleRequest(c *clientStream, at simcore.Tick) *simcore.Req
 	r := g.requests.Take()
 	prefixLen, prefixBlocks := g.prefix(p.group)
 	r.Content = kv.NewContent(prefixBlocks, c.uid(0), prefixLen+in, out, g.blockSize, len(prefixBlocks))
+	r.Content.Exclusive = true // its uid is its own
 	r.Arrival = at
 	r.InputLen = int32(prefixLen + in)
 	r.OutputLen = int32(out)

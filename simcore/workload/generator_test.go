@@ -212,6 +212,36 @@ func TestOpenLoopRounds(t *testing.T) {
 	}
 }
 
+// A stream is exclusive (no two requests of it in the system at once)
+// unless an open-loop session's rounds share it.
+func TestExclusiveStreams(t *testing.T) {
+	single := strings.Replace(closedLoopSpec, "      multi_turn: {max_rounds: 2, think_time_us: 1000, context_growth: accumulate}\n", "", 1)
+	single = strings.Replace(single, "    reasoning:\n", "", 1)
+	cases := []struct {
+		name string
+		doc  string
+		want bool
+	}{
+		{"closed-loop accumulating session", closedLoopSpec, true},
+		{"open-loop accumulating session", strings.Replace(closedLoopSpec, "context_growth: accumulate}", "context_growth: accumulate, closed_loop: false}", 1), false},
+		{"open-loop session, a stream per round", strings.Replace(closedLoopSpec, "context_growth: accumulate}", "closed_loop: false}", 1), true},
+		{"single requests", single, true},
+	}
+	for _, tc := range cases {
+		g := mustGenerator(t, mustSpec(t, tc.doc), Options{Seed: 1, BlockSize: 16, NumRequests: 4})
+		for i := 0; i < 4; i++ {
+			r := pop(g)
+			if r == nil {
+				t.Fatalf("%s: only %d requests", tc.name, i)
+			}
+			if r.Content.Exclusive != tc.want {
+				t.Fatalf("%s: request %d (round %d) exclusive %v, want %v", tc.name, i, r.Round, r.Content.Exclusive, tc.want)
+			}
+			g.Done(r, r.Arrival+10, true)
+		}
+	}
+}
+
 func TestPrefixSharing(t *testing.T) {
 	spec := singleTurn(t)
 	reqs := drain(mustGenerator(t, spec, Options{Seed: 3, BlockSize: 16, NumRequests: 2}), 1)

@@ -201,8 +201,11 @@ func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcor
 			}
 		}
 		req.Content = kv.NewContent(prefix, s.uid, in, out, g.blockSize, shared)
+		// Rounds share the stream: one at a time only in a closed loop.
+		req.Content.Exclusive = c.plan.closedLoop
 	} else {
 		req.Content = kv.NewContent(prefix, s.uid+uint64(r), in, out, g.blockSize, len(prefix))
+		req.Content.Exclusive = true
 	}
 	req.Arrival = at
 	req.InputLen = rounds[r].input

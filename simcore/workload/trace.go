@@ -363,6 +363,7 @@ func (t *TraceSource) Pop(r *simcore.Request) bool {
 		prefix, prefixLen = pg.blocks, int(pg.length)
 	}
 	r.Content = kv.NewContent(prefix, uint64(t.next)+1, prefixLen+int(row.input), int(row.output), t.blockSize, len(prefix))
+	r.Content.Exclusive = true // a stream of its own
 	r.ID = int64(t.next)
 	r.Arrival = row.arrival
 	r.InputLen = int32(prefixLen) + row.input
