@@ -20,6 +20,10 @@ type streamIndex struct {
 	byUID *u64map.Map // stream UID → record
 	recs  []streamRec
 	free  []int32 // records no block names
+	// lastUID's record is lastRec: a request's lookup and its first
+	// registration find its stream one after the other.
+	lastUID uint64
+	lastRec int32
 }
 
 type streamRec struct {
@@ -36,7 +40,11 @@ func newStreamIndex() streamIndex { return streamIndex{byUID: u64map.New(256)} }
 
 // find returns uid's record or none.
 func (x *streamIndex) find(uid uint64) int32 {
+	if uid == x.lastUID && uid != 0 {
+		return x.lastRec
+	}
 	if r, ok := x.byUID.Get(uid); ok {
+		x.lastUID, x.lastRec = uid, r
 		return r
 	}
 	return none
@@ -112,6 +120,7 @@ func (x *streamIndex) create(uid uint64, base int32) int32 {
 	r := freelist.Take(&x.recs, &x.free)
 	x.recs[r].uid, x.recs[r].base, x.recs[r].pending = uid, base, none
 	x.byUID.Set(uid, r)
+	x.lastUID, x.lastRec = uid, r
 	return r
 }
 
@@ -123,6 +132,9 @@ func (x *streamIndex) evict(r, k int32) {
 	rec.ids[k-rec.base] = none
 	if rec.blocks--; rec.blocks == 0 {
 		x.byUID.Delete(rec.uid)
+		if x.lastUID == rec.uid {
+			x.lastUID = 0
+		}
 		rec.uid, rec.ids = 0, rec.ids[:0]
 		x.free = append(x.free, r)
 	}

@@ -167,7 +167,7 @@ func (x *prefixIndex) match(seq blockSeq, matched []int32) {
 	}
 	x.hinted = min(k+1, len(blocks))
 	if k == len(blocks) && seq.end > len(blocks) {
-		x.streams.matchStream(seq, matched)
+		x.streams.matchStream(seq, matched, x.rings)
 	}
 }
 
@@ -338,7 +338,7 @@ func (x *prefixIndex) record(seq blockSeq, own int, inst int, hinted bool) {
 	if hold != noHold {
 		h := &x.streams.holds[hold]
 		var held int
-		head, held = touchStream(r.entries, head, h.pos[len(blocks):seq.end], hold, len(blocks))
+		head, held = touchStream(r.entries, head, r.tail, h.pos[len(blocks):seq.end], hold, len(blocks))
 		h.count += int32(held)
 		added += held
 	}
@@ -381,14 +381,14 @@ func (x *prefixIndex) touchEntries(ring []uint64, head uint64, es []int32, inst 
 }
 
 // touchStream appends a touch of stream blocks first, first+1, … of hold
-// h, whose ring positions (plus one; 0 = not held) pos lists, to a ring
-// from position head. It returns the next head and the number of blocks
+// h, whose latest ring positions (plus one; see held) pos lists, to a
+// ring from position head, its oldest live touch at tail. It returns the next head and the number of blocks
 // newly held.
-func touchStream(ring []uint64, head uint64, pos []uint64, h int32, first int) (uint64, int) {
+func touchStream(ring []uint64, head, tail uint64, pos []uint64, h int32, first int) (uint64, int) {
 	mask := uint64(len(ring) - 1)
 	added := 0
 	for i := range pos {
-		if p := pos[i]; p != 0 {
+		if p := pos[i]; held(p, tail) {
 			ring[(p-1)&mask] = deadSlot
 		} else {
 			added++
@@ -461,7 +461,8 @@ func (x *prefixIndex) evictOverflow(inst int) {
 			continue
 		}
 		if s&streamSlot != 0 {
-			x.streams.evict(splitStreamSlot(s))
+			h, _ := splitStreamSlot(s)
+			x.streams.evict(h)
 			continue
 		}
 		e := int32(s)

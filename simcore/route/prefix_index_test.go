@@ -310,14 +310,14 @@ func checkIndexInvariants(t *testing.T, x *prefixIndex) {
 	if inUse+len(x.free) != entries || x.table.used < inUse || 2*x.table.used > len(x.table.tags) {
 		t.Fatalf("%d entries in use, %d free, %d total; table uses %d of %d slots", inUse, len(x.free), entries, x.table.used, len(x.table.tags))
 	}
-	checkStreamInvariants(t, &x.streams, holdBlocks)
+	checkStreamInvariants(t, &x.streams, x.rings, holdBlocks)
 }
 
 // checkStreamInvariants verifies the stream holds against the live ring
 // slots counted per hold: each hold's count and held positions agree with
 // them, holds are on their stream's list (one per instance), and a stream
 // is in the map exactly while it has holds; free holds hold nothing.
-func checkStreamInvariants(t *testing.T, x *streamHolds, holdBlocks []int32) {
+func checkStreamInvariants(t *testing.T, x *streamHolds, rings []touchRing, holdBlocks []int32) {
 	t.Helper()
 	freeHold := make([]bool, len(x.holds))
 	for _, h := range x.freeHolds {
@@ -350,14 +350,16 @@ func checkStreamInvariants(t *testing.T, x *streamHolds, holdBlocks []int32) {
 	}
 	for h := range x.holds {
 		hold := &x.holds[h]
-		held := int32(0)
-		for _, p := range hold.pos[:cap(hold.pos)] {
-			if p != 0 {
-				held++
+		blocks := int32(0)
+		if onList[h] {
+			for _, p := range hold.pos {
+				if held(p, rings[hold.inst].tail) {
+					blocks++
+				}
 			}
 		}
-		if onList[h] == freeHold[h] || held != holdBlocks[h] || (onList[h] && hold.count != held) {
-			t.Fatalf("hold %d: listed %v, free %v, count %d, %d held positions, %d live slots", h, onList[h], freeHold[h], hold.count, held, holdBlocks[h])
+		if onList[h] == freeHold[h] || blocks != holdBlocks[h] || (onList[h] && hold.count != blocks) {
+			t.Fatalf("hold %d: listed %v, free %v, count %d, %d held positions, %d live slots", h, onList[h], freeHold[h], hold.count, blocks, holdBlocks[h])
 		}
 	}
 }

@@ -35,6 +35,10 @@ type streamHolds struct {
 	holds     []streamHold
 	freeRecs  []int32
 	freeHolds []int32
+	// lastUID's record is lastRec: scoring and recording a request look
+	// its stream up one after the other.
+	lastUID uint64
+	lastRec int32
 }
 
 type heldStream struct {
@@ -46,8 +50,10 @@ type streamHold struct {
 	stream, inst int32
 	next         int32 // next hold of the stream, or noHold
 	count        int32 // blocks held
-	// pos[k] is 1 + the ring position of inst's latest touch of block k,
-	// 0 when inst does not hold it.
+	// pos[k] is 1 + the ring position of inst's latest touch of block k.
+	// inst holds the block while that touch is in its ring, above the
+	// ring's tail (held); evicting the touch moves the tail past it and
+	// need not come here. 0 = never touched.
 	pos []uint64
 }
 
@@ -61,6 +67,10 @@ const (
 	privateSlot = deadSlot | 1
 )
 
+// held reports whether a block whose latest touch is at pos (plus one) is
+// still held by a ring whose oldest live touch is at tail.
+func held(pos, tail uint64) bool { return pos > tail }
+
 func streamSlotOf(h int32, k int) uint64 { return streamSlot | uint64(h)<<32 | uint64(uint32(k)) }
 
 func splitStreamSlot(s uint64) (h int32, k int) { return int32(s>>32) & 0x7fffffff, int(uint32(s)) }
@@ -68,7 +78,16 @@ func splitStreamSlot(s uint64) (h int32, k int) { return int32(s>>32) & 0x7fffff
 func newStreamHolds() streamHolds { return streamHolds{byUID: u64map.New(64)} }
 
 // find returns uid's stream record, or none.
-func (x *streamHolds) find(uid uint64) (int32, bool) { return x.byUID.Get(uid) }
+func (x *streamHolds) find(uid uint64) (int32, bool) {
+	if uid == x.lastUID && uid != 0 {
+		return x.lastRec, true
+	}
+	s, ok := x.byUID.Get(uid)
+	if ok {
+		x.lastUID, x.lastRec = uid, s
+	}
+	return s, ok
+}
 
 // holdFor returns inst's hold of uid's stream, creating the stream and the
 // hold as needed, with room for blocks [0, end).
@@ -78,6 +97,7 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 		s = freelist.Take(&x.streams, &x.freeRecs)
 		x.streams[s] = heldStream{uid: uid, first: noHold}
 		x.byUID.Set(uid, s)
+		x.lastUID, x.lastRec = uid, s
 	}
 	h := x.streams[s].first
 	for h != noHold && x.holds[h].inst != int32(inst) {
@@ -87,7 +107,7 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 		h = freelist.Take(&x.holds, &x.freeHolds)
 		hold := &x.holds[h]
 		hold.stream, hold.inst, hold.next, hold.count = s, int32(inst), x.streams[s].first, 0
-		hold.pos = hold.pos[:0] // a reused hold keeps its array, all zero: it held nothing
+		hold.pos = hold.pos[:0] // a reused hold keeps its array, cleared as it grows
 		x.streams[s].first = h
 	}
 	if hold := &x.holds[h]; len(hold.pos) < end {
@@ -96,16 +116,18 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 			copy(grown, hold.pos)
 			hold.pos = grown
 		}
-		hold.pos = hold.pos[:end] // beyond the old length: zero
+		old := len(hold.pos)
+		hold.pos = hold.pos[:end]
+		clear(hold.pos[old:]) // another ring's positions, in a reused array
 	}
 	return h
 }
 
-// evict drops block k from hold h; a hold without blocks leaves its
-// stream's list, and a stream without holds leaves the map.
-func (x *streamHolds) evict(h int32, k int) {
+// evict drops a block from hold h, whose touch of it the ring just
+// evicted; a hold without blocks leaves its stream's list, and a stream
+// without holds leaves the map.
+func (x *streamHolds) evict(h int32) {
 	hold := &x.holds[h]
-	hold.pos[k] = 0
 	if hold.count--; hold.count > 0 {
 		return
 	}
@@ -122,13 +144,16 @@ func (x *streamHolds) evict(h int32, k int) {
 	x.freeHolds = append(x.freeHolds, h)
 	if st.first == noHold {
 		x.byUID.Delete(st.uid)
+		if x.lastUID == st.uid {
+			x.lastUID = 0
+		}
 		x.freeRecs = append(x.freeRecs, hold.stream)
 	}
 }
 
 // matchStream extends, for every instance that holds all of seq's prefix
 // blocks, the leading run through the stream blocks it holds.
-func (x *streamHolds) matchStream(seq blockSeq, matched []int32) {
+func (x *streamHolds) matchStream(seq blockSeq, matched []int32, rings []touchRing) {
 	base := len(seq.prefix)
 	s, ok := x.find(seq.uid)
 	if !ok {
@@ -140,8 +165,8 @@ func (x *streamHolds) matchStream(seq blockSeq, matched []int32) {
 			continue
 		}
 		pos := hold.pos[:min(seq.end, len(hold.pos))]
-		n := base
-		for n < len(pos) && pos[n] != 0 {
+		n, tail := base, rings[hold.inst].tail
+		for n < len(pos) && held(pos[n], tail) {
 			n++
 		}
 		matched[hold.inst] = int32(n)
