@@ -9,14 +9,17 @@ import (
 // schedulers and priority policies read, and what the running Request is
 // rebuilt from when batch formation reaches it. An overloaded cluster
 // queues most of its arrivals (about 700k at once in the seeds' baseline
-// at a million requests), so a waiting request is 88 bytes without a
+// at a million requests), so a waiting request is 72 bytes without a
 // pointer where a Request is 192 with two slices: the queues hold the most
-// memory of a long run, and the garbage collector skips them.
+// memory of a long run, and the garbage collector skips them. What the
+// queue knows is left out: the instance, and the content's block counts,
+// which follow from the lengths (a request whose content says otherwise
+// is held whole).
 //
-// A preempted request is not folded: its KV sequence remembers the blocks
-// of its last attempt, which its next lookup may find again, so the queue
-// holds it whole (held ≥ 0), and of its record only what schedulers read
-// and policies write (Priority) is used.
+// A preempted request is not folded either: its KV sequence remembers the
+// blocks of its last attempt, which its next lookup may find again, so the
+// queue holds it whole, and of its record only what schedulers read and
+// policies write (Priority) is used.
 type Waiting struct {
 	ID           int64
 	Arrival      Tick
@@ -28,13 +31,22 @@ type Waiting struct {
 	Client       int32
 	Round        int32
 	Session      int32
-	Instance     int32
-	// Content's block counts and its prefix, as an index into the pool's
-	// table of prefixes (-1 = none).
-	input, total, shared, prefix int32
-	held                         int32 // slot of the whole request in the queue, -1 = folded
-	SLO                          SLOClass
-	exclusive                    bool // Content.Exclusive
+	shared       int32 // Content.Shared
+	// ref is a folded request's prefix, as an index into the pool's table
+	// of prefixes (−1 = none), or, as −2 − slot, the slot of a request the
+	// queue holds whole.
+	ref       int32
+	SLO       SLOClass
+	exclusive bool // Content.Exclusive
+}
+
+// heldSlot returns the slot of the whole request the queue holds for w,
+// or −1 when w is folded.
+func (w *Waiting) heldSlot() int32 {
+	if w.ref <= -2 {
+		return -2 - w.ref
+	}
+	return -1
 }
 
 // WaitingOf returns r's Waiting form: the fields a policy or scheduler
@@ -43,9 +55,8 @@ func WaitingOf(r *Request) Waiting {
 	return Waiting{
 		ID: r.ID, Arrival: r.Arrival, Priority: r.Priority, PriorityHint: r.PriorityHint,
 		UID: r.Content.UID, InputLen: r.InputLen, OutputLen: r.OutputLen,
-		Client: r.Client, Round: r.Round, Session: r.Session, Instance: r.Instance, SLO: r.SLO,
-		input: r.Content.Input, total: r.Content.Total, shared: r.Content.Shared,
-		prefix: -1, held: -1, exclusive: r.Content.Exclusive,
+		Client: r.Client, Round: r.Round, Session: r.Session, SLO: r.SLO,
+		shared: r.Content.Shared, ref: -1, exclusive: r.Content.Exclusive,
 	}
 }
 
@@ -94,17 +105,25 @@ func (p *RequestPool) Put(r *Request) {
 // fold returns r's Waiting form, prefix included; r itself is unchanged.
 func (p *RequestPool) fold(r *Request) Waiting {
 	w := WaitingOf(r)
-	w.prefix = p.prefixes.ID(r.Content.Prefix)
+	w.ref = p.prefixes.ID(r.Content.Prefix)
 	return w
 }
 
-// unfold fills the reset request r from w.
-func (p *RequestPool) unfold(w *Waiting, r *Request) {
+// unfold fills the reset request r from w, folded by a queue of the given
+// instance and block size.
+func (p *RequestPool) unfold(w *Waiting, r *Request, instance int32, blockSize int64) {
 	r.ID, r.Arrival, r.Priority, r.PriorityHint = w.ID, w.Arrival, w.Priority, w.PriorityHint
 	r.InputLen, r.OutputLen, r.SLO = w.InputLen, w.OutputLen, w.SLO
-	r.Client, r.Round, r.Session, r.Instance = w.Client, w.Round, w.Session, w.Instance
+	r.Client, r.Round, r.Session, r.Instance = w.Client, w.Round, w.Session, instance
+	input, total := blockCounts(r.InputLen, r.OutputLen, blockSize)
 	r.Content = kv.Content{
-		Prefix: p.prefixes.Slice(w.prefix), UID: w.UID,
-		Input: w.input, Total: w.total, Shared: w.shared, Exclusive: w.exclusive,
+		Prefix: p.prefixes.Slice(w.ref), UID: w.UID,
+		Input: input, Total: total, Shared: w.shared, Exclusive: w.exclusive,
 	}
+}
+
+// blockCounts returns the full blocks of a request's input and of its
+// input and output together, as every source's content counts them.
+func blockCounts(inputLen, outputLen int32, blockSize int64) (input, total int32) {
+	return int32(int64(inputLen) / blockSize), int32((int64(inputLen) + int64(outputLen)) / blockSize)
 }

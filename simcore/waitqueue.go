@@ -25,6 +25,10 @@ type WaitQueue struct {
 	freeHeld []int32
 
 	pool *RequestPool
+	// The queue's instance and KV block size, which its folded records
+	// leave out (blockSize 0: nothing is folded).
+	instance  int32
+	blockSize int64
 }
 
 const (
@@ -32,9 +36,13 @@ const (
 	maxSpareChunks = 2 // a drained queue gives the rest back to the collector
 )
 
-// NewWaitQueue returns a queue that folds requests into pool's records.
-// The zero WaitQueue works too, with a pool of its own.
-func NewWaitQueue(pool *RequestPool) WaitQueue { return WaitQueue{pool: pool} }
+// NewWaitQueue returns the queue of an instance with KV blocks of
+// blockSize tokens, folding requests into pool's records. The zero
+// WaitQueue works too, with a pool of its own, holding every request
+// whole.
+func NewWaitQueue(pool *RequestPool, instance int32, blockSize int64) WaitQueue {
+	return WaitQueue{pool: pool, instance: instance, blockSize: blockSize}
+}
 
 func (q *WaitQueue) requests() *RequestPool {
 	if q.pool == nil {
@@ -87,13 +95,13 @@ func (q *WaitQueue) Front() *Request {
 	if q.front == nil {
 		q.settle()
 		w := &q.chunks[0][q.first]
-		if w.held >= 0 {
-			r := q.held[w.held]
+		if h := w.heldSlot(); h >= 0 {
+			r := q.held[h]
 			r.Priority, r.PriorityHint = w.Priority, w.PriorityHint
 			q.front = r
 		} else {
 			q.front = q.requests().Take()
-			q.pool.unfold(w, q.front)
+			q.pool.unfold(w, q.front, q.instance, q.blockSize)
 		}
 	}
 	return q.front
@@ -103,7 +111,7 @@ func (q *WaitQueue) Front() *Request {
 func (q *WaitQueue) PopFront() *Request {
 	r := q.Front()
 	q.front = nil
-	if h := q.chunks[0][q.first].held; h >= 0 {
+	if h := q.chunks[0][q.first].heldSlot(); h >= 0 {
 		q.held[h] = nil
 		q.freeHeld = append(q.freeHeld, h)
 	}
@@ -162,27 +170,39 @@ func (q *WaitQueue) newChunk() []Waiting {
 // park folds a request that never ran into its record and recycles it;
 // any other is held whole.
 func (q *WaitQueue) park(r *Request) Waiting {
-	if fresh(r) {
+	if q.foldable(r) {
 		w := q.requests().fold(r)
 		q.pool.Put(r)
 		return w
 	}
 	w := WaitingOf(r)
+	var slot int32
 	if n := len(q.freeHeld); n > 0 {
-		w.held = q.freeHeld[n-1]
+		slot = q.freeHeld[n-1]
 		q.freeHeld = q.freeHeld[:n-1]
-		q.held[w.held] = r
+		q.held[slot] = r
 	} else {
-		w.held = int32(len(q.held))
+		slot = int32(len(q.held))
 		q.held = append(q.held, r)
 	}
+	w.ref = -2 - slot
 	return w
+}
+
+// foldable reports whether r's record holds all of it: it never ran, it
+// is routed here, and its content's block counts follow from its lengths.
+func (q *WaitQueue) foldable(r *Request) bool {
+	if q.blockSize <= 0 || r.Instance != q.instance || !fresh(r) {
+		return false
+	}
+	input, total := blockCounts(r.InputLen, r.OutputLen, q.blockSize)
+	return r.Content.Input == input && r.Content.Total == total
 }
 
 // dropFront forgets the unfolded front: its record stays authoritative.
 func (q *WaitQueue) dropFront() {
 	if q.front != nil {
-		if q.chunks[0][q.first].held < 0 {
+		if q.chunks[0][q.first].heldSlot() < 0 {
 			q.pool.Put(q.front)
 		}
 		q.front = nil

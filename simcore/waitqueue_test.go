@@ -9,14 +9,26 @@ import (
 	"optimize/simcore/kv"
 )
 
+// testInstance is the instance the test queues belong to.
+const testInstance = 3
+
 // waitingRequest is a request that never ran, with every field a queue
-// folds set to something distinctive.
+// folds set to something distinctive. Most are routed to testInstance
+// with content counted from their lengths, so the queue folds them; every
+// 11th is routed elsewhere and every 13th has other block counts, so the
+// queue must hold those whole to give them back unchanged.
 func waitingRequest(pool *RequestPool, id int64, prefix []uint64) *Request {
 	r := pool.Take()
 	r.ID, r.Arrival, r.Priority, r.PriorityHint = id, 1000+id, float64(id%7), float64(id%3)
 	r.InputLen, r.OutputLen, r.SLO = int32(64+id%50), int32(1+id%9), SLOClass(id%4)
-	r.Client, r.Round, r.Session, r.Instance = int32(id%5), int32(id%3), int32(id/3), int32(id%8)
+	r.Client, r.Round, r.Session, r.Instance = int32(id%5), int32(id%3), int32(id/3), testInstance
+	if id%11 == 0 {
+		r.Instance = testInstance + 1
+	}
 	r.Content = kv.NewContent(prefix, uint64(id)+1, int(r.InputLen), int(r.OutputLen), 16, int(id%40))
+	if id%13 == 0 {
+		r.Content.Total++
+	}
 	r.Content.Exclusive = id%2 == 0
 	return r
 }
@@ -28,7 +40,7 @@ func waitingRequest(pool *RequestPool, id int64, prefix []uint64) *Request {
 func TestWaitQueueMatchesASlice(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	pool := &RequestPool{}
-	q := NewWaitQueue(pool)
+	q := NewWaitQueue(pool, testInstance, 16)
 	prefixes := [][]uint64{{11, 12}, {21, 22, 23}, nil}
 	var want []Request // values, as pushed
 	var whole []*Request
@@ -109,7 +121,7 @@ func TestWaitQueueItemsRefreshTheFront(t *testing.T) {
 // chunks (a pushed-front one included), for folded and held requests.
 func TestWaitQueueReorderThroughItems(t *testing.T) {
 	pool := &RequestPool{}
-	q := NewWaitQueue(pool)
+	q := NewWaitQueue(pool, testInstance, 16)
 	const n = 3 * waitChunk
 	for i := int64(1); i < n; i++ {
 		r := waitingRequest(pool, i, nil)
@@ -139,8 +151,8 @@ func TestWaitQueueReorderThroughItems(t *testing.T) {
 // Waiting is what makes a million queued requests affordable: keep it
 // small and pointer-free.
 func TestWaitingLayout(t *testing.T) {
-	if size := unsafe.Sizeof(Waiting{}); size > 88 {
-		t.Fatalf("Waiting is %d bytes, want at most 88", size)
+	if size := unsafe.Sizeof(Waiting{}); size > 72 {
+		t.Fatalf("Waiting is %d bytes, want at most 72", size)
 	}
 }
 
@@ -149,7 +161,7 @@ func TestWaitingLayout(t *testing.T) {
 // pool's requests.
 func TestWaitQueueReusesItsMemory(t *testing.T) {
 	pool := &RequestPool{}
-	q := NewWaitQueue(pool)
+	q := NewWaitQueue(pool, testInstance, 16)
 	for i := 0; i < 64; i++ {
 		q.PushBack(waitingRequest(pool, int64(i), nil))
 	}
@@ -165,5 +177,31 @@ func TestWaitQueueReusesItsMemory(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per round, want 0", allocs)
+	}
+}
+
+// The queue folds exactly the requests whose record holds all of them:
+// never run, routed to its instance, content counted from their lengths.
+func TestWaitQueueFoldsOnlyWhatItCanRebuild(t *testing.T) {
+	pool := &RequestPool{}
+	q := NewWaitQueue(pool, testInstance, 16)
+	wantHeld := 0
+	for id := int64(1); id <= 200; id++ {
+		r := waitingRequest(pool, id, nil)
+		if id%7 == 0 {
+			r.FirstToken = 3 // ran before: a preempted request
+		}
+		if id%7 == 0 || id%11 == 0 || id%13 == 0 {
+			wantHeld++
+		}
+		q.PushBack(r)
+	}
+	if held := len(q.held) - len(q.freeHeld); held != wantHeld {
+		t.Fatalf("%d requests held whole, want %d", held, wantHeld)
+	}
+	var zero WaitQueue // no instance or block size: nothing can be folded
+	zero.PushBack(waitingRequest(pool, 1, nil))
+	if len(zero.held) != 1 {
+		t.Fatalf("the zero queue folded a request")
 	}
 }

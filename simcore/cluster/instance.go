@@ -68,7 +68,7 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 		id:          id,
 		rank:        rankInstance0 + int32(id),
 		kv:          cache,
-		wait:        simcore.NewWaitQueue(requests),
+		wait:        simcore.NewWaitQueue(requests, int32(id), cfg.BlockSize),
 		scheduler:   s,
 		priority:    p,
 		latency:     lat,

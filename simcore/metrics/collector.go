@@ -16,7 +16,9 @@ type Collector struct {
 	ttft  column  // unset if prefill never finished
 	e2e   column  // unset unless completed
 	sched column  // from arrival to the (last) admission into a batch
-	out   []int32 // output tokens requested
+	// served counts the output tokens requested by each class's completed
+	// requests (what Jain's index compares).
+	served [simcore.NumSLOClasses]int64
 
 	itlVals   []int64 // one entry per step that produced decode tokens
 	itlCounts []int64
@@ -43,7 +45,6 @@ func (c *Collector) Reserve(n int) {
 	c.ttft.reserve(n)
 	c.e2e.reserve(n)
 	c.sched.reserve(n)
-	c.out = slices.Grow(c.out, n)
 }
 
 // Arrived registers a request that entered the cluster.
@@ -53,7 +54,6 @@ func (c *Collector) Arrived(r *simcore.Request) {
 	c.ttft.appendUnset()
 	c.e2e.appendUnset()
 	c.sched.appendUnset()
-	c.out = append(c.out, r.OutputLen)
 }
 
 // Rejected records a request refused by admission.
@@ -77,6 +77,7 @@ func (c *Collector) FirstToken(r *simcore.Request) { c.ttft.set(r.ID, r.FirstTok
 // Completed records the end-to-end latency: TTFT plus every ITL.
 func (c *Collector) Completed(r *simcore.Request) {
 	c.state[r.ID] = completed
+	c.served[r.SLO] += int64(r.OutputLen)
 	c.e2e.set(r.ID, r.FirstToken+r.ITLSum)
 }
 

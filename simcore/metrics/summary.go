@@ -100,7 +100,6 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 // classSummary also returns the output tokens its completed requests got.
 func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 	var cs ClassSummary
-	tokens := 0.0
 	for i, k := range c.class {
 		if k != cl {
 			continue
@@ -109,7 +108,6 @@ func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 		switch c.state[i] {
 		case completed:
 			cs.Completed++
-			tokens += float64(c.out[i])
 		case rejected:
 			cs.Rejected++
 		}
@@ -118,7 +116,7 @@ func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 		cs.TTFT = c.dist(&c.ttft, cl)
 		cs.E2E = c.dist(&c.e2e, cl)
 	}
-	return cs, tokens
+	return cs, float64(c.served[cl])
 }
 
 // attainment counts the class's requests with a TTFT within limit µs.

@@ -277,8 +277,8 @@ func (g *Generator) Done(r *simcore.Request, at simcore.Tick, completed bool) {
 		return
 	}
 	if r.Session >= 0 {
-		if s := g.sessions.get(r.Session); s != nil && s.issued == r.Round {
-			g.nextRound(s, at, completed)
+		if s, slot := g.sessions.get(r.Session); s != nil && s.issued == r.Round {
+			g.nextRound(s, slot, at, completed)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"optimize/simcore"
 )
@@ -305,4 +306,12 @@ func BenchmarkGenerator(b *testing.B) {
 // blocksOf lists every block hash of r's content.
 func blocksOf(r *simcore.Request) []uint64 {
 	return r.Content.AppendHashes(nil, int(r.Content.Total))
+}
+
+// A million queued sessions are the generator's largest memory: a session
+// stays 32 bytes and pointer-free.
+func TestSessionLayout(t *testing.T) {
+	if size := unsafe.Sizeof(session{}); size > 32 {
+		t.Fatalf("session is %d bytes, want at most 32", size)
+	}
 }

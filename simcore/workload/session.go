@@ -16,13 +16,12 @@ import (
 // stream of its own, uid + r.
 type session struct {
 	id     int32
-	client int32
+	client int32 // its rounds are its client's plan.rounds
 	issued int32 // closed loop: the round handed out last
-	slot   int32 // its slot in the sessionTable
 	uid    uint64
-	// Its rounds are the table's rounds[first : first+count], in a region
+	// Its rounds are the table's rounds[first : first+rounds], in a region
 	// with room for room; the region stays with the slot.
-	first, count, room int32
+	first, room int32
 }
 
 // roundLen is one round's input (prefix and context included) and output
@@ -51,8 +50,8 @@ func (t *sessionTable) at(slot int32) *session {
 	return &t.chunks[slot/sessionChunk][slot%sessionChunk]
 }
 
-// take returns a cleared session in a free slot.
-func (t *sessionTable) take() *session {
+// take returns a cleared session and its slot.
+func (t *sessionTable) take() (*session, int32) {
 	var i int32
 	if n := len(t.free); n > 0 {
 		i = t.free[n-1]
@@ -65,8 +64,8 @@ func (t *sessionTable) take() *session {
 		t.slots++
 	}
 	s := t.at(i)
-	*s = session{slot: i, first: s.first, room: s.room}
-	return s
+	*s = session{first: s.first, room: s.room}
+	return s, i
 }
 
 // setRounds gives s n rounds (their lengths to be written through
@@ -76,37 +75,36 @@ func (t *sessionTable) setRounds(s *session, n int32) {
 		s.first, s.room = int32(len(t.rounds)), n
 		t.rounds = append(t.rounds, make([]roundLen, n)...)
 	}
-	s.count = n
 }
 
-// roundsOf returns the rounds of s, valid until the next setRounds.
-func (t *sessionTable) roundsOf(s *session) []roundLen {
-	return t.rounds[s.first : s.first+s.count]
+// roundsOf returns the n rounds of s, valid until the next setRounds.
+func (t *sessionTable) roundsOf(s *session, n int32) []roundLen {
+	return t.rounds[s.first : s.first+n]
 }
 
-// keep makes s findable by its id until release.
-func (t *sessionTable) keep(s *session) {
+// keep makes s, in slot, findable by its id until release.
+func (t *sessionTable) keep(s *session, slot int32) {
 	for int(s.id) >= len(t.byID) {
 		t.byID = append(t.byID, 0)
 	}
-	t.byID[s.id] = s.slot + 1
+	t.byID[s.id] = slot + 1
 }
 
-// get returns the kept session with the given id, or nil.
-func (t *sessionTable) get(id int32) *session {
+// get returns the kept session with the given id and its slot, or nil.
+func (t *sessionTable) get(id int32) (*session, int32) {
 	if id < 0 || int(id) >= len(t.byID) || t.byID[id] == 0 {
-		return nil
+		return nil, -1
 	}
-	return t.at(t.byID[id] - 1)
+	return t.at(t.byID[id] - 1), t.byID[id] - 1
 }
 
-// release frees the slot of s. Ids are unique, so an entry for s.id can
-// only be s's.
-func (t *sessionTable) release(s *session) {
+// release frees s's slot. Ids are unique, so an entry for s.id can only
+// be s's.
+func (t *sessionTable) release(s *session, slot int32) {
 	if int(s.id) < len(t.byID) {
 		t.byID[s.id] = 0
 	}
-	t.free = append(t.free, s.slot)
+	t.free = append(t.free, slot)
 }
 
 // startSession draws a session starting at start in BLIS's order (session id,
@@ -116,7 +114,7 @@ func (t *sessionTable) release(s *session) {
 // rounds), as BLIS 7fd7a88d does. Closed loop: they wait for Done.
 func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	p := &c.plan
-	s := g.sessions.take()
+	s, slot := g.sessions.take()
 	s.id = g.nextSessionID
 	g.nextSessionID++
 	s.client = c.index
@@ -125,7 +123,7 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	s.uid = c.uid(0) // rounds take uid(0) … uid(rounds-1)
 	context := 0     // accumulated new-input and output tokens of earlier rounds
 	g.sessions.setRounds(s, p.rounds)
-	rounds := g.sessions.roundsOf(s)
+	rounds := g.sessions.roundsOf(s, p.rounds)
 	for r := int32(0); r < p.rounds; r++ {
 		in := p.input.sample(c.rng)
 		out := p.output.sample(c.rng)
@@ -145,7 +143,7 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 	c.head = g.roundRequest(c, s, 0, start)
 	c.headSeq = c.nextSeq()
 	if p.closedLoop && p.rounds > 1 {
-		g.sessions.keep(s)
+		g.sessions.keep(s, slot)
 		return
 	}
 	at := start
@@ -159,27 +157,27 @@ func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
 		}
 		c.later.push(pendingRound{at: at, seq: c.nextSeq(), req: g.roundRequest(c, s, r, at)})
 	}
-	g.sessions.release(s)
+	g.sessions.release(s, slot)
 }
 
 // nextRound handles the Done of a closed-loop session's current round: a
 // completed round is followed think_time_us later by the next one (unless it
 // would arrive at or after the horizon, or the request cap is reached); a
 // rejected or dropped one ends the session.
-func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
+func (g *Generator) nextRound(s *session, slot int32, at simcore.Tick, completed bool) {
 	c := &g.clients[s.client]
 	next := s.issued + 1
 	arrival := addTicks(at, c.plan.thinkUs)
 	capped := g.limit > 0 && g.popped >= g.limit
-	if !completed || next >= s.count || arrival >= g.horizon || capped {
-		g.sessions.release(s)
+	if !completed || next >= c.plan.rounds || arrival >= g.horizon || capped {
+		g.sessions.release(s, slot)
 		return
 	}
 	s.issued = next
 	c.later.push(pendingRound{at: arrival, seq: c.nextSeq(), req: g.roundRequest(c, s, next, arrival)})
 	g.refresh(c)
-	if next+1 >= s.count {
-		g.sessions.release(s) // last round built: nothing left to wait for
+	if next+1 >= c.plan.rounds {
+		g.sessions.release(s, slot) // last round built: nothing left to wait for
 	}
 }
 
@@ -187,7 +185,7 @@ func (g *Generator) nextRound(s *session, at simcore.Tick, completed bool) {
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
 	req := g.requests.Take()
 	_, prefix := g.prefix(c.plan.group)
-	rounds := g.sessions.roundsOf(s)
+	rounds := g.sessions.roundsOf(s, c.plan.rounds)
 	in, out := int(rounds[r].input), int(rounds[r].output)
 	if c.plan.accumulate {
 		// Later rounds re-read every block; the last round's own blocks are
