@@ -20,6 +20,10 @@ type streamIndex struct {
 	byUID *u64map.Map // stream UID → record
 	recs  []streamRec
 	free  []int32 // records no block names
+	// spareIDs are the entry arrays of freed records. Most live records
+	// have had no entry written yet (their copies keep their runs pending),
+	// so arrays go with entries, not with records.
+	spareIDs [][]int32
 	// lastUID's record is lastRec: a request's lookup and its first
 	// registration find its stream one after the other.
 	lastUID uint64
@@ -71,7 +75,7 @@ func (x *streamIndex) set(hint int32, uid uint64, base int32, k int, id int32) i
 	case i == len(rec.ids) && i < cap(rec.ids):
 		rec.ids = append(rec.ids, id) // the next block of a growing stream
 	default:
-		rec.grow(i + 1)
+		x.grow(rec, i+1)
 		rec.ids[i] = id
 	}
 	rec.blocks++
@@ -94,7 +98,7 @@ func (x *streamIndex) locate(hint int32, uid uint64, base int32) int32 {
 func (x *streamIndex) setRun(r, lo, hi, id int32) {
 	rec := &x.recs[r]
 	if n := int(hi - rec.base); n > len(rec.ids) {
-		rec.grow(n)
+		x.grow(rec, n)
 	}
 	for i := lo - rec.base; i < hi-rec.base; i++ {
 		rec.ids[i] = id
@@ -102,10 +106,17 @@ func (x *streamIndex) setRun(r, lo, hi, id int32) {
 	rec.blocks += hi - lo
 }
 
-// grow extends ids to n entries, the new ones none.
-func (rec *streamRec) grow(n int) {
+// minIDs is the least capacity of a record's entry array.
+const minIDs = 64
+
+// grow extends rec's entries to n, the new ones none.
+func (x *streamIndex) grow(rec *streamRec, n int) {
+	if k := len(x.spareIDs); rec.ids == nil && n <= minIDs && k > 0 {
+		rec.ids = x.spareIDs[k-1]
+		x.spareIDs = x.spareIDs[:k-1]
+	}
 	if n > cap(rec.ids) {
-		ids := make([]int32, len(rec.ids), max(n, 2*cap(rec.ids), 64))
+		ids := make([]int32, len(rec.ids), max(n, 2*cap(rec.ids), minIDs))
 		copy(ids, rec.ids)
 		rec.ids = ids
 	}
@@ -135,7 +146,10 @@ func (x *streamIndex) evict(r, k int32) {
 		if x.lastUID == rec.uid {
 			x.lastUID = 0
 		}
-		rec.uid, rec.ids = 0, rec.ids[:0]
+		if cap(rec.ids) == minIDs {
+			x.spareIDs = append(x.spareIDs, rec.ids[:0])
+		}
+		rec.uid, rec.ids = 0, nil
 		x.free = append(x.free, r)
 	}
 }
