@@ -230,7 +230,7 @@ func (in *instance) rest(i int) {
 		return
 	}
 	last := int64(r.InputLen+max(r.OutputLen, 1)-1-r.Progress) - 1 // steps before its last one
-	in.due[i] = in.steps + min(in.kv.DecodeRoom(&r.KV, &r.Content), last)
+	in.due[i] = in.steps + min(in.kv.DecodeRoom(&r.KV), last)
 	in.since[i] = in.steps
 	r.ITLSum -= in.itlTotal
 }

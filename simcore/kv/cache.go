@@ -33,12 +33,16 @@ type Seq struct {
 	// span, the only one that grows. A decode step reaches the copy from
 	// here without reading the span list; the last span's length is
 	// settled (Blocks − lo) only when the list is read.
-	own   int32
-	spans []span
+	own int32
+	// lazyFrom: once it holds this many blocks (0 = never), a block it
+	// completes while decoding may register at its next visit
+	// (DecodeRoom). Set from its content when it allocates.
+	lazyFrom int32
+	spans    []span
 }
 
 // SeqHotBytes is how far into a Seq the fields a decode step reads go.
-const SeqHotBytes = unsafe.Offsetof(Seq{}.own) + unsafe.Sizeof(Seq{}.own)
+const SeqHotBytes = unsafe.Offsetof(Seq{}.lazyFrom) + unsafe.Sizeof(Seq{}.lazyFrom)
 
 // settle brings the length of the span s is filling up to date.
 func (s *Seq) settle() {
@@ -280,6 +284,7 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 	if n <= 0 {
 		return true
 	}
+	s.lazyFrom = c.lazyFrom(content)
 	if s.Blocks > 0 {
 		cached, reload = Hit{}, 0
 	}
@@ -346,13 +351,20 @@ func (c *Cache) InBlockRoom(s *Seq) int64 {
 // block (InBlockRoom), and that one too when the block's registration may
 // wait for the next visit (CatchUp): the block is past the prefix of an
 // exclusive stream, and no observer hears the index change.
-func (c *Cache) DecodeRoom(s *Seq, content *Content) int64 {
+func (c *Cache) DecodeRoom(s *Seq) int64 {
 	room := c.InBlockRoom(s)
-	if int64(s.Tokens) < int64(s.Blocks)*c.blockSize && content.Exclusive && c.observe == nil &&
-		s.Blocks-1 >= int32(len(content.Prefix)) {
+	if s.lazyFrom > 0 && s.Blocks >= s.lazyFrom && int64(s.Tokens) < int64(s.Blocks)*c.blockSize {
 		room++
 	}
 	return room
+}
+
+// lazyFrom returns Seq.lazyFrom for a request with the given content.
+func (c *Cache) lazyFrom(content *Content) int32 {
+	if !content.Exclusive || c.observe != nil {
+		return 0
+	}
+	return int32(len(content.Prefix)) + 1 // the last block is past the prefix
 }
 
 // CatchUp stores the n decode tokens s took without a visit, registering

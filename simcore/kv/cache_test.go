@@ -249,7 +249,7 @@ func TestDecodeRoomDefersOnlyUnseenRegistrations(t *testing.T) {
 		if !c.Allocate(&s, in, Hit{}, 2*16) || !c.AppendToken(&s, in) {
 			t.Fatalf("%s: allocate", tc.name)
 		}
-		room := c.DecodeRoom(&s, in)
+		room := c.DecodeRoom(&s)
 		want := c.InBlockRoom(&s)
 		if tc.deferred {
 			want++
