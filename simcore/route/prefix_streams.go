@@ -107,7 +107,10 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 		h = freelist.Take(&x.holds, &x.freeHolds)
 		hold := &x.holds[h]
 		hold.stream, hold.inst, hold.next, hold.count = s, int32(inst), x.streams[s].first, 0
-		hold.pos = hold.pos[:0] // a reused hold keeps its array, cleared as it grows
+		// A reused hold keeps its array, cleared of another ring's
+		// positions; beyond its length it then stays zero.
+		hold.pos = hold.pos[:0]
+		clear(hold.pos[:cap(hold.pos)])
 		x.streams[s].first = h
 	}
 	if hold := &x.holds[h]; len(hold.pos) < end {
@@ -116,9 +119,7 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 			copy(grown, hold.pos)
 			hold.pos = grown
 		}
-		old := len(hold.pos)
-		hold.pos = hold.pos[:end]
-		clear(hold.pos[old:]) // another ring's positions, in a reused array
+		hold.pos = hold.pos[:end] // beyond the old length: zero
 	}
 	return h
 }
