@@ -107,10 +107,7 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 		h = freelist.Take(&x.holds, &x.freeHolds)
 		hold := &x.holds[h]
 		hold.stream, hold.inst, hold.next, hold.count = s, int32(inst), x.streams[s].first, 0
-		// A reused hold keeps its array, cleared of another ring's
-		// positions; beyond its length it then stays zero.
-		hold.pos = hold.pos[:0]
-		clear(hold.pos[:cap(hold.pos)])
+		hold.pos = hold.pos[:0] // a reused hold keeps its array, cleared as it grows
 		x.streams[s].first = h
 	}
 	if hold := &x.holds[h]; len(hold.pos) < end {
@@ -119,7 +116,9 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 			copy(grown, hold.pos)
 			hold.pos = grown
 		}
-		hold.pos = hold.pos[:end] // beyond the old length: zero
+		old := len(hold.pos)
+		hold.pos = hold.pos[:end]
+		clear(hold.pos[old:]) // another ring's positions, in a reused array
 	}
 	return h
 }
