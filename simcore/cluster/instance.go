@@ -41,6 +41,7 @@ type instance struct {
 	itlTotal simcore.Tick // sum of the ITL of every step run
 	dense    bool         // tests: never leave a request idle (the plain dense rule)
 	fallback int64        // steps formed densely although sparse was tried
+	touched  int32        // what kv.Touch returned, kept so the loads stay
 
 	stepPending bool
 	inFlight    int32        // routed here and not yet completed or dropped
@@ -179,6 +180,9 @@ func (in *instance) form() (*batch.Result, int) {
 	}
 	idle := len(in.running) - len(in.active)
 	kept := len(in.running)
+	for _, i := range in.active {
+		in.touched += in.kv.Touch(&in.running[i].KV)
+	}
 
 	var res *batch.Result
 	ok := false

@@ -339,6 +339,22 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 	return true
 }
 
+// Touch reads the state s's next decode step will work on, the record of
+// the copy it fills and its last block's, and returns a value derived from
+// them. A caller about to visit several requests touches them all first:
+// the loads do not depend on one another, so their cache misses overlap
+// instead of stalling each visit in turn.
+func (c *Cache) Touch(s *Seq) int32 {
+	if s.own == 0 {
+		return 0
+	}
+	cp := &c.copies[s.own-1]
+	if cp.n == 0 {
+		return cp.live
+	}
+	return cp.live + c.at(cp, cp.lo+cp.n-1).refs
+}
+
 // InBlockRoom returns how many decode tokens in a row AppendInBlock can
 // still store for s: the tokens before the one that completes its last
 // block (or needs a new one).
