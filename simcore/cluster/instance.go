@@ -174,15 +174,20 @@ func (in *instance) form() (*batch.Result, int) {
 	in.active = in.active[:0]
 	for i, d := range in.due {
 		if d <= now {
-			in.wake(i)
 			in.active = append(in.active, int32(i))
 		}
 	}
-	idle := len(in.running) - len(in.active)
-	kept := len(in.running)
+	// Touch the state every due request's visit works on (its KV copy and
+	// last block) before visiting any: independent loads, whose misses
+	// overlap, where each visit would stall on its own in turn.
 	for _, i := range in.active {
 		in.touched += in.kv.Touch(&in.running[i].KV)
 	}
+	for _, i := range in.active {
+		in.wake(int(i))
+	}
+	idle := len(in.running) - len(in.active)
+	kept := len(in.running)
 
 	var res *batch.Result
 	ok := false
