@@ -36,9 +36,9 @@ type copyRec struct {
 	// their stream record (Cache.registerStream); empty when equal.
 	runLo, runHi int32
 	// Its block states are the first n slots of a region of 2^class ≥ 16
-	// slots of Cache.blocks, which starts at slot 16·region (so that an
-	// int32 reaches 2^35 slots, more than memory holds); block k is in
-	// slot k − lo of the region.
+	// slots of the cache's block chunks, which starts at slot 16·region
+	// (so that an int32 reaches 2^35 slots, more than memory holds);
+	// block k is in slot k − lo of the region.
 	region, n int32
 	class     uint8
 }
