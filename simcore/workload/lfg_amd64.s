@@ -69,8 +69,8 @@ done:
 
 // func addMaskedAVX2(dst, src *int64, n int, carry uint64) uint64
 //
-// addMaskedSSE2 four lanes at a time; src may be ahead of dst, or trail it
-// by 8 or more elements.
+// addMaskedSSE2 four lanes at a time, four registers per iteration; src
+// may be ahead of dst, or trail it by 16 or more elements.
 TEXT ·addMaskedAVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -84,6 +84,38 @@ TEXT ·addMaskedAVX2(SB), NOSPLIT, $0-40
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	XORQ BX, BX
+
+hex:
+	CMPQ    CX, $16
+	JLT     oct
+	VMOVDQU 0(DI), Y0
+	VMOVDQU 32(DI), Y1
+	VMOVDQU 64(DI), Y2
+	VMOVDQU 96(DI), Y3
+	VPADDQ  0(SI), Y0, Y0
+	VPADDQ  32(SI), Y1, Y1
+	VPADDQ  64(SI), Y2, Y2
+	VPADDQ  96(SI), Y3, Y3
+	VPAND   Y6, Y0, Y0
+	VPAND   Y6, Y1, Y1
+	VPAND   Y6, Y2, Y2
+	VPAND   Y6, Y3, Y3
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	VPADDQ  Y7, Y0, Y0
+	VPADDQ  Y7, Y1, Y1
+	VPADDQ  Y7, Y2, Y2
+	VPADDQ  Y7, Y3, Y3
+	VPOR    Y0, Y1, Y0
+	VPOR    Y2, Y3, Y2
+	VPOR    Y0, Y4, Y4
+	VPOR    Y2, Y5, Y5
+	ADDQ    $128, DI
+	ADDQ    $128, SI
+	SUBQ    $16, CX
+	JMP     hex
 
 oct:
 	CMPQ    CX, $8
