@@ -41,12 +41,14 @@ func New(floor uint64, headroom float64) *Adaptive {
 }
 
 // Start sets the limit and keeps it up to date after every collection
-// until Stop. It does nothing, and reports false, when GOMEMLIMIT is set:
+// until Stop; the headroom also covers what the runtime keeps besides the
+// heap's objects (a few per cent of it). It does nothing, and reports false, when GOMEMLIMIT is set:
 // the user's limit wins.
 func (a *Adaptive) Start() bool {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return false
 	}
+	a.stopped.Store(false)
 	a.previous = debug.SetMemoryLimit(-1)
 	a.adjust()
 	a.arm()

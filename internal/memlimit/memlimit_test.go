@@ -28,6 +28,7 @@ func TestLimitFollowsTheLiveHeap(t *testing.T) {
 	if !a.Start() {
 		t.Fatal("Start refused without GOMEMLIMIT")
 	}
+	t.Cleanup(a.Stop)
 	if got := debug.SetMemoryLimit(-1); got != floor {
 		t.Fatalf("limit %d after Start with a small heap, want the floor %d", got, floor)
 	}
@@ -43,6 +44,9 @@ func TestLimitFollowsTheLiveHeap(t *testing.T) {
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond) // the finalizer runs on its own goroutine
+	}
+	if got := debug.SetMemoryLimit(-1); got > 2*want {
+		t.Fatalf("limit %d with 64 MiB live, want about %d", got, want)
 	}
 	runtime.KeepAlive(held)
 	a.Stop()

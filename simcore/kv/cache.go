@@ -369,7 +369,7 @@ func (c *Cache) InBlockRoom(s *Seq) int64 {
 // exclusive stream, and no observer hears the index change.
 func (c *Cache) DecodeRoom(s *Seq) int64 {
 	room := c.InBlockRoom(s)
-	if s.lazyFrom > 0 && s.Blocks >= s.lazyFrom && int64(s.Tokens) < int64(s.Blocks)*c.blockSize {
+	if s.lazyFrom > 0 && s.Blocks >= s.lazyFrom && int64(s.Tokens) < int64(s.Blocks)*c.blockSize && c.observe == nil {
 		room++
 	}
 	return room

@@ -22,7 +22,8 @@ type Content struct {
 	Shared int32
 	// Exclusive says that no other request with this UID is in the
 	// system while this one is (a single request, a closed-loop session's
-	// round): nothing else can look up or hold its stream blocks, so the
+	// round, a round with a stream of its own): nothing else can look up
+	// or hold its stream blocks, so the
 	// cache may register a decode block one step late, at the request's
 	// next visit, without anyone seeing the difference.
 	Exclusive bool

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"optimize/simcore"
@@ -42,15 +43,24 @@ func TestColumnWidensWithoutLoss(t *testing.T) {
 				t.Fatalf("%s: value %d = %d, want %d", tc.name, i, got, v)
 			}
 		}
+		// Requests alternate between two classes: pick keeps the set
+		// values of one class, or of all, in request order.
 		class := make([]simcore.SLOClass, len(want))
-		var set []int64
-		for _, v := range want {
+		var all, odd []int64
+		for i, v := range want {
+			class[i] = simcore.SLOClass(i % 2)
 			if v != unset {
-				set = append(set, v)
+				all = append(all, v)
+				if i%2 == 1 {
+					odd = append(odd, v)
+				}
 			}
 		}
-		if got := c.pick(nil, class, allClasses); len(got) != len(set) {
-			t.Fatalf("%s: pick %v, want %v", tc.name, got, set)
+		if got := c.pick(nil, class, allClasses); !slices.Equal(got, all) {
+			t.Fatalf("%s: pick %v, want %v", tc.name, got, all)
+		}
+		if got := c.pick(nil, class, 1); !slices.Equal(got, odd) {
+			t.Fatalf("%s: pick of class 1 %v, want %v", tc.name, got, odd)
 		}
 	}
 }

@@ -92,12 +92,12 @@ func valuesAt(us []int64, ranks []int, out []int64) {
 		}
 		bucket[i], within[i] = b, r-below
 	}
-	want := make([]int8, len(counts)) // 1 + index into gathered; 0 = not wanted
+	want := make([]int16, len(counts)) // 1 + index into gathered (one per rank at most); 0 = not wanted
 	var gathered [][]int64
 	for i, b := range bucket {
 		if i == 0 || b != bucket[i-1] {
 			gathered = append(gathered, make([]int64, 0, counts[b]))
-			want[b] = int8(len(gathered))
+			want[b] = int16(len(gathered))
 		}
 	}
 	for _, v := range us {

@@ -25,6 +25,7 @@ func distOf(us []int64) Dist {
 	}
 	// Linear interpolation between ranks ⌊r⌋ and ⌈r⌉, r = p/100·(n−1)
 	// (numpy's "linear" method, as BLIS).
+	m := mean(us) / 1000 // before valuesAt reorders us: an overflowing sum's float fallback depends on order
 	ps := [...]float64{50, 90, 99}
 	var ranks [2 * len(ps)]int
 	for i, p := range ps {
@@ -41,7 +42,7 @@ func distOf(us []int64) Dist {
 			pct[i] += float64(hv-lv) * (p/100*float64(len(us)-1) - float64(lo)) / 1000
 		}
 	}
-	return Dist{Mean: mean(us) / 1000, P50: pct[0], P90: pct[1], P99: pct[2]}
+	return Dist{Mean: m, P50: pct[0], P90: pct[1], P99: pct[2]}
 }
 
 // mean is the arithmetic mean. The sum is kept exactly in integers (it

@@ -382,8 +382,8 @@ func (x *prefixIndex) touchEntries(ring []uint64, head uint64, es []int32, inst 
 
 // touchStream appends a touch of stream blocks first, first+1, … of hold
 // h, whose latest ring positions (plus one; see held) pos lists, to a
-// ring from position head, its oldest live touch at tail. It returns the next head and the number of blocks
-// newly held.
+// ring from position head, its oldest live touch at tail. It returns the
+// next head and the number of blocks newly held.
 func touchStream(ring []uint64, head, tail uint64, pos []uint64, h int32, first int) (uint64, int) {
 	mask := uint64(len(ring) - 1)
 	added := 0

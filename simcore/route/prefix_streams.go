@@ -51,9 +51,9 @@ type streamHold struct {
 	next         int32 // next hold of the stream, or noHold
 	count        int32 // blocks held
 	// pos[k] is 1 + the ring position of inst's latest touch of block k.
-	// inst holds the block while that touch is in its ring, above the
-	// ring's tail (held); evicting the touch moves the tail past it and
-	// need not come here. 0 = never touched.
+	// inst holds the block while that touch is in its ring, at or above
+	// the ring's tail (held); evicting the touch moves the tail past it
+	// and need not come here. 0 = never touched.
 	pos []uint64
 }
 

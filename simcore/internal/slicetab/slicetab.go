@@ -1,9 +1,10 @@
 // Package slicetab numbers read-only hash slices by identity, so that a
 // record can name one with an int32 instead of holding a slice: records
 // without pointers are neither scanned by the garbage collector nor
-// written through its barriers. Sources hand every request of a prefix
-// group the same slice, so a table stays as small as the number of
-// groups.
+// written through its barriers. A table keeps every slice it has numbered
+// for its lifetime: sources hand every request of a prefix group the same
+// slice, so it stays as small as the number of groups (a source making a
+// slice per request would grow it with every request).
 package slicetab
 
 import "unsafe"
