@@ -24,8 +24,8 @@ type streamIndex struct {
 	// have had no entry written yet (their copies keep their runs pending),
 	// so arrays go with entries, not with records.
 	spareIDs [][]int32
-	// lastUID's record is lastRec: a request's lookup and its first
-	// registration find its stream one after the other.
+	// lastUID's record is lastRec (none: it has none): a request's lookup
+	// and its first registration find its stream one after the other.
 	lastUID uint64
 	lastRec int32
 }
@@ -47,11 +47,12 @@ func (x *streamIndex) find(uid uint64) int32 {
 	if uid == x.lastUID && uid != 0 {
 		return x.lastRec
 	}
-	if r, ok := x.byUID.Get(uid); ok {
-		x.lastUID, x.lastRec = uid, r
-		return r
+	r, ok := x.byUID.Get(uid)
+	if !ok {
+		r = none
 	}
-	return none
+	x.lastUID, x.lastRec = uid, r
+	return r
 }
 
 // get returns the copy registered for sequence block k of record r, or none.

@@ -35,8 +35,8 @@ type streamHolds struct {
 	holds     []streamHold
 	freeRecs  []int32
 	freeHolds []int32
-	// lastUID's record is lastRec: scoring and recording a request look
-	// its stream up one after the other.
+	// lastUID's record is lastRec (noHold: it has none): scoring and
+	// recording a request look its stream up one after the other.
 	lastUID uint64
 	lastRec int32
 }
@@ -80,12 +80,13 @@ func newStreamHolds() streamHolds { return streamHolds{byUID: u64map.New(64)} }
 // find returns uid's stream record, or none.
 func (x *streamHolds) find(uid uint64) (int32, bool) {
 	if uid == x.lastUID && uid != 0 {
-		return x.lastRec, true
+		return x.lastRec, x.lastRec != noHold
 	}
 	s, ok := x.byUID.Get(uid)
-	if ok {
-		x.lastUID, x.lastRec = uid, s
+	if !ok {
+		s = noHold
 	}
+	x.lastUID, x.lastRec = uid, s
 	return s, ok
 }
 
