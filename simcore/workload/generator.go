@@ -259,14 +259,18 @@ func (g *Generator) Pop(dst *simcore.Request) bool {
 	if c.headIsNext() {
 		r = c.head
 		g.advance(c)
+	} else if p := c.later.pop(); p.req != nil {
+		r = p.req
 	} else {
-		r = c.later.pop().req
+		g.popRound(c, p, dst)
 	}
 	g.refresh(c)
-	*dst = *r
+	if r != nil {
+		*dst = *r
+		g.requests.Put(r)
+	}
 	dst.ID = g.popped
 	g.popped++
-	g.requests.Put(r)
 	return true
 }
 

@@ -2,12 +2,14 @@ package workload
 
 import "optimize/simcore"
 
-// pendingRound is a built request waiting for its arrival time: a later
-// round of an open-loop session, or a closed-loop round scheduled by Done.
+// pendingRound is a request waiting for its arrival time: a later round of
+// an open-loop session, built, or a closed-loop round scheduled by Done,
+// built when it is popped from its kept session (slot, round).
 type pendingRound struct {
-	at  simcore.Tick
-	seq uint64 // generation order within the client, breaks time ties
-	req *simcore.Request
+	at          simcore.Tick
+	seq         uint64 // generation order within the client, breaks time ties
+	req         *simcore.Request
+	slot, round int32 // when req is nil
 }
 
 func (a pendingRound) before(b pendingRound) bool {

@@ -174,16 +174,29 @@ func (g *Generator) nextRound(s *session, slot int32, at simcore.Tick, completed
 		return
 	}
 	s.issued = next
-	c.later.push(pendingRound{at: arrival, seq: c.nextSeq(), req: g.roundRequest(c, s, next, arrival)})
+	c.later.push(pendingRound{at: arrival, seq: c.nextSeq(), slot: slot, round: next})
 	g.refresh(c)
-	if next+1 >= c.plan.rounds {
-		g.sessions.release(s, slot) // last round built: nothing left to wait for
+}
+
+// popRound fills dst with the closed-loop round p names; the session is
+// released with its last round, as nothing is left to wait for.
+func (g *Generator) popRound(c *clientStream, p pendingRound, dst *simcore.Request) {
+	s := g.sessions.at(p.slot)
+	g.fillRound(dst, c, s, p.round, p.at)
+	if p.round+1 >= c.plan.rounds {
+		g.sessions.release(s, p.slot)
 	}
 }
 
 // roundRequest builds round r of s arriving at at.
 func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcore.Tick) *simcore.Request {
 	req := g.requests.Take()
+	g.fillRound(req, c, s, r, at)
+	return req
+}
+
+// fillRound fills the reset request req with round r of s arriving at at.
+func (g *Generator) fillRound(req *simcore.Request, c *clientStream, s *session, r int32, at simcore.Tick) {
 	_, prefix := g.prefix(c.plan.group)
 	rounds := g.sessions.roundsOf(s, c.plan.rounds)
 	in, out := int(rounds[r].input), int(rounds[r].output)
@@ -212,7 +225,6 @@ func (g *Generator) roundRequest(c *clientStream, s *session, r int32, at simcor
 	req.Client = c.index
 	req.Session = s.id
 	req.Round = r
-	return req
 }
 
 // addTicks adds a non-negative duration, saturating instead of overflowing.
