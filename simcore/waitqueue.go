@@ -38,17 +38,9 @@ const (
 
 // NewWaitQueue returns the queue of an instance with KV blocks of
 // blockSize tokens, folding requests into pool's records. The zero
-// WaitQueue works too, with a pool of its own, holding every request
-// whole.
+// WaitQueue works too, holding every request whole.
 func NewWaitQueue(pool *RequestPool, instance int32, blockSize int64) WaitQueue {
 	return WaitQueue{pool: pool, instance: instance, blockSize: blockSize}
-}
-
-func (q *WaitQueue) requests() *RequestPool {
-	if q.pool == nil {
-		q.pool = &RequestPool{}
-	}
-	return q.pool
 }
 
 // Len returns the number of waiting requests.
@@ -100,7 +92,7 @@ func (q *WaitQueue) Front() *Request {
 			r.Priority, r.PriorityHint = w.Priority, w.PriorityHint
 			q.front = r
 		} else {
-			q.front = q.requests().Take()
+			q.front = q.pool.Take()
 			q.pool.unfold(w, q.front, q.instance, q.blockSize)
 		}
 	}
@@ -171,7 +163,7 @@ func (q *WaitQueue) newChunk() []Waiting {
 // any other is held whole.
 func (q *WaitQueue) park(r *Request) Waiting {
 	if q.foldable(r) {
-		w := q.requests().fold(r)
+		w := q.pool.fold(r)
 		q.pool.Put(r)
 		return w
 	}
@@ -192,7 +184,7 @@ func (q *WaitQueue) park(r *Request) Waiting {
 // foldable reports whether r's record holds all of it: it never ran, it
 // is routed here, and its content's block counts follow from its lengths.
 func (q *WaitQueue) foldable(r *Request) bool {
-	if q.blockSize <= 0 || r.Instance != q.instance || !fresh(r) {
+	if q.pool == nil || q.blockSize <= 0 || r.Instance != q.instance || !fresh(r) {
 		return false
 	}
 	input, total := blockCounts(r.InputLen, r.OutputLen, q.blockSize)

@@ -17,17 +17,15 @@ import (
 // overwrites the entry, and evicting a block deletes its entry even when a
 // newer duplicate owns it (BLIS does the same).
 type streamIndex struct {
-	byUID *u64map.Map // stream UID → record
+	// byUID: stream UID → record. A request's lookup and its first
+	// registration ask for the same UID in a row, so it remembers.
+	byUID *u64map.Memo
 	recs  []streamRec
 	free  []int32 // records no block names
 	// spareIDs are the entry arrays of freed records. Most live records
 	// have had no entry written yet (their copies keep their runs pending),
 	// so arrays go with entries, not with records.
 	spareIDs [][]int32
-	// lastUID's record is lastRec (none: it has none): a request's lookup
-	// and its first registration find its stream one after the other.
-	lastUID uint64
-	lastRec int32
 }
 
 type streamRec struct {
@@ -40,19 +38,14 @@ type streamRec struct {
 	pending int32
 }
 
-func newStreamIndex() streamIndex { return streamIndex{byUID: u64map.New(256)} }
+func newStreamIndex() streamIndex { return streamIndex{byUID: u64map.NewMemo(256)} }
 
 // find returns uid's record or none.
 func (x *streamIndex) find(uid uint64) int32 {
-	if uid == x.lastUID && uid != 0 {
-		return x.lastRec
+	if r, ok := x.byUID.Get(uid); ok {
+		return r
 	}
-	r, ok := x.byUID.Get(uid)
-	if !ok {
-		r = none
-	}
-	x.lastUID, x.lastRec = uid, r
-	return r
+	return none
 }
 
 // get returns the copy registered for sequence block k of record r, or none.
@@ -132,7 +125,6 @@ func (x *streamIndex) create(uid uint64, base int32) int32 {
 	r := freelist.Take(&x.recs, &x.free)
 	x.recs[r].uid, x.recs[r].base, x.recs[r].pending = uid, base, none
 	x.byUID.Set(uid, r)
-	x.lastUID, x.lastRec = uid, r
 	return r
 }
 
@@ -144,9 +136,6 @@ func (x *streamIndex) evict(r, k int32) {
 	rec.ids[k-rec.base] = none
 	if rec.blocks--; rec.blocks == 0 {
 		x.byUID.Delete(rec.uid)
-		if x.lastUID == rec.uid {
-			x.lastUID = 0
-		}
 		if cap(rec.ids) == minIDs {
 			x.spareIDs = append(x.spareIDs, rec.ids[:0])
 		}

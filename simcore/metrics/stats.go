@@ -25,21 +25,24 @@ func distOf(us []int64) Dist {
 	}
 	// Linear interpolation between ranks ⌊r⌋ and ⌈r⌉, r = p/100·(n−1)
 	// (numpy's "linear" method, as BLIS).
-	m := mean(us) / 1000 // before valuesAt reorders us: an overflowing sum's float fallback depends on order
+	// The mean first: valuesAt reorders us, and an overflowing sum's float
+	// fallback depends on the order.
+	m := mean(us) / 1000
 	ps := [...]float64{50, 90, 99}
-	var ranks [2 * len(ps)]int
+	var rank [len(ps)]float64
+	var ranks [2 * len(ps)]int // ⌊rank⌋, ⌈rank⌉ of each
 	for i, p := range ps {
-		r := p / 100 * float64(len(us)-1)
-		ranks[2*i], ranks[2*i+1] = int(math.Floor(r)), int(math.Ceil(r))
+		rank[i] = p / 100 * float64(len(us)-1)
+		ranks[2*i], ranks[2*i+1] = int(math.Floor(rank[i])), int(math.Ceil(rank[i]))
 	}
 	var vals [len(ranks)]int64
 	valuesAt(us, ranks[:], vals[:])
 	var pct [len(ps)]float64
-	for i, p := range ps {
+	for i := range ps {
 		lo, lv, hv := ranks[2*i], vals[2*i], vals[2*i+1]
 		pct[i] = float64(lv) / 1000
 		if lo != ranks[2*i+1] {
-			pct[i] += float64(hv-lv) * (p/100*float64(len(us)-1) - float64(lo)) / 1000
+			pct[i] += float64(hv-lv) * (rank[i] - float64(lo)) / 1000
 		}
 	}
 	return Dist{Mean: m, P50: pct[0], P90: pct[1], P99: pct[2]}

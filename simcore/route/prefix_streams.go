@@ -30,15 +30,13 @@ func seqOf(c *kv.Content) blockSeq {
 // is kv's stream hash of (uid, k), so this is the same LRU as one keyed by
 // those hashes.
 type streamHolds struct {
-	byUID     *u64map.Map // stream uid → its record
+	// byUID: stream uid → its record. Scoring and recording a request
+	// ask for the same uid in a row, so it remembers.
+	byUID     *u64map.Memo
 	streams   []heldStream
 	holds     []streamHold
 	freeRecs  []int32
 	freeHolds []int32
-	// lastUID's record is lastRec (noHold: it has none): scoring and
-	// recording a request look its stream up one after the other.
-	lastUID uint64
-	lastRec int32
 }
 
 type heldStream struct {
@@ -75,20 +73,10 @@ func streamSlotOf(h int32, k int) uint64 { return streamSlot | uint64(h)<<32 | u
 
 func splitStreamSlot(s uint64) (h int32, k int) { return int32(s>>32) & 0x7fffffff, int(uint32(s)) }
 
-func newStreamHolds() streamHolds { return streamHolds{byUID: u64map.New(64)} }
+func newStreamHolds() streamHolds { return streamHolds{byUID: u64map.NewMemo(64)} }
 
 // find returns uid's stream record, or none.
-func (x *streamHolds) find(uid uint64) (int32, bool) {
-	if uid == x.lastUID && uid != 0 {
-		return x.lastRec, x.lastRec != noHold
-	}
-	s, ok := x.byUID.Get(uid)
-	if !ok {
-		s = noHold
-	}
-	x.lastUID, x.lastRec = uid, s
-	return s, ok
-}
+func (x *streamHolds) find(uid uint64) (int32, bool) { return x.byUID.Get(uid) }
 
 // holdFor returns inst's hold of uid's stream, creating the stream and the
 // hold as needed, with room for blocks [0, end).
@@ -98,7 +86,6 @@ func (x *streamHolds) holdFor(uid uint64, inst int, end int) int32 {
 		s = freelist.Take(&x.streams, &x.freeRecs)
 		x.streams[s] = heldStream{uid: uid, first: noHold}
 		x.byUID.Set(uid, s)
-		x.lastUID, x.lastRec = uid, s
 	}
 	h := x.streams[s].first
 	for h != noHold && x.holds[h].inst != int32(inst) {
@@ -145,9 +132,6 @@ func (x *streamHolds) evict(h int32) {
 	x.freeHolds = append(x.freeHolds, h)
 	if st.first == noHold {
 		x.byUID.Delete(st.uid)
-		if x.lastUID == st.uid {
-			x.lastUID = 0
-		}
 		x.freeRecs = append(x.freeRecs, hold.stream)
 	}
 }

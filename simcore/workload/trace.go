@@ -347,10 +347,10 @@ func (t *TraceSource) Peek() (simcore.Tick, bool) {
 	return t.rows[t.next].arrival, true
 }
 
-// Pop fills r with the next row's request; its input is the group prefix followed
-// by input_tokens tokens of the row's own, which no other row shares: its
-// Content names them by a stream of their own (row index + 1) instead of
-// drawing them.
+// Pop fills r with the next row's request; its input is the group prefix
+// followed by input_tokens tokens of the row's own, which no other row
+// shares: its Content names them by a stream of their own (row index + 1)
+// instead of drawing them.
 func (t *TraceSource) Pop(r *simcore.Request) bool {
 	if t.next >= len(t.rows) {
 		return false

@@ -65,3 +65,31 @@ func BenchmarkChurn(b *testing.B) {
 		m.Get(keys[(i*7)&(len(keys)-1)])
 	}
 }
+
+// A memoised map answers as the map does through any mix of repeated
+// gets, sets and deletes.
+func TestMemoAnswersAsTheMap(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	memo, plain := NewMemo(4), New(4)
+	for op := 0; op < 20000; op++ {
+		k := uint64(1 + rng.Intn(20))
+		switch rng.Intn(4) {
+		case 0:
+			v := int32(rng.Intn(100))
+			memo.Set(k, v)
+			plain.Set(k, v)
+		case 1:
+			memo.Delete(k)
+			plain.Delete(k)
+		default:
+			gv, gok := memo.Get(k)
+			wv, wok := plain.Get(k)
+			if gok != wok || (wok && gv != wv) {
+				t.Fatalf("op %d: Get(%d) = %d %v, want %d %v", op, k, gv, gok, wv, wok)
+			}
+		}
+		if memo.Len() != plain.Len() {
+			t.Fatalf("op %d: Len %d, want %d", op, memo.Len(), plain.Len())
+		}
+	}
+}
