@@ -57,7 +57,10 @@ func (c *Cache) Lookup(s *Seq, content *Content) Hit {
 			}
 			sp := prev[p]
 			cp := &c.copies[sp.copy]
-			if cp.gen != sp.gen || c.at(cp, k).refs == dead || !cp.hashed(k, c.at(cp, k)) {
+			if cp.gen != sp.gen {
+				break
+			}
+			if b := c.at(cp, k); b.refs == dead || !cp.hashed(k, b) {
 				break
 			}
 			id = sp.copy
