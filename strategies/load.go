@@ -21,7 +21,7 @@ import (
 // Allowed keys, in the order the errors list them.
 var (
 	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints"}
-	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob"}
+	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
 	objectiveKeys  = []string{"name", "metric", "direction"}
 	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min", "max"}
 )
@@ -50,7 +50,14 @@ type rawParam struct {
 	choices          []string
 	hasChoices       bool
 	defaultValue     *yaml.Node
+	when             *rawWhen
 	line             int
+}
+
+// rawWhen is a parameter's condition: {param: choice} or {param: [choices]}.
+type rawWhen struct {
+	param  string
+	values []string
 }
 
 type rawConstraint struct {
@@ -227,6 +234,8 @@ func (p *parser) param(n *yaml.Node, path string) (rawParam, error) {
 			if _, err = p.scalar(v, path); err == nil {
 				r.defaultValue = v
 			}
+		case "when":
+			r.when, err = p.when(v, path)
 		case "choices":
 			r.hasChoices = true
 			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
@@ -238,6 +247,31 @@ func (p *parser) param(n *yaml.Node, path string) (rawParam, error) {
 		return err
 	})
 	return r, err
+}
+
+// when reads {param: choice} or {param: [choice, ...]}: exactly one key.
+func (p *parser) when(n *yaml.Node, path string) (*rawWhen, error) {
+	var w *rawWhen
+	err := p.mapping(n, path, nil, func(key string, v *yaml.Node, path string) error {
+		if w != nil {
+			return p.errorf(path, v, "a condition names one parameter")
+		}
+		w = &rawWhen{param: key}
+		if v.Kind == yaml.SequenceNode {
+			return p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				s, err := p.scalar(item, path)
+				w.values = append(w.values, s)
+				return err
+			})
+		}
+		s, err := p.scalar(v, path)
+		w.values = []string{s}
+		return err
+	})
+	if err == nil && w == nil {
+		return nil, p.errorf(path, n, "give one parameter and its choices, e.g. {priority_policy: slo-tiered}")
+	}
+	return w, err
 }
 
 func (p *parser) objective(n *yaml.Node, path string) (Objective, error) {

@@ -87,7 +87,7 @@ func (r *Registry) add(files []sourceFile) error {
 		raws = append(raws, raw)
 	}
 	slices.SortFunc(raws, func(a, b *rawTemplate) int { return strings.Compare(a.name, b.name) })
-	res := &resolver{knobs: Knobs(), known: r.templates, raws: raws}
+	res := &resolver{known: r.templates, raws: raws}
 	for _, raw := range raws {
 		if _, err := res.get(raw.name); err != nil {
 			return err

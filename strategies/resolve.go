@@ -53,7 +53,6 @@ func checkBase() cluster.Config {
 
 // resolver turns raw templates into Templates, bases first.
 type resolver struct {
-	knobs    []Knob
 	known    []*Template    // templates registered earlier
 	raws     []*rawTemplate // this batch, sorted by name
 	done     []*Template
@@ -131,8 +130,11 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	if err := constraints(t, raw); err != nil {
 		return nil, err
 	}
-	if _, err := t.Config(checkBase(), t.Defaults()); err != nil {
+	if _, _, err := t.apply(checkBase(), t.Defaults()); err != nil {
 		return nil, fielderr.New(file, "parameters", "the defaults do not make a valid configuration: %v", err)
+	}
+	if err := checkEffects(t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -153,23 +155,27 @@ func (r *resolver) available() string {
 // defaults, and the sections a child may leave out.
 func (t *Template) inherit(base *Template) {
 	t.mechanism = slices.Clone(base.mechanism)
-	for _, p := range base.Params {
-		v := p.Default
+	defaults := base.Defaults()
+	for i, p := range base.Params {
+		v := defaults[i]
+		if math.IsNaN(v) {
+			continue // inactive at the base's defaults: not applied there either
+		}
 		if p.Kind == Categorical {
 			v = p.choiceValues[int(v)]
 		}
-		t.mechanism = put(t.mechanism, setting{knob: p.knob, value: v, from: base.Name})
+		t.mechanism = put(t.mechanism, fixed{setting: p.setting, value: v, from: base.Name})
 	}
 	t.Workload = base.Workload
 	t.Objectives, t.Primary = slices.Clone(base.Objectives), base.Primary
 	t.Constraints = slices.Clone(base.Constraints)
 }
 
-// put sets a knob, in place if it is already set (so the scorer order
+// put sets a setting, in place if it is already set (so the scorer order
 // stays the base's), else at the end.
-func put(list []setting, s setting) []setting {
+func put(list []fixed, s fixed) []fixed {
 	for i := range list {
-		if list[i].knob.Name == s.knob.Name {
+		if list[i].setting.Key == s.setting.Key {
 			list[i] = s
 			return list
 		}
@@ -180,15 +186,15 @@ func put(list []setting, s setting) []setting {
 func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 	for _, s := range raw.mechanism {
 		fieldPath := "mechanism." + s.knob
-		k, ok := findKnob(r.knobs, s.knob)
+		k, ok := LookupSetting(s.knob)
 		if !ok {
-			return fielderr.New(raw.file, fieldPath, "line %d: unknown knob (knobs: %s)", s.line, knobNamesHint(r.knobs))
+			return fielderr.New(raw.file, fieldPath, "line %d: %v", s.line, UnknownSetting(s.knob))
 		}
 		v, err := k.parse(s.value)
 		if err != nil {
 			return fielderr.New(raw.file, fieldPath, "line %d: %v", s.line, err)
 		}
-		t.mechanism = put(t.mechanism, setting{knob: k, value: v, from: t.Name})
+		t.mechanism = put(t.mechanism, fixed{setting: k, value: v, from: t.Name})
 	}
 	return nil
 }
@@ -211,19 +217,19 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 		if !slices.Contains([]Kind{Float, Int, LogFloat, Categorical}, p.Kind) {
 			return fail("type", "%q is not a type (allowed: float, int, log-float, categorical)", rp.kind)
 		}
-		k, ok := findKnob(r.knobs, rp.knob)
+		k, ok := LookupSetting(rp.knob)
 		if !ok {
-			return fail("knob", "unknown knob %q (knobs: %s)", rp.knob, knobNamesHint(r.knobs))
+			return fail("knob", "%v", UnknownSetting(rp.knob))
 		}
-		p.knob = k
+		p.setting = k
 		for _, q := range t.Params {
 			if q.Knob == p.Knob {
-				return fail("knob", "knob %s is already tuned by parameter %s", p.Knob, q.Name)
+				return fail("knob", "setting %s is already tuned by parameter %s", p.Knob, q.Name)
 			}
 		}
 		for _, s := range raw.mechanism {
 			if s.knob == p.Knob {
-				return fail("knob", "knob %s is also fixed in this template's mechanism; drop one", p.Knob)
+				return fail("knob", "setting %s is also fixed in this template's mechanism; drop one", p.Knob)
 			}
 		}
 		var err error
@@ -235,9 +241,42 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 		if err != nil {
 			return err
 		}
+		if rp.when != nil {
+			if p.When, err = condition(t, rp.when, fail); err != nil {
+				return err
+			}
+		}
 		t.Params = append(t.Params, p)
 	}
 	return nil
+}
+
+// condition resolves a parameter's when: an earlier categorical parameter
+// and some of its choices.
+func condition(t *Template, w *rawWhen, fail failFunc) (*Condition, error) {
+	i := slices.IndexFunc(t.Params, func(q Param) bool { return q.Name == w.param })
+	if i < 0 {
+		return nil, fail("when", "%q is not a parameter declared before this one (a condition names an earlier categorical parameter)", w.param)
+	}
+	q := &t.Params[i]
+	if q.Kind != Categorical {
+		return nil, fail("when", "parameter %s is %s; a condition names a categorical parameter", q.Name, q.Kind)
+	}
+	c := &Condition{Param: q.Name, Index: i}
+	for _, v := range w.values {
+		j := slices.Index(q.Choices, v)
+		if j < 0 {
+			return nil, fail("when", "%q is not a choice of parameter %s %s", v, q.Name, q.RangeText())
+		}
+		if slices.Contains(c.Choices, v) {
+			return nil, fail("when", "choice %q given twice", v)
+		}
+		c.Choices, c.values = append(c.Choices, v), append(c.values, float64(j))
+	}
+	if len(c.Choices) == 0 {
+		return nil, fail("when", "give at least one choice of parameter %s", q.Name)
+	}
+	return c, nil
 }
 
 type failFunc func(field, format string, args ...any) error
@@ -253,7 +292,7 @@ func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
 		if slices.Contains(rp.choices[:j], c) {
 			return fail(fmt.Sprintf("choices[%d]", j), "choice %q given twice", c)
 		}
-		v, err := p.knob.parse(c)
+		v, err := p.setting.parse(c)
 		if err != nil {
 			return fail(fmt.Sprintf("choices[%d]", j), "%v", err)
 		}
@@ -272,14 +311,14 @@ func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
 }
 
 func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
-	k := p.knob
+	k := p.setting
 	switch {
 	case rp.hasChoices:
 		return fail("choices", "only a categorical parameter takes choices")
 	case k.Kind == Categorical:
-		return fail("type", "knob %s takes %s: use type categorical", k.Name, k.ValuesText())
+		return fail("type", "setting %s takes %s: use type categorical", k.Key, k.ValuesText())
 	case k.Kind == Int && p.Kind != Int:
-		return fail("type", "knob %s takes whole numbers: use type int (or categorical)", k.Name)
+		return fail("type", "setting %s takes whole numbers: use type int (or categorical)", k.Key)
 	case rp.low == nil:
 		return fail("low", "required for a %s parameter", p.Kind)
 	case rp.high == nil:

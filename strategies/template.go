@@ -1,10 +1,12 @@
 // Package strategies turns strategy templates into simulator configurations.
 //
-// A template (templates/strategies/*.yaml) names a mechanism — knob values
-// that do not vary — and a parameter space: each parameter tunes one knob
-// within bounds. Template.Config applies the mechanism, then a parameter
-// vector, to a base cluster.Config through the typed setters of the knob
-// table (knobs.go); nothing in that path looks names up. Loading (load.go,
+// A template (templates/strategies/*.yaml) names a mechanism — setting
+// values that do not vary — and a parameter space: each parameter tunes one
+// setting within bounds, possibly only while a categorical parameter takes
+// given values (its condition). Template.Config applies the mechanism, then
+// a parameter vector, to a base cluster.Config through the typed setters of
+// the settings table (settings_table.go), the one declaration of every
+// simulator setting; nothing in that path looks names up. Loading (load.go,
 // resolve.go) rejects anything malformed with a one-line error naming the
 // file, the field and what is allowed; the Registry (registry.go) holds the
 // built-in and user templates; Metric (metric.go) reads objective and
@@ -34,20 +36,35 @@ const (
 )
 
 // Param is one tunable dimension. A value of it is a float64: the number
-// itself, or for a categorical parameter the index into Choices. The same
-// spec drives sampling, validation and export columns.
+// itself, or for a categorical parameter the index into Choices; NaN while
+// its condition does not hold (it is then neither sampled nor applied). The
+// same spec drives sampling, validation and export columns.
 type Param struct {
 	Name      string
 	Kind      Kind
 	Low, High float64  // numeric kinds
 	Choices   []string // categorical
 	Default   float64  // categorical: index into Choices
-	Knob      string
+	Knob      string   // the key of the setting it tunes
+	// When, if set, names an earlier categorical parameter and the choices
+	// of it under which this parameter is sampled.
+	When *Condition
 
-	knob *Knob
-	// choiceValues are the knob values of Choices (categorical only), so
-	// that applying a choice is an index, not a parse.
+	setting *Setting
+	// choiceValues are the setting's values of Choices (categorical only),
+	// so that applying a choice is an index, not a parse.
 	choiceValues []float64
+}
+
+// Setting is the setting the parameter tunes.
+func (p *Param) Setting() *Setting { return p.setting }
+
+// Condition makes a parameter conditional on an earlier categorical one.
+type Condition struct {
+	Param   string   // the categorical parameter
+	Choices []string // its choices under which the conditional one is active
+	Index   int      // Param's index in the template's parameters
+	values  []float64
 }
 
 // Objective is one metric to optimise.
@@ -67,17 +84,17 @@ type Constraint struct {
 	HasMin, HasMax                         bool
 }
 
-// Setting is one resolved mechanism value, for display.
-type Setting struct {
+// Fixed is one resolved mechanism value, for display.
+type Fixed struct {
 	Knob, Value string
 	From        string // the template that set it (this one or a base)
 }
 
-// setting is one resolved mechanism value, ready to apply.
-type setting struct {
-	knob  *Knob
-	value float64 // number, or index into knob.Choices
-	from  string
+// fixed is one resolved mechanism value, ready to apply.
+type fixed struct {
+	setting *Setting
+	value   float64 // number, or index into setting.Choices
+	from    string
 }
 
 // Template is a loaded, validated strategy template.
@@ -91,76 +108,132 @@ type Template struct {
 	Primary           int // index into Objectives
 	Constraints       []Constraint
 
-	mechanism []setting // inherited first, one entry per knob
+	mechanism []fixed // inherited first, one entry per setting
 }
 
-// Mechanism returns the fixed knob values, inherited ones first. Knobs a
-// parameter tunes are left out (an inherited value of theirs is applied
-// but then always overridden).
-func (t *Template) Mechanism() []Setting {
-	out := make([]Setting, 0, len(t.mechanism))
+// Mechanism returns the fixed setting values, inherited ones first.
+// Settings a parameter tunes are left out (an inherited value of theirs is
+// applied but then overridden while the parameter is active).
+func (t *Template) Mechanism() []Fixed {
+	out := make([]Fixed, 0, len(t.mechanism))
 	for _, s := range t.mechanism {
-		if !slices.ContainsFunc(t.Params, func(p Param) bool { return p.Knob == s.knob.Name }) {
-			out = append(out, Setting{Knob: s.knob.Name, Value: s.knob.format(s.value), From: s.from})
+		if !slices.ContainsFunc(t.Params, func(p Param) bool { return p.Knob == s.setting.Key }) {
+			out = append(out, Fixed{Knob: s.setting.Key, Value: s.setting.format(s.value), From: s.from})
 		}
 	}
 	return out
 }
 
-// Defaults returns the parameters' default values.
+// Active reports which parameters are active at values: those without a
+// condition, and those whose condition's parameter is active and takes one
+// of the condition's choices.
+func (t *Template) Active(values []float64) []bool {
+	active := make([]bool, len(t.Params))
+	for i, p := range t.Params {
+		active[i] = p.When == nil || (active[p.When.Index] && slices.Contains(p.When.values, values[p.When.Index]))
+	}
+	return active
+}
+
+// Defaults returns the parameters' default values, NaN for a parameter
+// whose condition the defaults do not meet.
 func (t *Template) Defaults() []float64 {
 	v := make([]float64, len(t.Params))
 	for i, p := range t.Params {
 		v[i] = p.Default
 	}
+	for i, on := range t.Active(v) {
+		if !on {
+			v[i] = math.NaN()
+		}
+	}
 	return v
 }
 
-// Config applies the mechanism, then values (aligned with Params), to base
-// and validates the result. base is not modified. Errors name the
-// parameter and its allowed range.
+// Config applies the mechanism, then values (aligned with Params; an
+// inactive parameter's value is ignored), to base and validates the
+// result. base is not modified. Errors name the parameter and its allowed
+// range, or the active parameter whose setting has no effect at values.
 func (t *Template) Config(base cluster.Config, values []float64) (cluster.Config, error) {
+	c, active, err := t.apply(base, values)
+	if err != nil {
+		return c, err
+	}
+	for i, p := range t.Params {
+		if active[i] && !p.setting.Active.Holds(&c) {
+			return c, fmt.Errorf("template %s: %v", t.Name, InertError("parameter "+p.Name, p.setting, &c))
+		}
+	}
+	return c, nil
+}
+
+// apply builds and validates the configuration of values without checking
+// that every active parameter has an effect.
+func (t *Template) apply(base cluster.Config, values []float64) (cluster.Config, []bool, error) {
 	c := base
 	if len(values) != len(t.Params) {
-		return c, fmt.Errorf("template %s: %d parameter values for %d parameters", t.Name, len(values), len(t.Params))
+		return c, nil, fmt.Errorf("template %s: %d parameter values for %d parameters", t.Name, len(values), len(t.Params))
 	}
 	for _, s := range t.mechanism {
-		s.knob.set(&c, s.value)
+		s.setting.set(&c, s.value)
 	}
+	active := t.Active(values)
 	for i := range t.Params {
 		p := &t.Params[i]
+		if !active[i] {
+			continue
+		}
 		if err := p.Check(values[i]); err != nil {
-			return c, fmt.Errorf("template %s: %v", t.Name, err)
+			return c, nil, fmt.Errorf("template %s: %v", t.Name, err)
 		}
 		v := values[i]
 		if p.Kind == Categorical {
 			v = p.choiceValues[int(v)]
 		}
-		p.knob.set(&c, v)
+		p.setting.set(&c, v)
 	}
-	if c.Routing.Policy == "weighted" && c.Routing.Scorers != nil && len(c.Routing.Scorers) == 0 {
-		return c, fmt.Errorf("template %s: every routing.weight.* is 0; the weighted policy needs a scorer with weight > 0", t.Name)
-	}
-	if err := c.Validate(); err != nil {
+	c, err := t.validate(c)
+	return c, active, err
+}
+
+// validate runs the simulator's own checks on c.
+func (t *Template) validate(c cluster.Config) (cluster.Config, error) {
+	if err := CheckConfig(&c); err != nil {
 		return c, fmt.Errorf("template %s: %v", t.Name, err)
-	}
-	if err := c.Routing.Validate(); err != nil {
-		return c, fmt.Errorf("template %s: routing: %v", t.Name, err)
-	}
-	if err := c.Priority.Validate(); err != nil {
-		return c, fmt.Errorf("template %s: %v", t.Name, err)
-	}
-	if _, err := admit.New(c.Admission); err != nil {
-		return c, fmt.Errorf("template %s: admission: %v", t.Name, err)
 	}
 	return c, nil
 }
 
+// CheckConfig runs every check the simulator would make when building c,
+// so that a bad configuration is reported before anything runs.
+func CheckConfig(c *cluster.Config) error {
+	if c.Routing.Policy == "weighted" && c.Routing.Scorers != nil && len(c.Routing.Scorers) == 0 {
+		return fmt.Errorf("every routing.weight.* is 0; the weighted policy needs a scorer with weight > 0")
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := c.Routing.Validate(); err != nil {
+		return fmt.Errorf("routing: %v", err)
+	}
+	if err := c.Priority.Validate(); err != nil {
+		return err
+	}
+	if _, err := admit.New(c.Admission); err != nil {
+		return fmt.Errorf("admission: %v", err)
+	}
+	return nil
+}
+
 // ParseParams reads "name=value" pairs (as given to --param) over the
 // defaults. Errors are one line naming the parameter and what it accepts;
-// the caller names the flag.
+// the caller names the flag. A parameter given while its condition does
+// not hold is an error: it would have no effect.
 func (t *Template) ParseParams(pairs []string) ([]float64, error) {
-	values := t.Defaults()
+	values := make([]float64, len(t.Params))
+	for i, p := range t.Params {
+		values[i] = p.Default
+	}
 	given := make([]bool, len(t.Params))
 	for _, pair := range pairs {
 		name, raw, ok := strings.Cut(pair, "=")
@@ -181,7 +254,27 @@ func (t *Template) ParseParams(pairs []string) ([]float64, error) {
 		}
 		values[i], given[i] = v, true
 	}
+	for i, on := range t.Active(values) {
+		if on {
+			continue
+		}
+		if given[i] {
+			return nil, t.Params[i].inactiveError(t, values)
+		}
+		values[i] = math.NaN()
+	}
 	return values, nil
+}
+
+// inactiveError says why p is not active at values.
+func (p *Param) inactiveError(t *Template, values []float64) error {
+	w := p.When
+	cond := &t.Params[w.Index]
+	state := "inactive itself"
+	if !math.IsNaN(values[w.Index]) {
+		state = "it is " + cond.Format(values[w.Index])
+	}
+	return fmt.Errorf("%s: has no effect unless parameter %s is %s (%s)", p.Name, w.Param, orList(w.Choices), state)
 }
 
 func (t *Template) paramNames() string {
@@ -196,7 +289,7 @@ func (t *Template) paramNames() string {
 }
 
 // Check reports a value outside the parameter's space, naming the
-// parameter and its range.
+// parameter and its range. NaN (inactive) is outside every space.
 func (p *Param) Check(v float64) error {
 	if p.Kind == Categorical {
 		if !(v >= 0 && v < float64(len(p.Choices))) || v != math.Trunc(v) {
@@ -230,9 +323,12 @@ func (p *Param) Parse(s string) (float64, error) {
 	return v, p.Check(v)
 }
 
-// Format renders a value: the choice, a whole number, or a float.
+// Format renders a value: the choice, a whole number, or a float; "" for
+// NaN, an inactive parameter's value.
 func (p *Param) Format(v float64) string {
 	switch {
+	case math.IsNaN(v):
+		return ""
 	case p.Kind == Categorical && v >= 0 && int(v) < len(p.Choices):
 		return p.Choices[int(v)]
 	case p.Kind == Int:

@@ -3,108 +3,124 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"optimize/simcore"
-	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
-	"optimize/simcore/sched"
+	"optimize/strategies"
 )
 
-// simFlags are the policy and cluster flags, named as in BLIS. Only flags
-// the user set override the base configuration.
+// simFlags are the simulator-setting flags, one per setting or family of
+// the settings table (BLIS's names), plus the latency-profile choice and
+// --set KEY=VALUE. Only flags the user set override the base
+// configuration; every setting the user gives must have an effect.
 type simFlags struct {
 	model, hardware string
 	tp              int
+	flags           []*settingFlag // in flag-name order
+	sets            []string
+}
 
-	numInstances       int
-	totalKVBlocks      int64
-	blockSize          int64
-	maxRunning         int
-	maxScheduledTokens int64
-	prefillThreshold   int64
-	alpha, beta        []float64
-	routingPolicy      string
-	routingScorers     string
-	prefixIndexCap     int
-	scheduler          string
-	priorityPolicy     string
-	admissionPolicy    string
-	bucketCapacity     float64
-	bucketRefill       float64
-	snapshotRefresh    int64
-	horizon            int64
+// settingFlag is the flag of one setting, or of a family of settings that
+// share a list-valued flag (per class, per scorer, per coefficient). It
+// keeps the text; apply parses it through the table, so a flag, a
+// template and --set report a bad value with the same words.
+type settingFlag struct {
+	name    string
+	members []*strategies.Setting // one, or the family in table order
+	raw     string
+	given   bool
+}
 
-	sloBase, sloUrgency   string
-	sloAgeWeight          float64
-	sloLoadThreshold      float64
-	priorityBridge        bool
-	preemptionPolicy      string
-	sloPrefill, sloGate   string
-	sloTTFT               string
-	kvCPUBlocks           int64
-	kvOffloadThreshold    float64
-	kvTransferBandwidth   float64
-	kvTransferBaseLatency int64
-	cacheSignalDelay      int64
-	sloPriorityBlend      string
-	kvPressureScale       float64
-	kvPressureThrash      float64
-	kvPressureSLOScale    string
+func (f *settingFlag) String() string { return f.raw }
+func (f *settingFlag) Type() string {
+	switch {
+	case len(f.members) > 1:
+		return "list"
+	case f.members[0].Kind == strategies.Categorical:
+		return "string"
+	}
+	return "number"
+}
+
+func (f *settingFlag) Set(s string) error {
+	f.raw, f.given = s, true
+	return nil
 }
 
 func (f *simFlags) bind(fs *pflag.FlagSet) {
-	d := cluster.Defaults()
-	fs.StringVar(&f.model, "model", defaultModel, "model whose latency profile to use")
+	fs.StringVar(&f.model, "model", defaultModel, "model whose latency profile to use (sets latency.* and kv.total_blocks)")
 	fs.StringVar(&f.hardware, "hardware", "", "GPU of the latency profile (default: the model's, H100)")
 	fs.IntVar(&f.tp, "tp", 0, "tensor parallelism of the latency profile (default: the model's, 2)")
-	fs.IntVar(&f.numInstances, "num-instances", d.NumInstances, "number of serving instances")
-	fs.Int64Var(&f.totalKVBlocks, "total-kv-blocks", 0, "GPU KV blocks per instance (default: the profile's)")
-	fs.Int64Var(&f.blockSize, "block-size-in-tokens", d.BlockSize, "tokens per KV block")
-	fs.IntVar(&f.maxRunning, "max-num-running-reqs", d.MaxRunning, "running requests per instance")
-	fs.Int64Var(&f.maxScheduledTokens, "max-num-scheduled-tokens", d.MaxScheduledTokens, "token budget per step")
-	fs.Int64Var(&f.prefillThreshold, "long-prefill-token-threshold", d.PrefillThreshold, "prefill chunk cap per step (0 = no chunking)")
-	fs.Float64SliceVar(&f.alpha, "alpha-coeffs", nil, "α0,α1,α2 in µs (override the profile)")
-	fs.Float64SliceVar(&f.beta, "beta-coeffs", nil, "β0,β1,β2 in µs (override the profile)")
-	fs.StringVar(&f.routingPolicy, "routing-policy", d.Routing.Policy, "round-robin, least-loaded or weighted")
-	fs.StringVar(&f.routingScorers, "routing-scorers", "", "weighted scorers, e.g. prefix-affinity:3,queue-depth:2,kv-utilization:2")
-	fs.IntVar(&f.prefixIndexCap, "prefix-index-capacity", d.Routing.PrefixIndexCapacity, "blocks per instance in the router's approximate prefix index")
-	fs.StringVar(&f.scheduler, "scheduler", d.Scheduler, "fcfs, priority-fcfs or sjf")
-	fs.StringVar(&f.priorityPolicy, "priority-policy", d.Priority.Name, "constant, slo-based (age), slo-class, slo-tiered or slo-adaptive")
-	fs.StringVar(&f.sloBase, "slo-base", "", "slo-tiered base priority per class, e.g. critical=10,standard=5,sheddable=1")
-	fs.Float64Var(&f.sloAgeWeight, "slo-age-weight", 0, "slo-tiered urgency gained per ms waited past the class's threshold")
-	fs.Float64Var(&f.sloLoadThreshold, "slo-load-threshold", 0, "slo-adaptive: waiting requests at which the class gap is full (default 16)")
-	fs.StringVar(&f.sloUrgency, "slo-urgency-threshold-ms", "", "slo-tiered wait before urgency grows, per class, e.g. critical=0,standard=50,sheddable=200")
-	fs.BoolVar(&f.priorityBridge, "priority-bridge", false, "the router hands each request its class's base priority")
-	fs.StringVar(&f.preemptionPolicy, "preemption-policy", d.PreemptionPolicy, "fcfs (evict the batch tail) or priority (evict the least urgent)")
-	fs.StringVar(&f.sloPrefill, "slo-prefill-threshold", "", "prefill chunk cap per class (0 = no chunking), e.g. critical=0,standard=256,sheddable=256")
-	fs.StringVar(&f.admissionPolicy, "admission-policy", d.Admission.Policy, "always-admit, token-bucket, reject-all or slo-gated")
-	fs.StringVar(&f.sloGate, "slo-gate", "", "slo-gated: cluster queue depth above which a class is shed, e.g. standard=200,sheddable=50")
-	fs.StringVar(&f.sloTTFT, "slo-ttft", "", "TTFT targets per class for attainment, e.g. critical=100ms,standard=500ms")
-	fs.Int64Var(&f.kvCPUBlocks, "kv-cpu-blocks", 0, "CPU offload tier in blocks per instance (0 = single tier)")
-	fs.Float64Var(&f.kvOffloadThreshold, "kv-offload-threshold", d.KVOffloadThreshold, "GPU KV utilisation above which idle cached blocks move to CPU")
-	fs.Float64Var(&f.kvTransferBandwidth, "kv-transfer-bandwidth", d.KVTransferBandwidth, "CPU→GPU transfer rate, BLIS's \"blocks per µs\": a block costs ceil(block size / rate) µs plus the base latency")
-	fs.Int64Var(&f.kvTransferBaseLatency, "kv-transfer-base-latency", d.KVTransferBaseLatency, "fixed µs per reloaded block")
-	fs.Int64Var(&f.cacheSignalDelay, "cache-signal-delay", 0, "µs before the precise-prefix scorer sees a KV change (0 = live)")
-	fs.StringVar(&f.sloPriorityBlend, "slo-priority-blend", "", "slo-priority scorer: prefix-affinity weight per class (rest to queue-depth)")
-	fs.Float64Var(&f.kvPressureScale, "kv-pressure-transfer-scale", 0, "kv-pressure: pending transfer µs that cost a whole point (default 10000)")
-	fs.Float64Var(&f.kvPressureThrash, "kv-pressure-thrash-weight", 0, "kv-pressure: weight of the thrashing rate (default 2)")
-	fs.StringVar(&f.kvPressureSLOScale, "kv-pressure-slo-scale", "", "kv-pressure-slo: transfer-penalty factor per class (default critical=5,standard=1,sheddable=0.2,batch=0.2,background=0.1)")
-	fs.Float64Var(&f.bucketCapacity, "token-bucket-capacity", d.Admission.BucketCapacity, "token-bucket capacity in tokens")
-	fs.Float64Var(&f.bucketRefill, "token-bucket-refill-rate", d.Admission.RefillRate, "token-bucket refill in tokens per second")
-	fs.Int64Var(&f.snapshotRefresh, "snapshot-refresh-interval", d.SnapshotRefresh, "µs between refreshes of routing signals (0 = always fresh)")
-	fs.Int64Var(&f.horizon, "horizon", 0, "simulated µs after which the run stops (0 = until done)")
+	byFlag := map[string]*settingFlag{}
+	for _, s := range strategies.Settings() {
+		sf := byFlag[s.Flag]
+		if sf == nil {
+			sf = &settingFlag{name: s.Flag}
+			byFlag[s.Flag] = sf
+			f.flags = append(f.flags, sf)
+		}
+		sf.members = append(sf.members, s)
+	}
+	slices.SortFunc(f.flags, func(a, b *settingFlag) int { return strings.Compare(a.name, b.name) })
+	for _, sf := range f.flags {
+		fl := fs.VarPF(sf, sf.name, "", sf.usage())
+		s := sf.members[0]
+		if len(sf.members) == 1 {
+			fl.DefValue = s.Default()
+			if s.Kind == strategies.Categorical && slices.Equal(s.Choices, []string{"false", "true"}) {
+				fl.NoOptDefVal = "true"
+			}
+		}
+	}
+	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template knobs` lists them)")
+}
+
+// usage is the flag's help: the setting's doc, what it accepts and its key.
+func (f *settingFlag) usage() string {
+	s := f.members[0]
+	if len(f.members) == 1 {
+		return fmt.Sprintf("%s; %s (setting %s)", s.Doc, s.ValuesText(), s.Key)
+	}
+	items := make([]string, len(f.members))
+	for i, m := range f.members {
+		items[i] = m.Item
+	}
+	prefix := strings.TrimSuffix(s.Key, s.Item)
+	switch {
+	case strings.HasPrefix(s.Key, "routing.weight."):
+		return fmt.Sprintf("weighted scorers in order, name:weight,... with name one of %s; %s (settings %s<scorer>)",
+			strings.Join(items, ", "), s.ValuesText(), prefix)
+	case strings.HasPrefix(s.Key, "latency."):
+		return fmt.Sprintf("%s: three values i0,i1,i2 in µs (override the profile; settings %s0..2)", s.Doc, prefix)
+	}
+	unit := ""
+	if s.Unit == "ms" {
+		unit = " (a unit us, ms or s may follow; none = ms)"
+	}
+	return fmt.Sprintf("%s, per class: class=value,... with class one of %s; %s%s (settings %s<class>)",
+		s.Doc, strings.Join(items, ", "), s.ValuesText(), unit, prefix)
 }
 
 const defaultModel = latency.DefaultModel
 
-// apply overlays the flags the user set on base and resolves the latency
-// profile: model/hardware/tp choose it (always when fromDefaults, else only
-// when one of them is given), explicit coefficients override it.
-func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog, fromDefaults bool) (cluster.Config, error) {
+// given is one setting the user gave, and how.
+type given struct {
+	source  string
+	setting *strategies.Setting
+}
+
+// apply overlays the flags the user set, then --set, on base; resolves the
+// latency profile (always when fromDefaults, else only when --model,
+// --hardware or --tp is given); validates; and rejects any setting the
+// user gave that the resulting configuration does not use. extra are
+// further user inputs to hold to the same rule (a template's --param).
+func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog, fromDefaults bool, extra []given) (cluster.Config, error) {
 	c := base
 	if fromDefaults || changed(fs, "model") || changed(fs, "hardware") || changed(fs, "tp") {
 		p, err := catalog.Find(f.model, f.hardware, f.tp)
@@ -113,126 +129,121 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 		}
 		c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
 	}
-	if changed(fs, "alpha-coeffs") {
-		if len(f.alpha) != 3 {
-			return c, fmt.Errorf("--alpha-coeffs: need exactly 3 values α0,α1,α2, got %d", len(f.alpha))
-		}
-		copy(c.Latency.Alpha[:], f.alpha)
-	}
-	if changed(fs, "beta-coeffs") {
-		if len(f.beta) != 3 {
-			return c, fmt.Errorf("--beta-coeffs: need exactly 3 values β0,β1,β2, got %d", len(f.beta))
-		}
-		copy(c.Latency.Beta[:], f.beta)
-	}
-	set := func(name string, apply func()) {
-		if changed(fs, name) {
-			apply()
-		}
-	}
-	set("num-instances", func() { c.NumInstances = f.numInstances })
-	set("total-kv-blocks", func() { c.TotalKVBlocks = f.totalKVBlocks })
-	set("block-size-in-tokens", func() { c.BlockSize = f.blockSize })
-	set("max-num-running-reqs", func() { c.MaxRunning = f.maxRunning })
-	set("max-num-scheduled-tokens", func() { c.MaxScheduledTokens = f.maxScheduledTokens })
-	set("long-prefill-token-threshold", func() { c.PrefillThreshold = f.prefillThreshold })
-	set("routing-policy", func() { c.Routing.Policy = f.routingPolicy })
-	set("prefix-index-capacity", func() { c.Routing.PrefixIndexCapacity = f.prefixIndexCap })
-	set("scheduler", func() { c.Scheduler = f.scheduler })
-	set("priority-policy", func() { c.Priority.Name = f.priorityPolicy })
-	set("slo-age-weight", func() { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = f.sloAgeWeight, true })
-	set("priority-bridge", func() { c.PriorityBridge = f.priorityBridge })
-	set("slo-load-threshold", func() { c.Priority.LoadThreshold = f.sloLoadThreshold })
-	set("preemption-policy", func() { c.PreemptionPolicy = f.preemptionPolicy })
-	set("kv-cpu-blocks", func() { c.KVCPUBlocks = f.kvCPUBlocks })
-	set("kv-offload-threshold", func() { c.KVOffloadThreshold = f.kvOffloadThreshold })
-	set("kv-transfer-bandwidth", func() { c.KVTransferBandwidth = f.kvTransferBandwidth })
-	set("kv-transfer-base-latency", func() { c.KVTransferBaseLatency = f.kvTransferBaseLatency })
-	set("cache-signal-delay", func() { c.Routing.CacheSignalDelay = f.cacheSignalDelay })
-	set("kv-pressure-transfer-scale", func() { c.Routing.KVPressureTransferScale = f.kvPressureScale })
-	set("kv-pressure-thrash-weight", func() { c.Routing.KVPressureThrashWeight = f.kvPressureThrash })
-	for _, pc := range []struct {
-		flag string
-		src  string
-		ms   bool
-		dst  *simcore.PerClass
-	}{
-		{"slo-base", f.sloBase, false, &c.Priority.Base},
-		{"slo-urgency-threshold-ms", f.sloUrgency, true, &c.Priority.UrgencyThresholdMs},
-		{"slo-prefill-threshold", f.sloPrefill, false, &c.SLOPrefillThreshold},
-		{"slo-gate", f.sloGate, false, &c.Admission.SLOGate},
-		{"slo-ttft", f.sloTTFT, true, &c.SLOTTFT},
-		{"slo-priority-blend", f.sloPriorityBlend, false, &c.Routing.SLOPriorityBlend},
-		{"kv-pressure-slo-scale", f.kvPressureSLOScale, false, &c.Routing.KVPressureSLOScale},
-	} {
-		if !changed(fs, pc.flag) {
+	var user []given
+	for _, sf := range f.flags {
+		if !sf.given {
 			continue
 		}
-		v, err := simcore.ParsePerClass(pc.src, pc.ms)
+		set, err := sf.apply(&c)
 		if err != nil {
-			return c, fmt.Errorf("--%s: %v", pc.flag, err)
+			return c, fmt.Errorf("--%s: %v", sf.name, err)
 		}
-		*pc.dst = v
-	}
-	set("admission-policy", func() { c.Admission.Policy = f.admissionPolicy })
-	set("token-bucket-capacity", func() { c.Admission.BucketCapacity = f.bucketCapacity })
-	set("token-bucket-refill-rate", func() { c.Admission.RefillRate = f.bucketRefill })
-	set("snapshot-refresh-interval", func() { c.SnapshotRefresh = f.snapshotRefresh })
-	set("horizon", func() { c.Horizon = f.horizon })
-	if changed(fs, "routing-scorers") {
-		scorers, err := route.ParseScorers(f.routingScorers)
-		if err != nil {
-			return c, fmt.Errorf("--routing-scorers: %v", err)
+		for _, s := range set {
+			user = append(user, given{"--" + sf.name, s})
 		}
-		c.Routing.Scorers = scorers
 	}
-	if err := c.Validate(); err != nil {
+	for _, pair := range f.sets {
+		key, value, ok := strings.Cut(pair, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return c, fmt.Errorf("--set %s: want KEY=VALUE, e.g. scheduler=fcfs", pair)
+		}
+		s, ok := strategies.LookupSetting(key)
+		if !ok {
+			return c, fmt.Errorf("--set %s: %v", pair, strategies.UnknownSetting(key))
+		}
+		if i := slices.IndexFunc(user, func(g given) bool { return g.setting == s }); i >= 0 {
+			return c, fmt.Errorf("--set %s: %s is also given by %s; give it once", pair, key, user[i].source)
+		}
+		if err := s.Set(&c, value); err != nil {
+			return c, fmt.Errorf("--set %s: %v", pair, err)
+		}
+		user = append(user, given{"--set " + pair, s})
+	}
+	if err := strategies.CheckConfig(&c); err != nil {
 		return c, err
 	}
-	return c, ignoredFlag(fs, c)
+	for _, g := range append(extra, user...) {
+		if !g.setting.Active.Holds(&c) {
+			return c, strategies.InertError(g.source, g.setting, &c)
+		}
+	}
+	return c, nil
 }
 
-// ignoredFlag rejects a flag the user set that the resulting configuration
-// would not use (a scorer's knob without that scorer, a policy's knob under
-// another policy): silently running without it would hide the mistake.
-func ignoredFlag(fs *pflag.FlagSet, c cluster.Config) error {
-	weighted := c.Routing.Policy == "weighted"
-	scorers := c.Routing.Scorers
-	if len(scorers) == 0 {
-		scorers = route.DefaultScorers()
+// apply parses the flag's text into c and returns the settings it set.
+func (f *settingFlag) apply(c *cluster.Config) ([]*strategies.Setting, error) {
+	s := f.members[0]
+	switch {
+	case len(f.members) == 1:
+		return f.members, s.Set(c, f.raw)
+	case strings.HasPrefix(s.Key, "routing.weight."):
+		return f.applyScorers(c)
+	case strings.HasPrefix(s.Key, "latency."):
+		return f.applyVector(c)
 	}
-	scorer := func(names ...string) bool {
-		for _, s := range scorers {
-			if slices.Contains(names, s.Name) {
-				return weighted
-			}
+	return f.applyPerClass(c)
+}
+
+// applyScorers replaces the weighted profile with the one given, in its
+// order (the order fixes the float sums, hence ties).
+func (f *settingFlag) applyScorers(c *cluster.Config) ([]*strategies.Setting, error) {
+	list, err := route.ParseScorers(f.raw)
+	if err != nil {
+		return nil, err
+	}
+	var set []*strategies.Setting
+	for _, sw := range list {
+		s := f.member(sw.Name)
+		if err := s.Set(c, strconv.FormatFloat(sw.Weight, 'g', -1, 64)); err != nil {
+			return nil, err
 		}
-		return false
+		set = append(set, s)
 	}
-	tiered := c.Priority.Name == sched.SLOTiered || c.Priority.Name == sched.SLOAdaptive
-	for _, u := range []struct {
-		flags []string
-		used  bool
-		needs string
-	}{
-		{[]string{"routing-scorers"}, weighted, "--routing-policy weighted"},
-		{[]string{"prefix-index-capacity"}, scorer("prefix-affinity", "slo-priority"), "a prefix-affinity or slo-priority scorer"},
-		{[]string{"cache-signal-delay"}, scorer("precise-prefix"), "the precise-prefix scorer"},
-		{[]string{"slo-priority-blend"}, scorer("slo-priority"), "the slo-priority scorer"},
-		{[]string{"kv-pressure-transfer-scale", "kv-pressure-thrash-weight"}, scorer("kv-pressure", "kv-pressure-slo"), "a kv-pressure or kv-pressure-slo scorer"},
-		{[]string{"kv-pressure-slo-scale"}, scorer("kv-pressure-slo"), "the kv-pressure-slo scorer"},
-		{[]string{"slo-base", "priority-bridge"}, c.Priority.UsesClassBase(), "--priority-policy slo-class, slo-tiered or slo-adaptive"},
-		{[]string{"slo-age-weight", "slo-urgency-threshold-ms"}, tiered, "--priority-policy slo-tiered or slo-adaptive"},
-		{[]string{"slo-load-threshold"}, c.Priority.Name == sched.SLOAdaptive, "--priority-policy slo-adaptive"},
-		{[]string{"slo-gate"}, c.Admission.Policy == admit.SLOGated, "--admission-policy slo-gated"},
-		{[]string{"token-bucket-capacity", "token-bucket-refill-rate"}, c.Admission.Policy == "token-bucket", "--admission-policy token-bucket"},
-		{[]string{"kv-offload-threshold", "kv-transfer-bandwidth", "kv-transfer-base-latency"}, c.KVCPUBlocks > 0, "--kv-cpu-blocks > 0"},
-	} {
-		for _, flag := range u.flags {
-			if changed(fs, flag) && !u.used {
-				return fmt.Errorf("--%s: has no effect without %s", flag, u.needs)
-			}
+	c.Routing.Scorers = list
+	return set, nil
+}
+
+// applyVector reads exactly one value per member, in order.
+func (f *settingFlag) applyVector(c *cluster.Config) ([]*strategies.Setting, error) {
+	parts := strings.Split(f.raw, ",")
+	if len(parts) != len(f.members) {
+		return nil, fmt.Errorf("need exactly %d values, got %d", len(f.members), len(parts))
+	}
+	for i, s := range f.members {
+		if err := s.Set(c, parts[i]); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return f.members, nil
+}
+
+// applyPerClass reads class=value pairs.
+func (f *settingFlag) applyPerClass(c *cluster.Config) ([]*strategies.Setting, error) {
+	pc, err := simcore.ParsePerClass(f.raw, f.members[0].Unit == "ms")
+	if err != nil {
+		return nil, err
+	}
+	var set []*strategies.Setting
+	for cl := simcore.SLOCritical; cl < simcore.NumSLOClasses; cl++ {
+		v, ok := pc.Get(cl)
+		if !ok {
+			continue
+		}
+		s := f.member(cl.String())
+		if err := s.Set(c, strconv.FormatFloat(v, 'g', -1, 64)); err != nil {
+			return nil, err
+		}
+		set = append(set, s)
+	}
+	return set, nil
+}
+
+func (f *settingFlag) member(item string) *strategies.Setting {
+	for _, s := range f.members {
+		if s.Item == item {
+			return s
+		}
+	}
+	panic("settings table: flag --" + f.name + " has no member " + item)
 }

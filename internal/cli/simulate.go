@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -33,8 +34,10 @@ func newSimulateCommand(s Streams, templatesDir *string) *cobra.Command {
 
 The workload is a built-in (--workload NAME), a BLIS v2 workload spec
 (--workload-spec FILE) or a BLIS TraceV2 trace (--trace HEADER.yaml).
-Policy flags use BLIS's names. Several seeds run in parallel; the JSON
-output then holds every seed's summary and their mean.`,
+Policy flags use BLIS's names; --set KEY=VALUE sets any setting by its
+template key (optimize template knobs lists them, with their flags). A
+setting given where it has no effect is an error. Several seeds run in
+parallel; the JSON output then holds every seed's summary and their mean.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, s)
@@ -52,28 +55,40 @@ output then holds every seed's summary and their mean.`,
 }
 
 // templateConfig builds the configuration of one template point and, when
-// no workload flag is given, selects the template's workload.
-func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, error) {
+// no workload flag is given, selects the template's workload. It returns
+// the parameters the user gave, which must keep an effect whatever flags
+// override.
+func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, []given, error) {
 	reg, err := loadRegistry(*o.templatesDir)
 	if err != nil {
-		return cluster.Config{}, err
+		return cluster.Config{}, nil, err
 	}
 	tpl, err := reg.Get(o.template)
 	if err != nil {
-		return cluster.Config{}, fmt.Errorf("--template: %v", err)
+		return cluster.Config{}, nil, fmt.Errorf("--template: %v", err)
 	}
 	values, err := tpl.ParseParams(o.params)
 	if err != nil {
-		return cluster.Config{}, fmt.Errorf("--param: %v", err)
+		return cluster.Config{}, nil, fmt.Errorf("--param: %v", err)
 	}
 	base, err := baseConfig()
 	if err != nil {
-		return cluster.Config{}, failed(err)
+		return cluster.Config{}, nil, failed(err)
 	}
 	if !changed(fs, "workload") && !changed(fs, "workload-spec") && !changed(fs, "trace") {
 		o.wl.name = tpl.Workload
 	}
-	return tpl.Config(base, values)
+	var params []given
+	for _, pair := range o.params {
+		name, _, _ := strings.Cut(pair, "=")
+		for _, p := range tpl.Params {
+			if p.Name == strings.TrimSpace(name) {
+				params = append(params, given{"--param " + pair, p.Setting()})
+			}
+		}
+	}
+	c, err := tpl.Config(base, values)
+	return c, params, err
 }
 
 func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
@@ -86,15 +101,16 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 		return failed(err)
 	}
 	base, fromDefaults := cluster.Defaults(), true
+	var params []given
 	if o.template != "" {
-		if base, err = o.templateConfig(fs); err != nil {
+		if base, params, err = o.templateConfig(fs); err != nil {
 			return err
 		}
 		fromDefaults = false
 	} else if len(o.params) > 0 {
 		return fmt.Errorf("--param: needs --template")
 	}
-	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults)
+	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults, params)
 	if err != nil {
 		return err
 	}

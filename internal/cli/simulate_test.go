@@ -114,11 +114,19 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"negative beta", []string{"simulate", "--beta-coeffs", "1,-2,3"}, "beta"},
 		{"unknown flag", []string{"simulate", "--bogus"}, "bogus"},
 		{"two workloads", []string{"simulate", "--workload", "orthogonal-slo", "--trace", "x.yaml"}, "exclusive"},
-		{"scorers without weighted", []string{"simulate", "--routing-scorers", "queue-depth:2"}, "--routing-scorers: has no effect without --routing-policy weighted"},
+		{"scorers without weighted", []string{"simulate", "--routing-scorers", "queue-depth:2"}, "--routing-scorers sets routing.weight.queue-depth, which has no effect unless routing.policy is weighted (it is round-robin)"},
 		{"scorer knob without its scorer", []string{"simulate", "--routing-policy", "weighted", "--cache-signal-delay", "5"}, "--cache-signal-delay"},
 		{"slo-base under constant", []string{"simulate", "--slo-base", "critical=10"}, "--slo-base"},
 		{"slo-gate without slo-gated", []string{"simulate", "--slo-gate", "standard=3"}, "--slo-gate"},
-		{"transfer knob without a CPU tier", []string{"simulate", "--kv-transfer-bandwidth", "10"}, "--kv-cpu-blocks"},
+		{"transfer knob without a CPU tier", []string{"simulate", "--kv-transfer-bandwidth", "10"}, "unless kv.cpu_blocks > 0 (it is 0)"},
+		{"unknown --set key", []string{"simulate", "--set", "schedular=fcfs"}, `--set schedular=fcfs: unknown setting "schedular" (settings: admission.policy,`},
+		{"--set without =", []string{"simulate", "--set", "scheduler"}, "--set scheduler: want KEY=VALUE"},
+		{"--set and its flag", []string{"simulate", "--scheduler", "sjf", "--set", "scheduler=fcfs"}, "--set scheduler=fcfs: scheduler is also given by --scheduler; give it once"},
+		{"the bridge", []string{"simulate", "--priority-bridge"}, "--priority-bridge sets priority.bridge, which has no effect: the scheduler rescores"},
+		{"inactive --param", []string{"simulate", "--template", "precise-routing", "--param", "prefix_index_capacity=1000"},
+			"--param: prefix_index_capacity: has no effect unless parameter prefix_affinity_weight is 1, 2, 3, 4 or 5 (it is 0)"},
+		{"--param made inert by --set", []string{"simulate", "--template", "slo-cascade", "--param", "age_weight_per_ms=0.05", "--set", "priority.policy=slo-class"},
+			"--param age_weight_per_ms=0.05 sets priority.age_weight_per_ms, which has no effect unless"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

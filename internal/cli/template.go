@@ -47,14 +47,7 @@ func newTemplateCommand(s Streams, templatesDir *string) *cobra.Command {
 				return failed(writeTemplate(s.Out, t))
 			},
 		},
-		&cobra.Command{
-			Use:   "knobs",
-			Short: "List the simulator knobs a template may set, with their ranges",
-			Args:  cobra.NoArgs,
-			RunE: func(*cobra.Command, []string) error {
-				return failed(writeKnobs(s.Out))
-			},
-		},
+		newKnobsCommand(s),
 	)
 	return cmd
 }
@@ -115,7 +108,11 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, p := range t.Params {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Knob)
+		when := ""
+		if p.When != nil {
+			when = fmt.Sprintf("\tonly when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s%s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Knob, when)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -165,15 +162,6 @@ func constraintText(c strategies.Constraint) string {
 		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
 	}
 	return c.Metric + " " + strings.Join(parts, ", ")
-}
-
-func writeKnobs(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KNOB\tVALUES\tMEANING")
-	for _, k := range strategies.Knobs() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, k.ValuesText(), k.Doc)
-	}
-	return tw.Flush()
 }
 
 // wrap breaks text into lines of at most width columns.

@@ -13,6 +13,7 @@ package batch
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"optimize/simcore"
 	"optimize/simcore/kv"
@@ -37,13 +38,17 @@ const (
 	PreemptPriority = "priority"
 )
 
+// PreemptionPolicyNames lists the accepted --preemption-policy values, the
+// default first.
+func PreemptionPolicyNames() []string { return []string{PreemptFCFS, PreemptPriority} }
+
 // Validate checks the fields a Former interprets by name or per class;
 // errors are one line naming the flag.
 func (c Config) Validate() error {
 	switch c.PreemptionPolicy {
 	case PreemptFCFS, "", PreemptPriority:
 	default:
-		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: %s, %s)", c.PreemptionPolicy, PreemptFCFS, PreemptPriority)
+		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: %s)", c.PreemptionPolicy, strings.Join(PreemptionPolicyNames(), ", "))
 	}
 	if c.PrefillThreshold < 0 {
 		return fmt.Errorf("--long-prefill-token-threshold: must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)

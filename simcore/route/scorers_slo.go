@@ -60,14 +60,8 @@ type kvPressure struct {
 }
 
 func newKVPressure(cfg *Config, perClass bool) *kvPressure {
-	scale := cfg.KVPressureTransferScale
-	if scale == 0 {
-		scale = defaultTransferScale
-	}
-	k := &kvPressure{thrashWeight: cfg.KVPressureThrashWeight}
-	if k.thrashWeight == 0 {
-		k.thrashWeight = defaultThrashWeight
-	}
+	scale := cfg.TransferScaleInEffect()
+	k := &kvPressure{thrashWeight: cfg.ThrashWeightInEffect()}
 	for c, factor := range cfg.KVPressureSLOScale.Resolve(defaultTransferClassScale()) {
 		if !perClass {
 			factor = 1
@@ -112,4 +106,41 @@ func (s *sloPriority) Score(r *simcore.Request, snaps []Snapshot, out []float64)
 	for i := range out {
 		out[i] = w*out[i] + (1-w)*load[i]
 	}
+}
+
+// TransferScaleInEffect is the kv-pressure transfer scale the scorers use:
+// the configured one, or the default for 0.
+func (c *Config) TransferScaleInEffect() float64 {
+	if c.KVPressureTransferScale == 0 {
+		return defaultTransferScale
+	}
+	return c.KVPressureTransferScale
+}
+
+// ThrashWeightInEffect is the kv-pressure thrashing weight the scorers use.
+func (c *Config) ThrashWeightInEffect() float64 {
+	if c.KVPressureThrashWeight == 0 {
+		return defaultThrashWeight
+	}
+	return c.KVPressureThrashWeight
+}
+
+// TransferClassScaleFor is kv-pressure-slo's transfer-penalty factor for
+// class cl in effect.
+func (c *Config) TransferClassScaleFor(cl simcore.SLOClass) float64 {
+	return c.KVPressureSLOScale.Or(cl.Known(), defaultTransferClassScale()[cl.Known()])
+}
+
+// BlendFor is slo-priority's prefix-affinity share for class cl in effect.
+func (c *Config) BlendFor(cl simcore.SLOClass) float64 {
+	return c.SLOPriorityBlend.Or(cl.Known(), defaultSLOPriorityBlend()[cl.Known()])
+}
+
+// PrefixIndexCapacityInEffect is the prefix-affinity record's size in
+// blocks per instance.
+func (c *Config) PrefixIndexCapacityInEffect() int {
+	if c.PrefixIndexCapacity == 0 {
+		return DefaultPrefixIndexCapacity
+	}
+	return c.PrefixIndexCapacity
 }

@@ -73,11 +73,7 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 	case ByClass:
 		return newTieredPriority(cfg, 0), nil
 	case SLOAdaptive:
-		threshold := cfg.LoadThreshold
-		if threshold == 0 {
-			threshold = DefaultLoadThreshold
-		}
-		p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: threshold}
+		p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: cfg.LoadThresholdInEffect()}
 		p.baseScale = 0 // until the first SetLoad
 		return p, nil
 	}

@@ -111,3 +111,15 @@ func (p *tieredPriority) Priority(r *simcore.Waiting, now simcore.Tick) float64 
 	}
 	return base
 }
+
+// AgeWeightInEffect is the slo-tiered urgency slope per ms the policy uses.
+func (cfg PolicyConfig) AgeWeightInEffect() float64 { return ageWeightPerMs(cfg) }
+
+// LoadThresholdInEffect is slo-adaptive's queue length for the full class
+// gap.
+func (cfg PolicyConfig) LoadThresholdInEffect() float64 {
+	if cfg.LoadThreshold == 0 {
+		return DefaultLoadThreshold
+	}
+	return cfg.LoadThreshold
+}

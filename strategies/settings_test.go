@@ -11,16 +11,19 @@ import (
 	"optimize/simcore/route"
 )
 
-func TestKnobTableIsSortedAndComplete(t *testing.T) {
-	ks := Knobs()
+func TestSettingsTableIsSortedAndComplete(t *testing.T) {
+	ks := Settings()
 	names := make([]string, len(ks))
 	for i, k := range ks {
-		names[i] = k.Name
-		if k.Doc == "" || k.set == nil {
-			t.Errorf("%s: needs a doc and a setter", k.Name)
+		names[i] = k.Key
+		if k.Doc == "" || k.set == nil || k.get == nil || k.copy == nil || k.Component == "" || k.Flag == "" {
+			t.Errorf("%s: needs a doc, a flag, a component, and a getter, setter and copier", k.Key)
 		}
 		if k.Kind == LogFloat {
-			t.Errorf("%s: knobs are float, int or categorical", k.Name)
+			t.Errorf("%s: settings are float, int or categorical", k.Key)
+		}
+		if k.Default() == "" {
+			t.Errorf("%s: no default and no Unset text", k.Key)
 		}
 	}
 	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
@@ -31,38 +34,36 @@ func TestKnobTableIsSortedAndComplete(t *testing.T) {
 		"priority.policy", "priority.age_weight_per_ms", "priority.bridge", "preemption.policy", "batch.long_prefill_token_threshold",
 		"batch.max_num_scheduled_tokens", "batch.max_num_running_reqs", "admission.policy", "admission.token_bucket.capacity",
 		"admission.token_bucket.refill_rate", "kv.total_blocks", "kv.cpu_blocks", "kv.offload_threshold", "kv.transfer_bandwidth",
-		"kv.transfer_base_latency_us"}
+		"kv.transfer_base_latency_us", "kv.block_size", "run.horizon_us", "latency.alpha.0", "latency.beta.2"}
 	for _, s := range route.ScorerNames() {
 		required = append(required, "routing.weight."+s)
 	}
 	for _, family := range []string{"routing.slo_priority_blend", "routing.kv_pressure_slo_scale", "priority.base",
-		"priority.urgency_threshold_ms", "batch.prefill_threshold", "admission.slo_gate"} {
+		"priority.urgency_threshold_ms", "batch.prefill_threshold", "admission.slo_gate", "slo.ttft_target_ms"} {
 		for _, c := range classNames {
 			required = append(required, family+"."+c)
 		}
 	}
 	for _, name := range required {
-		if _, ok := findKnob(ks, name); !ok {
-			t.Errorf("missing knob %s", name)
+		if _, ok := LookupSetting(name); !ok {
+			t.Errorf("missing setting %s", name)
 		}
 	}
 }
 
-// set applies one knob value, as a mechanism line would.
+// set applies one setting's value, as a mechanism line would.
 func set(t *testing.T, c *cluster.Config, name, value string) {
 	t.Helper()
-	k, ok := findKnob(Knobs(), name)
+	k, ok := LookupSetting(name)
 	if !ok {
-		t.Fatalf("no knob %s", name)
+		t.Fatalf("no setting %s", name)
 	}
-	v, err := k.parse(value)
-	if err != nil {
+	if err := k.Set(c, value); err != nil {
 		t.Fatalf("%s=%s: %v", name, value, err)
 	}
-	k.set(c, v)
 }
 
-func TestKnobSettersLandInTheirFields(t *testing.T) {
+func TestSettersLandInTheirFields(t *testing.T) {
 	crit, shed := simcore.SLOCritical, simcore.SLOSheddable
 	cases := []struct {
 		knob, value string
@@ -98,6 +99,10 @@ func TestKnobSettersLandInTheirFields(t *testing.T) {
 		{"kv.transfer_bandwidth", "10", func(c *cluster.Config) bool { return c.KVTransferBandwidth == 10 }},
 		{"kv.transfer_base_latency_us", "100", func(c *cluster.Config) bool { return c.KVTransferBaseLatency == 100 }},
 		{"slo.ttft_target_ms.critical", "100", func(c *cluster.Config) bool { return c.SLOTTFT.Or(crit, -1) == 100 }},
+		{"kv.block_size", "32", func(c *cluster.Config) bool { return c.BlockSize == 32 }},
+		{"run.horizon_us", "1000000", func(c *cluster.Config) bool { return c.Horizon == 1000000 }},
+		{"latency.beta.1", "7.5", func(c *cluster.Config) bool { return c.Latency.Beta[1] == 7.5 }},
+		{"priority.load_threshold", "32", func(c *cluster.Config) bool { return c.Priority.LoadThreshold == 32 }},
 		{"routing.weight.kv-pressure", "3", func(c *cluster.Config) bool {
 			return slices.Equal(c.Routing.Scorers, append(route.DefaultScorers(), route.ScorerWeight{Name: "kv-pressure", Weight: 3}))
 		}},
@@ -108,13 +113,17 @@ func TestKnobSettersLandInTheirFields(t *testing.T) {
 		if !tc.landed(&c) {
 			t.Errorf("%s=%s did not land: %+v", tc.knob, tc.value, c)
 		}
+		k, _ := LookupSetting(tc.knob)
+		if got := k.Value(&c); got != tc.value {
+			t.Errorf("%s: reads back %q, want %q", tc.knob, got, tc.value)
+		}
 	}
 }
 
-// Every setter writes something: a knob whose value does not reach the
-// configuration would be tuned in vain.
-func TestEveryKnobChangesTheConfig(t *testing.T) {
-	for _, k := range Knobs() {
+// Every setter writes something: a setting whose value does not reach the
+// configuration would be tuned in vain. Restore puts the old value back.
+func TestEverySettingChangesTheConfigAndRestores(t *testing.T) {
+	for _, k := range Settings() {
 		c := cluster.Defaults()
 		v := k.High
 		if k.Kind == Categorical {
@@ -122,7 +131,15 @@ func TestEveryKnobChangesTheConfig(t *testing.T) {
 		}
 		k.set(&c, v)
 		if reflect.DeepEqual(c, cluster.Defaults()) {
-			t.Errorf("%s=%s leaves the configuration unchanged", k.Name, k.format(v))
+			t.Errorf("%s=%s leaves the configuration unchanged", k.Key, k.format(v))
+		}
+		if d := cluster.Defaults(); k.Same(&c, &d) {
+			t.Errorf("%s: Same says %s equals the default", k.Key, k.format(v))
+		}
+		d := cluster.Defaults()
+		k.Restore(&c, &d)
+		if !k.Same(&c, &d) {
+			t.Errorf("%s: Restore did not bring the default back (%s)", k.Key, k.Value(&c))
 		}
 	}
 }
@@ -146,21 +163,20 @@ func TestScorerWeights(t *testing.T) {
 	}
 }
 
-func TestKnobParseErrors(t *testing.T) {
-	ks := Knobs()
+func TestSettingParseErrors(t *testing.T) {
 	for _, tc := range []struct{ knob, value, want string }{
-		{"num_instances", "0", "0 out of knob num_instances's range: whole numbers in [1, 4096]"},
-		{"num_instances", "2.5", "2.5 is not a whole number (knob num_instances takes whole numbers in [1, 4096])"},
-		{"kv.offload_threshold", "high", `"high" is not a number (knob kv.offload_threshold takes numbers in [0, 1])`},
-		{"priority.bridge", "yes", `"yes" is not accepted by knob priority.bridge (allowed: false, true)`},
-		{"routing.kv_pressure.transfer_scale", "0", "0 out of knob routing.kv_pressure.transfer_scale's range: numbers in [1, 1e+12]"},
+		{"num_instances", "0", "num_instances: 0 is out of range (allowed: whole numbers in [1, 4096])"},
+		{"num_instances", "2.5", "num_instances: 2.5 is not a whole number (allowed: whole numbers in [1, 4096])"},
+		{"kv.offload_threshold", "high", `kv.offload_threshold: "high" is not a number (allowed: numbers in [0, 1])`},
+		{"priority.bridge", "yes", `priority.bridge: "yes" is not allowed (allowed: false, true)`},
+		{"routing.kv_pressure.transfer_scale", "0", "routing.kv_pressure.transfer_scale: 0 is out of range (allowed: numbers in [1, 1e+12])"},
 	} {
-		k, _ := findKnob(ks, tc.knob)
+		k, _ := LookupSetting(tc.knob)
 		if _, err := k.parse(tc.value); err == nil || err.Error() != tc.want {
 			t.Errorf("%s=%s: %v, want %q", tc.knob, tc.value, err, tc.want)
 		}
 	}
-	if hint := knobNamesHint(ks); !strings.Contains(hint, "priority.base.<class>") || !strings.Contains(hint, "routing.weight.<scorer>") ||
+	if hint := settingKeysHint(); !strings.Contains(hint, "priority.base.<class>") || !strings.Contains(hint, "routing.weight.<scorer>") ||
 		strings.Contains(hint, "priority.base.critical") {
 		t.Errorf("hint should collapse families: %s", hint)
 	}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"optimize/strategies"
+)
+
+// settingJSON is one row of `template knobs --output json`.
+type settingJSON struct {
+	Key       string      `json:"key"`
+	Flag      string      `json:"flag"`
+	Kind      string      `json:"kind"`
+	Range     *[2]float64 `json:"range,omitempty"`
+	Choices   []string    `json:"choices,omitempty"`
+	Default   string      `json:"default"`
+	Unit      string      `json:"unit,omitempty"`
+	Component string      `json:"component"`
+	Active    string      `json:"active"`
+	Doc       string      `json:"doc"`
+}
+
+func newKnobsCommand(s Streams) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "knobs",
+		Aliases: []string{"settings"},
+		Short:   "List every simulator setting: key, flag, values, default, component and when it has an effect",
+		Long: `List every simulator setting from the one settings table: its key (as
+templates, --param's knobs and simulate --set name it), the simulate flag
+that sets it, the values it accepts, its default, the component an
+ablation reverts it with, and when it has an effect given the other
+settings. --model, --hardware and --tp choose a latency profile, which
+sets latency.* and kv.total_blocks.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			switch output {
+			case "json":
+				return writeIndented(s.Out, settingsJSON())
+			case "text":
+				return failed(writeSettings(s.Out))
+			}
+			return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	return cmd
+}
+
+func settingsJSON() []settingJSON {
+	var out []settingJSON
+	for _, k := range strategies.Settings() {
+		row := settingJSON{Key: k.Key, Flag: k.FlagText(), Kind: string(k.Kind), Default: k.Default(), Unit: k.Unit,
+			Component: k.Component, Active: k.Active.Describe(), Doc: k.Doc}
+		if k.Kind == strategies.Categorical {
+			row.Choices = k.Choices
+		} else {
+			row.Range = &[2]float64{k.Low, k.High}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func writeSettings(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tFLAG\tVALUES\tDEFAULT\tCOMPONENT\tHAS AN EFFECT")
+	for _, k := range strategies.Settings() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Key, k.FlagText(), k.ValuesText(), k.Default(), k.Component, k.Active.Describe())
+	}
+	return tw.Flush()
+}

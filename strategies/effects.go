@@ -1,0 +1,143 @@
+package strategies
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"optimize/internal/fielderr"
+)
+
+// maxProbes bounds the points checkEffects evaluates: every combination of
+// the categorical parameters' choices, each with the numeric parameters at
+// their defaults and one at a time at either end of its range.
+const maxProbes = 1 << 16
+
+// probe is one point of a template's space that load-time checks evaluate.
+type probe struct {
+	values []float64
+	// extreme is the numeric parameter moved to an end of its range, or -1.
+	extreme int
+}
+
+// checkEffects rejects a template that tunes or fixes a setting where it
+// has no effect. Every active parameter's setting must have an effect at
+// every probe (a parameter that matters only under some choice of another
+// declares that with when:), and every setting this template's own
+// mechanism fixes must have an effect at one probe at least.
+func checkEffects(t *Template) error {
+	probes, err := t.probes()
+	if err != nil {
+		return fielderr.New(t.File, "parameters", "%v", err)
+	}
+	ownUsed := make([]bool, len(t.mechanism))
+	firstFail := make([]string, len(t.mechanism))
+	for _, pr := range probes {
+		c, active, err := t.apply(checkBase(), pr.values)
+		if err != nil {
+			return fielderr.New(t.File, "parameters", "%v%s", err, t.probeText(pr))
+		}
+		for i, p := range t.Params {
+			if active[i] && !p.setting.Active.Holds(&c) {
+				return fielderr.New(t.File, "", "%v%s", InertError("parameter "+p.Name, p.setting, &c), t.probeText(pr))
+			}
+		}
+		for j, f := range t.mechanism {
+			if f.from != t.Name || t.tunes(f.setting) {
+				continue
+			}
+			if f.setting.Active.Holds(&c) {
+				ownUsed[j] = true
+			} else if firstFail[j] == "" {
+				firstFail[j] = InertError("mechanism", f.setting, &c).Error()
+			}
+		}
+	}
+	for j, f := range t.mechanism {
+		if f.from == t.Name && !t.tunes(f.setting) && !ownUsed[j] {
+			return fielderr.New(t.File, "", "%s", firstFail[j])
+		}
+	}
+	return nil
+}
+
+func (t *Template) tunes(s *Setting) bool {
+	for _, p := range t.Params {
+		if p.setting == s {
+			return true
+		}
+	}
+	return false
+}
+
+// probes lists the points checkEffects evaluates.
+func (t *Template) probes() ([]probe, error) {
+	combos := [][]float64{make([]float64, len(t.Params))}
+	for i := range combos[0] {
+		combos[0][i] = t.Params[i].Default
+	}
+	for i, p := range t.Params {
+		if p.Kind != Categorical {
+			continue
+		}
+		next := make([][]float64, 0, len(combos)*len(p.Choices))
+		for _, c := range combos {
+			for j := range p.Choices {
+				v := append([]float64(nil), c...)
+				v[i] = float64(j)
+				next = append(next, v)
+			}
+		}
+		if len(next) > maxProbes {
+			return nil, fmt.Errorf("more than %d combinations of categorical choices to check", maxProbes)
+		}
+		combos = next
+	}
+	var out []probe
+	for _, c := range combos {
+		for i, on := range t.Active(c) {
+			if !on {
+				c[i] = math.NaN()
+			}
+		}
+		out = append(out, probe{values: c, extreme: -1})
+		for i, p := range t.Params {
+			if p.Kind == Categorical || math.IsNaN(c[i]) {
+				continue
+			}
+			for _, end := range []float64{p.Low, p.High} {
+				v := append([]float64(nil), c...)
+				v[i] = end
+				out = append(out, probe{values: v, extreme: i})
+			}
+		}
+		if len(out) > maxProbes {
+			return nil, fmt.Errorf("more than %d points to check", maxProbes)
+		}
+	}
+	return out, nil
+}
+
+// probeText names what a probe changes from the defaults: " when
+// priority_policy=constant, age_w=0.0001 (its low end)"; "" at the defaults.
+func (t *Template) probeText(pr probe) string {
+	var parts []string
+	for i, p := range t.Params {
+		v := pr.values[i]
+		switch {
+		case math.IsNaN(v):
+		case i == pr.extreme:
+			end := "high"
+			if v == p.Low {
+				end = "low"
+			}
+			parts = append(parts, fmt.Sprintf("%s=%s (its %s end)", p.Name, p.Format(v), end))
+		case p.Kind == Categorical && v != p.Default:
+			parts = append(parts, p.Name+"="+p.Format(v))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " when " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,232 @@
+package strategies
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"optimize/simcore/cluster"
+)
+
+// Setting is one simulator setting, declared once in the table of
+// settings_table.go. Everything else reads it: the simulate flags and their
+// help, template validation, `simulate --set`, `template knobs`, ablation
+// (by Component) and the inert-setting checks (by Active).
+type Setting struct {
+	// Key is the setting's name in templates and in `--set KEY=VALUE`.
+	Key string
+	// Flag is the simulate flag that sets it, BLIS's name where BLIS has
+	// one. Settings of a family share one list-valued flag (per class:
+	// `--slo-base critical=10,...`; per scorer: `--routing-scorers
+	// prefix-affinity:3,...`; per coefficient: `--alpha-coeffs a,b,c`) and
+	// Item names their element of it.
+	Flag, Item string
+	// Kind is Float, Int or Categorical (a boolean is categorical false,
+	// true); never log-float: the scale is a parameter's business.
+	Kind      Kind
+	Low, High float64  // numeric: the inclusive range the simulator accepts
+	Choices   []string // categorical
+	Unit      string
+	Doc       string
+	// Component is the mechanism group an ablation reverts as a whole.
+	Component string
+	// Active says when the setting has an effect given the others.
+	Active Rule
+	// Unset says what the setting means when no value is given, for
+	// settings whose default is not a number (a per-class gate: no gate).
+	Unset string
+
+	get  func(c *cluster.Config) (float64, bool) // the value in effect; false: unset
+	set  func(c *cluster.Config, v float64)      // v: the number, or the index into Choices
+	copy func(dst, src *cluster.Config)          // restore src's value, set or unset
+}
+
+// Components lists the components in table order.
+func Components() []string {
+	var out []string
+	for _, s := range Settings() {
+		if !slices.Contains(out, s.Component) {
+			out = append(out, s.Component)
+		}
+	}
+	return out
+}
+
+var (
+	tableOnce sync.Once
+	table     []*Setting
+	standard  cluster.Config
+	tableErr  error
+)
+
+// Settings is the table, sorted by key. The slice is shared: do not modify.
+func Settings() []*Setting {
+	tableOnce.Do(func() {
+		table = settingsTable()
+		slices.SortFunc(table, func(a, b *Setting) int { return strings.Compare(a.Key, b.Key) })
+		standard, tableErr = cluster.Standard()
+	})
+	return table
+}
+
+// LookupSetting finds a setting by key.
+func LookupSetting(key string) (*Setting, bool) {
+	ks := Settings()
+	i, ok := slices.BinarySearchFunc(ks, key, func(s *Setting, k string) int { return strings.Compare(s.Key, k) })
+	if !ok {
+		return nil, false
+	}
+	return ks[i], true
+}
+
+// Value reads the setting's value in effect in c, formatted; "" when unset.
+func (s *Setting) Value(c *cluster.Config) string {
+	v, ok := s.get(c)
+	if !ok {
+		return ""
+	}
+	return s.format(v)
+}
+
+// Default is the setting's value in the standard configuration (the
+// simulator's defaults with the default latency profile), or its Unset text.
+func (s *Setting) Default() string {
+	Settings()
+	if tableErr != nil {
+		return "?"
+	}
+	if v := s.Value(&standard); v != "" {
+		return v
+	}
+	return s.Unset
+}
+
+// Set writes a value given as text (a number, or one of the choices) into c.
+func (s *Setting) Set(c *cluster.Config, text string) error {
+	v, err := s.parse(text)
+	if err != nil {
+		return err
+	}
+	s.set(c, v)
+	return nil
+}
+
+// Restore copies the setting's value (or its absence) from src into dst.
+func (s *Setting) Restore(dst, src *cluster.Config) { s.copy(dst, src) }
+
+// Same reports whether a and b hold the same value of the setting.
+func (s *Setting) Same(a, b *cluster.Config) bool {
+	va, oka := s.get(a)
+	vb, okb := s.get(b)
+	return oka == okb && (!oka || va == vb)
+}
+
+// FlagText renders how the setting is given on the command line, e.g.
+// "--scheduler", "--slo-base critical=V", "--routing-scorers queue-depth:W".
+func (s *Setting) FlagText() string {
+	switch {
+	case s.Flag == "":
+		return ""
+	case s.Item == "":
+		return "--" + s.Flag
+	case s.Key != "" && strings.HasPrefix(s.Key, "routing.weight."):
+		return "--" + s.Flag + " " + s.Item + ":W"
+	case strings.HasPrefix(s.Key, "latency."):
+		return "--" + s.Flag + " [" + s.Item + "]"
+	}
+	return "--" + s.Flag + " " + s.Item + "=V"
+}
+
+// parse reads one value as written in a template, a flag or --set: a
+// number in range, or one of the choices (returned as its index). The
+// message is the same whichever of them it came from; callers prefix it
+// with where it came from.
+func (s *Setting) parse(text string) (float64, error) {
+	text = strings.TrimSpace(text)
+	if s.Kind == Categorical {
+		if i := slices.Index(s.Choices, text); i >= 0 {
+			return float64(i), nil
+		}
+		return 0, fmt.Errorf("%s: %q is not allowed (allowed: %s)", s.Key, text, strings.Join(s.Choices, ", "))
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number (allowed: %s)", s.Key, text, s.ValuesText())
+	}
+	return v, s.check(v)
+}
+
+// check reports a numeric value the setting does not accept.
+func (s *Setting) check(v float64) error {
+	if math.IsNaN(v) || v < s.Low || v > s.High {
+		return fmt.Errorf("%s: %s is out of range (allowed: %s)", s.Key, formatNumber(v), s.ValuesText())
+	}
+	if s.Kind == Int && v != math.Trunc(v) {
+		return fmt.Errorf("%s: %s is not a whole number (allowed: %s)", s.Key, formatNumber(v), s.ValuesText())
+	}
+	return nil
+}
+
+// ValuesText describes the accepted values, e.g. "whole numbers in [0, 512]".
+func (s *Setting) ValuesText() string {
+	switch s.Kind {
+	case Categorical:
+		return "one of " + strings.Join(s.Choices, ", ")
+	case Int:
+		return fmt.Sprintf("whole numbers in [%s, %s]", formatNumber(s.Low), formatNumber(s.High))
+	}
+	return fmt.Sprintf("numbers in [%s, %s]", formatNumber(s.Low), formatNumber(s.High))
+}
+
+// format renders a value: the choice, or the number.
+func (s *Setting) format(v float64) string {
+	if s.Kind == Categorical {
+		return s.Choices[int(v)]
+	}
+	return formatNumber(v)
+}
+
+// formatNumber prints whole numbers below 1e10 in full (2147483647, not
+// 2.147483647e+09) and anything else in the shortest form.
+func formatNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e10 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// settingKeysHint lists the setting families compactly for an
+// unknown-key error: per-class and per-scorer keys collapse to <class>
+// and <scorer>.
+func settingKeysHint() string {
+	var names []string
+	for _, s := range Settings() {
+		n := s.Key
+		if s.Item != "" {
+			n = strings.TrimSuffix(n, s.Item) + "<" + itemKind(s) + ">"
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return fmt.Sprintf("%s; <class>: %s; <scorer>: %s",
+		strings.Join(names, ", "), strings.Join(classNames, ", "), strings.Join(scorerNames(), ", "))
+}
+
+func itemKind(s *Setting) string {
+	switch {
+	case strings.HasPrefix(s.Key, "routing.weight."):
+		return "scorer"
+	case strings.HasPrefix(s.Key, "latency."):
+		return "i"
+	}
+	return "class"
+}
+
+// UnknownSetting is the one error for a key that is not in the table.
+func UnknownSetting(key string) error {
+	return fmt.Errorf("unknown setting %q (settings: %s)", key, settingKeysHint())
+}

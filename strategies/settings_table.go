@@ -1,0 +1,362 @@
+package strategies
+
+import (
+	"math"
+	"strconv"
+
+	"optimize/simcore"
+	"optimize/simcore/admit"
+	"optimize/simcore/batch"
+	"optimize/simcore/cluster"
+	"optimize/simcore/route"
+	"optimize/simcore/sched"
+)
+
+// Components: the mechanism groups an ablation reverts as a whole.
+const (
+	CompCluster    = "cluster"    // instances, KV capacity, latency model: the hardware, not the strategy
+	CompRouting    = "routing"    // routing policy, scorer weights and their knobs
+	CompScheduler  = "scheduler"  // wait-queue order
+	CompPriority   = "priority"   // priority policy and its parameters
+	CompBatching   = "batching"   // batch caps
+	CompChunking   = "chunking"   // prefill chunk caps, global and per class
+	CompAdmission  = "admission"  // admission policy and its parameters
+	CompKVOffload  = "kv-offload" // the CPU KV tier
+	CompPreemption = "preemption" // victim choice
+	CompSLOTargets = "slo-targets"
+	CompRun        = "run"
+)
+
+const (
+	maxInt32 = math.MaxInt32
+	huge     = 1e12 // upper bound of settings the simulator leaves unbounded
+)
+
+// classNames are the SLO classes a per-class setting can name, in class
+// order (simcore's: a new class gets its settings and metrics by itself).
+var classNames = func() []string {
+	var out []string
+	for c := simcore.SLOCritical; c < simcore.NumSLOClasses; c++ {
+		out = append(out, c.String())
+	}
+	return out
+}()
+
+func scorerNames() []string { return route.ScorerNames() }
+
+// settingsTable declares every simulator setting. Rules name the settings
+// they read, so a setting is declared before the rules that read it.
+func settingsTable() []*Setting {
+	var all []*Setting
+	add := func(ss ...*Setting) *Setting {
+		all = append(all, ss...)
+		return ss[0]
+	}
+
+	// The cluster: hardware and capacity, not strategy.
+	add(intField("num_instances", "num-instances", 1, 4096, "", "serving instances", CompCluster,
+		func(c *cluster.Config) *int { return &c.NumInstances }))
+	add(int64Field("kv.total_blocks", "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the latency profile's)", CompCluster,
+		func(c *cluster.Config) *int64 { return &c.TotalKVBlocks }))
+	add(int64Field("kv.block_size", "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,
+		func(c *cluster.Config) *int64 { return &c.BlockSize }))
+	for i := range 3 {
+		add(coeff("alpha", "alpha-coeffs", i, "α: pre-queue delay α0 + α1·input tokens; α2 per output token (reporting)",
+			func(c *cluster.Config) *float64 { return &c.Latency.Alpha[i] }))
+		add(coeff("beta", "beta-coeffs", i, "β: step time β0 + β1·uncached prefill tokens + β2·decode tokens",
+			func(c *cluster.Config) *float64 { return &c.Latency.Beta[i] }))
+	}
+
+	// Batch formation.
+	add(intField("batch.max_num_running_reqs", "max-num-running-reqs", 1, maxInt32, "requests", "running requests per instance", CompBatching,
+		func(c *cluster.Config) *int { return &c.MaxRunning }))
+	add(int64Field("batch.max_num_scheduled_tokens", "max-num-scheduled-tokens", 1, maxInt32, "tokens", "token budget per step", CompBatching,
+		func(c *cluster.Config) *int64 { return &c.MaxScheduledTokens }))
+	add(int64Field("batch.long_prefill_token_threshold", "long-prefill-token-threshold", 0, maxInt32, "tokens", "prefill chunk cap per step (0 = no chunking)", CompChunking,
+		func(c *cluster.Config) *int64 { return &c.PrefillThreshold }))
+	add(perClass("batch.prefill_threshold", "slo-prefill-threshold", Int, 0, maxInt32, "tokens", "prefill chunk cap for the class (0 = no chunking)", CompChunking,
+		func(c *cluster.Config) *simcore.PerClass { return &c.SLOPrefillThreshold },
+		func(c *cluster.Config, _ simcore.SLOClass) (float64, bool) { return float64(c.PrefillThreshold), true }, "")...)
+
+	// The CPU KV tier.
+	cpuBlocks := add(int64Field("kv.cpu_blocks", "kv-cpu-blocks", 0, maxInt32, "blocks", "CPU offload tier per instance (0 = single tier)", CompKVOffload,
+		func(c *cluster.Config) *int64 { return &c.KVCPUBlocks }))
+	tiered := positive(cpuBlocks)
+	add(floatField("kv.offload_threshold", "kv-offload-threshold", 0, 1, "fraction", "GPU KV utilisation above which idle cached blocks move to CPU", CompKVOffload, 0,
+		func(c *cluster.Config) *float64 { return &c.KVOffloadThreshold }).when(tiered))
+	add(floatField("kv.transfer_bandwidth", "kv-transfer-bandwidth", 1e-6, huge, "blocks/µs", "CPU→GPU rate: a block costs ceil(block size / rate) µs plus the base latency", CompKVOffload, 0,
+		func(c *cluster.Config) *float64 { return &c.KVTransferBandwidth }).when(tiered))
+	add(int64Field("kv.transfer_base_latency_us", "kv-transfer-base-latency", 0, huge, "µs", "fixed µs per reloaded block", CompKVOffload,
+		func(c *cluster.Config) *int64 { return &c.KVTransferBaseLatency }).when(tiered))
+
+	// Routing.
+	policy := add(choiceField("routing.policy", "routing-policy", route.PolicyNames(), "round-robin, least-loaded, or weighted: the sum of the routing.weight.* scorers", CompRouting,
+		func(c *cluster.Config) *string { return &c.Routing.Policy }))
+	weightedPolicy := oneOf(policy, "weighted")
+	weight := map[string]*Setting{}
+	for _, name := range route.ScorerNames() {
+		weight[name] = add(scorerWeight(name).when(weightedPolicy))
+	}
+	scorer := func(names ...string) Rule {
+		ws := make([]*Setting, len(names))
+		for i, n := range names {
+			ws[i] = weight[n]
+		}
+		return allOf(weightedPolicy, anyPositive(ws...))
+	}
+	admission := choiceField("admission.policy", "admission-policy", admit.PolicyNames(), "admission policy", CompAdmission,
+		func(c *cluster.Config) *string { return &c.Admission.Policy })
+	add(intField("routing.prefix_index_capacity", "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
+		func(c *cluster.Config) *int { return &c.Routing.PrefixIndexCapacity }).zeroMeans(route.DefaultPrefixIndexCapacity).
+		when(scorer("prefix-affinity", "slo-priority")))
+	add(int64Field("routing.cache_signal_delay_us", "cache-signal-delay", 0, huge, "µs", "age of the KV events the precise-prefix scorer sees (0 = live)", CompRouting,
+		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix")))
+	add(int64Field("routing.snapshot_refresh_us", "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
+		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
+		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated))))
+	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
+	add(floatField("routing.kv_pressure.transfer_scale", "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
+		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).
+		effective(func(c *cluster.Config) float64 { return c.Routing.TransferScaleInEffect() }).when(pressure))
+	add(floatField("routing.kv_pressure.thrash_weight", "kv-pressure-thrash-weight", 0.001, huge, "", "kv-pressure scorers: weight of the thrashing rate", CompRouting, 0,
+		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureThrashWeight }).
+		effective(func(c *cluster.Config) float64 { return c.Routing.ThrashWeightInEffect() }).when(pressure))
+	add(whenAll(allOf(scorer("kv-pressure-slo"), tiered), perClass("routing.kv_pressure_slo_scale", "kv-pressure-slo-scale", Float, 0, huge, "", "kv-pressure-slo: transfer-penalty factor for the class", CompRouting,
+		func(c *cluster.Config) *simcore.PerClass { return &c.Routing.KVPressureSLOScale },
+		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
+			return c.Routing.TransferClassScaleFor(cl), true
+		}, ""))...)
+	add(whenAll(scorer("slo-priority"), perClass("routing.slo_priority_blend", "slo-priority-blend", Float, 0, 1, "fraction", "slo-priority scorer: prefix-affinity share for the class (the rest goes to queue-depth)", CompRouting,
+		func(c *cluster.Config) *simcore.PerClass { return &c.Routing.SLOPriorityBlend },
+		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) { return c.Routing.BlendFor(cl), true }, ""))...)
+
+	// Scheduling and priority. The priority a policy gives is read only by
+	// priority-fcfs ordering and by priority preemption.
+	scheduler := add(choiceField("scheduler", "scheduler", sched.SchedulerNames(), "wait-queue order", CompScheduler,
+		func(c *cluster.Config) *string { return &c.Scheduler }))
+	preemption := add(choiceField("preemption.policy", "preemption-policy", batch.PreemptionPolicyNames(), "victim when KV runs out: the batch tail (fcfs) or the least urgent (priority)", CompPreemption,
+		func(c *cluster.Config) *string { return &c.PreemptionPolicy }))
+	priorityRead := anyOf(oneOf(scheduler, sched.PriorityFCFS), oneOf(preemption, batch.PreemptPriority))
+	prio := add(choiceField("priority.policy", "priority-policy", sched.PolicyNames(), "request priority policy", CompPriority,
+		func(c *cluster.Config) *string { return &c.Priority.Name }).when(priorityRead))
+	classBase := allOf(oneOf(prio, sched.ByClass, sched.SLOTiered, sched.SLOAdaptive), priorityRead)
+	aging := allOf(oneOf(prio, sched.SLOTiered, sched.SLOAdaptive), priorityRead)
+	add(whenAll(classBase, perClass("priority.base", "slo-base", Float, -huge, huge, "", "slo-class/slo-tiered/slo-adaptive base priority of the class", CompPriority,
+		func(c *cluster.Config) *simcore.PerClass { return &c.Priority.Base },
+		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
+			return sched.BaseFor(c.Priority, cl), true
+		}, ""))...)
+	add(whenAll(aging, perClass("priority.urgency_threshold_ms", "slo-urgency-threshold-ms", Float, 0, huge, "ms", "slo-tiered/slo-adaptive wait before the class's urgency grows", CompPriority,
+		func(c *cluster.Config) *simcore.PerClass { return &c.Priority.UrgencyThresholdMs },
+		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
+			return sched.UrgencyThresholdMsFor(c.Priority, cl), true
+		}, ""))...)
+	add(&Setting{Key: "priority.age_weight_per_ms", Flag: "slo-age-weight", Kind: Float, Low: 0, High: huge, Unit: "1/ms",
+		Doc: "slo-tiered/slo-adaptive urgency gained per ms waited past the class threshold", Component: CompPriority, Active: aging,
+		get: func(c *cluster.Config) (float64, bool) { return c.Priority.AgeWeightInEffect(), true },
+		set: func(c *cluster.Config, v float64) { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = v, true },
+		copy: func(dst, src *cluster.Config) {
+			dst.Priority.AgeWeightPerMs, dst.Priority.AgeWeightGiven = src.Priority.AgeWeightPerMs, src.Priority.AgeWeightGiven
+		}})
+	add(floatField("priority.load_threshold", "slo-load-threshold", 1, huge, "requests", "slo-adaptive: waiting requests at which the class gap is full", CompPriority, 0,
+		func(c *cluster.Config) *float64 { return &c.Priority.LoadThreshold }).
+		effective(func(c *cluster.Config) float64 { return c.Priority.LoadThresholdInEffect() }).
+		when(allOf(oneOf(prio, sched.SLOAdaptive), priorityRead)))
+	add(boolField("priority.bridge", "priority-bridge", "the router hands each request its class's base priority", CompPriority,
+		func(c *cluster.Config) *bool { return &c.PriorityBridge }).
+		when(never("the scheduler rescores every waiting request from the same per-class base table each step, so the router's hint equals what it computes")))
+
+	// Admission.
+	add(admission)
+	add(floatField("admission.token_bucket.capacity", "token-bucket-capacity", 1, huge, "tokens", "token-bucket size in input tokens", CompAdmission, admit.DefaultBucketCapacity,
+		func(c *cluster.Config) *float64 { return &c.Admission.BucketCapacity }).when(oneOf(admission, "token-bucket")))
+	add(floatField("admission.token_bucket.refill_rate", "token-bucket-refill-rate", 0.001, huge, "tokens/s", "token-bucket refill", CompAdmission, admit.DefaultRefillRate,
+		func(c *cluster.Config) *float64 { return &c.Admission.RefillRate }).when(oneOf(admission, "token-bucket")))
+	add(whenAll(oneOf(admission, admit.SLOGated), perClass("admission.slo_gate", "slo-gate", Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
+		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
+
+	// Reporting and the run.
+	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment", CompSLOTargets,
+		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, "no target")...)
+	add(int64Field("run.horizon_us", "horizon", 0, huge, "µs", "simulated time after which the run stops (0 = until every request is done)", CompRun,
+		func(c *cluster.Config) *int64 { return &c.Horizon }))
+	return all
+}
+
+// when sets the setting's active rule.
+func (s *Setting) when(r Rule) *Setting {
+	s.Active = r
+	return s
+}
+
+// whenAll sets the active rule of a family.
+func whenAll(r Rule, ss []*Setting) []*Setting {
+	for _, s := range ss {
+		s.Active = r
+	}
+	return ss
+}
+
+// zeroMeans makes the stored 0 read as def (fields whose zero value the
+// simulator reads as "default").
+func (s *Setting) zeroMeans(def float64) *Setting {
+	get := s.get
+	s.get = func(c *cluster.Config) (float64, bool) {
+		v, ok := get(c)
+		if ok && v == 0 {
+			return def, true
+		}
+		return v, ok
+	}
+	return s
+}
+
+// effective makes get read the value the simulator uses.
+func (s *Setting) effective(f func(c *cluster.Config) float64) *Setting {
+	s.get = func(c *cluster.Config) (float64, bool) { return f(c), true }
+	return s
+}
+
+func intField(key, flag string, low, high float64, unit, doc, comp string, field func(*cluster.Config) *int) *Setting {
+	return &Setting{Key: key, Flag: flag, Kind: Int, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
+		get:  func(c *cluster.Config) (float64, bool) { return float64(*field(c)), true },
+		set:  func(c *cluster.Config, v float64) { *field(c) = int(v) },
+		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
+}
+
+func int64Field(key, flag string, low, high float64, unit, doc, comp string, field func(*cluster.Config) *int64) *Setting {
+	return &Setting{Key: key, Flag: flag, Kind: Int, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
+		get:  func(c *cluster.Config) (float64, bool) { return float64(*field(c)), true },
+		set:  func(c *cluster.Config, v float64) { *field(c) = int64(v) },
+		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
+}
+
+// floatField declares a float setting; def is what a stored 0 means (0:
+// itself).
+func floatField(key, flag string, low, high float64, unit, doc, comp string, def float64, field func(*cluster.Config) *float64) *Setting {
+	s := &Setting{Key: key, Flag: flag, Kind: Float, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
+		get:  func(c *cluster.Config) (float64, bool) { return *field(c), true },
+		set:  func(c *cluster.Config, v float64) { *field(c) = v },
+		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
+	if def != 0 {
+		s.zeroMeans(def)
+	}
+	return s
+}
+
+func choiceField(key, flag string, choices []string, doc, comp string, field func(*cluster.Config) *string) *Setting {
+	return &Setting{Key: key, Flag: flag, Kind: Categorical, Choices: choices, Doc: doc, Component: comp,
+		get: func(c *cluster.Config) (float64, bool) {
+			v := *field(c)
+			for i, ch := range choices {
+				if ch == v {
+					return float64(i), true
+				}
+			}
+			return 0, true // "" is the first choice, the policy's default
+		},
+		set:  func(c *cluster.Config, v float64) { *field(c) = choices[int(v)] },
+		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
+}
+
+func boolField(key, flag, doc, comp string, field func(*cluster.Config) *bool) *Setting {
+	return &Setting{Key: key, Flag: flag, Kind: Categorical, Choices: []string{"false", "true"}, Doc: doc, Component: comp,
+		get: func(c *cluster.Config) (float64, bool) {
+			if *field(c) {
+				return 1, true
+			}
+			return 0, true
+		},
+		set:  func(c *cluster.Config, v float64) { *field(c) = v == 1 },
+		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
+}
+
+// coeff is one latency coefficient, element i of --alpha-coeffs or
+// --beta-coeffs.
+func coeff(name, flag string, i int, doc string, field func(*cluster.Config) *float64) *Setting {
+	s := floatField("latency."+name+"."+strconv.Itoa(i), flag, 0, huge, "µs", doc, CompCluster, 0, field)
+	s.Item = strconv.Itoa(i)
+	return s
+}
+
+// perClass is one setting per SLO class, keyed prefix.<class>, given on
+// the command line as --flag class=value,... def is the value in effect
+// for a class not given (nil: the class is unset, as unset says).
+func perClass(prefix, flag string, kind Kind, low, high float64, unit, doc, comp string,
+	field func(*cluster.Config) *simcore.PerClass, def func(*cluster.Config, simcore.SLOClass) (float64, bool), unset string) []*Setting {
+	ss := make([]*Setting, 0, len(classNames))
+	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
+		ss = append(ss, &Setting{Key: prefix + "." + class.String(), Flag: flag, Item: class.String(), Kind: kind, Low: low, High: high,
+			Unit: unit, Doc: doc, Component: comp, Unset: unset,
+			get: func(c *cluster.Config) (float64, bool) {
+				if v, ok := field(c).Get(class); ok {
+					return v, true
+				}
+				if def == nil {
+					return 0, false
+				}
+				return def(c, class)
+			},
+			set: func(c *cluster.Config, v float64) {
+				p := field(c)
+				p.V[class], p.Set[class] = v, true
+			},
+			copy: func(dst, src *cluster.Config) {
+				d, s := field(dst), field(src)
+				d.V[class], d.Set[class] = s.V[class], s.Set[class]
+			}})
+	}
+	return ss
+}
+
+// scorerWeight is a scorer's weight in the weighted profile, given on the
+// command line as --routing-scorers name:weight,... 0 removes the scorer.
+func scorerWeight(name string) *Setting {
+	weightOf := func(c *cluster.Config) float64 {
+		list := c.Routing.Scorers
+		if list == nil {
+			list = route.DefaultScorers()
+		}
+		for _, sw := range list {
+			if sw.Name == name {
+				return sw.Weight
+			}
+		}
+		return 0
+	}
+	return &Setting{Key: "routing.weight." + name, Flag: "routing-scorers", Item: name, Kind: Float, Low: 0, High: 1e6,
+		Doc: "weight of the " + name + " scorer in the weighted policy (0 = scorer removed)", Component: CompRouting,
+		get:  func(c *cluster.Config) (float64, bool) { return weightOf(c), true },
+		set:  func(c *cluster.Config, v float64) { setScorerWeight(c, name, v) },
+		copy: func(dst, src *cluster.Config) { setScorerWeight(dst, name, weightOf(src)) }}
+}
+
+// setScorerWeight sets one scorer's weight in the weighted profile, keeping
+// the others in order (their order fixes the float sums, hence ties). A nil
+// profile means route.DefaultScorers, so it starts from those. Weight 0
+// removes the scorer; removing every scorer leaves an empty, non-nil
+// profile, which Template.Config reports instead of letting the router
+// fall back to the defaults. The profile is copied: bases are shared by
+// trials.
+func setScorerWeight(c *cluster.Config, name string, w float64) {
+	list := c.Routing.Scorers
+	if list == nil {
+		list = route.DefaultScorers()
+	}
+	out := make([]route.ScorerWeight, 0, len(list)+1)
+	found := false
+	for _, sw := range list {
+		if sw.Name == name {
+			found = true
+			if w == 0 {
+				continue
+			}
+			sw.Weight = w
+		}
+		out = append(out, sw)
+	}
+	if !found && w != 0 {
+		out = append(out, route.ScorerWeight{Name: name, Weight: w})
+	}
+	c.Routing.Scorers = out
+}
