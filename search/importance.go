@@ -22,7 +22,9 @@ const maxImportanceBins = 10
 // parameter with no effect would explain by chance. The results are
 // normalised to sum to 1 when any is positive (all zeros otherwise, e.g.
 // with fewer than 4 usable trials). One-at-a-time: interactions are not
-// attributed, so read it as a ranking, not an exact decomposition.
+// attributed, so read it as a ranking, not an exact decomposition. A NaN
+// value (a conditional parameter, inactive in that trial) is a bin of its
+// own: being inactive is one of the parameter's states.
 func Importance(values [][]float64, scores []float64, space []Param) []float64 {
 	importance := make([]float64, len(space))
 	rows, ys := usableTrials(values, scores, len(space))
@@ -45,7 +47,7 @@ func Importance(values [][]float64, scores []float64, space []Param) []float64 {
 		for i := range rows {
 			column[i] = rows[i][j]
 		}
-		importance[j] = epsilonSquared(binOf(column, p), ranks, mean, total)
+		importance[j] = epsilonSquared(binWithInactive(column, p), ranks, mean, total)
 		sum += importance[j]
 	}
 	if sum > 0 {
@@ -60,7 +62,7 @@ func usableTrials(values [][]float64, scores []float64, dims int) ([][]float64, 
 	var rows [][]float64
 	var ys []float64
 	for i, row := range values {
-		if i >= len(scores) || len(row) != dims || math.IsNaN(scores[i]) || hasNaN(row) {
+		if i >= len(scores) || len(row) != dims || math.IsNaN(scores[i]) {
 			continue
 		}
 		rows = append(rows, row)
@@ -89,6 +91,35 @@ func averageRanks(ys []float64) []float64 {
 		start = end
 	}
 	return ranks
+}
+
+// binWithInactive bins the active values with binOf and puts the
+// inactive (NaN) ones in one more bin.
+func binWithInactive(column []float64, p Param) []int {
+	var active []float64
+	var at []int
+	for i, v := range column {
+		if !math.IsNaN(v) {
+			active, at = append(active, v), append(at, i)
+		}
+	}
+	if len(active) == len(column) {
+		return binOf(column, p)
+	}
+	bins := make([]int, len(column))
+	last := 0
+	if len(active) > 0 {
+		for k, b := range binOf(active, p) {
+			bins[at[k]] = b
+			last = max(last, b+1)
+		}
+	}
+	for i, v := range column {
+		if math.IsNaN(v) {
+			bins[i] = last
+		}
+	}
+	return bins
 }
 
 // binOf assigns each trial a bin of parameter p. Equal values always share

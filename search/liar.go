@@ -60,9 +60,19 @@ func worstScore(trials []goptuna.FrozenTrial) (float64, bool) {
 	return worst, found
 }
 
+// hasAllParams reports whether t's proposal is fully written: every axis
+// is stored, or is conditional on a stored axis whose choice leaves it
+// inactive.
 func hasAllParams(t goptuna.FrozenTrial, space []Param) bool {
-	for _, p := range space {
-		if _, ok := t.InternalParams[p.Name]; !ok {
+	values := make([]float64, len(space))
+	for i, p := range space {
+		v, ok := t.InternalParams[p.Name]
+		switch {
+		case ok:
+			values[i] = v
+		case p.When != nil && !Active(space[:i+1], values[:i+1])[i]:
+			values[i] = math.NaN()
+		default:
 			return false
 		}
 	}

@@ -286,7 +286,7 @@ func (s *Sampler) Fail(trialID int) error {
 func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {
 	switch s.method {
 	case MethodGrid:
-		return s.grid.point(number), "grid", nil
+		return deactivate(s.space, s.grid.point(number)), "grid", nil
 	case MethodRandom:
 		return drawUniformVector(s.space, newTrialRand(s.seed, number, streamUniform)), "random", nil
 	}
@@ -324,6 +324,8 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	values := make([]float64, len(s.space))
 	for i, p := range s.space {
 		switch {
+		case p.When != nil && !Active(s.space[:i+1], values[:i+1])[i]:
+			values[i] = math.NaN() // only earlier axes decide, and they are drawn
 		case p.single():
 			values[i], _ = p.bounds()
 		case observed(s.pending.snapshot, p.Name) < minModelTrials:
@@ -339,10 +341,13 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	return values, "tpe", nil
 }
 
-// record writes the params with goptuna distributions (so TPE and goptuna
-// tooling read them) and our number/source as system attributes.
+// record writes the active params with goptuna distributions (so TPE and
+// goptuna tooling read them) and our number/source as system attributes.
 func (s *Sampler) record(trialID, number int, source string, values []float64) error {
 	for i, p := range s.space {
+		if math.IsNaN(values[i]) {
+			continue // inactive: TPE models p only from trials where it was active
+		}
 		if err := s.storage.SetTrialParam(trialID, p.Name, p.toInternal(values[i]), p.distribution()); err != nil {
 			return fmt.Errorf("param %s: %w", p.Name, err)
 		}

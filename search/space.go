@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"strconv"
 
 	"github.com/c-bata/goptuna"
@@ -52,6 +53,39 @@ type Param struct {
 	Kind      Kind
 	Low, High float64
 	Choices   []string
+	// When, if set, makes the axis conditional: it is sampled only while
+	// an earlier categorical axis takes one of the given choices, and is
+	// NaN (inactive: neither stored nor shown to TPE) otherwise, so that
+	// its TPE model sees only the trials where it was active.
+	When *When
+}
+
+// When names an earlier categorical axis and the choice indices under
+// which a conditional axis is active.
+type When struct {
+	Param   int
+	Choices []float64
+}
+
+// Active reports which axes are active at values: those without a
+// condition, and those whose condition's axis is active and takes one of
+// its choices.
+func Active(space []Param, values []float64) []bool {
+	active := make([]bool, len(space))
+	for i, p := range space {
+		active[i] = p.When == nil || (active[p.When.Param] && slices.Contains(p.When.Choices, values[p.When.Param]))
+	}
+	return active
+}
+
+// deactivate sets the inactive axes of values to NaN.
+func deactivate(space []Param, values []float64) []float64 {
+	for i, on := range Active(space, values) {
+		if !on {
+			values[i] = math.NaN()
+		}
+	}
+	return values
 }
 
 // validateSpace returns a one-line error naming the first bad field.
@@ -70,6 +104,16 @@ func validateSpace(space []Param) error {
 		seen[p.Name] = true
 		if err := p.validate(); err != nil {
 			return err
+		}
+		if w := p.When; w != nil {
+			if w.Param < 0 || w.Param >= i || space[w.Param].Kind != Categorical {
+				return fmt.Errorf("param %q: a condition names an earlier categorical param, got index %d", p.Name, w.Param)
+			}
+			for _, c := range w.Choices {
+				if c != math.Trunc(c) || c < 0 || int(c) >= len(space[w.Param].Choices) {
+					return fmt.Errorf("param %q: condition choice %g is not an index of %q's choices", p.Name, c, space[w.Param].Name)
+				}
+			}
 		}
 	}
 	return nil
@@ -103,13 +147,20 @@ func (p Param) validate() error {
 	return nil
 }
 
-// validateValues checks a vector handed to AskFixed against the space.
+// validateValues checks a vector handed to AskFixed against the space:
+// inactive axes NaN, active ones in range.
 func validateValues(space []Param, values []float64) error {
 	if len(values) != len(space) {
 		return fmt.Errorf("values: got %d, the search space has %d parameters", len(values), len(space))
 	}
-	for i, p := range space {
-		v := values[i]
+	for i, on := range Active(space, values) {
+		p, v := space[i], values[i]
+		if !on {
+			if !math.IsNaN(v) {
+				return fmt.Errorf("values[%d] (%s): %g given while the param is inactive (want NaN)", i, p.Name, v)
+			}
+			continue
+		}
 		low, high := p.bounds()
 		if math.IsNaN(v) || v < low || v > high {
 			return fmt.Errorf("values[%d] (%s): %g outside [%g, %g]", i, p.Name, v, low, high)
@@ -231,12 +282,14 @@ func (p Param) clamp(v float64) float64 {
 }
 
 // drawUniformVector samples every axis from one stream.
+// drawUniformVector draws every axis, active or not, so that the stream
+// advances the same whatever the conditions, then masks the inactive ones.
 func drawUniformVector(space []Param, rng *rand.Rand) []float64 {
 	values := make([]float64, len(space))
 	for i, p := range space {
 		values[i] = p.drawUniform(rng)
 	}
-	return values
+	return deactivate(space, values)
 }
 
 // Streams keep the random numbers used for different purposes in one trial

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -229,8 +230,7 @@ func (s *Store) Heartbeat(t *TrialRow) error {
 
 // SetProposal records the sampler's trial id and parameters.
 func (s *Store) SetProposal(t *TrialRow, goptunaID int, params []float64) error {
-	js, _ := json.Marshal(params)
-	t.GoptunaID, t.Params = goptunaID, string(js)
+	t.GoptunaID, t.Params = goptunaID, EncodeParams(params)
 	return s.DB.Model(&TrialRow{}).Where("id = ?", t.ID).
 		Updates(map[string]any{"goptuna_id": goptunaID, "params": t.Params}).Error
 }
@@ -307,4 +307,33 @@ func missingTable(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist")
+}
+
+// EncodeParams is the params column's JSON: a number per parameter, null
+// for an inactive one (NaN in memory; JSON has no NaN).
+func EncodeParams(values []float64) string {
+	out := make([]*float64, len(values))
+	for i := range values {
+		if !math.IsNaN(values[i]) {
+			out[i] = &values[i]
+		}
+	}
+	js, _ := json.Marshal(out)
+	return string(js)
+}
+
+// DecodeParams reads the params column: null is NaN (inactive).
+func DecodeParams(js []byte) ([]float64, error) {
+	var raw []*float64
+	if err := json.Unmarshal(js, &raw); err != nil {
+		return nil, err
+	}
+	values := make([]float64, len(raw))
+	for i, v := range raw {
+		values[i] = math.NaN()
+		if v != nil {
+			values[i] = *v
+		}
+	}
+	return values, nil
 }

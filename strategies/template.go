@@ -56,6 +56,10 @@ type Param struct {
 	choiceValues []float64
 }
 
+// ChoiceIndices are the condition's choices as indices into its
+// parameter's Choices.
+func (c *Condition) ChoiceIndices() []float64 { return slices.Clone(c.values) }
+
 // Setting is the setting the parameter tunes.
 func (p *Param) Setting() *Setting { return p.setting }
 

@@ -138,6 +138,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
 		v := fmt.Sprint(pm[p.Name])
+		if pm[p.Name] == nil {
+			v = "inactive"
+		}
 		if f, ok := pm[p.Name].(float64); ok {
 			v = strconv.FormatFloat(f, 'g', 6, 64) // keeps the column aligned
 		}
@@ -266,6 +269,8 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 
 func cell(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return "" // an inactive parameter
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case int:

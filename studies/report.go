@@ -90,7 +90,7 @@ func (e *Env) Load(name string) (*Report, error) {
 			continue
 		}
 		res := Result{Number: t.Number, Score: t.Score}
-		if err := json.Unmarshal([]byte(t.Params), &res.Params); err != nil {
+		if res.Params, err = storage.DecodeParams([]byte(t.Params)); err != nil {
 			return nil, fmt.Errorf("trial %d: params: %v", t.Number, err)
 		}
 		if err := json.Unmarshal([]byte(t.Objectives), &res.Objectives); err != nil {
@@ -212,9 +212,12 @@ func (r *Report) ParamMap(values []float64) map[string]any {
 		if i >= len(values) {
 			break
 		}
-		if p.Kind == strategies.Categorical && int(values[i]) < len(p.Choices) {
+		switch {
+		case math.IsNaN(values[i]):
+			out[p.Name] = nil // inactive under this trial's choices
+		case p.Kind == strategies.Categorical && int(values[i]) < len(p.Choices):
 			out[p.Name] = p.Choices[int(values[i])]
-		} else {
+		default:
 			out[p.Name] = values[i]
 		}
 	}

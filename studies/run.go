@@ -2,7 +2,6 @@ package studies
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -94,7 +93,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 	var gid int
 	var err error
 	if claim.Rescue != nil {
-		if err = json.Unmarshal(claim.Rescue, &values); err == nil {
+		if values, err = storage.DecodeParams(claim.Rescue); err == nil {
 			gid, err = smp.AskFixed(t.Number, values)
 		}
 	} else {

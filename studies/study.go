@@ -199,6 +199,9 @@ func searchSpace(tpl *strategies.Template) []search.Param {
 		default:
 			space[i].Kind = search.Float
 		}
+		if w := p.When; w != nil {
+			space[i].When = &search.When{Param: w.Index, Choices: w.ChoiceIndices()}
+		}
 	}
 	return space
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -136,4 +137,37 @@ func TestKnobsListsEverySettingAndFlag(t *testing.T) {
 			t.Errorf("simulate flag --%s is not in template knobs", f.Name)
 		}
 	})
+}
+
+// A study on a template with a conditional parameter (precise-routing's
+// index capacity, active only while the approximate prefix scorer is on)
+// leaves the parameter empty exactly where it was inactive, in the export
+// and in the stored proposals.
+func TestConditionalParameterInAStudy(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "c.db")
+	if code, _, errs := run(t, "study", "create", "precise-routing", "--trials", "12", "--name", "c", "--storage", dsn, "--workers", "2"); code != 0 {
+		t.Fatalf("create: %s", errs)
+	}
+	code, out, errs := run(t, "study", "export", "c", "--storage", dsn, "--format", "csv")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	weight, capacity := slices.Index(rows[0], "prefix_affinity_weight"), slices.Index(rows[0], "prefix_index_capacity")
+	if weight < 0 || capacity < 0 || len(rows) != 13 {
+		t.Fatalf("header %v, %d rows", rows[0], len(rows))
+	}
+	off := 0
+	for _, r := range rows[1:] {
+		if (r[weight] == "0") != (r[capacity] == "") {
+			t.Errorf("trial %s: approximate weight %s, index capacity %q", r[0], r[weight], r[capacity])
+		}
+		if r[weight] == "0" {
+			off++
+		}
+	}
+	t.Logf("%d of 12 trials had the approximate scorer off", off)
 }
