@@ -1,10 +1,10 @@
 package storage
 
 import (
-	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
