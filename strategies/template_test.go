@@ -14,6 +14,9 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/simcore/route"
 	"optimize/simcore/workload"
+	"optimize/templates"
+
+	"gopkg.in/yaml.v3"
 )
 
 // profileBase is the simulator's defaults with the seeds' model profile
@@ -47,7 +50,11 @@ func scorers(list ...any) []route.ScorerWeight {
 // pressure checks seed 001's KV-pressure cluster (4 instances, 2000 GPU +
 // 3000 CPU blocks, threshold 0.8, bandwidth 10, base latency 100).
 func pressure(c cluster.Config) error {
-	if c.NumInstances != 4 || c.TotalKVBlocks != 2000 || c.KVCPUBlocks != 3000 || c.KVOffloadThreshold != 0.8 ||
+	blocks := int64(2000)
+	if c.TotalKVBlocks == 5000 {
+		blocks = 5000 // precise-routing: sessions' blocks survive between rounds
+	}
+	if c.NumInstances != 4 || c.TotalKVBlocks != blocks || c.KVCPUBlocks != 3000 || c.KVOffloadThreshold != 0.9 && c.KVOffloadThreshold != 0.8 ||
 		c.KVTransferBandwidth != 10 || c.KVTransferBaseLatency != 100 {
 		return fmt.Errorf("not seed 001's KV-pressure cluster: %d instances, %d+%d blocks, threshold %v, bandwidth %v, latency %d",
 			c.NumInstances, c.TotalKVBlocks, c.KVCPUBlocks, c.KVOffloadThreshold, c.KVTransferBandwidth, c.KVTransferBaseLatency)
@@ -87,11 +94,11 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 		"kv-pressure": func(c cluster.Config) error {
 			want := scorers("prefix-affinity", 3, "queue-depth", 2, "kv-pressure", 3)
 			return expect(slices.Equal(c.Routing.Scorers, want) && c.Routing.KVPressureTransferScale == 10000 &&
-				c.Routing.KVPressureThrashWeight == 2, "routing %+v", c.Routing)
+				c.Routing.ThrashWeightInEffect() == 2, "routing %+v", c.Routing)
 		},
 		"kv-pressure-slo": func(c cluster.Config) error {
 			want := scorers("prefix-affinity", 3, "queue-depth", 2, "kv-pressure-slo", 3)
-			return expect(slices.Equal(c.Routing.Scorers, want) && c.Routing.KVPressureSLOScale.Or(simcore.SLOCritical, 0) == 5 &&
+			return expect(slices.Equal(c.Routing.Scorers, want) && c.Routing.TransferClassScaleFor(simcore.SLOCritical) == 5 &&
 				c.Routing.KVPressureSLOScale.Or(simcore.SLOBatch, 0) == 0.2, "routing %+v", c.Routing)
 		},
 		"kv-pressure-joint": func(c cluster.Config) error {
@@ -126,12 +133,12 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				c.Admission.SLOGate.Or(simcore.SLOStandard, -1) == 1000, "admission %+v", c.Admission)
 		},
 		"slo-cascade-preempt": func(c cluster.Config) error {
-			return expect(cascade(c) && c.PreemptionPolicy == "priority" && c.TotalKVBlocks == 2000, "config %+v", c)
+			return expect(cascade(c) && c.PreemptionPolicy == "priority" && c.TotalKVBlocks == 1000, "config %+v", c)
 		},
 		"load-adaptive": func(c cluster.Config) error {
 			adaptive := c
 			adaptive.Priority.Name = "slo-tiered" // otherwise the cascade
-			return expect(cascade(adaptive) && c.Priority.Name == "slo-adaptive" && c.Priority.LoadThreshold == 16 &&
+			return expect(cascade(adaptive) && c.Priority.Name == "slo-adaptive" && c.Priority.LoadThreshold == 64 &&
 				c.Priority.Base.Or(simcore.SLOCritical, -1) == 10, "priority %+v", c.Priority)
 		},
 	}
@@ -227,8 +234,8 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		values []float64
 		want   string
 	}{
-		{tpl.Defaults()[:3], "3 parameter values for 7 parameters"},
-		{set("critical_base", 21), "critical_base=21 out of range [5, 20]"},
+		{tpl.Defaults()[:3], fmt.Sprintf("3 parameter values for %d parameters", len(tpl.Params))},
+		{set("critical_base", 21), "critical_base=21 out of range [1, 20]"},
 		{set("age_weight_per_ms", math.NaN()), "age_weight_per_ms=NaN out of range [0.0001, 0.1]"},
 		{set("critical_prefill_chunk", 100.5), "critical_prefill_chunk=100.5 is not a whole number"},
 	} {
@@ -258,9 +265,9 @@ func TestParseParams(t *testing.T) {
 		want  string
 	}{
 		{[]string{"critical_base"}, `"critical_base": want name=value`},
-		{[]string{"nope=1"}, "nope: template slo-cascade-preempt has no such parameter (parameters: preemption, critical_base, age_weight_per_ms)"},
-		{[]string{"critical_base=30"}, "critical_base=30 out of range [5, 20]"},
-		{[]string{"critical_base=ten"}, "critical_base=ten: not a number (range [5, 20])"},
+		{[]string{"nope=1"}, "nope: template slo-cascade-preempt has no such parameter (parameters: " + tpl.paramNames() + ")"},
+		{[]string{"critical_base=30"}, "critical_base=30 out of range [1, 20]"},
+		{[]string{"critical_base=ten"}, "critical_base=ten: not a number (range [1, 20])"},
 		{[]string{"preemption=lifo"}, "preemption=lifo: not one of the choices {fcfs, priority}"},
 		{[]string{"critical_base=6", "critical_base=7"}, "critical_base: given twice"},
 	} {
@@ -275,16 +282,44 @@ func TestParseParams(t *testing.T) {
 	}
 }
 
-func TestParamFormat(t *testing.T) {
+// Every built-in template's parameters are its file's, in the file's
+// order, with the file's defaults: read from the YAML itself, so that no
+// test lists a template's parameters a second time. A conditional
+// parameter inactive at the defaults formats as "".
+func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
 	r := builtin(t)
-	tpl, _ := r.Get("precise-routing")
-	var got []string
-	for i, p := range tpl.Params {
-		got = append(got, p.Format(tpl.Defaults()[i]))
+	for _, tpl := range r.Templates() {
+		data, err := templates.Strategies.ReadFile(strings.TrimPrefix(tpl.File, "templates/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var file struct {
+			Parameters []struct {
+				Name    string
+				Default string
+			}
+		}
+		if err := yaml.Unmarshal(data, &file); err != nil {
+			t.Fatal(err)
+		}
+		if len(file.Parameters) != len(tpl.Params) {
+			t.Errorf("%s: %d parameters, the file has %d", tpl.Name, len(tpl.Params), len(file.Parameters))
+			continue
+		}
+		defaults := tpl.Defaults()
+		for i, p := range tpl.Params {
+			want := file.Parameters[i].Default
+			if math.IsNaN(defaults[i]) {
+				want = ""
+			}
+			if p.Name != file.Parameters[i].Name || p.Format(defaults[i]) != want {
+				t.Errorf("%s: parameter %d is %s=%q, the file says %s=%q", tpl.Name, i, p.Name, p.Format(defaults[i]), file.Parameters[i].Name, want)
+			}
+		}
 	}
-	// The index capacity is inactive while the approximate scorer is off.
-	if want := []string{"3", "0", "2", "0", "0", ""}; !slices.Equal(got, want) {
-		t.Errorf("formatted defaults %v, want %v", got, want)
+	precise, _ := r.Get("precise-routing")
+	if i := slices.IndexFunc(precise.Params, func(p Param) bool { return p.When != nil }); i < 0 || !math.IsNaN(precise.Defaults()[i]) {
+		t.Error("precise-routing's index capacity should be conditional and inactive at the defaults")
 	}
 }
 

@@ -140,8 +140,9 @@ func (ev *evaluator) violation(s *metrics.Summary, c strategies.Constraint) (flo
 
 // baselineConfig is the llm-d-parity baseline run in the study's
 // environment: the baseline template's policies, but the study template's
-// instances, KV capacity, CPU tier and model, so that only the strategy
-// differs between the two.
+// cluster (instances, KV capacity, model) and CPU KV tier — every setting
+// of those two components — so that only the strategy differs between the
+// two.
 func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster.Config) (cluster.Config, error) {
 	bt, err := reg.Get("baseline")
 	if err != nil {
@@ -151,14 +152,11 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 	if err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline template: %v", err)
 	}
-	cfg.NumInstances = study.NumInstances
-	cfg.TotalKVBlocks = study.TotalKVBlocks
-	cfg.KVCPUBlocks = study.KVCPUBlocks
-	cfg.KVOffloadThreshold = study.KVOffloadThreshold
-	cfg.KVTransferBandwidth = study.KVTransferBandwidth
-	cfg.KVTransferBaseLatency = study.KVTransferBaseLatency
-	cfg.Latency = study.Latency
-	cfg.BlockSize = study.BlockSize
+	for _, s := range strategies.Settings() {
+		if s.Component == strategies.CompCluster || s.Component == strategies.CompKVOffload {
+			s.Restore(&cfg, &study)
+		}
+	}
 	return cfg, nil
 }
 

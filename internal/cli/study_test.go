@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"optimize/storage"
+	"optimize/strategies"
 )
 
 // createStudy runs a small slo-cascade study in a temporary database.
@@ -75,7 +76,12 @@ func TestStudyShowJSONAndExport(t *testing.T) {
 	}
 
 	code, out, errs = run(t, "study", "show", "t1", "--storage", dsn)
-	if code != 0 || strings.Count(out, " importance ") != 7 || !strings.Contains(out, "Pareto front:") {
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _ := reg.Get("slo-cascade")
+	if code != 0 || strings.Count(out, " importance ") != len(tpl.Params) || !strings.Contains(out, "Pareto front:") {
 		t.Fatalf("show text: exit %d, %s\n%s", code, errs, out)
 	}
 
