@@ -12,9 +12,11 @@ import (
 	"gorm.io/gorm/logger"
 )
 
-// sqliteDSN is the DSN measured to survive several writers (harness-anchors
-// §3.7); _foreign_keys=1 is PRAGMA foreign_keys=ON on every pooled
-// connection.
+// sqliteDSN lets several writers share one file: WAL lets readers run
+// beside the writer, and immediate transactions take the write lock up
+// front, so writers queue on the busy timeout instead of failing with
+// "database is locked" on a lock upgrade; _foreign_keys=1 is PRAGMA
+// foreign_keys=ON on every pooled connection.
 const sqliteDSN = "?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=1"
 
 // openStorage returns goptuna's rdb.v2 storage on a fresh SQLite file.
@@ -24,7 +26,8 @@ func openStorage(t testing.TB) goptuna.Storage {
 }
 
 // openStorageAt opens path; only the process that owns a fresh file should
-// migrate (concurrent migrations race, harness-anchors §3.7).
+// migrate: gorm's AutoMigrate checks for each table and then creates it, so
+// concurrent migrations of a fresh file race and one fails.
 func openStorageAt(t testing.TB, path string, migrate bool) goptuna.Storage {
 	t.Helper()
 	db, err := gorm.Open(sqlite.Open(path+sqliteDSN), &gorm.Config{
