@@ -6,16 +6,9 @@ import (
 	"testing"
 
 	"github.com/c-bata/goptuna"
-	rdb "github.com/c-bata/goptuna/rdb.v2"
-	"gorm.io/driver/sqlite"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
-)
 
-// sqliteDSN is the DSN measured to survive several writers (harness-anchors
-// §3.7); _foreign_keys=1 is PRAGMA foreign_keys=ON on every pooled
-// connection.
-const sqliteDSN = "?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=1"
+	"optimize/storage"
+)
 
 // openStorage returns goptuna's rdb.v2 storage on a fresh SQLite file.
 func openStorage(t testing.TB) goptuna.Storage {
@@ -23,30 +16,24 @@ func openStorage(t testing.TB) goptuna.Storage {
 	return openStorageAt(t, filepath.Join(t.TempDir(), "study.db"), true)
 }
 
-// openStorageAt opens path; only the process that owns a fresh file should
-// migrate (concurrent migrations race, harness-anchors §3.7).
+// openStorageAt opens path the way the CLI does, through storage.Open (the
+// pure-Go SQLite driver and the production DSN); only the process that owns
+// a fresh file should migrate: gorm's AutoMigrate checks for each table and
+// then creates it, so concurrent migrations of a fresh file race and one
+// fails.
 func openStorageAt(t testing.TB, path string, migrate bool) goptuna.Storage {
 	t.Helper()
-	db, err := gorm.Open(sqlite.Open(path+sqliteDSN), &gorm.Config{
-		Logger: logger.Default.LogMode(logger.Silent), // "record not found" would go to stdout
-	})
+	st, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Exec("PRAGMA foreign_keys = ON").Error; err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { _ = st.Close() })
 	if migrate {
-		if err := rdb.RunAutoMigrate(db); err != nil {
+		if err := st.Migrate(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return rdb.NewStorage(db)
+	return st.Goptuna()
 }
 
 func newTestSampler(t testing.TB, storage goptuna.Storage, name string, space []Param, method Method, seed int64, opts Options) *Sampler {

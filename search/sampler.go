@@ -103,8 +103,9 @@ type Sampler struct {
 // NewSampler creates the goptuna study (direction minimise) or loads it if
 // it exists. Creation is idempotent and tolerates several processes racing
 // on a fresh database: UNIQUE/"already exists"/locked errors are retried as
-// a load. The caller must have run rdb.RunAutoMigrate once beforehand
-// (concurrent migrations race; see harness-anchors §3.7).
+// a load. The caller must have run rdb.RunAutoMigrate once beforehand:
+// gorm's AutoMigrate checks for each table and then creates it, so
+// concurrent migrations of a fresh database race and one fails.
 func NewSampler(storage goptuna.Storage, studyName string, space []Param, method Method, seed int64, opts Options) (*Sampler, error) {
 	if storage == nil {
 		return nil, errors.New("storage: nil")

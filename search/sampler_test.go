@@ -325,10 +325,10 @@ func TestPendingTrialsCarryTheLie(t *testing.T) {
 
 // With a RUNNING trial sitting on the current optimum, TPE should propose
 // further away from it than when the pending trial is invisible. An int
-// axis is used: with goptuna's continuous-density defects (harness-anchors
-// §3.4) float proposals on this history land near the lower bound rather
-// than at the optimum even without a pending trial, so they cannot show
-// the effect cleanly.
+// axis is used: goptuna's continuous log-density is miscomputed (see
+// floatSteps), so float proposals on this history land near the lower
+// bound rather than at the optimum even without a pending trial, and they
+// cannot show the effect cleanly.
 func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 	storage := openStorage(t)
 	space := []Param{{Name: "n", Kind: Int, Low: 0, High: 20}}

@@ -188,11 +188,14 @@ func (p Param) single() bool {
 }
 
 // floatSteps is the resolution of float axes as TPE sees them. goptuna
-// v0.9.0's continuous density has formula defects (harness-anchors §3.4)
-// that drive its float proposals towards the bounds, while its integer
-// path behaves; so a float axis is handed to TPE as the integer index of
-// one of floatSteps+1 evenly spaced values (log-spaced for log-float), and
-// every float we evaluate sits on that grid.
+// v0.9.0's continuous log-density (gmmLogPDF with q = 0) is miscomputed:
+// its Gaussian exponent is −(x−μ)/(2σ²), linear in the signed distance
+// instead of −(x−μ)²/(2σ²), and its log-sum-exp adds the components' log
+// terms instead of their exponentials. That drives its float proposals
+// towards the bounds, while its integer path (differences of normal CDFs
+// over x ± ½) behaves; so a float axis is handed to TPE as the integer
+// index of one of floatSteps+1 evenly spaced values (log-spaced for
+// log-float), and every float we evaluate sits on that grid.
 const floatSteps = 1000
 
 // distribution is the goptuna distribution stored in trial_params, so that

@@ -255,7 +255,8 @@ func hidePassword(dsn string) string {
 }
 
 // Migrate creates goptuna's tables and ours. Only `study create` calls it:
-// concurrent migrations race (harness-anchors §3.7).
+// gorm's AutoMigrate checks for each table and then creates it, so
+// concurrent migrations of a fresh database race and one fails.
 func (s *Store) Migrate() error {
 	if err := rdb.RunAutoMigrate(s.DB); err != nil {
 		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))

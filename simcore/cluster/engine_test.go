@@ -13,7 +13,8 @@ import (
 	"optimize/simcore/simtest"
 )
 
-// tp2 are the llama-3.1-8b H100 TP2 coefficients (blis-mechanics.md §2.4).
+// tp2 are the llama-3.1-8b H100 TP2 coefficients, as in
+// templates/models/llama-3.1-8b-instruct.yaml.
 var tp2 = latency.Coeffs{
 	Alpha: [3]float64{1601.350510688092, 3.512476196805965, 1805.5430360826988},
 	Beta:  [3]float64{6910.420479880494, 17.67057489844186, 2.8377471109943855},
@@ -27,8 +28,13 @@ func testConfig(instances int, blocks int64) Config {
 	return c
 }
 
-// TestSingleRequestArithmetic reproduces blis-mechanics.md §2.3 exactly:
-// input 256, output 128, idle instance, arrival at t = 1 s.
+// TestSingleRequestArithmetic checks one request (input 256, output 128,
+// idle instance, arrival at t = 1 s) against tp2's formulas worked by hand,
+// exactly: queueing α0 + α1·256 = 2500 µs, the prefill step β0 + β1·256 =
+// 11434 µs, each of the 127 decode steps β0 + β2 = 6913 µs, α2 = 1805 µs.
+// So TTFT = 2500 + 11434 + 1805 = 15739 µs, ITL = 6913 + 1805 = 8718 µs,
+// E2E = TTFT + 127·ITL = 1122925 µs, and the request leaves at
+// 1 s + 2500 + 11434 + 127·6913 µs = 1891885 µs.
 func TestSingleRequestArithmetic(t *testing.T) {
 	r := simtest.Request(1_000_000, 256, 128, 16, nil, 1)
 	src := simtest.NewSliceSource([]*simcore.Request{r})

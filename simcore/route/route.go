@@ -82,13 +82,13 @@ type Config struct {
 	// sheddable, batch and background 0.8 (unclassed 0.6; scorers_slo.go).
 	SLOPriorityBlend simcore.PerClass
 	// KVPressureTransferScale is the pending transfer latency (µs) that costs
-	// the kv-pressure scorers a whole point; 0 means 10000 (seed 001).
+	// the kv-pressure scorers a whole point; 0 means 10000 (10 ms).
 	KVPressureTransferScale float64
 	// KVPressureThrashWeight multiplies the thrashing rate in the
-	// kv-pressure scorers; 0 means 2 (seed 001).
+	// kv-pressure scorers; 0 means 2 (a rate of 0.5 costs a whole point).
 	KVPressureThrashWeight float64
 	// KVPressureSLOScale multiplies the transfer penalty per SLO class in
-	// kv-pressure-slo; classes not given take seed 001's critical 5,
+	// kv-pressure-slo; classes not given take critical 5,
 	// standard 1, sheddable and batch 0.2, background 0.1 (unclassed 1).
 	KVPressureSLOScale simcore.PerClass
 }

@@ -2,22 +2,23 @@ package route
 
 import "optimize/simcore"
 
-// The seeds' scorers: kv-pressure and kv-pressure-slo (seed 001, ideas 7
-// and 9) and slo-priority (seed 004, idea 3).
+// The KV- and SLO-aware scorers: kv-pressure, kv-pressure-slo and
+// slo-priority.
 
 const (
 	// defaultTransferScale is the pending reload (µs) that costs a whole
-	// point: seed 001 idea 7 divides PendingTransferLatency by 10000.
+	// point: PendingTransferLatency is divided by 10000, so 10 ms of
+	// pending reloads costs as much as a full cache.
 	defaultTransferScale = 10000.0
-	// defaultThrashWeight multiplies KVThrashingRate: seed 001 idea 7
-	// ("thrashing rate 0.5 → -1.0 penalty").
+	// defaultThrashWeight multiplies KVThrashingRate: a thrashing rate of
+	// 0.5 costs a whole point (−1.0).
 	defaultThrashWeight = 2.0
 )
 
 // defaultTransferClassScale is kv-pressure-slo's per-class multiplier of
-// the transfer penalty, from seed 001 idea 9: critical 5 ("strongly avoid
-// reloads"), batch 0.2 ("tolerate reloads for cache"), background 0.1,
-// standard and unclassed 1; sheddable is best-effort like batch, 0.2.
+// the transfer penalty: critical 5 (strongly avoid reloads), batch 0.2
+// (tolerate reloads for the cache's benefit), background 0.1, standard
+// and unclassed 1; sheddable is best-effort like batch, 0.2.
 func defaultTransferClassScale() [simcore.NumSLOClasses]float64 {
 	return [...]float64{
 		simcore.SLONone:       1,
@@ -30,14 +31,13 @@ func defaultTransferClassScale() [simcore.NumSLOClasses]float64 {
 }
 
 // defaultSLOPriorityBlend is slo-priority's per-class prefix-affinity share
-// (the rest goes to queue-depth). Seed 004 idea 3 interpolates load and
-// cache per tier: critical leans on load balance (a fast start beats a
-// warm cache; seed 001 idea 9 steers critical away from reload costs),
-// best-effort tiers lean on cache affinity (seed 001 idea 9: they
-// "tolerate reloads for cache benefit"). Standard and unclassed requests
-// keep the default profile's ratio, prefix-affinity:3 to queue-depth:2.
-// No class reaches 1: prefix-affinity alone piles cold requests onto one
-// instance (seed 002, finding 2).
+// (the rest goes to queue-depth), interpolating load and cache per tier:
+// critical leans on load balance (a fast start beats a warm cache, and
+// critical requests should avoid reload costs), best-effort tiers lean on
+// cache affinity (they tolerate reloads for the cache's benefit). Standard
+// and unclassed requests keep the default profile's ratio,
+// prefix-affinity:3 to queue-depth:2. No class reaches 1: prefix-affinity
+// alone piles cold requests onto one instance.
 func defaultSLOPriorityBlend() [simcore.NumSLOClasses]float64 {
 	return [...]float64{
 		simcore.SLONone:       0.6,
@@ -83,7 +83,9 @@ func (k *kvPressure) Score(r *simcore.Request, snaps []Snapshot, out []float64) 
 // w_c·prefixAffinity + (1 − w_c)·queueDepth. It reads the profile's one
 // prefix-affinity record (shared with a prefix-affinity scorer if both are
 // configured), so SLO differentiation lives in one scorer and one weight
-// profile, which seed 001 (idea 10) found preserves cache affinity.
+// profile, and every class's routing decisions feed and read the same
+// prefix record (per-class profiles would each keep their own record and
+// weaken cache affinity).
 type sloPriority struct {
 	affinity *prefixAffinity
 	blend    [simcore.NumSLOClasses]float64

@@ -179,7 +179,7 @@ func TestWeighted_RecycledRequestsRouteAsNewOnes(t *testing.T) {
 }
 
 // With one shared system prompt, every instance soon holds the prompt's
-// blocks and prefix-affinity stops telling instances apart (BLIS §6.3).
+// blocks and prefix-affinity stops telling instances apart.
 func TestPrefixAffinity_SharedPromptMatchesEveryInstanceEqually(t *testing.T) {
 	const instances, prefix, suffix = 8, 32, 16
 	r, err := New(Config{Policy: "weighted"}, instances, rand.New(rand.NewSource(7)))

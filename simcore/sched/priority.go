@@ -41,8 +41,8 @@ const (
 	ByClass   = "slo-class"
 	SLOTiered = "slo-tiered"
 	// SLOAdaptive is slo-tiered whose class gap scales with the instance's
-	// queue (seed 004 iteration 2): classes are alike when the queue is
-	// short and fully separated from LoadThreshold waiting requests on.
+	// queue: classes are alike when the queue is short and fully separated
+	// from LoadThreshold waiting requests on.
 	SLOAdaptive = "slo-adaptive"
 )
 

@@ -153,7 +153,7 @@ func TestOvertakeWaitMs_BoundsStarvation(t *testing.T) {
 		{"defaults: sheddable over critical at 1.1 s", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, simcore.SLOCritical, 1100, true},
 		{"defaults: standard over critical", PolicyConfig{Name: SLOTiered}, simcore.SLOStandard, simcore.SLOCritical, 600, true},
 		{"defaults: sheddable over standard", PolicyConfig{Name: SLOTiered}, simcore.SLOSheddable, simcore.SLOStandard, 600, true},
-		{"seed 004 optimum", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: 0.098, Base: perClass("critical=12.9")},
+		{"tuned: age weight 0.098 per ms, critical base 12.9", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: 0.098, Base: perClass("critical=12.9")},
 			simcore.SLOSheddable, simcore.SLOCritical, 200 + 11.9/0.098, true},
 		{"custom threshold", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: 1, UrgencyThresholdMs: perClass("sheddable=2s")},
 			simcore.SLOSheddable, simcore.SLOCritical, 2009, true},

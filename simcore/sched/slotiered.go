@@ -2,18 +2,17 @@ package sched
 
 import "optimize/simcore"
 
-// Defaults of the class-aware policies. The bases are the seeds' table
-// (critical 10, standard 5, sheddable and batch 1); background and
-// unclassed requests rank last.
+// Defaults of the class-aware policies. The bases are critical 10,
+// standard 5, sheddable and batch 1; background and unclassed requests
+// rank last.
 //
-// The aging defaults are those of the BLIS side branch the seeds ran
-// (SLOTieredPriority: 1e-5 per µs, standard 100 ms, sheddable, batch and
-// background 200 ms, critical 0): with them a sheddable request overtakes
-// a fresh critical one after 200 + (10 − 1) / 0.01 = 1100 ms, the "~1 s"
-// starvation ceiling seed 004 calibrated. Its Bayesian optimum (9.8e-5
-// per µs = 0.098 per ms with critical base 12.9) is a tuning result, not
-// a default. Unclassed requests age from arrival, so a workload without
-// classes is served FCFS.
+// The aging defaults are those of BLIS's SLOTieredPriority (1e-5 per µs,
+// standard 100 ms, sheddable, batch and background 200 ms, critical 0):
+// with them a sheddable request overtakes a fresh critical one after
+// 200 + (10 − 1) / 0.01 = 1100 ms, a starvation ceiling of about 1 s. A
+// Bayesian search's optimum (9.8e-5 per µs = 0.098 per ms with critical
+// base 12.9) is a tuning result, not a default. Unclassed requests age
+// from arrival, so a workload without classes is served FCFS.
 const DefaultAgeWeightPerMs = 0.01
 
 var (
