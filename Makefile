@@ -24,9 +24,12 @@ test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
+# The search-quality study (TPE against random, studies/quality_search_test.go)
+# is built only with the quality tag, so make test never sees it.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
-	OPTIMIZE_LONG=1 $(GO) test ./studies -run TPEBeatsRandom -v -timeout 60m
+	$(GO) vet -tags quality ./studies
+	$(GO) test -tags quality ./studies -run '^TestTPEAgainstRandom$$' -count=1 -v -timeout 60m
 
 fuzz:
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -39,8 +38,14 @@ func runStudy(t testing.TB, sampler string, seed int64, trials int) *Report {
 
 // runStudyIn is runStudy in a given environment.
 func runStudyIn(t testing.TB, env *Env, sampler string, seed int64, trials int) *Report {
+	return runTemplateStudy(t, env, "slo-cascade", sampler, seed, trials)
+}
+
+// runTemplateStudy runs a study of a template, on its default workload and
+// simulation seeds 42-44, to its total and returns its report.
+func runTemplateStudy(t testing.TB, env *Env, template, sampler string, seed int64, trials int) *Report {
 	ctx := context.Background()
-	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "q", Trials: trials,
+	row, err := env.Create(ctx, CreateOptions{Template: template, Name: "q", Trials: trials,
 		Seeds: []int64{42, 43, 44}, Sampler: sampler, SamplerSeed: seed})
 	if err != nil {
 		t.Fatal(err)
@@ -53,35 +58,6 @@ func runStudyIn(t testing.TB, env *Env, sampler string, seed int64, trials int) 
 		t.Fatal(err)
 	}
 	return r
-}
-
-// bestScore runs a study to its total and returns its best score.
-func bestScore(t testing.TB, sampler string, seed int64, trials int) float64 {
-	r := runStudy(t, sampler, seed, trials)
-	return r.Complete[r.Best].Score
-}
-
-// TestTPEBeatsRandom is the acceptance study of issue 4: over 10 study
-// seeds, TPE's best objective after 40 trials beats random search's in at
-// least 7. It takes a few minutes: `OPTIMIZE_LONG=1 go test ./studies -run
-// TPEBeatsRandom -v` (make bench runs it).
-func TestTPEBeatsRandom(t *testing.T) {
-	if os.Getenv("OPTIMIZE_LONG") == "" {
-		t.Skip("long study: set OPTIMIZE_LONG=1")
-	}
-	wins := 0
-	for seed := int64(1); seed <= 10; seed++ {
-		tpe := bestScore(t, "tpe", seed, 40)
-		rnd := bestScore(t, "random", seed, 40)
-		if tpe < rnd {
-			wins++
-		}
-		t.Logf("study seed %2d: best score TPE %.4f, random %.4f %s", seed, tpe, rnd, map[bool]string{true: "TPE", false: "random"}[tpe < rnd])
-	}
-	t.Logf("TPE wins %d of 10", wins)
-	if wins < 7 {
-		t.Errorf("TPE beat random in %d of 10 studies, want at least 7", wins)
-	}
 }
 
 // A study is repeatable: one worker, same sampler seed, same trials —
