@@ -46,8 +46,9 @@ func (c SLOClass) Label() string {
 	return c.String()
 }
 
-// SLOClassNames lists the accepted class names for error messages.
-const SLOClassNames = "critical, standard, sheddable, batch, background"
+// SLOClassNames lists the accepted class names for error messages, in
+// class order (from sloNames: a class is named once).
+var SLOClassNames = strings.Join(sloNames[1:], ", ")
 
 // ParseSLOClass accepts a class name ("" = none). The v1 tier names
 // realtime and interactive map to critical and standard, as in BLIS.

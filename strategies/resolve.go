@@ -14,12 +14,12 @@ import (
 )
 
 // Defaults for what a template (and its bases) leave out. The default
-// objectives are the seeds' four success criteria (seed 002): critical TTFT
-// P99, throughput, E2E P99 and the SLO gap; the first is primary because
-// seed 004's strategies are judged by it. The default constraints keep a
-// strategy honest: throughput within 2% of the baseline (seed 004 reports
-// its winners at "~0%" TPS loss), and no class starved or shed (seed 002:
-// "no SLO class starvation") — every class completes ≥ 99% of its requests.
+// objectives are the four success criteria of an SLO-aware strategy:
+// critical TTFT P99 (primary: what class-aware scheduling is for),
+// throughput, E2E P99 and the SLO gap. The default constraints keep a
+// strategy honest: throughput within 2% of the baseline (a priority scheme
+// should reorder work, not drop it), and no class starved or shed — every
+// class completes ≥ 99% of its requests.
 const defaultWorkload = "orthogonal-slo"
 
 func defaultObjectives() []Objective {

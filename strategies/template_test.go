@@ -47,8 +47,9 @@ func scorers(list ...any) []route.ScorerWeight {
 	return out
 }
 
-// pressure checks seed 001's KV-pressure cluster (4 instances, 2000 GPU +
-// 3000 CPU blocks, threshold 0.8, bandwidth 10, base latency 100).
+// pressure checks the KV-pressure cluster (4 instances, 2000 GPU + 3000 CPU
+// blocks — 5000 GPU for precise-routing — threshold 0.9, or 0.8 where a
+// template tunes it, bandwidth 10 blocks/µs, base latency 100 µs).
 func pressure(c cluster.Config) error {
 	blocks := int64(2000)
 	if c.TotalKVBlocks == 5000 {
@@ -56,7 +57,7 @@ func pressure(c cluster.Config) error {
 	}
 	if c.NumInstances != 4 || c.TotalKVBlocks != blocks || c.KVCPUBlocks != 3000 || c.KVOffloadThreshold != 0.9 && c.KVOffloadThreshold != 0.8 ||
 		c.KVTransferBandwidth != 10 || c.KVTransferBaseLatency != 100 {
-		return fmt.Errorf("not seed 001's KV-pressure cluster: %d instances, %d+%d blocks, threshold %v, bandwidth %v, latency %d",
+		return fmt.Errorf("not the KV-pressure cluster: %d instances, %d+%d blocks, threshold %v, bandwidth %v, latency %d",
 			c.NumInstances, c.TotalKVBlocks, c.KVCPUBlocks, c.KVOffloadThreshold, c.KVTransferBandwidth, c.KVTransferBaseLatency)
 	}
 	return nil
@@ -173,7 +174,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				t.Error(err)
 			}
 			if cfg.KVCPUBlocks == 0 {
-				t.Error("seed 002 constraint 1: every strategy keeps the CPU KV tier")
+				t.Error("every strategy keeps the CPU KV tier")
 			}
 			if slices.Contains(seed001, name) {
 				if err := pressure(cfg); err != nil {
@@ -200,8 +201,8 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 	}
 }
 
-// cascade checks seed 004's priority cascade: slo-tiered, priority-fcfs,
-// the bridge, and the baseline's cluster.
+// cascade checks the priority cascade: slo-tiered, priority-fcfs and the
+// baseline's cluster.
 func cascade(c cluster.Config) bool {
 	return c.Priority.Name == "slo-tiered" && c.Scheduler == "priority-fcfs" &&
 		c.NumInstances == 8 && c.KVCPUBlocks == 44000

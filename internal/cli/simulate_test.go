@@ -13,7 +13,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// baselineArgs is the seeds' llm-d-parity baseline (issue 2's acceptance run).
+// baselineArgs is the llm-d-parity baseline: weighted pa:3,qd:2,kv:2 on 8
+// instances with 256-token chunked prefill.
 var baselineArgs = []string{
 	"simulate", "--workload", "orthogonal-slo", "--seeds", "42,43,44", "--num-instances", "8",
 	"--routing-policy", "weighted", "--routing-scorers", "prefix-affinity:3,queue-depth:2,kv-utilization:2",

@@ -13,6 +13,7 @@ package batch
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"optimize/simcore"
@@ -45,9 +46,7 @@ func PreemptionPolicyNames() []string { return []string{PreemptFCFS, PreemptPrio
 // Validate checks the fields a Former interprets by name or per class;
 // errors are one line naming the flag.
 func (c Config) Validate() error {
-	switch c.PreemptionPolicy {
-	case PreemptFCFS, "", PreemptPriority:
-	default:
+	if c.PreemptionPolicy != "" && !slices.Contains(PreemptionPolicyNames(), c.PreemptionPolicy) {
 		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: %s)", c.PreemptionPolicy, strings.Join(PreemptionPolicyNames(), ", "))
 	}
 	if c.PrefillThreshold < 0 {

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"optimize/simcore"
@@ -84,9 +85,7 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 // chosen policy ignores, so that a bad value is never silently dropped.
 // Errors are one line naming the flag.
 func (cfg PolicyConfig) Validate() error {
-	switch cfg.Name {
-	case Constant, "", SLOBased, ByClass, SLOTiered, SLOAdaptive:
-	default:
+	if cfg.Name != "" && !slices.Contains(PolicyNames(), cfg.Name) {
 		return fmt.Errorf("--priority-policy: unknown value %q (allowed: %s)", cfg.Name, strings.Join(PolicyNames(), ", "))
 	}
 	if t := cfg.LoadThreshold; !(t >= 0) || math.IsInf(t, 0) {
