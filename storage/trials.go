@@ -290,6 +290,9 @@ func (s *Store) Release(t *TrialRow) error {
 // removed by the caller through goptuna).
 func (s *Store) DeleteStudy(st *StudyRow) error {
 	return s.DB.Transaction(func(tx *gorm.DB) error {
+		if err := deleteEvidence(tx, st.ID); err != nil {
+			return err
+		}
 		if err := tx.Where("trial_id IN (?)", tx.Model(&TrialRow{}).Select("id").Where("study_id = ?", st.ID)).Delete(&TrialSeedRow{}).Error; err != nil {
 			return err
 		}

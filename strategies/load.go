@@ -20,7 +20,7 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints"}
+	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes"}
 	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
 	objectiveKeys  = []string{"name", "metric", "direction"}
 	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min", "max"}
@@ -35,8 +35,9 @@ type rawTemplate struct {
 	params                                     []rawParam
 	objectives                                 []Objective
 	constraints                                []rawConstraint
+	regimes                                    []string
 	// Which inheritable sections the file sets itself.
-	hasObjectives, hasConstraints bool
+	hasObjectives, hasConstraints, hasRegimes bool
 }
 
 type rawSetting struct {
@@ -200,6 +201,13 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
 				o, err := p.objective(item, path)
 				t.objectives = append(t.objectives, o)
+				return err
+			})
+		case "regimes":
+			t.hasRegimes = true
+			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				s, err := p.scalar(item, path)
+				t.regimes = append(t.regimes, s)
 				return err
 			})
 		case "constraints":

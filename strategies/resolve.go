@@ -121,8 +121,24 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	if raw.workload != "" {
 		t.Workload = raw.workload
 	}
-	if names := workload.BuiltinNames(); !slices.Contains(names, t.Workload) {
-		return nil, fielderr.New(file, "workload", "unknown built-in workload %q (available: %s)", t.Workload, strings.Join(names, ", "))
+	builtin, _, _ := strings.Cut(t.Workload, "@")
+	if names := workload.BuiltinNames(); !slices.Contains(names, builtin) {
+		return nil, fielderr.New(file, "workload", "unknown built-in workload %q (available: %s)", builtin, strings.Join(names, ", "))
+	}
+	if _, err := ResolveWorkload(t.Workload); err != nil {
+		return nil, fielderr.New(file, "workload", "%v", err)
+	}
+	if raw.hasRegimes {
+		t.Regimes = nil
+		for i, name := range raw.regimes {
+			if _, err := LookupRegime(name); err != nil {
+				return nil, fielderr.New(file, fmt.Sprintf("regimes[%d]", i), "%v", err)
+			}
+			if slices.Contains(t.Regimes, name) {
+				return nil, fielderr.New(file, fmt.Sprintf("regimes[%d]", i), "regime %q given twice", name)
+			}
+			t.Regimes = append(t.Regimes, name)
+		}
 	}
 	if err := objectives(t, raw); err != nil {
 		return nil, err
@@ -169,6 +185,7 @@ func (t *Template) inherit(base *Template) {
 	t.Workload = base.Workload
 	t.Objectives, t.Primary = slices.Clone(base.Objectives), base.Primary
 	t.Constraints = slices.Clone(base.Constraints)
+	t.Regimes = slices.Clone(base.Regimes)
 }
 
 // put sets a setting, in place if it is already set (so the scorer order

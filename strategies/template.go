@@ -111,6 +111,9 @@ type Template struct {
 	Objectives        []Objective
 	Primary           int // index into Objectives
 	Constraints       []Constraint
+	// Regimes are the operating points `study validate --regimes` checks
+	// by default (names of built-in regimes).
+	Regimes []string
 
 	mechanism []fixed // inherited first, one entry per setting
 }

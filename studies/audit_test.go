@@ -185,11 +185,11 @@ func TestEveryTunedSettingMovesAnObjective(t *testing.T) {
 // auditTemplate measures every tuned parameter and every own mechanism
 // setting of tpl.
 func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std cluster.Config) ([]measuredRow, error) {
-	spec, err := loadWorkload(tpl.Workload)
+	wl, err := strategies.ResolveWorkload(tpl.Workload)
 	if err != nil {
 		return nil, err
 	}
-	ev := &evaluator{tpl: tpl, base: std, spec: spec, seeds: []int64{42, 43, 44}}
+	ev := &evaluator{tpl: tpl, base: std, wl: wl, seeds: []int64{42, 43, 44}}
 	objectivesOf := func(cfg cluster.Config) ([]float64, error) {
 		mean, _, err := ev.run(cfg)
 		if err != nil {

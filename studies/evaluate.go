@@ -19,7 +19,7 @@ import (
 type evaluator struct {
 	tpl      *strategies.Template
 	base     cluster.Config // model profile and defaults, before the template
-	spec     *workload.Spec
+	wl       *strategies.Workload
 	seeds    []int64
 	baseline *metrics.Summary // nil while the baseline itself is evaluated
 }
@@ -33,19 +33,7 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := cfg
-			c.Seed = seed
-			src, err := workload.NewGenerator(ev.spec, workload.Options{Seed: seed, BlockSize: int(c.BlockSize), Horizon: c.Horizon})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			eng, err := cluster.New(c, src)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			runs[i] = eng.Run()
+			runs[i], errs[i] = simulate(cfg, ev.wl.Spec, seed)
 		}()
 	}
 	wg.Wait()
@@ -57,9 +45,29 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 	return metrics.Mean(runs), runs, nil
 }
 
-// config builds the simulator configuration of a parameter vector.
+// simulate runs cfg on spec with one seed.
+func simulate(cfg cluster.Config, spec *workload.Spec, seed int64) (metrics.Summary, error) {
+	cfg.Seed = seed
+	src, err := workload.NewGenerator(spec, workload.Options{Seed: seed, BlockSize: int(cfg.BlockSize), Horizon: cfg.Horizon})
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	eng, err := cluster.New(cfg, src)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	return eng.Run(), nil
+}
+
+// config builds the simulator configuration of a parameter vector, on the
+// cluster of the study's workload regime.
 func (ev *evaluator) config(values []float64) (cluster.Config, error) {
-	return ev.tpl.Config(ev.base, values)
+	c, err := ev.tpl.Config(ev.base, values)
+	if err != nil {
+		return c, err
+	}
+	ev.wl.ApplyConfig(&c)
+	return c, nil
 }
 
 // objectives reads the template's objectives from a mean summary.

@@ -26,6 +26,8 @@ type ShowJSON struct {
 	Best           *BestJSON       `json:"best"`
 	Pareto         []TrialJSON     `json:"pareto"`
 	Hypervolume    float64         `json:"hypervolume"`
+	Validation     *Validation     `json:"validation,omitempty"`
+	Ablation       *Ablation       `json:"ablation,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -53,6 +55,7 @@ func (r *Report) JSON() ShowJSON {
 		Name: r.Study.Name, Template: r.Study.Template, State: r.State(),
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
+		Validation: r.Validation, Ablation: r.Ablation,
 	}
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]
@@ -114,19 +117,27 @@ func (r *Report) WriteTable(w io.Writer) {
 	best := &r.Complete[r.Best]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "metric\tbaseline\tbest (trial %d)\tΔ\tbest, seed range\t\n", best.Number)
-	row := func(name string, get func(*metrics.Summary) float64) {
+	// One row per metric: the objectives first, then per class and the
+	// totals that are not objectives already.
+	shown := map[string]bool{}
+	row := func(name, path string) {
+		if shown[path] {
+			return
+		}
+		shown[path] = true
+		get := metricOf(path)
 		b, v, sp := get(&r.Baseline), get(&best.Metrics), Spread(best.PerSeed, get)
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", name, b, v, pct(Delta(v, b)), sp.Min, sp.Max)
 	}
 	for _, o := range r.Template.Objectives {
-		row(o.Name, metricOf(o.Metric))
+		row(o.Name, o.Metric)
 	}
 	for _, cl := range classOrder(r.Baseline) {
-		row(cl+" TTFT p99 ms", func(m *metrics.Summary) float64 { return m.PerSLO[cl].TTFT.P99 })
-		row(cl+" E2E p99 ms", func(m *metrics.Summary) float64 { return m.PerSLO[cl].E2E.P99 })
+		row(cl+" TTFT p99 ms", "per_slo."+cl+".ttft_ms.p99")
+		row(cl+" E2E p99 ms", "per_slo."+cl+".e2e_ms.p99")
 	}
-	row("tokens/s", func(m *metrics.Summary) float64 { return m.TokensPerSec })
-	row("rejected", func(m *metrics.Summary) float64 { return m.Rejected })
+	row("tokens/s", "tokens_per_sec")
+	row("rejected", "rejected")
 	tw.Flush()
 	for _, o := range r.Template.Objectives {
 		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
@@ -145,6 +156,14 @@ func (r *Report) WriteTable(w io.Writer) {
 			v = strconv.FormatFloat(f, 'g', 6, 64) // keeps the column aligned
 		}
 		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
+	}
+	if r.Validation != nil {
+		fmt.Fprintln(w)
+		r.Validation.WriteText(w, r.Template)
+	}
+	if r.Ablation != nil {
+		fmt.Fprintln(w)
+		r.Ablation.WriteText(w, r.Template)
 	}
 }
 

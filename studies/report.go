@@ -25,6 +25,9 @@ type Report struct {
 	Best        int   // index into Complete of the lowest score, -1 if none
 	Pareto      []int // indices into Complete
 	Hypervolume float64
+	// Validation and Ablation are the stored evidence (LoadEvidence), or nil.
+	Validation *Validation
+	Ablation   *Ablation
 }
 
 // Result is one complete trial.

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
-	"optimize/simcore/workload"
 	"optimize/storage"
 	"optimize/strategies"
 )
@@ -83,7 +80,7 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 	if o.Workload == "" {
 		o.Workload = tpl.Workload
 	}
-	if _, err := loadWorkload(o.Workload); err != nil {
+	if _, err := strategies.ResolveWorkload(o.Workload); err != nil {
 		return UsageError{fmt.Errorf("--workload: %v", err)}
 	}
 	return nil
@@ -154,7 +151,7 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := loadWorkload(row.Workload)
+	wl, err := strategies.ResolveWorkload(row.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +159,7 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 	if err := json.Unmarshal([]byte(row.Seeds), &seeds); err != nil {
 		return nil, fmt.Errorf("study %s: seeds: %v", row.Name, err)
 	}
-	ev := &evaluator{tpl: tpl, base: e.Base, spec: spec, seeds: seeds}
+	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl, seeds: seeds}
 	if row.Baseline != "" {
 		ev.baseline = new(metrics.Summary)
 		if err := json.Unmarshal([]byte(row.Baseline), ev.baseline); err != nil {
@@ -204,16 +201,6 @@ func searchSpace(tpl *strategies.Template) []search.Param {
 		}
 	}
 	return space
-}
-
-// loadWorkload accepts a built-in name or a spec file path.
-func loadWorkload(name string) (*workload.Spec, error) {
-	if filepath.Ext(name) == ".yaml" || filepath.Ext(name) == ".yml" {
-		if _, err := os.Stat(name); err == nil {
-			return workload.LoadSpecFile(name)
-		}
-	}
-	return workload.Builtin(name)
 }
 
 // Delete removes a study: our rows and goptuna's study.

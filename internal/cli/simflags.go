@@ -115,12 +115,12 @@ type given struct {
 	setting *strategies.Setting
 }
 
-// apply overlays the flags the user set, then --set, on base; resolves the
-// latency profile (always when fromDefaults, else only when --model,
-// --hardware or --tp is given); validates; and rejects any setting the
-// user gave that the resulting configuration does not use. extra are
-// further user inputs to hold to the same rule (a template's --param).
-func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog, fromDefaults bool, extra []given) (cluster.Config, error) {
+// apply resolves the latency profile on base (always when fromDefaults,
+// else only when --model, --hardware or --tp is given), lets workload move
+// the result to its operating point (a regime's instances or GPU KV), then
+// overlays the flags the user set, then --set; validates; and rejects any
+// setting the user gave that the resulting configuration does not use.
+func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog, fromDefaults bool, workload func(*cluster.Config)) (cluster.Config, error) {
 	c := base
 	if fromDefaults || changed(fs, "model") || changed(fs, "hardware") || changed(fs, "tp") {
 		p, err := catalog.Find(f.model, f.hardware, f.tp)
@@ -129,6 +129,7 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 		}
 		c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
 	}
+	workload(&c)
 	var user []given
 	for _, sf := range f.flags {
 		if !sf.given {
@@ -163,7 +164,7 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 	if err := strategies.CheckConfig(&c); err != nil {
 		return c, err
 	}
-	for _, g := range append(extra, user...) {
+	for _, g := range user {
 		if !g.setting.Active.Holds(&c) {
 			return c, strategies.InertError(g.source, g.setting, &c)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -55,40 +54,30 @@ parallel; the JSON output then holds every seed's summary and their mean.`,
 }
 
 // templateConfig builds the configuration of one template point and, when
-// no workload flag is given, selects the template's workload. It returns
-// the parameters the user gave, which must keep an effect whatever flags
-// override.
-func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, []given, error) {
+// no workload flag is given, selects the template's workload. Flags and
+// --set given too override it (that is how a component of a strategy is
+// reverted by hand), even where that leaves a parameter without effect.
+func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, error) {
 	reg, err := loadRegistry(*o.templatesDir)
 	if err != nil {
-		return cluster.Config{}, nil, err
+		return cluster.Config{}, err
 	}
 	tpl, err := reg.Get(o.template)
 	if err != nil {
-		return cluster.Config{}, nil, fmt.Errorf("--template: %v", err)
+		return cluster.Config{}, fmt.Errorf("--template: %v", err)
 	}
 	values, err := tpl.ParseParams(o.params)
 	if err != nil {
-		return cluster.Config{}, nil, fmt.Errorf("--param: %v", err)
+		return cluster.Config{}, fmt.Errorf("--param: %v", err)
 	}
 	base, err := baseConfig()
 	if err != nil {
-		return cluster.Config{}, nil, failed(err)
+		return cluster.Config{}, failed(err)
 	}
 	if !changed(fs, "workload") && !changed(fs, "workload-spec") && !changed(fs, "trace") {
 		o.wl.name = tpl.Workload
 	}
-	var params []given
-	for _, pair := range o.params {
-		name, _, _ := strings.Cut(pair, "=")
-		for _, p := range tpl.Params {
-			if p.Name == strings.TrimSpace(name) {
-				params = append(params, given{"--param " + pair, p.Setting()})
-			}
-		}
-	}
-	c, err := tpl.Config(base, values)
-	return c, params, err
+	return tpl.Config(base, values)
 }
 
 func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
@@ -101,20 +90,19 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 		return failed(err)
 	}
 	base, fromDefaults := cluster.Defaults(), true
-	var params []given
 	if o.template != "" {
-		if base, params, err = o.templateConfig(fs); err != nil {
+		if base, err = o.templateConfig(fs); err != nil {
 			return err
 		}
 		fromDefaults = false
 	} else if len(o.params) > 0 {
 		return fmt.Errorf("--param: needs --template")
 	}
-	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults, params)
+	wl, err := o.wl.resolve(fs)
 	if err != nil {
 		return err
 	}
-	wl, err := o.wl.resolve(fs)
+	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults, wl.applyConfig)
 	if err != nil {
 		return err
 	}

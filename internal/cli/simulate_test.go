@@ -126,8 +126,6 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"the bridge", []string{"simulate", "--priority-bridge"}, "--priority-bridge sets priority.bridge, which has no effect: the scheduler rescores"},
 		{"inactive --param", []string{"simulate", "--template", "precise-routing", "--param", "prefix_index_capacity=1000"},
 			"--param: prefix_index_capacity: has no effect unless parameter prefix_affinity_weight is 1, 2, 3, 4 or 5 (it is 0)"},
-		{"--param made inert by --set", []string{"simulate", "--template", "slo-cascade", "--param", "age_weight_per_ms=0.05", "--set", "priority.policy=slo-class"},
-			"--param age_weight_per_ms=0.05 sets priority.age_weight_per_ms, which has no effect unless"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

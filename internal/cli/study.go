@@ -35,7 +35,7 @@ func newStudyCommand(s Streams, templatesDir *string) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&f.storage, "storage", "", "sqlite:///PATH, a file path or postgres://user:pass@host:port/db (default $"+storage.EnvVar+" or ./"+storage.DefaultPath+")")
 	cmd.AddCommand(newStudyCreate(s, f), newStudyResume(s, f), newStudyList(s, f), newStudyShow(s, f),
-		newStudyDelete(s, f), newStudyExport(s, f), newStudyWait(s, f))
+		newStudyDelete(s, f), newStudyExport(s, f), newStudyWait(s, f), newStudyValidate(s, f), newStudyAblate(s, f))
 	return cmd
 }
 
@@ -277,6 +277,9 @@ func showStudy(s Streams, env *studies.Env, name, output string) error {
 	if err != nil {
 		return studyError(err)
 	}
+	if err := env.LoadEvidence(r); err != nil {
+		return studyError(err)
+	}
 	if output == "json" {
 		return writeIndented(s.Out, r.JSON())
 	}
@@ -303,10 +306,10 @@ func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
 
 func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var format, out string
-	var pareto bool
+	var pareto, validation, ablation bool
 	cmd := &cobra.Command{
 		Use:   "export NAME",
-		Short: "Export every trial (or the Pareto front) as CSV or JSON",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "csv" && format != "json" {
@@ -326,6 +329,24 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 					defer file.Close()
 					w = file
 				}
+				switch {
+				case validation:
+					if err := env.LoadEvidence(r); err != nil {
+						return studyError(err)
+					}
+					if r.Validation == nil {
+						return fmt.Errorf("--validation: study %s has no validation yet (run optimize study validate %s)", row.Name, row.Name)
+					}
+					return failed(r.Validation.Export(w, format, r.Template))
+				case ablation:
+					if err := env.LoadEvidence(r); err != nil {
+						return studyError(err)
+					}
+					if r.Ablation == nil {
+						return fmt.Errorf("--ablation: study %s has no ablation yet (run optimize study ablate %s)", row.Name, row.Name)
+					}
+					return failed(r.Ablation.Export(w, format, r.Template))
+				}
 				return failed(r.Export(w, format, pareto))
 			})
 		},
@@ -333,6 +354,9 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials")
+	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")
+	cmd.Flags().BoolVar(&ablation, "ablation", false, "the stored ablation instead of the trials")
+	cmd.MarkFlagsMutuallyExclusive("pareto", "validation", "ablation")
 	return cmd
 }
 

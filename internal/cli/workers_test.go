@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 	if binaries.dir != "" {
 		os.RemoveAll(binaries.dir)
 	}
+	if evidenceStudy.dir != "" {
+		os.RemoveAll(evidenceStudy.dir)
+	}
 	os.Exit(code)
 }
 

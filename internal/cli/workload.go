@@ -8,6 +8,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
+	"optimize/strategies"
 )
 
 // workloadFlags choose what the simulator replays.
@@ -20,7 +21,7 @@ type workloadFlags struct {
 const defaultWorkload = "orthogonal-slo"
 
 func (w *workloadFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&w.name, "workload", "", "built-in workload (default "+defaultWorkload+")")
+	fs.StringVar(&w.name, "workload", "", "built-in workload, optionally at a regime: NAME or NAME@REGIME (default "+defaultWorkload+")")
 	fs.StringVar(&w.specFile, "workload-spec", "", "BLIS v2 workload spec YAML file")
 	fs.StringVar(&w.trace, "trace", "", "BLIS TraceV2 header YAML file to replay")
 	fs.StringVar(&w.traceData, "trace-data", "", "TraceV2 CSV (default: beside the header, same base name)")
@@ -31,7 +32,8 @@ func (w *workloadFlags) bind(fs *pflag.FlagSet) {
 // every seed.
 type workloadChoice struct {
 	name        string
-	spec        *workload.Spec // nil for a trace
+	spec        *workload.Spec       // nil for a trace
+	regime      *strategies.Workload // a built-in workload and its regime, or nil
 	traceHeader string
 	traceData   string
 	numRequests int
@@ -66,12 +68,20 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 		if c.name == "" {
 			c.name = defaultWorkload
 		}
-		c.spec, err = workload.Builtin(c.name)
+		c.regime, err = strategies.ResolveWorkload(c.name)
 		if err != nil {
-			err = fmt.Errorf("--workload: %v", err)
+			return nil, fmt.Errorf("--workload: %v", err)
 		}
+		c.spec = c.regime.Spec
 	}
 	return c, err
+}
+
+// applyConfig moves cfg to the workload's regime (instances, GPU KV).
+func (c *workloadChoice) applyConfig(cfg *cluster.Config) {
+	if c.regime != nil {
+		c.regime.ApplyConfig(cfg)
+	}
 }
 
 // source builds the request stream of cfg's seed; requests arriving after

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"optimize/storage"
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
+	var (
+		trial         int
+		pareto        bool
+		seeds, output string
+		withRegimes   bool
+		regimes       []string
+	)
+	cmd := &cobra.Command{
+		Use:   "validate NAME",
+		Short: "Re-run the best trial and the baseline on held-out seeds (and regimes): paired Δ, 95% interval, verdict",
+		Long: `Re-run a study's best trial (--trial N for another, --pareto for every
+Pareto trial) and its baseline on held-out seeds, paired seed by seed. For
+each objective: the in-study Δ, the held-out Δ (the mean of the per-seed
+relative changes), its 95% Student-t interval, and on how many seeds the
+candidate beats the baseline. The trial is called overfit when the
+interval excludes the in-study Δ of the primary objective or a constraint
+fails on the held-out seeds. --regimes also runs the template's regimes
+(other operating points of the same workload; ` + "`--regime a,b`" + ` picks them).
+Every simulation is stored as it finishes: an interrupted validation
+continues where it stopped, and ` + "`study show`" + ` includes the result.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			}
+			if pareto && cmd.Flags().Changed("trial") {
+				return fmt.Errorf("--pareto and --trial are exclusive: give one")
+			}
+			if f.workers < 1 {
+				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
+			}
+			o := studies.ValidateOptions{Trial: trial, Pareto: pareto}
+			if cmd.Flags().Changed("seeds") {
+				list, err := parseSeeds(seeds)
+				if err != nil {
+					return fmt.Errorf("--seeds: %v", err)
+				}
+				o.Seeds = list
+			}
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				tpl, err := env.Registry.Get(row.Template)
+				if err != nil {
+					return studyError(err)
+				}
+				switch {
+				case cmd.Flags().Changed("regime"):
+					o.Regimes = regimes
+				case withRegimes:
+					o.Regimes = tpl.Regimes
+				}
+				ctx, stop := interruptible()
+				defer stop()
+				v, err := env.Validate(ctx, row.Name, o)
+				if err != nil {
+					return evidenceError(err, "validate")
+				}
+				if output == "json" {
+					return writeIndented(s.Out, v)
+				}
+				v.WriteText(s.Out, tpl)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVar(&trial, "trial", -1, "the complete trial to validate (default: the best)")
+	cmd.Flags().BoolVar(&pareto, "pareto", false, "validate every Pareto trial")
+	cmd.Flags().StringVar(&seeds, "seeds", "100-109", "held-out seeds: a list (100,101) or a range (100-109); never the study's own")
+	cmd.Flags().BoolVar(&withRegimes, "regimes", false, "also run the template's regimes (template show lists them)")
+	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(strategies.RegimeNames(), ", "))
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
+	return cmd
+}
+
+func newStudyAblate(s Streams, f *studyFlags) *cobra.Command {
+	var (
+		trial  int
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "ablate NAME",
+		Short: "Which components earn the best trial's gain: each left out, and each alone, on the study's seeds",
+		Long: `For the best trial (--trial N for another), group the settings in which it
+differs from the baseline by component (routing, scheduler, priority,
+chunking, admission, preemption, ...; optimize template knobs lists each
+setting's). For each component, run the trial with that component reverted
+to the baseline's settings (leave-one-out) and the baseline with only that
+component (add-one), on the study's seeds. A component's contribution is
+the full Δ minus its leave-one-out Δ; the interaction is the full Δ minus
+the sum of the add-one Δs. Runs are stored as they finish; study show
+includes the result.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			}
+			if f.workers < 1 {
+				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
+			}
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				tpl, err := env.Registry.Get(row.Template)
+				if err != nil {
+					return studyError(err)
+				}
+				ctx, stop := interruptible()
+				defer stop()
+				a, err := env.Ablate(ctx, row.Name, trial)
+				if err != nil {
+					return evidenceError(err, "ablate")
+				}
+				if output == "json" {
+					return writeIndented(s.Out, a)
+				}
+				a.WriteText(s.Out, tpl)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVar(&trial, "trial", -1, "the complete trial to ablate (default: the best)")
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
+	return cmd
+}
+
+// evidenceError is studyError with the right word for an interruption.
+func evidenceError(err error, command string) error {
+	if strings.Contains(err.Error(), "context canceled") {
+		return failed(fmt.Errorf("interrupted: run `optimize study %s` again to continue (finished simulations are kept)", command))
+	}
+	return studyError(err)
+}
+
+// parseSeeds reads "100-109" or "100,101,105" (or a mix).
+func parseSeeds(s string) ([]int64, error) {
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a seed or a range like 100-109", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(strings.TrimSpace(hi), 10, 64); err != nil || b < a || b-a > 10000 {
+				return nil, fmt.Errorf("%q is not a range like 100-109", part)
+			}
+		}
+		for v := a; v <= b; v++ {
+			if slicesContains(out, v) {
+				return nil, fmt.Errorf("seed %d given twice", v)
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func slicesContains(s []int64, v int64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

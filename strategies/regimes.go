@@ -1,0 +1,171 @@
+package strategies
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/workload"
+)
+
+// Regime is an operating point of a workload: the same clients, classes
+// and token distributions at another rate or length, on a cluster with
+// more or fewer instances or less GPU KV. A strategy tuned at one point is
+// checked at the others (`study validate --regimes`), and a study can run
+// at one (`--workload orthogonal-slo@near-capacity`).
+type Regime struct {
+	Name, Doc string
+	// Workload: an absolute rate or a factor (0: unchanged), the same for
+	// the request count; SingleTurn keeps each session's first round only.
+	Rate, RateScale float64
+	Requests        int64
+	RequestsScale   float64
+	SingleTurn      bool
+	KVBlocks        int64   // GPU KV blocks per instance (0: unchanged)
+	InstancesScale  float64 // × instances, rounded, at least 1 (0: unchanged)
+}
+
+// Regimes is the table of built-in regimes. The absolute rates are the
+// orthogonal SLO workload's operating points on its 8-instance cluster,
+// whose capacity is near 1,100 req/s (BLIS's own TTFT P99 there: 77 ms at
+// 600 req/s, 96 ms at 900, 491 ms at 1200, 1112 ms at 1500).
+func Regimes() []Regime {
+	return []Regime{
+		{Name: "rate-0.5x", Doc: "the workload at half its rate", RateScale: 0.5},
+		{Name: "rate-0.8x", Doc: "the workload at 0.8 × its rate", RateScale: 0.8},
+		{Name: "rate-1.2x", Doc: "the workload at 1.2 × its rate", RateScale: 1.2},
+		{Name: "moderate", Doc: "single-turn, 600 req/s for 10,000 requests: well inside the 8-instance cluster's capacity",
+			Rate: 600, Requests: 10000, SingleTurn: true},
+		{Name: "near-capacity", Doc: "single-turn, 1000 req/s for 10,000 requests: a steady state just below the 8-instance cluster's capacity",
+			Rate: 1000, Requests: 10000, SingleTurn: true},
+		{Name: "sustained-overload", Doc: "single-turn, the workload's own rate held for 10 × its requests",
+			RequestsScale: 10, SingleTurn: true},
+		{Name: "kv-pressure", Doc: "2000 GPU KV blocks per instance: requests are preempted for KV", KVBlocks: 2000},
+		{Name: "fewer-instances", Doc: "half the instances", InstancesScale: 0.5},
+		{Name: "more-instances", Doc: "1.5 × the instances", InstancesScale: 1.5},
+	}
+}
+
+// RegimeNames lists the built-in regimes' names.
+func RegimeNames() []string {
+	var names []string
+	for _, r := range Regimes() {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// LookupRegime finds a built-in regime by name.
+func LookupRegime(name string) (Regime, error) {
+	i := slices.IndexFunc(Regimes(), func(r Regime) bool { return r.Name == name })
+	if i < 0 {
+		return Regime{}, fmt.Errorf("unknown regime %q (regimes: %s)", name, strings.Join(RegimeNames(), ", "))
+	}
+	return Regimes()[i], nil
+}
+
+// Describe says what the regime changes, for reports.
+func (r Regime) Describe() string { return r.Doc }
+
+// ApplySpec returns a copy of spec at the regime's operating point.
+func (r Regime) ApplySpec(spec *workload.Spec) *workload.Spec {
+	out := *spec
+	out.Clients = slices.Clone(spec.Clients)
+	if r.RateScale > 0 {
+		out.AggregateRate *= r.RateScale
+	}
+	if r.Rate > 0 {
+		out.AggregateRate = r.Rate
+	}
+	if r.RequestsScale > 0 {
+		out.NumRequests = int64(math.Round(float64(out.NumRequests) * r.RequestsScale))
+	}
+	if r.Requests > 0 {
+		out.NumRequests = r.Requests
+	}
+	if r.SingleTurn {
+		for i := range out.Clients {
+			c := &out.Clients[i]
+			if c.Reasoning != nil && c.Reasoning.MultiTurn != nil {
+				reasoning, multi := *c.Reasoning, *c.Reasoning.MultiTurn
+				multi.MaxRounds = 1
+				reasoning.MultiTurn = &multi
+				c.Reasoning = &reasoning
+			}
+		}
+	}
+	if r.Name != "" {
+		out.Name = spec.Name + "@" + r.Name
+	}
+	return &out
+}
+
+// ApplyConfig moves c to the regime's cluster.
+func (r Regime) ApplyConfig(c *cluster.Config) {
+	if r.KVBlocks > 0 {
+		c.TotalKVBlocks = r.KVBlocks
+	}
+	if r.InstancesScale > 0 {
+		c.NumInstances = max(1, int(math.Round(float64(c.NumInstances)*r.InstancesScale)))
+	}
+}
+
+// Workload is a resolved workload: a spec at its regimes (none: the spec
+// as written), whose cluster changes ApplyConfig makes.
+type Workload struct {
+	Name    string
+	Spec    *workload.Spec
+	regimes []Regime
+}
+
+// ApplyConfig moves c to the workload's regimes' cluster.
+func (w *Workload) ApplyConfig(c *cluster.Config) {
+	for _, r := range w.regimes {
+		r.ApplyConfig(c)
+	}
+}
+
+// ResolveWorkload reads a workload name: a built-in ("orthogonal-slo"), a
+// spec file (a path ending in .yaml or .yml), either followed by
+// "@REGIME" to run it at a built-in regime.
+func ResolveWorkload(name string) (*Workload, error) {
+	base, regimeName, hasRegime := strings.Cut(name, "@")
+	var regimes []Regime
+	if hasRegime {
+		reg, err := LookupRegime(regimeName)
+		if err != nil {
+			return nil, err
+		}
+		regimes = append(regimes, reg)
+	}
+	var spec *workload.Spec
+	var err error
+	if ext := filepath.Ext(base); ext == ".yaml" || ext == ".yml" {
+		if _, statErr := os.Stat(base); statErr == nil {
+			spec, err = workload.LoadSpecFile(base)
+		} else {
+			spec, err = workload.Builtin(base)
+		}
+	} else {
+		spec, err = workload.Builtin(base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := &Workload{Name: name, Spec: spec}
+	for _, r := range regimes {
+		w = w.At(r)
+	}
+	w.Name = name
+	return w, nil
+}
+
+// At returns the workload moved to another regime as well (a validation
+// regime on top of the study's own).
+func (w *Workload) At(r Regime) *Workload {
+	return &Workload{Name: w.Name + "@" + r.Name, Spec: r.ApplySpec(w.Spec), regimes: append(slices.Clone(w.regimes), r)}
+}

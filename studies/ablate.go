@@ -1,0 +1,220 @@
+package studies
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
+	"optimize/strategies"
+)
+
+// Ablation is `study ablate --output json`, and "ablation" in `show`: which
+// of the strategy's components earn its gain, on the study's seeds. Each
+// component (the settings table's grouping) is reverted alone to the
+// baseline's settings (leave-one-out) and applied alone to the baseline
+// (add-one). Deltas are fractions against the baseline.
+type Ablation struct {
+	Trial       int                 `json:"trial"`
+	Components  []ComponentEvidence `json:"components"`
+	Full        map[string]num      `json:"full"`
+	Interaction map[string]num      `json:"interaction"`
+	Missing     int                 `json:"missing,omitempty"`
+	Seeds       []int64             `json:"seeds"`
+}
+
+// ComponentEvidence is one component's part in the gain.
+type ComponentEvidence struct {
+	Name string `json:"name"`
+	// Settings are the baseline's values that leave-one-out restores
+	// (those with an effect once restored): `simulate --template T --param
+	// … --set KEY=VALUE` for each reproduces the leave-one-out run.
+	Settings     map[string]string `json:"settings"`
+	LeaveOneOut  map[string]num    `json:"leave_one_out"`
+	AddOne       map[string]num    `json:"add_one"`
+	Contribution map[string]num    `json:"contribution"`
+}
+
+// ablationRequest is what an ablation ran, as stored with the study.
+type ablationRequest struct {
+	Trial int `json:"trial"`
+}
+
+// notAblated are components that are not the strategy: the baseline runs
+// on the study's cluster and CPU tier already, and targets and the run's
+// horizon measure rather than act.
+var notAblated = []string{strategies.CompCluster, strategies.CompKVOffload, strategies.CompSLOTargets, strategies.CompRun}
+
+// component is one group of settings that differ between the candidate
+// and the baseline.
+type component struct {
+	name     string
+	settings []*strategies.Setting
+}
+
+// components groups the settings in which cand differs from base (and
+// that act in one of them) by component, in table order.
+func components(cand, base *cluster.Config) []component {
+	var out []component
+	for _, name := range strategies.Components() {
+		if slices.Contains(notAblated, name) {
+			continue
+		}
+		c := component{name: name}
+		for _, s := range strategies.Settings() {
+			if s.Component == name && !s.Same(cand, base) && (s.Active.Holds(cand) || s.Active.Holds(base)) {
+				c.settings = append(c.settings, s)
+			}
+		}
+		if len(c.settings) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// with returns to with c's settings copied from from.
+func (c component) with(to, from cluster.Config) cluster.Config {
+	for _, s := range c.settings {
+		s.Restore(&to, &from)
+	}
+	return to
+}
+
+// Ablate runs the leave-one-out and add-one variants of a trial (the best
+// for trial −1) on the study's seeds, storing every run as it finishes.
+func (e *Env) Ablate(ctx context.Context, name string, trial int) (*Ablation, error) {
+	r, err := e.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	req := ablationRequest{Trial: trial}
+	switch {
+	case r.Best < 0:
+		return nil, usage("study %s has no complete trial to ablate", name)
+	case trial < 0:
+		req.Trial = r.Complete[r.Best].Number
+	case r.result(trial) == nil:
+		return nil, usage("--trial: study %s has no complete trial %d", name, trial)
+	}
+	if err := e.Store.MigrateEvidence(); err != nil {
+		return nil, err
+	}
+	js, _ := json.Marshal(req)
+	if err := e.Store.SaveEvidence(r.Study.ID, "ablation", string(js)); err != nil {
+		return nil, err
+	}
+	p, comps, err := e.ablationPlan(r, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.runJobs(ctx, r.Study, "ablate "+name, p.jobs); err != nil {
+		return nil, err
+	}
+	return e.ablationReport(r, req, p, comps)
+}
+
+// StoredAblation rebuilds the study's last ablation from its stored runs;
+// nil when it has none.
+func (e *Env) StoredAblation(r *Report) (*Ablation, error) {
+	js, err := e.Store.Evidence(r.Study.ID, "ablation")
+	if err != nil || js == "" {
+		return nil, err
+	}
+	var req ablationRequest
+	if err := json.Unmarshal([]byte(js), &req); err != nil || r.result(req.Trial) == nil {
+		return nil, fmt.Errorf("study %s: stored ablation of trial %d cannot be read (%v)", r.Study.Name, req.Trial, err)
+	}
+	p, comps, err := e.ablationPlan(r, req)
+	if err != nil {
+		return nil, err
+	}
+	return e.ablationReport(r, req, p, comps)
+}
+
+// ablationVariant is one ablated configuration.
+type ablationVariant struct {
+	comp     component
+	loo, add cluster.Config
+}
+
+func (e *Env) ablationPlan(r *Report, req ablationRequest) (*plan, []ablationVariant, error) {
+	wl, err := strategies.ResolveWorkload(r.Study.Workload)
+	if err != nil {
+		return nil, nil, err
+	}
+	cand, base, err := e.configs(r, wl, r.result(req.Trial).Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &plan{keys: map[string]string{}}
+	var variants []ablationVariant
+	for _, c := range components(&cand, &base) {
+		v := ablationVariant{comp: c, loo: c.with(cand, base), add: c.with(base, cand)}
+		for _, cfg := range []*cluster.Config{&v.loo, &v.add} {
+			if err := strategies.CheckConfig(cfg); err != nil {
+				return nil, nil, fmt.Errorf("ablation of component %s: %v", c.name, err)
+			}
+		}
+		p.add(fmt.Sprintf("ablate|trial=%d|loo=%s", req.Trial, c.name), v.loo, wl, r.Seeds)
+		p.add(fmt.Sprintf("ablate|trial=%d|add=%s", req.Trial, c.name), v.add, wl, r.Seeds)
+		variants = append(variants, v)
+	}
+	return p, variants, nil
+}
+
+func (e *Env) ablationReport(r *Report, req ablationRequest, p *plan, variants []ablationVariant) (*Ablation, error) {
+	stored, err := e.storedRuns(r.Study, "ablate|")
+	if err != nil {
+		return nil, err
+	}
+	trial := r.result(req.Trial)
+	baseObj, _ := r.baselineObjectives()
+	a := &Ablation{Trial: req.Trial, Seeds: r.Seeds, Components: []ComponentEvidence{}, Full: map[string]num{}, Interaction: map[string]num{}}
+	deltas := func(key string) (map[string]num, bool) {
+		runs, ok := stored.seeds(key, r.Seeds)
+		if !ok {
+			a.Missing++
+			return nil, false
+		}
+		mean := metrics.Mean(runs)
+		out := map[string]num{}
+		for k, o := range r.Template.Objectives {
+			v, _ := strategies.Metric(&mean, o.Metric)
+			out[o.Name] = num(Delta(v, baseObj[k]))
+		}
+		return out, true
+	}
+	addSum := map[string]float64{}
+	for k, o := range r.Template.Objectives {
+		a.Full[o.Name] = num(Delta(trial.Objectives[k], baseObj[k]))
+	}
+	for _, v := range variants {
+		ce := ComponentEvidence{Name: v.comp.name, Settings: map[string]string{}, Contribution: map[string]num{}}
+		for _, s := range v.comp.settings {
+			if s.Active.Holds(&v.loo) {
+				ce.Settings[s.Key] = s.Value(&v.loo)
+			}
+		}
+		loo, ok1 := deltas(p.keys[fmt.Sprintf("ablate|trial=%d|loo=%s", req.Trial, v.comp.name)])
+		add, ok2 := deltas(p.keys[fmt.Sprintf("ablate|trial=%d|add=%s", req.Trial, v.comp.name)])
+		ce.LeaveOneOut, ce.AddOne = loo, add
+		for _, o := range r.Template.Objectives {
+			if ok1 {
+				ce.Contribution[o.Name] = a.Full[o.Name] - loo[o.Name]
+			}
+			if ok2 {
+				addSum[o.Name] += float64(add[o.Name])
+			}
+		}
+		a.Components = append(a.Components, ce)
+	}
+	if a.Missing == 0 {
+		for _, o := range r.Template.Objectives {
+			a.Interaction[o.Name] = a.Full[o.Name] - num(addSum[o.Name])
+		}
+	}
+	return a, nil
+}

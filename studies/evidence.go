@@ -1,0 +1,152 @@
+package studies
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
+	"optimize/simcore/workload"
+	"optimize/storage"
+)
+
+// The evidence a study gives for its winner (validation on held-out seeds
+// and regimes, ablation by component) is a set of simulations, each one
+// configuration on one seed. Each is stored as soon as it finishes, keyed
+// by what it is, so an interrupted command resumes where it stopped and a
+// report is rebuilt from the stored runs without simulating again.
+
+// job is one evidence simulation.
+type job struct {
+	key  string
+	seed int64
+	cfg  cluster.Config
+	spec *workload.Spec
+}
+
+// runs holds evidence results by key and seed.
+type runs map[storage.RunKey]metrics.Summary
+
+// seeds returns key's runs in seeds order; false unless all are there.
+func (r runs) seeds(key string, seeds []int64) ([]metrics.Summary, bool) {
+	out := make([]metrics.Summary, len(seeds))
+	for i, s := range seeds {
+		m, ok := r[storage.RunKey{Key: key, Seed: s}]
+		if !ok {
+			return nil, false
+		}
+		out[i] = m
+	}
+	return out, true
+}
+
+// storedRuns reads the study's stored evidence runs whose key starts with
+// prefix.
+func (e *Env) storedRuns(row *storage.StudyRow, prefix string) (runs, error) {
+	raw, err := e.Store.EvidenceRuns(row.ID, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make(runs, len(raw))
+	for k, js := range raw {
+		var m metrics.Summary
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			return nil, fmt.Errorf("evidence run %s seed %d: %v", k.Key, k.Seed, err)
+		}
+		out[k] = m
+	}
+	return out, nil
+}
+
+// runJobs runs the jobs not stored yet on e.Workers goroutines, storing
+// each as it finishes, with a progress bar labelled label. When ctx ends,
+// jobs in flight finish and are stored; the rest are left for next time.
+func (e *Env) runJobs(ctx context.Context, row *storage.StudyRow, label string, jobs []job) error {
+	done, err := e.storedRuns(row, "")
+	if err != nil {
+		return err
+	}
+	var todo []job
+	for _, j := range jobs {
+		if _, ok := done[storage.RunKey{Key: j.key, Seed: j.seed}]; !ok {
+			todo = append(todo, j)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.Progress, "%s: %d simulations (%d stored already)\n", label, len(todo), len(jobs)-len(todo))
+	bar := progressbar.NewOptions(len(todo),
+		progressbar.OptionSetWriter(e.Progress),
+		progressbar.OptionSetDescription(label),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+	)
+	defer bar.Finish()
+	queue := make(chan job)
+	errs := make(chan error, len(todo))
+	var wg sync.WaitGroup
+	for range max(1, e.Workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range queue {
+				m, err := simulate(j.cfg, j.spec, j.seed)
+				if err == nil {
+					js, _ := json.Marshal(m)
+					err = e.Store.PutEvidenceRun(row.ID, j.key, j.seed, string(js))
+				}
+				if err != nil {
+					errs <- fmt.Errorf("%s, seed %d: %v", j.key, j.seed, err)
+				}
+				_ = bar.Add(1)
+			}
+		}()
+	}
+feed:
+	for _, j := range todo {
+		select {
+		case <-ctx.Done():
+			break feed
+		case queue <- j:
+		}
+	}
+	close(queue)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return err
+	}
+	return ctx.Err()
+}
+
+// num is a number in evidence JSON: null when it is not finite (a
+// relative change against a baseline of 0).
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+func (n *num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = num(math.NaN())
+		return nil
+	}
+	var f float64
+	err := json.Unmarshal(b, &f)
+	*n = num(f)
+	return err
+}

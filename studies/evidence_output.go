@@ -1,0 +1,193 @@
+package studies
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"optimize/strategies"
+)
+
+// LoadEvidence adds the study's stored validation and ablation to r (for
+// `show`, `export` and the API), simulating nothing.
+func (e *Env) LoadEvidence(r *Report) error {
+	var err error
+	if r.Validation, err = e.StoredValidation(r); err != nil {
+		return err
+	}
+	r.Ablation, err = e.StoredAblation(r)
+	return err
+}
+
+// WriteText prints a validation: per candidate one row per objective,
+// then the verdict in words; then the regimes.
+func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
+	fmt.Fprintf(w, "Held-out validation: seeds %s (%d, paired seed by seed with the baseline)\n", seedList(v.Seeds), len(v.Seeds))
+	if v.Missing > 0 {
+		fmt.Fprintf(w, "  incomplete: %d simulations not run yet (run study validate again to finish)\n", v.Missing)
+	}
+	for _, c := range v.Candidates {
+		fmt.Fprintf(w, "  trial %d: %s\n", c.Trial, c.Verdict)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "    objective\tin study\theld out\t95% CI\tbetter on\t")
+		for _, o := range tpl.Objectives {
+			e := c.Objectives[o.Name]
+			fmt.Fprintf(tw, "    %s\t%s\t%s\t[%s, %s]\t%d/%d seeds\t\n", o.Name, pct(float64(e.InStudyDelta)), pct(float64(e.HeldOutDelta)),
+				pct(float64(e.CI95[0])), pct(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds)
+		}
+		tw.Flush()
+	}
+	if len(v.Regimes) == 0 {
+		return
+	}
+	prim := tpl.Objectives[tpl.Primary].Name
+	fmt.Fprintf(w, "Regimes (same seeds; %s against the baseline at each):\n", prim)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  regime\ttrial\theld out [95% CI]\tbetter on\tverdict")
+	for _, rg := range v.Regimes {
+		for _, c := range rg.Candidates {
+			e := c.Objectives[prim]
+			verdict, _, _ := strings.Cut(c.Verdict, ":")
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d/%d\t%s\n", rg.Name, c.Trial, pctInterval(e), e.BetterOnSeeds, e.Seeds, verdict)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  where:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, rg := range v.Regimes {
+		fmt.Fprintf(tw, "    %s\t%s\n", rg.Name, rg.Doc)
+	}
+	tw.Flush()
+}
+
+// WriteText prints an ablation: per component the primary objective's
+// change with the component left out and with it alone, and its share.
+func (a *Ablation) WriteText(w io.Writer, tpl *strategies.Template) {
+	fmt.Fprintf(w, "Ablation of trial %d (seeds %s; Δ against the baseline):\n", a.Trial, seedList(a.Seeds))
+	if a.Missing > 0 {
+		fmt.Fprintf(w, "  incomplete: %d variants not run yet (run study ablate again to finish)\n", a.Missing)
+	}
+	for _, o := range tpl.Objectives {
+		fmt.Fprintf(w, "  %s: full strategy %s", o.Name, pct(float64(a.Full[o.Name])))
+		if v, ok := a.Interaction[o.Name]; ok {
+			fmt.Fprintf(w, ", interaction (full − Σ add-one) %s", pct(float64(v)))
+		}
+		fmt.Fprintln(w)
+	}
+	prim := tpl.Objectives[tpl.Primary].Name
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  component\twithout it\tit alone\tcontribution (%s)\trestores\n", prim)
+	for _, c := range a.Components {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Name, pct(float64(c.LeaveOneOut[prim])), pct(float64(c.AddOne[prim])),
+			pct(float64(c.Contribution[prim])), settingsText(c.Settings))
+	}
+	tw.Flush()
+}
+
+// settingsText renders "k=v k=v" in key order.
+func settingsText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// seedList renders seeds compactly: "100–109" for a run, else "1,5,9".
+func seedList(seeds []int64) string {
+	contiguous := len(seeds) > 2
+	for i := 1; i < len(seeds) && contiguous; i++ {
+		contiguous = seeds[i] == seeds[i-1]+1
+	}
+	if contiguous {
+		return fmt.Sprintf("%d–%d", seeds[0], seeds[len(seeds)-1])
+	}
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = strconv.FormatInt(s, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// ExportValidation writes the validation as JSON (the validate document)
+// or CSV: one row per regime ("study" for the held-out seeds of the
+// study's own workload), trial and objective.
+func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template) error {
+	switch format {
+	case "json":
+		return writeJSON(w, v)
+	case "csv":
+		cw := csv.NewWriter(w)
+		_ = cw.Write([]string{"regime", "trial", "objective", "in_study_delta", "held_out_delta", "ci95_low", "ci95_high", "better_on_seeds", "seeds", "overfit"})
+		write := func(regime string, cands []CandidateEvidence) {
+			for _, c := range cands {
+				for _, o := range tpl.Objectives {
+					e := c.Objectives[o.Name]
+					_ = cw.Write([]string{regime, strconv.Itoa(c.Trial), o.Name, numCell(e.InStudyDelta), numCell(e.HeldOutDelta),
+						numCell(e.CI95[0]), numCell(e.CI95[1]), strconv.Itoa(e.BetterOnSeeds), strconv.Itoa(e.Seeds), strconv.FormatBool(c.Overfit)})
+				}
+			}
+		}
+		write("study", v.Candidates)
+		for _, rg := range v.Regimes {
+			write(rg.Name, rg.Candidates)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	return usage("--format: unknown value %q (allowed: csv, json)", format)
+}
+
+// Export writes the ablation as JSON (the ablate document) or CSV: one row
+// per component and objective, then the full strategy and the interaction.
+func (a *Ablation) Export(w io.Writer, format string, tpl *strategies.Template) error {
+	switch format {
+	case "json":
+		return writeJSON(w, a)
+	case "csv":
+		cw := csv.NewWriter(w)
+		_ = cw.Write([]string{"trial", "component", "objective", "leave_one_out", "add_one", "contribution", "settings"})
+		for _, c := range a.Components {
+			for _, o := range tpl.Objectives {
+				_ = cw.Write([]string{strconv.Itoa(a.Trial), c.Name, o.Name, numCell(c.LeaveOneOut[o.Name]), numCell(c.AddOne[o.Name]),
+					numCell(c.Contribution[o.Name]), settingsText(c.Settings)})
+			}
+		}
+		for _, o := range tpl.Objectives {
+			_ = cw.Write([]string{strconv.Itoa(a.Trial), "(full)", o.Name, "", "", numCell(a.Full[o.Name]), ""})
+		}
+		for _, o := range tpl.Objectives {
+			if v, ok := a.Interaction[o.Name]; ok {
+				_ = cw.Write([]string{strconv.Itoa(a.Trial), "(interaction)", o.Name, "", "", numCell(v), ""})
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	return usage("--format: unknown value %q (allowed: csv, json)", format)
+}
+
+func numCell(n num) string {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

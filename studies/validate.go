@@ -1,0 +1,404 @@
+package studies
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
+	"optimize/storage"
+	"optimize/strategies"
+)
+
+// ValidateOptions are `study validate`'s arguments.
+type ValidateOptions struct {
+	Trial   int     // a complete trial's number; -1 for the best
+	Pareto  bool    // every Pareto trial instead
+	Seeds   []int64 // held-out seeds; nil for ten disjoint from the study's, from 100 up
+	Regimes []string
+}
+
+// validationRequest is what a validation ran, as stored with the study.
+type validationRequest struct {
+	Seeds   []int64  `json:"seeds"`
+	Trials  []int    `json:"trials"`
+	Regimes []string `json:"regimes"`
+}
+
+// Validation is `study validate --output json`, and "validation" in `show`.
+// Deltas are fractions (−0.69 is −69 %).
+type Validation struct {
+	Seeds      []int64             `json:"seeds"`
+	Candidates []CandidateEvidence `json:"candidates"`
+	Regimes    []RegimeEvidence    `json:"regimes"`
+	// Missing counts simulations not run yet (an interrupted validation);
+	// the figures then cover the seeds that are complete.
+	Missing int `json:"missing,omitempty"`
+}
+
+// RegimeEvidence is the same comparison at another operating point.
+type RegimeEvidence struct {
+	Name       string              `json:"name"`
+	Doc        string              `json:"doc"`
+	Candidates []CandidateEvidence `json:"candidates"`
+}
+
+// CandidateEvidence compares one trial with the baseline, seed by seed.
+type CandidateEvidence struct {
+	Trial      int                          `json:"trial"`
+	Params     map[string]any               `json:"params"`
+	Overfit    bool                         `json:"overfit"`
+	Verdict    string                       `json:"verdict"`
+	Objectives map[string]ObjectiveEvidence `json:"objectives"`
+}
+
+// ObjectiveEvidence is one objective's change against the baseline: in the
+// study (means over the study's seeds) and on the held-out seeds (mean of
+// the per-seed changes, with its paired Student-t 95 % interval).
+type ObjectiveEvidence struct {
+	InStudyDelta  num    `json:"in_study_delta"`
+	HeldOutDelta  num    `json:"held_out_delta"`
+	CI95          [2]num `json:"ci95"`
+	BetterOnSeeds int    `json:"better_on_seeds"`
+	Seeds         int    `json:"seeds"`
+}
+
+// DefaultHeldOutSeeds are ten seeds from 100 up that the study did not use.
+func DefaultHeldOutSeeds(study []int64) []int64 {
+	var out []int64
+	for s := int64(100); len(out) < 10; s++ {
+		if !slices.Contains(study, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Validate re-runs trials and the baseline on held-out seeds (and at
+// regimes), storing every run as it finishes; running it again after an
+// interruption computes only what is missing.
+func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*Validation, error) {
+	r, err := e.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	req, err := r.validationRequest(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Store.MigrateEvidence(); err != nil {
+		return nil, err
+	}
+	js, _ := json.Marshal(req)
+	if err := e.Store.SaveEvidence(r.Study.ID, "validation", string(js)); err != nil {
+		return nil, err
+	}
+	plan, err := e.validationPlan(r, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.runJobs(ctx, r.Study, "validate "+name, plan.jobs); err != nil {
+		return nil, err
+	}
+	return e.validationReport(r, req, plan)
+}
+
+// validationRequest checks the options against the study.
+func (r *Report) validationRequest(o ValidateOptions) (validationRequest, error) {
+	req := validationRequest{Seeds: o.Seeds, Regimes: o.Regimes}
+	switch {
+	case r.Best < 0:
+		return req, usage("study %s has no complete trial to validate", r.Study.Name)
+	case o.Pareto:
+		for _, i := range r.Pareto {
+			req.Trials = append(req.Trials, r.Complete[i].Number)
+		}
+	case o.Trial >= 0:
+		if r.result(o.Trial) == nil {
+			return req, usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
+		}
+		req.Trials = []int{o.Trial}
+	default:
+		req.Trials = []int{r.Complete[r.Best].Number}
+	}
+	if req.Seeds == nil {
+		req.Seeds = DefaultHeldOutSeeds(r.Seeds)
+	}
+	if len(req.Seeds) < 2 {
+		return req, usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
+	}
+	for _, s := range req.Seeds {
+		if slices.Contains(r.Seeds, s) {
+			return req, usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
+		}
+	}
+	for _, name := range req.Regimes {
+		if _, err := strategies.LookupRegime(name); err != nil {
+			return req, usage("--regime: %v", err)
+		}
+	}
+	return req, nil
+}
+
+// result finds a complete trial by number.
+func (r *Report) result(number int) *Result {
+	for i := range r.Complete {
+		if r.Complete[i].Number == number {
+			return &r.Complete[i]
+		}
+	}
+	return nil
+}
+
+// configs returns trial's configuration and the baseline's at workload wl.
+func (e *Env) configs(r *Report, wl *strategies.Workload, params []float64) (cand, base cluster.Config, err error) {
+	tpl := r.Template
+	if cand, err = tpl.Config(e.Base, params); err != nil {
+		return
+	}
+	wl.ApplyConfig(&cand)
+	study, err := tpl.Config(e.Base, tpl.Defaults())
+	if err != nil {
+		return
+	}
+	wl.ApplyConfig(&study)
+	base, err = baselineConfig(e.Registry, study, e.Base)
+	return
+}
+
+// plan is the list of simulations of one evidence request and the key of
+// each configuration, by what it is.
+type plan struct {
+	jobs []job
+	keys map[string]string // "regime|trial=N" or "regime|baseline" → run key
+}
+
+func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, seeds []int64) {
+	key := configKey(name, cfg, wl)
+	p.keys[name] = key
+	for _, s := range seeds {
+		p.jobs = append(p.jobs, job{key: key, seed: s, cfg: cfg, spec: wl.Spec})
+	}
+}
+
+// configKey names a run by what it is and a digest of its configuration
+// and workload, so that a changed template never reuses a stale run.
+func configKey(name string, cfg cluster.Config, wl *strategies.Workload) string {
+	cfg.Seed = 0
+	js, _ := json.Marshal(struct {
+		Config   cluster.Config
+		Workload string
+	}{cfg, wl.Name})
+	sum := sha256.Sum256(js)
+	return name + "|" + hex.EncodeToString(sum[:6])
+}
+
+// validationPlan lists every simulation a validation needs.
+func (e *Env) validationPlan(r *Report, req validationRequest) (*plan, error) {
+	studyWL, err := strategies.ResolveWorkload(r.Study.Workload)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{keys: map[string]string{}}
+	for _, regime := range append([]string{""}, req.Regimes...) {
+		wl, label := studyWL, "validate|study"
+		if regime != "" {
+			rg, _ := strategies.LookupRegime(regime)
+			wl, label = studyWL.At(rg), "validate|"+regime
+		}
+		for _, n := range req.Trials {
+			cand, base, err := e.configs(r, wl, r.result(n).Params)
+			if err != nil {
+				return nil, fmt.Errorf("trial %d at %s: %v", n, wl.Name, err)
+			}
+			p.add(fmt.Sprintf("%s|trial=%d", label, n), cand, wl, req.Seeds)
+			p.add(label+"|baseline", base, wl, req.Seeds)
+		}
+	}
+	return p, nil
+}
+
+// StoredValidation rebuilds the study's last validation from its stored
+// runs, without simulating; nil when it has none.
+func (e *Env) StoredValidation(r *Report) (*Validation, error) {
+	js, err := e.Store.Evidence(r.Study.ID, "validation")
+	if err != nil || js == "" {
+		return nil, err
+	}
+	var req validationRequest
+	if err := json.Unmarshal([]byte(js), &req); err != nil {
+		return nil, fmt.Errorf("study %s: stored validation: %v", r.Study.Name, err)
+	}
+	for _, n := range req.Trials {
+		if r.result(n) == nil {
+			return nil, fmt.Errorf("study %s: stored validation names trial %d, which is not complete", r.Study.Name, n)
+		}
+	}
+	p, err := e.validationPlan(r, req)
+	if err != nil {
+		return nil, err
+	}
+	return e.validationReport(r, req, p)
+}
+
+// validationReport builds the report from the stored runs.
+func (e *Env) validationReport(r *Report, req validationRequest, p *plan) (*Validation, error) {
+	stored, err := e.storedRuns(r.Study, "validate|")
+	if err != nil {
+		return nil, err
+	}
+	v := &Validation{Seeds: req.Seeds, Candidates: []CandidateEvidence{}, Regimes: []RegimeEvidence{}}
+	for _, j := range p.jobs {
+		if _, ok := stored[storage.RunKey{Key: j.key, Seed: j.seed}]; !ok {
+			v.Missing++
+		}
+	}
+	for _, regime := range append([]string{""}, req.Regimes...) {
+		label := "validate|study"
+		if regime != "" {
+			label = "validate|" + regime
+		}
+		var cands []CandidateEvidence
+		for _, n := range req.Trials {
+			cands = append(cands, r.compare(r.result(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, regime != ""))
+		}
+		if regime == "" {
+			v.Candidates = cands
+			continue
+		}
+		rg, _ := strategies.LookupRegime(regime)
+		v.Regimes = append(v.Regimes, RegimeEvidence{Name: regime, Doc: rg.Doc, Candidates: cands})
+	}
+	return v, nil
+}
+
+// compare pairs a trial's held-out runs with the baseline's, seed by seed,
+// over the seeds where both are stored.
+func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds []int64, regime bool) CandidateEvidence {
+	ce := CandidateEvidence{Trial: c.Number, Params: r.ParamMap(c.Params), Objectives: map[string]ObjectiveEvidence{}}
+	var cand, base []metrics.Summary
+	for _, s := range seeds {
+		cm, ok1 := stored[storage.RunKey{Key: candKey, Seed: s}]
+		bm, ok2 := stored[storage.RunKey{Key: baseKey, Seed: s}]
+		if ok1 && ok2 {
+			cand, base = append(cand, cm), append(base, bm)
+		}
+	}
+	baseObj, _ := r.baselineObjectives()
+	for k, o := range r.Template.Objectives {
+		oe := ObjectiveEvidence{InStudyDelta: num(Delta(c.Objectives[k], baseObj[k])), Seeds: len(cand)}
+		changes := make([]float64, len(cand))
+		for i := range cand {
+			v, _ := strategies.Metric(&cand[i], o.Metric)
+			b, _ := strategies.Metric(&base[i], o.Metric)
+			changes[i] = Delta(v, b)
+			if o.Minimize && v < b || !o.Minimize && v > b {
+				oe.BetterOnSeeds++
+			}
+		}
+		mean, lo, hi := pairedT(changes)
+		oe.HeldOutDelta, oe.CI95 = num(mean), [2]num{num(lo), num(hi)}
+		ce.Objectives[o.Name] = oe
+	}
+	if len(cand) == 0 {
+		ce.Verdict = "not run yet"
+		return ce
+	}
+	prim := r.Template.Objectives[r.Template.Primary]
+	pe := ce.Objectives[prim.Name]
+	// sign turns "lower" into "better" for a minimised objective.
+	sign := 1.0
+	if prim.Minimize {
+		sign = -1
+	}
+	lo, hi, in := sign*float64(pe.CI95[0]), sign*float64(pe.CI95[1]), sign*float64(pe.InStudyDelta)
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	failed := r.failedConstraint(metrics.Mean(cand), metrics.Mean(base))
+	// Overfit: the interval lies wholly on the worse side of the in-study
+	// Δ (a held-out result better than the study's is no overfitting), or
+	// a constraint fails.
+	ce.Overfit = failed != "" || hi < in
+	summary := fmt.Sprintf("%s %s, %d/%d seeds", prim.Name, pctInterval(pe), pe.BetterOnSeeds, pe.Seeds)
+	switch {
+	case failed != "":
+		ce.Verdict = fmt.Sprintf("%s fails: %s", failed, summary)
+	case !regime && hi < in:
+		ce.Verdict = fmt.Sprintf("overfit: %s is worse than the in-study %s", summary, pct(float64(pe.InStudyDelta)))
+	case !regime:
+		ce.Verdict = "holds on held-out seeds: " + summary
+	case lo > 0:
+		ce.Verdict = "gain holds: " + summary
+	case hi < 0:
+		ce.Verdict = "worse than the baseline: " + summary
+	default:
+		ce.Verdict = "no clear gain: " + summary
+	}
+	return ce
+}
+
+// failedConstraint names the first template constraint the candidate's
+// mean misses against the baseline's mean; "" when all hold.
+func (r *Report) failedConstraint(cand, base metrics.Summary) string {
+	ev := &evaluator{tpl: r.Template, baseline: &base}
+	for _, c := range r.Template.Constraints {
+		if v, err := ev.violation(&cand, c); err == nil && v > 1e-12 {
+			return constraintWords(c)
+		}
+	}
+	return ""
+}
+
+// constraintWords renders a constraint, e.g. "tokens_per_sec ≥ 0.98 × baseline".
+func constraintWords(c strategies.Constraint) string {
+	var parts []string
+	if c.MinRatioToBaseline != 0 {
+		parts = append(parts, fmt.Sprintf("≥ %g × baseline", c.MinRatioToBaseline))
+	}
+	if c.MaxRatioToBaseline != 0 {
+		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
+	}
+	if c.HasMin {
+		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))
+	}
+	if c.HasMax {
+		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
+	}
+	return c.Metric + " " + strings.Join(parts, ", ")
+}
+
+// pairedT is the mean of the per-seed changes and its 95 % Student-t
+// interval, mean ± t(0.975, n−1)·s/√n; the interval is NaN below 2 seeds.
+func pairedT(d []float64) (mean, lo, hi float64) {
+	n := float64(len(d))
+	if len(d) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	for _, x := range d {
+		mean += x
+	}
+	mean /= n
+	if len(d) < 2 {
+		return mean, math.NaN(), math.NaN()
+	}
+	ss := 0.0
+	for _, x := range d {
+		ss += (x - mean) * (x - mean)
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return mean, mean - half, mean + half
+}
+
+// pctInterval renders "−68.0% [−70.1%, −65.9%]".
+func pctInterval(o ObjectiveEvidence) string {
+	return fmt.Sprintf("%s [%s, %s]", pct(float64(o.HeldOutDelta)), pct(float64(o.CI95[0])), pct(float64(o.CI95[1])))
+}
