@@ -142,7 +142,17 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	for _, c := range t.Constraints {
 		fmt.Fprintf(w, "  %s\n", constraintText(c))
 	}
-	return nil
+
+	fmt.Fprintln(w, "\nRegimes (study validate --regimes):")
+	if len(t.Regimes) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, name := range t.Regimes {
+		r, _ := strategies.LookupRegime(name)
+		fmt.Fprintf(tw, "  %s\t%s\n", name, r.Doc)
+	}
+	return tw.Flush()
 }
 
 // constraintText renders the bounds that are set, e.g.
