@@ -35,6 +35,9 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 			defer wg.Done()
 			c := cfg
 			c.Seed = seed
+			// The workload's latency targets fill the classes the
+			// template left unset.
+			ev.spec.FillTargets(&c.SLOTTFT, &c.SLOITL, &c.SLOE2E)
 			src, err := workload.NewGenerator(ev.spec, workload.Options{Seed: seed, BlockSize: int(c.BlockSize), Horizon: c.Horizon})
 			if err != nil {
 				errs[i] = err
