@@ -15,6 +15,9 @@ import (
 // Two derived numbers are added: "completed_fraction" (completed over all
 // injected requests) and "min_class_completed_fraction" (the worst class's
 // completed fraction: starvation or shedding of any class shows up here).
+// "attainment", "goodput" and their per_slo.<class> forms exist only in
+// runs with latency targets (slo.*_target_ms or the workload's
+// slo_targets); reading them from a run without one is an error.
 
 // metricGetter reads one number; it fails when the run lacks it (a class
 // absent from the workload, a TTFT attainment without a target).
@@ -110,6 +113,17 @@ func compileMetric(path string) (metricGetter, error) {
 		return completedFraction, nil
 	case "min_class_completed_fraction":
 		return minClassCompletedFraction, nil
+	case "attainment", "goodput":
+		return func(s *metrics.Summary) (float64, error) {
+			v := s.Attainment
+			if path == "goodput" {
+				v = s.Goodput
+			}
+			if v == nil {
+				return 0, fmt.Errorf("metric %s: the run has no latency target (set knob slo.ttft_target_ms.<class>, slo.itl_target_ms.<class> or slo.e2e_target_ms.<class>, or the workload's slo_targets)", path)
+			}
+			return *v, nil
+		}, nil
 	}
 	for _, d := range summaryDists() {
 		if stat, ok := strings.CutPrefix(path, d.name+"."); ok {
@@ -167,6 +181,21 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 			}
 			return c.Completed / c.Count, nil
 		}, nil
+	case "attainment", "goodput":
+		return func(s *metrics.Summary) (float64, error) {
+			c, err := lookup(s)
+			if err != nil {
+				return 0, err
+			}
+			v := c.Attainment
+			if field == "goodput" {
+				v = c.Goodput
+			}
+			if v == nil {
+				return 0, fmt.Errorf("metric %s: no latency target for %s (set knob slo.ttft_target_ms.%s, slo.itl_target_ms.%s or slo.e2e_target_ms.%s, or the workload's slo_targets)", path, class, class, class, class)
+			}
+			return *v, nil
+		}, nil
 	case "ttft_attainment":
 		return func(s *metrics.Summary) (float64, error) {
 			c, err := lookup(s)
@@ -200,7 +229,7 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 			}, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown metric %q: <field> is one of count, completed, rejected, completed_fraction, ttft_attainment, ttft_ms.<stat>, e2e_ms.<stat>", path)
+	return nil, fmt.Errorf("unknown metric %q: <field> is one of count, completed, rejected, completed_fraction, ttft_attainment, attainment, goodput, ttft_ms.<stat>, e2e_ms.<stat>", path)
 }
 
 func completedFraction(s *metrics.Summary) (float64, error) {
@@ -231,7 +260,7 @@ func metricHint() string {
 	for _, m := range summaryScalars() {
 		names = append(names, m.name)
 	}
-	names = append(names, "completed_fraction", "min_class_completed_fraction")
+	names = append(names, "completed_fraction", "min_class_completed_fraction", "attainment", "goodput")
 	for _, d := range summaryDists() {
 		names = append(names, d.name+".<stat>")
 	}

@@ -11,8 +11,9 @@ import (
 )
 
 func sampleSummary() *metrics.Summary {
-	attain := 0.75
+	attain, critAttain, critGoodput, overall, goodput := 0.75, 0.9, 18.0, 0.6, 36.0
 	return &metrics.Summary{
+		Attainment: &overall, Goodput: &goodput,
 		Completed: 90, Rejected: 8, Dropped: 1, InFlight: 1,
 		TTFT:            metrics.Dist{Mean: 1, P50: 2, P90: 3, P99: 4},
 		E2E:             metrics.Dist{P99: 5000},
@@ -20,7 +21,8 @@ func sampleSummary() *metrics.Summary {
 		TokensPerSec:    17000, SLOGap: 4.5, JainFairness: 0.99,
 		KV: metrics.KVSummary{TransferMs: 12},
 		PerSLO: map[string]metrics.ClassSummary{
-			"critical":  {Count: 20, Completed: 20, TTFT: metrics.Dist{P99: 90}, TTFTAttainment: &attain},
+			"critical": {Count: 20, Completed: 20, TTFT: metrics.Dist{P99: 90}, TTFTAttainment: &attain,
+				Attainment: &critAttain, Goodput: &critGoodput},
 			"sheddable": {Count: 40, Completed: 30, Rejected: 10, E2E: metrics.Dist{Mean: 800}},
 			"standard":  {Count: 40, Completed: 40},
 		},
@@ -47,6 +49,10 @@ func TestMetricPaths(t *testing.T) {
 		"per_slo.sheddable.rejected":           10,
 		"per_slo.sheddable.e2e_ms.mean":        800,
 		"per_slo.standard.count":               40,
+		"attainment":                           0.6,
+		"goodput":                              36,
+		"per_slo.critical.attainment":          0.9,
+		"per_slo.critical.goodput":             18,
 	} {
 		got, err := Metric(s, path)
 		if err != nil || got != want {
@@ -66,6 +72,9 @@ func TestMetricErrors(t *testing.T) {
 		"per_slo.critical.itl_ms.p99":      "<field> is one of count, completed,",
 		"per_slo.batch.ttft_ms.p99":        "metric per_slo.batch.ttft_ms.p99: the run has no batch requests",
 		"per_slo.standard.ttft_attainment": "no TTFT target for standard (set knob slo.ttft_target_ms.standard)",
+		"per_slo.standard.attainment":      "metric per_slo.standard.attainment: no latency target for standard (set knob slo.ttft_target_ms.standard,",
+		"per_slo.sheddable.goodput":        "metric per_slo.sheddable.goodput: no latency target for sheddable",
+		"per_slo.critical.goodput_ms":      "<field> is one of count, completed, rejected, completed_fraction, ttft_attainment, attainment, goodput,",
 	} {
 		_, err := Metric(s, path)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -74,6 +83,11 @@ func TestMetricErrors(t *testing.T) {
 	}
 	if err := ValidMetric("per_slo.batch.ttft_ms.p99"); err != nil {
 		t.Errorf("a class absent from one run is still a valid path: %v", err)
+	}
+	for _, path := range []string{"attainment", "goodput"} {
+		if _, err := Metric(&metrics.Summary{}, path); err == nil || !strings.Contains(err.Error(), "metric "+path+": the run has no latency target") {
+			t.Errorf("Metric(%s) of a run without targets: error %v, want one naming the missing target", path, err)
+		}
 	}
 	if _, err := Metric(&metrics.Summary{}, "completed_fraction"); err == nil {
 		t.Error("completed_fraction of an empty run: want an error, not 0/0")

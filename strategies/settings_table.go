@@ -27,6 +27,9 @@ const (
 	CompRun        = "run"
 )
 
+// targetUnset is what an unset latency target means.
+const targetUnset = "the workload's, else none"
+
 const (
 	maxInt32 = math.MaxInt32
 	huge     = 1e12 // upper bound of settings the simulator leaves unbounded
@@ -176,8 +179,14 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
 
 	// Reporting and the run.
-	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment", CompSLOTargets,
-		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, "no target")...)
+	// Latency targets change no event; they define attainment and goodput.
+	// The workload's slo_targets fill the classes left unset here.
+	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment", CompSLOTargets,
+		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, targetUnset)...)
+	add(perClass("slo.itl_target_ms", "slo-itl", Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
+		func(c *cluster.Config) *simcore.PerClass { return &c.SLOITL }, nil, targetUnset)...)
+	add(perClass("slo.e2e_target_ms", "slo-e2e", Float, 0.001, huge, "ms", "end-to-end latency target of the class, for attainment", CompSLOTargets,
+		func(c *cluster.Config) *simcore.PerClass { return &c.SLOE2E }, nil, targetUnset)...)
 	add(int64Field("run.horizon_us", "horizon", 0, huge, "µs", "simulated time after which the run stops (0 = until every request is done)", CompRun,
 		func(c *cluster.Config) *int64 { return &c.Horizon }))
 	return all

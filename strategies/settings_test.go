@@ -39,7 +39,7 @@ func TestSettingsTableIsSortedAndComplete(t *testing.T) {
 		required = append(required, "routing.weight."+s)
 	}
 	for _, family := range []string{"routing.slo_priority_blend", "routing.kv_pressure_slo_scale", "priority.base",
-		"priority.urgency_threshold_ms", "batch.prefill_threshold", "admission.slo_gate", "slo.ttft_target_ms"} {
+		"priority.urgency_threshold_ms", "batch.prefill_threshold", "admission.slo_gate", "slo.ttft_target_ms", "slo.itl_target_ms", "slo.e2e_target_ms"} {
 		for _, c := range classNames {
 			required = append(required, family+"."+c)
 		}

@@ -48,6 +48,9 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 // simulate runs cfg on spec with one seed.
 func simulate(cfg cluster.Config, spec *workload.Spec, seed int64) (metrics.Summary, error) {
 	cfg.Seed = seed
+	// The workload's latency targets fill the classes the template left
+	// unset.
+	spec.FillTargets(&cfg.SLOTTFT, &cfg.SLOITL, &cfg.SLOE2E)
 	src, err := workload.NewGenerator(spec, workload.Options{Seed: seed, BlockSize: int(cfg.BlockSize), Horizon: cfg.Horizon})
 	if err != nil {
 		return metrics.Summary{}, err

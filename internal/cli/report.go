@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -47,6 +48,10 @@ func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, 
 	row("cache hit rate", "%.3f", func(m metrics.Summary) float64 { return m.CacheHitRate })
 	row("SLO gap", "%.2f", func(m metrics.Summary) float64 { return m.SLOGap })
 	row("Jain fairness", "%.3f", func(m metrics.Summary) float64 { return m.JainFairness })
+	if slices.ContainsFunc(cols, func(m metrics.Summary) bool { return m.Attainment != nil }) {
+		row("SLO attainment", "%.3f", func(m metrics.Summary) float64 { return opt(m.Attainment) })
+		row("goodput req/s", "%.1f", func(m metrics.Summary) float64 { return opt(m.Goodput) })
+	}
 	for _, c := range classesIn(cols) {
 		cl := c.Label()
 		row(cl+" TTFT p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].TTFT.P99 })
@@ -59,8 +64,20 @@ func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, 
 				return math.NaN() // the class sent nothing in this run
 			})
 		}
+		if slices.ContainsFunc(cols, func(m metrics.Summary) bool { return m.PerSLO[cl].Attainment != nil }) {
+			row(cl+" SLO attainment", "%.3f", func(m metrics.Summary) float64 { return opt(m.PerSLO[cl].Attainment) })
+			row(cl+" goodput req/s", "%.1f", func(m metrics.Summary) float64 { return opt(m.PerSLO[cl].Goodput) })
+		}
 	}
 	tw.Flush()
+}
+
+// opt reads an optional figure; NaN (printed "NaN") when the run lacks it.
+func opt(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
 }
 
 func routingLabel(cfg cluster.Config) string {

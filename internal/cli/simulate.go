@@ -35,7 +35,9 @@ The workload is a built-in (--workload NAME), a BLIS v2 workload spec
 (--workload-spec FILE) or a BLIS TraceV2 trace (--trace HEADER.yaml).
 Policy flags use BLIS's names; --set KEY=VALUE sets any setting by its
 template key (optimize template knobs lists them, with their flags). A
-setting given where it has no effect is an error. Several seeds run in
+setting given where it has no effect is an error. A workload spec's
+slo_targets are the default per-class latency targets; --slo-ttft,
+--slo-itl and --slo-e2e override them per class. Several seeds run in
 parallel; the JSON output then holds every seed's summary and their mean.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -101,6 +103,11 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	wl, err := o.wl.resolve(fs)
 	if err != nil {
 		return err
+	}
+	if wl.spec != nil {
+		// The workload's latency targets fill the classes the template
+		// left unset; the flags, applied next, override them.
+		wl.spec.FillTargets(&base.SLOTTFT, &base.SLOITL, &base.SLOE2E)
 	}
 	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults, wl.applyConfig)
 	if err != nil {

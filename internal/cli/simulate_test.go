@@ -162,6 +162,8 @@ func TestMechanismFlagsRejectBadValues(t *testing.T) {
 		{"--preemption-policy", "random"},
 		{"--slo-gate", "standard"},
 		{"--slo-ttft", "critical=0"},
+		{"--slo-itl", "critical=-1ms"},
+		{"--slo-e2e", "batch=fast"},
 		{"--cache-signal-delay", "-1"},
 		{"--slo-priority-blend", "critical=2"},
 		{"--kv-pressure-transfer-scale", "-3"},
@@ -186,14 +188,47 @@ func TestMechanismFlagsRejectBadValues(t *testing.T) {
 	}
 }
 
-// The text report shows per-class TTFT attainment for the classes given
-// targets, and only those.
+// The text report shows per-class TTFT attainment for the classes given a
+// TTFT target, SLO attainment and goodput for the classes given any
+// target and for the run, and none of them without targets. The spec here
+// has no slo_targets, so only the flags give targets.
 func TestTextReportShowsAttainment(t *testing.T) {
-	code, out, errs := run(t, "simulate", "--workload", "orthogonal-slo", "--num-requests", "200", "--slo-ttft", "critical=100ms")
+	spec := filepath.Join(t.TempDir(), "two.yaml")
+	os.WriteFile(spec, []byte(`version: "2"
+aggregate_rate: 200
+num_requests: 200
+clients:
+  - {id: a, slo_class: critical, rate_fraction: 0.5, arrival: {process: poisson},
+     input_distribution: {type: constant, params: {value: 100}}, output_distribution: {type: constant, params: {value: 20}}}
+  - {id: b, slo_class: standard, rate_fraction: 0.5, arrival: {process: poisson},
+     input_distribution: {type: constant, params: {value: 100}}, output_distribution: {type: constant, params: {value: 20}}}
+`), 0o644)
+	code, out, errs := run(t, "simulate", "--workload-spec", spec, "--slo-ttft", "critical=100ms", "--slo-e2e", "standard=5s")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "critical TTFT attainment") || strings.Contains(out, "standard TTFT attainment") {
-		t.Fatalf("want a critical attainment row and no standard one:\n%s", out)
+	hasRow := func(out, name string) bool {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), name+"  ") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, row := range []string{"critical TTFT attainment", "critical SLO attainment", "critical goodput req/s",
+		"standard SLO attainment", "standard goodput req/s", "SLO attainment", "goodput req/s"} {
+		if !hasRow(out, row) {
+			t.Errorf("no %q row:\n%s", row, out)
+		}
+	}
+	if hasRow(out, "standard TTFT attainment") {
+		t.Errorf("a standard TTFT attainment row without a standard TTFT target:\n%s", out)
+	}
+	code, out, errs = run(t, "simulate", "--workload-spec", spec)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "attainment") || strings.Contains(out, "goodput") {
+		t.Errorf("attainment or goodput rows without targets:\n%s", out)
 	}
 }

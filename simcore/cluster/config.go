@@ -38,8 +38,11 @@ type Config struct {
 	PreemptionPolicy string
 	// SLOPrefillThreshold overrides PrefillThreshold per SLO class.
 	SLOPrefillThreshold simcore.PerClass
-	// SLOTTFT are per-class TTFT targets (ms) for attainment reporting.
-	SLOTTFT simcore.PerClass
+	// SLOTTFT, SLOITL and SLOE2E are per-class latency targets (ms) for
+	// attainment and goodput reporting: time to first token, mean
+	// inter-token latency ((E2E − TTFT) / (output tokens − 1)) and
+	// end-to-end latency. They change no simulated event.
+	SLOTTFT, SLOITL, SLOE2E simcore.PerClass
 
 	// CPU tier of the KV cache (0 blocks = single tier).
 	KVCPUBlocks           int64
@@ -99,9 +102,14 @@ func (c *Config) Validate() error {
 	if err := (batch.Config{PrefillThreshold: c.PrefillThreshold, ClassThreshold: c.SLOPrefillThreshold, PreemptionPolicy: c.PreemptionPolicy}).Validate(); err != nil {
 		return err
 	}
-	for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
-		if v, ok := c.SLOTTFT.Get(cl); ok && v <= 0 {
-			return fmt.Errorf("--slo-ttft: %s=%vms must be > 0", cl, v)
+	for _, t := range []struct {
+		flag    string
+		targets *simcore.PerClass
+	}{{"--slo-ttft", &c.SLOTTFT}, {"--slo-itl", &c.SLOITL}, {"--slo-e2e", &c.SLOE2E}} {
+		for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
+			if v, ok := t.targets.Get(cl); ok && !(v > 0 && !math.IsInf(v, 0)) {
+				return fmt.Errorf("%s: %s=%vms must be a finite number > 0", t.flag, cl, v)
+			}
 		}
 	}
 	if _, err := latency.New(c.Latency); err != nil {

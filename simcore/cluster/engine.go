@@ -63,6 +63,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		snaps:     make([]route.Snapshot, cfg.NumInstances),
 		refreshed: make([]simcore.Tick, cfg.NumInstances),
 	}
+	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})
 	if sized, ok := src.(simcore.Sized); ok {
 		// A cap is a bound, not a promise (a horizon may end the run
 		// first): past a million, the records grow as requests come.
@@ -240,6 +241,5 @@ func (e *Engine) summarize() metrics.Summary {
 	n := float64(len(e.instances))
 	info.CacheHitRate /= n
 	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
-	info.TTFTTargetMs = e.cfg.SLOTTFT
 	return e.metrics.Summarize(info)
 }

@@ -19,6 +19,10 @@ type Collector struct {
 	// served counts the output tokens requested by each class's completed
 	// requests (what Jain's index compares).
 	served [simcore.NumSLOClasses]int64
+	// targets are the run's latency targets; met counts, per class, the
+	// completed requests that met them.
+	targets Targets
+	met     [simcore.NumSLOClasses]int64
 
 	itlVals   []int64 // one entry per step that produced decode tokens
 	itlCounts []int64
@@ -79,6 +83,9 @@ func (c *Collector) Completed(r *simcore.Request) {
 	c.state[r.ID] = completed
 	c.served[r.SLO] += int64(r.OutputLen)
 	c.e2e.set(r.ID, r.FirstToken+r.ITLSum)
+	if cl := r.SLO.Known(); c.targets.has(cl) && c.targets.meets(r) {
+		c.met[cl]++
+	}
 }
 
 // DecodeStep records one step in which n requests each got a token after

@@ -61,6 +61,9 @@ func TestJain(t *testing.T) {
 // attainment, and Mean averages runs field by field.
 func TestSummarizeAndMean(t *testing.T) {
 	var c Collector
+	var targets Targets
+	targets.TTFT.V[simcore.SLOCritical], targets.TTFT.Set[simcore.SLOCritical] = 100, true
+	c.SetTargets(targets)
 	reqs := []struct {
 		slo  simcore.SLOClass
 		ttft int64
@@ -80,9 +83,7 @@ func TestSummarizeAndMean(t *testing.T) {
 			c.Rejected(r)
 		}
 	}
-	var targets simcore.PerClass
-	targets.V[simcore.SLOCritical], targets.Set[simcore.SLOCritical] = 100, true
-	s := c.Summarize(RunInfo{Makespan: 1_000_000, TTFTTargetMs: targets})
+	s := c.Summarize(RunInfo{Makespan: 1_000_000})
 	crit, shed := s.PerSLO["critical"], s.PerSLO["sheddable"]
 	if crit.Count != 2 || shed.Count != 2 || shed.Rejected != 1 || s.Completed != 3 || s.Rejected != 1 {
 		t.Fatalf("counts: %+v", s)

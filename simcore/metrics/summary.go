@@ -19,10 +19,16 @@ type Summary struct {
 	PerSLO          map[string]ClassSummary `json:"per_slo"`
 	SLOGap          float64                 `json:"slo_gap"`
 	JainFairness    float64                 `json:"jain_fairness"`
-	InFlight        float64                 `json:"in_flight,omitempty"`
-	MakespanMs      float64                 `json:"makespan_ms"`
-	InputTokens     float64                 `json:"input_tokens"`
-	OutputTokens    float64                 `json:"output_tokens"`
+	// Attainment and Goodput are over the classes with a latency target
+	// (see Targets): the fraction of their arrived requests that met their
+	// class's targets, and those requests per second of makespan. Absent
+	// when no class that sent requests has a target.
+	Attainment   *float64 `json:"attainment,omitempty"`
+	Goodput      *float64 `json:"goodput,omitempty"`
+	InFlight     float64  `json:"in_flight,omitempty"`
+	MakespanMs   float64  `json:"makespan_ms"`
+	InputTokens  float64  `json:"input_tokens"`
+	OutputTokens float64  `json:"output_tokens"`
 }
 
 // KVSummary reports the CPU offload tier's activity.
@@ -45,6 +51,13 @@ type ClassSummary struct {
 	// the end count if they had their first token in time; rejected,
 	// dropped and never-prefilled ones miss it. Absent without a target.
 	TTFTAttainment *float64 `json:"ttft_attainment,omitempty"`
+	// Attainment is the fraction of the class's requests that completed
+	// within every target the class has (TTFT, mean ITL, E2E; see
+	// Targets): rejected, dropped and unfinished requests miss, so
+	// shedding cannot raise it. Goodput is those requests per second of
+	// makespan. Both absent without a target.
+	Attainment *float64 `json:"attainment,omitempty"`
+	Goodput    *float64 `json:"goodput,omitempty"`
 }
 
 // RunInfo is what the engine knows beyond per-request outcomes.
@@ -52,7 +65,6 @@ type RunInfo struct {
 	Makespan     simcore.Tick // max over instances of the last event, from t = 0
 	CacheHitRate float64      // unweighted mean over instances
 	KV           KVSummary
-	TTFTTargetMs simcore.PerClass
 }
 
 // Summarize computes the summary.
@@ -83,7 +95,7 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 		if cs.Count == 0 {
 			continue
 		}
-		if target, ok := info.TTFTTargetMs.Get(cl); ok {
+		if target, ok := c.targets.TTFT.Get(cl); ok {
 			a := c.attainment(cl, int64(target*1000)) / cs.Count
 			cs.TTFTAttainment = &a
 		}
@@ -94,6 +106,7 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 		s.SLOGap = shed.TTFT.P99 / crit.TTFT.P99
 	}
 	s.JainFairness = jain(served)
+	c.goodput(&s, info.Makespan)
 	return s
 }
 
@@ -145,6 +158,7 @@ func Mean(runs []Summary) Summary {
 	var m Summary
 	m.PerSLO = map[string]ClassSummary{}
 	classRuns := map[string]float64{}
+	targetRuns := 0.0 // runs with an overall attainment
 	for _, r := range runs {
 		m.Completed += r.Completed
 		m.Rejected += r.Rejected
@@ -167,6 +181,11 @@ func Mean(runs []Summary) Summary {
 		m.MakespanMs += r.MakespanMs
 		m.InputTokens += r.InputTokens
 		m.OutputTokens += r.OutputTokens
+		if r.Attainment != nil {
+			m.Attainment = addOpt(m.Attainment, *r.Attainment)
+			m.Goodput = addOpt(m.Goodput, *r.Goodput)
+			targetRuns++
+		}
 		for k, c := range r.PerSLO {
 			acc := m.PerSLO[k]
 			acc.Count += c.Count
@@ -175,11 +194,11 @@ func Mean(runs []Summary) Summary {
 			addDist(&acc.TTFT, c.TTFT)
 			addDist(&acc.E2E, c.E2E)
 			if c.TTFTAttainment != nil {
-				a := *c.TTFTAttainment
-				if acc.TTFTAttainment != nil {
-					a += *acc.TTFTAttainment
-				}
-				acc.TTFTAttainment = &a
+				acc.TTFTAttainment = addOpt(acc.TTFTAttainment, *c.TTFTAttainment)
+			}
+			if c.Attainment != nil {
+				acc.Attainment = addOpt(acc.Attainment, *c.Attainment)
+				acc.Goodput = addOpt(acc.Goodput, *c.Goodput)
 			}
 			m.PerSLO[k] = acc
 			classRuns[k]++
@@ -200,6 +219,10 @@ func Mean(runs []Summary) Summary {
 	for _, d := range []*Dist{&m.TTFT, &m.E2E, &m.ITL, &m.SchedulingDelay} {
 		scaleDist(d, 1/n)
 	}
+	if targetRuns > 0 {
+		m.Attainment = scaleOpt(m.Attainment, 1/targetRuns)
+		m.Goodput = scaleOpt(m.Goodput, 1/targetRuns)
+	}
 	for k, c := range m.PerSLO {
 		inv := 1 / classRuns[k]
 		c.Count *= inv
@@ -207,13 +230,30 @@ func Mean(runs []Summary) Summary {
 		c.Rejected *= inv
 		scaleDist(&c.TTFT, inv)
 		scaleDist(&c.E2E, inv)
-		if c.TTFTAttainment != nil {
-			a := *c.TTFTAttainment * inv
-			c.TTFTAttainment = &a
-		}
+		c.TTFTAttainment = scaleOpt(c.TTFTAttainment, inv)
+		c.Attainment = scaleOpt(c.Attainment, inv)
+		c.Goodput = scaleOpt(c.Goodput, inv)
 		m.PerSLO[k] = c
 	}
 	return m
+}
+
+// addOpt adds v to an optional sum (nil: none yet); the result is a new
+// pointer, so summaries never share one.
+func addOpt(acc *float64, v float64) *float64 {
+	if acc != nil {
+		v += *acc
+	}
+	return &v
+}
+
+// scaleOpt multiplies an optional value, keeping nil.
+func scaleOpt(p *float64, f float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p * f
+	return &v
 }
 
 func addDist(acc *Dist, d Dist) {

@@ -23,10 +23,22 @@ type Spec struct {
 	NumRequests   int64    `yaml:"num_requests"`   // 0 = bounded by the horizon only
 	Horizon       int64    `yaml:"horizon"`        // µs; 0 = unlimited
 	Clients       []Client `yaml:"clients"`
+	// SLOTargets are the workload's latency targets per SLO class: the
+	// defaults of a run's slo.*_target_ms settings (see FillTargets).
+	SLOTargets map[string]SLOTarget `yaml:"slo_targets"`
 
 	// Name is where the spec came from (file path or built-in name); it
 	// prefixes every error message.
 	Name string `yaml:"-"`
+}
+
+// SLOTarget is one class's latency targets in ms, each optional: TTFT,
+// mean inter-token latency ((E2E − TTFT) / (output tokens − 1)) and
+// end-to-end latency.
+type SLOTarget struct {
+	TTFTMs *float64 `yaml:"ttft_ms"`
+	ITLMs  *float64 `yaml:"itl_ms"`
+	E2EMs  *float64 `yaml:"e2e_ms"`
 }
 
 // Client is one traffic source of a spec.

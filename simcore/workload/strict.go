@@ -24,7 +24,7 @@ var unsupportedKeys = map[reflect.Type]map[string]string{
 		"cohorts":             "cohorts are not supported; list the clients explicitly",
 		"servegen_data":       "servegen_data is not supported",
 		"inference_perf":      "inference_perf specs are not supported",
-		"goodput_slo_targets": "goodput_slo_targets are not supported",
+		"goodput_slo_targets": "goodput_slo_targets are not supported; give per-class targets in slo_targets",
 	},
 	reflect.TypeOf(Client{}): {
 		"multimodal":    "multimodal clients are not supported",

@@ -75,7 +75,7 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return v.validateTargets(s)
 }
 
 // prefixOwner records which client fixed a prefix group's length.
