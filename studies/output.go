@@ -135,6 +135,13 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, cl := range classOrder(r.Baseline) {
 		row(cl+" TTFT p99 ms", "per_slo."+cl+".ttft_ms.p99")
 		row(cl+" E2E p99 ms", "per_slo."+cl+".e2e_ms.p99")
+		if r.Baseline.PerSLO[cl].Attainment != nil {
+			row(cl+" SLO attainment", "per_slo."+cl+".attainment")
+		}
+	}
+	if r.Baseline.Attainment != nil {
+		row("SLO attainment", "attainment")
+		row("goodput req/s", "goodput")
 	}
 	row("tokens/s", "tokens_per_sec")
 	row("rejected", "rejected")
