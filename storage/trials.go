@@ -340,3 +340,16 @@ func DecodeParams(js []byte) ([]float64, error) {
 	}
 	return values, nil
 }
+
+// BestTrial returns a study's complete trial with the lowest score, or nil.
+func (s *Store) BestTrial(studyID uint) (*TrialRow, error) {
+	var t TrialRow
+	err := s.DB.Where("study_id = ? AND state = ?", studyID, TrialComplete).Order("score, number").Limit(1).Find(&t).Error
+	if err != nil {
+		return nil, fmt.Errorf("storage %s: best trial: %s", s.Label, oneLine(err))
+	}
+	if t.ID == 0 {
+		return nil, nil
+	}
+	return &t, nil
+}

@@ -90,8 +90,9 @@ type Constraint struct {
 
 // Fixed is one resolved mechanism value, for display.
 type Fixed struct {
-	Knob, Value string
-	From        string // the template that set it (this one or a base)
+	Knob  string `json:"setting"`
+	Value string `json:"value"`
+	From  string `json:"from"` // the template that set it (this one or a base)
 }
 
 // fixed is one resolved mechanism value, ready to apply.

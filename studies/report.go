@@ -41,15 +41,7 @@ type Result struct {
 }
 
 // State is "complete", "running" or "incomplete" (stopped before its total).
-func (r *Report) State() string {
-	switch {
-	case len(r.Complete) >= r.Study.TrialsTotal:
-		return "complete"
-	case r.Running > 0:
-		return "running"
-	}
-	return "incomplete"
-}
+func (r *Report) State() string { return stateOf(len(r.Complete), r.Study.TrialsTotal, r.Running) }
 
 // HypervolumeReference is the reference point on every normalised axis:
 // twice as bad as the baseline.

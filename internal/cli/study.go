@@ -222,13 +222,20 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 }
 
 func newStudyList(s Streams, f *studyFlags) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the studies in the storage",
+		Short: "List the studies in the storage: state, trials, best Δ of the primary objective",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			}
 			env, err := f.existing(s, "")
 			if errors.Is(err, storage.ErrNoDatabase) {
+				if output == "json" {
+					return writeIndented(s.Out, []studies.StudySummary{})
+				}
 				fmt.Fprintln(s.Out, "no studies yet")
 				return nil
 			}
@@ -236,21 +243,29 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				return err
 			}
 			defer env.Store.Close()
-			rows, err := env.Store.Studies()
+			list, err := env.Summaries()
 			if err != nil {
 				return failed(fmt.Errorf("storage %s: %v (create a study first)", env.Store.Label, err))
 			}
-			if len(rows) > 0 {
-				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7s  %s\n", "STUDY", "TEMPLATE", "COMPLETE", "RUNNING", "CREATED")
+			if output == "json" {
+				return writeIndented(s.Out, list)
 			}
-			for _, r := range rows {
-				complete, running, _ := env.Store.Counts(r.ID)
-				trials := fmt.Sprintf("%d/%d", complete, r.TrialsTotal)
-				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7d  %s\n", r.Name, r.Template, trials, running, r.CreatedAt.Format(time.RFC3339))
+			if len(list) > 0 {
+				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7s  %-20s  %s\n", "STUDY", "TEMPLATE", "COMPLETE", "RUNNING", "CREATED", "BEST")
+			}
+			for _, r := range list {
+				trials := fmt.Sprintf("%d/%d", r.TrialsComplete, r.TrialsTotal)
+				best := ""
+				if r.BestDelta != nil {
+					best = fmt.Sprintf("%s %s (trial %d)", r.Primary, studies.Percent(*r.BestDelta), *r.BestTrial)
+				}
+				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7d  %-20s  %s\n", r.Name, r.Template, trials, r.Running, r.Created.Format(time.RFC3339), best)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	return cmd
 }
 
 func newStudyShow(s Streams, f *studyFlags) *cobra.Command {

@@ -19,34 +19,8 @@ func newTemplateCommand(s Streams, templatesDir *string) *cobra.Command {
 		RunE:  showHelp,
 	}
 	cmd.AddCommand(
-		&cobra.Command{
-			Use:   "list",
-			Short: "List the strategy templates (built-in and --templates-dir)",
-			Args:  cobra.NoArgs,
-			RunE: func(*cobra.Command, []string) error {
-				reg, err := loadRegistry(*templatesDir)
-				if err != nil {
-					return err
-				}
-				return failed(writeTemplateList(s.Out, reg))
-			},
-		},
-		&cobra.Command{
-			Use:   "show NAME",
-			Short: "Show a template's mechanism, parameters, objectives and constraints",
-			Args:  cobra.ExactArgs(1),
-			RunE: func(_ *cobra.Command, args []string) error {
-				reg, err := loadRegistry(*templatesDir)
-				if err != nil {
-					return err
-				}
-				t, err := reg.Get(args[0])
-				if err != nil {
-					return err
-				}
-				return failed(writeTemplate(s.Out, t))
-			},
-		},
+		newTemplateList(s, templatesDir),
+		newTemplateShow(s, templatesDir),
 		newKnobsCommand(s),
 	)
 	return cmd
@@ -190,4 +164,60 @@ func wrap(text string, width int) string {
 		line += len([]rune(word))
 	}
 	return b.String()
+}
+
+func newTemplateList(s Streams, templatesDir *string) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the strategy templates (built-in and --templates-dir)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			}
+			reg, err := loadRegistry(*templatesDir)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				list := []strategies.TemplateSummary{}
+				for _, t := range reg.Templates() {
+					list = append(list, t.Summary())
+				}
+				return writeIndented(s.Out, list)
+			}
+			return failed(writeTemplateList(s.Out, reg))
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	return cmd
+}
+
+func newTemplateShow(s Streams, templatesDir *string) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a template's mechanism, parameters (and which depend on which choice), objectives, constraints and regimes",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			}
+			reg, err := loadRegistry(*templatesDir)
+			if err != nil {
+				return err
+			}
+			t, err := reg.Get(args[0])
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return writeIndented(s.Out, t.JSON())
+			}
+			return failed(writeTemplate(s.Out, t))
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	return cmd
 }

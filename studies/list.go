@@ -1,0 +1,95 @@
+package studies
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"optimize/simcore/metrics"
+	"optimize/strategies"
+)
+
+// StudySummary is one row of `study list --output json` (and GET
+// /api/studies): where the study stands and its best primary Δ, read
+// without loading its trials.
+type StudySummary struct {
+	Name           string    `json:"name"`
+	Template       string    `json:"template"`
+	Workload       string    `json:"workload"`
+	State          string    `json:"state"`
+	TrialsTotal    int       `json:"trials_total"`
+	TrialsComplete int       `json:"trials_complete"`
+	Running        int       `json:"running"`
+	Created        time.Time `json:"created"`
+	// Primary is the primary objective's name; BestTrial and BestDelta the
+	// best trial so far and its primary objective's change against the
+	// baseline (absent before the first complete trial).
+	Primary   string   `json:"primary,omitempty"`
+	BestTrial *int     `json:"best_trial,omitempty"`
+	BestDelta *float64 `json:"best_delta,omitempty"`
+}
+
+// Summaries lists every study, oldest first.
+func (e *Env) Summaries() ([]StudySummary, error) {
+	rows, err := e.Store.Studies()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StudySummary, 0, len(rows))
+	for _, row := range rows {
+		complete, running, err := e.Store.Counts(row.ID)
+		if err != nil {
+			return nil, err
+		}
+		s := StudySummary{Name: row.Name, Template: row.Template, Workload: row.Workload, TrialsTotal: row.TrialsTotal,
+			TrialsComplete: int(complete), Running: int(running), Created: row.CreatedAt.UTC()}
+		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
+		if tpl, err := e.Registry.Get(row.Template); err == nil {
+			s.Primary = tpl.Objectives[tpl.Primary].Name
+			if d, n, ok := e.bestDelta(row.ID, row.Baseline, tpl); ok && !math.IsNaN(d) {
+				s.BestTrial, s.BestDelta = &n, &d
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// bestDelta is the best trial's primary objective against the baseline.
+func (e *Env) bestDelta(studyID uint, baselineJSON string, tpl *strategies.Template) (float64, int, bool) {
+	best, err := e.Store.BestTrial(studyID)
+	if err != nil || best == nil {
+		return 0, 0, false
+	}
+	var objectives []float64
+	var baseline metrics.Summary
+	if json.Unmarshal([]byte(best.Objectives), &objectives) != nil || json.Unmarshal([]byte(baselineJSON), &baseline) != nil ||
+		tpl.Primary >= len(objectives) {
+		return 0, 0, false
+	}
+	b, err := strategies.Metric(&baseline, tpl.Objectives[tpl.Primary].Metric)
+	if err != nil {
+		return 0, 0, false
+	}
+	return Delta(objectives[tpl.Primary], b), best.Number, true
+}
+
+// stateOf is "complete", "running" or "incomplete" (stopped before its
+// total).
+func stateOf(complete, total, running int) string {
+	switch {
+	case complete >= total:
+		return "complete"
+	case running > 0:
+		return "running"
+	}
+	return "incomplete"
+}
+
+// WriteJSON writes v as the CLI prints JSON (two-space indent, newline):
+// the API serves the same bytes.
+func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }
+
+// Percent renders a fractional Δ as "-69.7%".
+func Percent(d float64) string { return pct(d) }
