@@ -26,8 +26,10 @@ type ShowJSON struct {
 	Best           *BestJSON       `json:"best"`
 	Pareto         []TrialJSON     `json:"pareto"`
 	Hypervolume    float64         `json:"hypervolume"`
-	Validation     *Validation     `json:"validation,omitempty"`
-	Ablation       *Ablation       `json:"ablation,omitempty"`
+	// Importance is each parameter's share of the score's rank variance.
+	Importance map[string]float64 `json:"importance"`
+	Validation *Validation        `json:"validation,omitempty"`
+	Ablation   *Ablation          `json:"ablation,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -55,7 +57,10 @@ func (r *Report) JSON() ShowJSON {
 		Name: r.Study.Name, Template: r.Study.Template, State: r.State(),
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
-		Validation: r.Validation, Ablation: r.Ablation,
+		Validation: r.Validation, Ablation: r.Ablation, Importance: map[string]float64{},
+	}
+	for i, v := range r.Importance() {
+		out.Importance[r.Template.Params[i].Name] = v
 	}
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]

@@ -71,7 +71,8 @@ func NewRootCommand(s Streams) *cobra.Command {
 		return fmt.Errorf("%s: %v", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), err)
 	})
 	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
-	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir), newTemplateCommand(s, templatesDir))
+	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir), newTemplateCommand(s, templatesDir),
+		newServeCommand(s, templatesDir))
 	return root
 }
 

@@ -270,6 +270,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 
 func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 	var output string
+	var trial int
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Baseline against the best trial, every objective and SLO class, the Pareto front",
@@ -279,12 +280,38 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+				if cmd.Flags().Changed("trial") {
+					return showTrial(s, env, row.Name, trial, output)
+				}
 				return showStudy(s, env, row.Name, output)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	cmd.Flags().IntVar(&trial, "trial", 0, "show one complete trial: parameters, objectives, every seed beside the baseline's")
 	return cmd
+}
+
+func showTrial(s Streams, env *studies.Env, name string, n int, output string) error {
+	r, err := env.Load(name)
+	if err != nil {
+		return studyError(err)
+	}
+	d, ok := r.Trial(n)
+	if !ok {
+		return fmt.Errorf("--trial: study %s has no complete trial %d", name, n)
+	}
+	if output == "json" {
+		return writeIndented(s.Out, d)
+	}
+	fmt.Fprintf(s.Out, "study %s · trial %d · score %.4f\n", name, n, d.Score)
+	for _, p := range r.Template.Params {
+		fmt.Fprintf(s.Out, "  %-28s = %v\n", p.Name, d.Params[p.Name])
+	}
+	for _, o := range r.Template.Objectives {
+		fmt.Fprintf(s.Out, "  %-28s   %.4g (%s against the baseline)\n", o.Name, d.Objectives[o.Name], studies.Percent(float64(d.Deltas[o.Name])))
+	}
+	return nil
 }
 
 func showStudy(s Streams, env *studies.Env, name, output string) error {
@@ -321,7 +348,7 @@ func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
 
 func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var format, out string
-	var pareto, validation, ablation bool
+	var pareto, validation, ablation, history bool
 	cmd := &cobra.Command{
 		Use:   "export NAME",
 		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON",
@@ -345,6 +372,11 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 					w = file
 				}
 				switch {
+				case history:
+					if format != "json" {
+						return fmt.Errorf("--history: only --format json")
+					}
+					return failed(studies.WriteJSON(w, r.History()))
 				case validation:
 					if err := env.LoadEvidence(r); err != nil {
 						return studyError(err)
@@ -371,7 +403,8 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials")
 	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")
 	cmd.Flags().BoolVar(&ablation, "ablation", false, "the stored ablation instead of the trials")
-	cmd.MarkFlagsMutuallyExclusive("pareto", "validation", "ablation")
+	cmd.Flags().BoolVar(&history, "history", false, "per trial: objectives, score, best so far, feasibility; and the hypervolume so far")
+	cmd.MarkFlagsMutuallyExclusive("pareto", "validation", "ablation", "history")
 	return cmd
 }
 

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"optimize/internal/server"
+)
+
+// TokenVar names the environment variable that can hold serve's token.
+const TokenVar = "OPTIMIZE_TOKEN"
+
+func newServeCommand(s Streams, templatesDir *string) *cobra.Command {
+	f := &studyFlags{templatesDir: templatesDir}
+	var addr, token string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the JSON API and the web dashboard over the study storage",
+		Long: `Serve the JSON API (bodies are exactly the CLI's --output json for the same
+question) and the web dashboard at /. Studies created or resumed through
+the API run in this server (--workers trials at once); worker processes
+on the same storage contribute as usual. The server binds loopback by
+default; a non-loopback --addr needs --token (or $` + TokenVar + `), and then
+every write needs "Authorization: Bearer TOKEN". Ctrl-C or SIGTERM stops
+it cleanly: trials in flight finish and are recorded.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if token == "" {
+				token = os.Getenv(TokenVar)
+			}
+			if f.workers < 1 {
+				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
+			}
+			if f.lease <= 0 {
+				return fmt.Errorf("--lease: must be > 0, got %v", f.lease)
+			}
+			env, err := f.open(s, true)
+			if err != nil {
+				return studyError(err)
+			}
+			defer env.Store.Close()
+			srv, err := server.New(server.Config{Addr: addr, Token: token, Env: env, Log: s.Err})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return failed(fmt.Errorf("--addr %s: %v", addr, err))
+			}
+			fmt.Fprintf(s.Err, "serving %s on http://%s (Ctrl-C stops)\n", env.Store.Label, ln.Addr())
+			ctx, stop := interruptible()
+			defer stop()
+			return failed(srv.Serve(ctx, ln))
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "host:port to listen on (loopback unless a token is given)")
+	cmd.Flags().StringVar(&token, "token", "", "bearer token every write must carry (default $"+TokenVar+")")
+	cmd.Flags().StringVar(&f.storage, "storage", "", "sqlite:///PATH, a file path or postgres://user:pass@host:port/db (default $OPTIMIZE_STORAGE or ./optimize.db)")
+	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "trials each study started here runs at once")
+	bindLease(cmd, f)
+	return cmd
+}

@@ -1,0 +1,306 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"optimize/storage"
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+// statusError carries an HTTP status.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
+
+func withStatus(status int, format string, args ...any) error {
+	return statusError{status, fmt.Errorf(format, args...)}
+}
+
+// statusOf maps an error to its HTTP status: the user's mistake is 400,
+// an unknown study or template 404, a clash with what exists 409.
+func statusOf(err error) int {
+	var se statusError
+	var ue studies.UsageError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &se):
+		return se.status
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, storage.ErrStudyNotFound), errors.Is(err, storage.ErrNoDatabase):
+		return http.StatusNotFound
+	case errors.As(err, &ue):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// errorBody is every error's JSON.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = studies.WriteJSON(w, errorBody{Error: err.Error()})
+}
+
+// writeBody sends what fill writes, as JSON, once it has all been written
+// (a failure half-way is an error response, not half a document).
+func writeBody(w http.ResponseWriter, status int, fill func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := fill(&buf); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func writeValue(w http.ResponseWriter, status int, v any) error {
+	return writeBody(w, status, func(b io.Writer) error { return studies.WriteJSON(b, v) })
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return writeValue(w, http.StatusOK, map[string]string{"status": "ok", "storage": s.cfg.Env.Store.Label})
+}
+
+// listStudies is `study list --output json`.
+func (s *Server) listStudies(w http.ResponseWriter, _ *http.Request) error {
+	list, err := s.cfg.Env.Summaries()
+	if err != nil && !missingTables(err) {
+		return err
+	}
+	if list == nil {
+		list = []studies.StudySummary{}
+	}
+	return writeValue(w, http.StatusOK, list)
+}
+
+// missingTables recognises storage where no study was ever created.
+func missingTables(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist")
+}
+
+// report loads the study named in the path, with its stored evidence.
+func (s *Server) report(r *http.Request) (*studies.Report, error) {
+	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	return rep, s.cfg.Env.LoadEvidence(rep)
+}
+
+// showStudy is `study show NAME --output json`.
+func (s *Server) showStudy(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.report(r)
+	if err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, rep.JSON())
+}
+
+// trials is `study export NAME --format json`.
+func (s *Server) trials(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Export(b, "json", false) })
+}
+
+// trial is `study show NAME --trial N --output json`.
+func (s *Server) trial(w http.ResponseWriter, r *http.Request) error {
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil {
+		return withStatus(http.StatusBadRequest, "trial: %q is not a trial number", r.PathValue("n"))
+	}
+	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	d, ok := rep.Trial(n)
+	if !ok {
+		return withStatus(http.StatusNotFound, "study %s has no complete trial %d", rep.Study.Name, n)
+	}
+	return writeValue(w, http.StatusOK, d)
+}
+
+// pareto is `study export NAME --pareto --format json`.
+func (s *Server) pareto(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Export(b, "json", true) })
+}
+
+// history is `study export NAME --history --format json`.
+func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, rep.History())
+}
+
+// validation is `study export NAME --validation --format json`.
+func (s *Server) validation(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.report(r)
+	if err != nil {
+		return err
+	}
+	if rep.Validation == nil {
+		return withStatus(http.StatusNotFound, "study %s has no validation yet (optimize study validate %s)", rep.Study.Name, rep.Study.Name)
+	}
+	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Validation.Export(b, "json", rep.Template) })
+}
+
+// ablation is `study export NAME --ablation --format json`.
+func (s *Server) ablation(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.report(r)
+	if err != nil {
+		return err
+	}
+	if rep.Ablation == nil {
+		return withStatus(http.StatusNotFound, "study %s has no ablation yet (optimize study ablate %s)", rep.Study.Name, rep.Study.Name)
+	}
+	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Ablation.Export(b, "json", rep.Template) })
+}
+
+// createRequest is POST /api/studies: `study create`'s arguments.
+type createRequest struct {
+	Template    string  `json:"template"`
+	Name        string  `json:"name"`
+	Trials      *int    `json:"trials"`
+	Seeds       []int64 `json:"seeds"`
+	Workload    string  `json:"workload"`
+	Sampler     string  `json:"sampler"`
+	SamplerSeed *int64  `json:"sampler_seed"`
+}
+
+// createStudy creates the study (its baseline runs before the answer) and
+// runs its trials in the background; 202 with the study's list row.
+func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
+	var req createRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	o := studies.CreateOptions{Template: req.Template, Name: req.Name, Trials: 40, Seeds: []int64{42, 43, 44},
+		Workload: req.Workload, Sampler: "tpe", SamplerSeed: 1}
+	if req.Trials != nil {
+		o.Trials = *req.Trials
+	}
+	if req.Seeds != nil {
+		o.Seeds = req.Seeds
+	}
+	if req.Sampler != "" {
+		o.Sampler = req.Sampler
+	}
+	if req.SamplerSeed != nil {
+		o.SamplerSeed = *req.SamplerSeed
+	}
+	if o.Template == "" {
+		return withStatus(http.StatusBadRequest, "template: required (GET /api/templates lists them)")
+	}
+	if err := studies.Validate(s.cfg.Env.Registry, &o); err != nil {
+		return err
+	}
+	if _, err := s.cfg.Env.Store.StudyByName(o.Name); err == nil {
+		return withStatus(http.StatusConflict, "study %q already exists (resume it, or delete it first)", o.Name)
+	}
+	env := *s.cfg.Env
+	env.Progress = io.Discard
+	row, err := env.Create(r.Context(), o)
+	if err != nil {
+		return err
+	}
+	s.runs.start(row.Name)
+	return s.studyRow(w, http.StatusAccepted, row.Name)
+}
+
+// resumeStudy runs a stopped study on to its total; 409 when it is
+// running here already or complete.
+func (s *Server) resumeStudy(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	row, err := s.cfg.Env.Store.StudyByName(name)
+	if err != nil {
+		return err
+	}
+	complete, _, err := s.cfg.Env.Store.Counts(row.ID)
+	if err != nil {
+		return err
+	}
+	if int(complete) >= row.TrialsTotal {
+		return withStatus(http.StatusConflict, "study %s is complete (%d/%d trials)", name, complete, row.TrialsTotal)
+	}
+	if !s.runs.start(name) {
+		return withStatus(http.StatusConflict, "study %s is running in this server already", name)
+	}
+	return s.studyRow(w, http.StatusAccepted, name)
+}
+
+// studyRow answers with the study's list row.
+func (s *Server) studyRow(w http.ResponseWriter, status int, name string) error {
+	list, err := s.cfg.Env.Summaries()
+	if err != nil {
+		return err
+	}
+	for _, row := range list {
+		if row.Name == name {
+			return writeValue(w, status, row)
+		}
+	}
+	return fmt.Errorf("study %s vanished", name)
+}
+
+// listTemplates is `template list --output json`.
+func (s *Server) listTemplates(w http.ResponseWriter, _ *http.Request) error {
+	list := []strategies.TemplateSummary{}
+	for _, t := range s.cfg.Env.Registry.Templates() {
+		list = append(list, t.Summary())
+	}
+	return writeValue(w, http.StatusOK, list)
+}
+
+// showTemplate is `template show NAME --output json`.
+func (s *Server) showTemplate(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.cfg.Env.Registry.Get(r.PathValue("name"))
+	if err != nil {
+		return statusError{http.StatusNotFound, err}
+	}
+	return writeValue(w, http.StatusOK, t.JSON())
+}
+
+// decode reads a size-limited JSON body strictly: unknown fields and
+// trailing data are errors naming what is wrong.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("body: larger than %d bytes: %w", MaxBody, err)
+		}
+		return withStatus(http.StatusBadRequest, "body: malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return withStatus(http.StatusBadRequest, "body: one JSON object expected, found more")
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"optimize/simcore/cluster"
+	"optimize/storage"
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+// newEnv opens a fresh SQLite storage with the built-in templates.
+func newEnv(t *testing.T) *studies.Env {
+	t.Helper()
+	st, err := storage.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := cluster.Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &studies.Env{Store: st, Registry: reg, Base: base, Progress: io.Discard, Workers: 2, Lease: 30 * time.Second, Worker: studies.WorkerID()}
+}
+
+// runStudy creates and runs a small study to completion.
+func runStudy(t *testing.T, env *studies.Env, name string, trials int) {
+	t.Helper()
+	row, err := env.Create(context.Background(), studies.CreateOptions{Template: "slo-cascade", Name: name, Trials: trials,
+		Seeds: []int64{42, 43, 44}, Sampler: "tpe", SamplerSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newServer(t *testing.T, env *studies.Env, addr, token string) *httptest.Server {
+	t.Helper()
+	srv, err := New(Config{Addr: addr, Token: token, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, body
+}
+
+func post(t *testing.T, url, token, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, out
+}
+
+// Every GET route answers 200 with exactly the bytes the CLI's JSON for
+// the same question would print.
+func TestReadRoutesServeTheCLIJSON(t *testing.T) {
+	env := newEnv(t)
+	runStudy(t, env, "s1", 8)
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	rep, err := env.Load("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.LoadEvidence(rep); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := env.Summaries()
+	tpl, _ := env.Registry.Get("slo-cascade")
+	var templates []strategies.TemplateSummary
+	for _, t := range env.Registry.Templates() {
+		templates = append(templates, t.Summary())
+	}
+	trial3, _ := rep.Trial(3)
+	want := map[string]func(io.Writer) error{
+		"/api/studies":               func(w io.Writer) error { return studies.WriteJSON(w, list) },
+		"/api/studies/s1":            func(w io.Writer) error { return studies.WriteJSON(w, rep.JSON()) },
+		"/api/studies/s1/trials":     func(w io.Writer) error { return rep.Export(w, "json", false) },
+		"/api/studies/s1/pareto":     func(w io.Writer) error { return rep.Export(w, "json", true) },
+		"/api/studies/s1/history":    func(w io.Writer) error { return studies.WriteJSON(w, rep.History()) },
+		"/api/studies/s1/trials/3":   func(w io.Writer) error { return studies.WriteJSON(w, trial3) },
+		"/api/templates":             func(w io.Writer) error { return studies.WriteJSON(w, templates) },
+		"/api/templates/slo-cascade": func(w io.Writer) error { return studies.WriteJSON(w, tpl.JSON()) },
+	}
+	for path, fill := range want {
+		var buf bytes.Buffer
+		if err := fill(&buf); err != nil {
+			t.Fatal(err)
+		}
+		code, body := get(t, ts.URL+path)
+		if code != http.StatusOK || !bytes.Equal(body, buf.Bytes()) {
+			t.Errorf("GET %s: %d, body differs from the CLI's JSON (%d vs %d bytes)", path, code, len(body), buf.Len())
+		}
+	}
+	if code, body := get(t, ts.URL+"/api/healthz"); code != http.StatusOK || !strings.Contains(string(body), `"ok"`) {
+		t.Errorf("healthz: %d %s", code, body)
+	}
+	// The dashboard's files, with a policy that forbids loading anything
+	// from elsewhere.
+	res, err := http.Get(ts.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); res.StatusCode != http.StatusOK || !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("GET /: %d, CSP %q", res.StatusCode, csp)
+	}
+}
+
+// Bad requests get a JSON error and the right status.
+func TestErrors(t *testing.T) {
+	env := newEnv(t)
+	runStudy(t, env, "done", 4)
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	errorOf := func(code int, body []byte, want int, mention string) {
+		t.Helper()
+		var e struct{ Error string }
+		if err := json.Unmarshal(body, &e); err != nil || code != want || !strings.Contains(e.Error, mention) {
+			t.Errorf("status %d body %s; want %d mentioning %q", code, body, want, mention)
+		}
+	}
+	code, body := get(t, ts.URL+"/api/studies/nope")
+	errorOf(code, body, 404, `"nope"`)
+	code, body = get(t, ts.URL+"/api/studies/done/trials/99")
+	errorOf(code, body, 404, "no complete trial 99")
+	code, body = get(t, ts.URL+"/api/studies/done/validation")
+	errorOf(code, body, 404, "no validation yet")
+	code, body = get(t, ts.URL+"/api/templates/nope")
+	errorOf(code, body, 404, "nope")
+	code, body = get(t, ts.URL+"/api/nothing")
+	errorOf(code, body, 404, "no API route")
+	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", `)
+	errorOf(code, body, 400, "malformed JSON")
+	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "trails": 3}`)
+	errorOf(code, body, 400, `unknown field "trails"`)
+	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "nope"}`)
+	errorOf(code, body, 400, "nope")
+	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "trials": 0}`)
+	errorOf(code, body, 400, "--trials: must be ≥ 1")
+	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "name": "done"}`)
+	errorOf(code, body, 409, "already exists")
+	code, body = post(t, ts.URL+"/api/studies/done/resume", "", ``)
+	errorOf(code, body, 409, "is complete")
+	code, body = post(t, ts.URL+"/api/studies/nope/resume", "", ``)
+	errorOf(code, body, 404, "nope")
+	big := `{"name": "` + strings.Repeat("x", MaxBody) + `"}`
+	code, body = post(t, ts.URL+"/api/studies", "", big)
+	errorOf(code, body, 413, "larger than")
+}
+
+// Beyond loopback a token is required, and writes must carry it.
+func TestTokenOnNonLoopback(t *testing.T) {
+	env := newEnv(t)
+	if _, err := New(Config{Addr: "0.0.0.0:8080", Env: env}); err == nil || !strings.Contains(err.Error(), "--token") {
+		t.Fatalf("non-loopback without a token: %v", err)
+	}
+	ts := newServer(t, env, "0.0.0.0:8080", "s3cret")
+	code, body := post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "trials": 2}`)
+	if code != http.StatusUnauthorized || !strings.Contains(string(body), "Authorization: Bearer") {
+		t.Errorf("write without token: %d %s", code, body)
+	}
+	code, _ = post(t, ts.URL+"/api/studies", "wrong", `{"template": "slo-cascade", "trials": 2}`)
+	if code != http.StatusUnauthorized {
+		t.Errorf("write with a wrong token: %d", code)
+	}
+	if code, _ := get(t, ts.URL+"/api/studies"); code != http.StatusOK {
+		t.Errorf("reads need no token: %d", code)
+	}
+	code, body = post(t, ts.URL+"/api/studies", "s3cret", `{"template": "slo-cascade", "trials": 2, "name": "tok"}`)
+	if code != http.StatusAccepted {
+		t.Errorf("write with the token: %d %s", code, body)
+	}
+}
+
+// A study created through the API runs in the server to its total; a
+// shutdown in the middle of another leaves no trial running and loses
+// none: a resume completes it to exactly its total.
+func TestCreateRunsAndShutdownLosesNothing(t *testing.T) {
+	env := newEnv(t)
+	srv, err := New(Config{Addr: "127.0.0.1:0", Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	code, body := post(t, url+"/api/studies", "", `{"template": "slo-cascade", "trials": 200, "name": "long"}`)
+	if code != http.StatusAccepted || !strings.Contains(string(body), `"name": "long"`) {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	row, err := env.Store.StudyByName("long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if complete, _, _ := env.Store.Counts(row.ID); complete >= 5 || time.Now().After(deadline) {
+			break
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	complete, running, _ := env.Store.Counts(row.ID)
+	if running != 0 || complete == 0 || complete >= 200 {
+		t.Fatalf("after shutdown: %d complete, %d running; want some complete, none running", complete, running)
+	}
+	row.TrialsTotal = int(complete) + 3 // finish quickly: the total is the study's
+	if err := env.Store.DB.Model(row).Update("trials_total", row.TrialsTotal).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := env.Store.Trials(row.ID)
+	seen := map[int]bool{}
+	done := 0
+	for _, tr := range trials {
+		if seen[tr.Number] {
+			t.Fatalf("trial number %d twice", tr.Number)
+		}
+		seen[tr.Number] = true
+		if tr.State == storage.TrialComplete {
+			done++
+		}
+	}
+	if done != row.TrialsTotal {
+		t.Errorf("%d complete trials after resume, want exactly %d", done, row.TrialsTotal)
+	}
+}
