@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"optimize/storage"
+)
+
+// chromium finds Debian's chromium (which .ci/run installs).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium on this machine: install Debian's chromium package (.ci/run does) to run the browser tests")
+	return ""
+}
+
+// browser starts headless Chromium and records every request the page
+// makes and every console error, exception, log error and dialog.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	requests []string
+	problems []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 2400),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	b := &browser{ctx: ctx}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			b.requests = append(b.requests, e.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
+				b.problems = append(b.problems, "console "+string(e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.LevelError {
+				b.problems = append(b.problems, "log: "+e.Entry.Text)
+			}
+		case *page.EventJavascriptDialogOpening:
+			b.problems = append(b.problems, "dialog: "+e.Message)
+		}
+	})
+	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *browser) run(t *testing.T, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(b.ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The dashboard in a real browser: the study is listed, a hostile name
+// is text, the history has one mark per complete trial, changing the
+// Pareto axes redraws the front, nothing is requested from anywhere but
+// the server, and nothing is logged as an error.
+func TestDashboardInChromium(t *testing.T) {
+	env := newEnv(t)
+	runStudy(t, env, "s1", 12)
+	hostile := "<script>alert(1)</script>"
+	if err := env.Store.DB.Create(&storage.StudyRow{Name: hostile, Template: "slo-cascade", Workload: "orthogonal-slo", Seeds: "[42]",
+		Sampler: "tpe", TrialsTotal: 1}).Error; err != nil {
+		t.Fatal(err)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	b := newBrowser(t)
+
+	var listText string
+	var scripts int
+	b.run(t, chromedp.Navigate(ts.URL+"/#/"), chromedp.WaitVisible("#studies", chromedp.ByQuery),
+		chromedp.Text("#studies", &listText, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('script').length`, &scripts))
+	if !strings.Contains(listText, "s1") || !strings.Contains(listText, hostile) || scripts != 1 {
+		t.Errorf("list: %q, %d script elements; want s1 and the hostile name as text, and only app.js", listText, scripts)
+	}
+
+	var marks, before, after int
+	var xsBefore, xsAfter string
+	b.run(t, chromedp.Navigate(ts.URL+"/#/study/s1"), chromedp.WaitVisible("svg#history circle.trial", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('svg#history circle.trial').length`, &marks),
+		chromedp.WaitVisible("svg#pareto circle", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('svg#pareto circle').length`, &before),
+		chromedp.Evaluate(`[...document.querySelectorAll('svg#pareto circle')].map(c => c.getAttribute('cy')).join(',')`, &xsBefore),
+		chromedp.Evaluate(`(() => { const s = document.getElementById('pareto-y'); s.value = '3'; s.dispatchEvent(new Event('change')); return true })()`, nil),
+		chromedp.Evaluate(`document.querySelectorAll('svg#pareto circle').length`, &after),
+		chromedp.Evaluate(`[...document.querySelectorAll('svg#pareto circle')].map(c => c.getAttribute('cy')).join(',')`, &xsAfter))
+	if marks != 12 {
+		t.Errorf("history: %d marks, want one per complete trial (12)", marks)
+	}
+	if before != 12 || after != 12 || xsBefore == xsAfter {
+		t.Errorf("pareto: %d points, then %d after changing the y axis; positions changed: %v", before, after, xsBefore != xsAfter)
+	}
+	if shot := os.Getenv("OPTIMIZE_SCREENSHOT"); shot != "" {
+		var png []byte
+		b.run(t, chromedp.FullScreenshot(&png, 90))
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var trialText string
+	b.run(t, chromedp.Navigate(ts.URL+"/#/trial/s1/3"), chromedp.WaitVisible("#seeds", chromedp.ByQuery),
+		chromedp.Text("#seeds", &trialText, chromedp.ByQuery))
+	if !strings.Contains(trialText, "42") || !strings.Contains(trialText, "44") {
+		t.Errorf("trial page lacks its seeds: %q", trialText)
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, u := range b.requests {
+		if !strings.HasPrefix(u, ts.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("request outside the server: %s", u)
+		}
+	}
+	if len(b.requests) < 5 {
+		t.Errorf("only %d requests recorded: %v", len(b.requests), b.requests)
+	}
+	for _, p := range b.problems {
+		t.Errorf("browser: %s", p)
+	}
+}
