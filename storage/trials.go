@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -352,4 +353,31 @@ func (s *Store) BestTrial(studyID uint) (*TrialRow, error) {
 		return nil, nil
 	}
 	return &t, nil
+}
+
+// Fingerprint changes whenever anything a study's report shows changes: a
+// trial starting, finishing or failing, or its evidence being updated. A
+// reader may keep what it built from the study while it is unchanged.
+func (s *Store) Fingerprint(studyID uint) (string, error) {
+	var t struct {
+		N        int64
+		Running  int64
+		Finished sql.NullString
+		MaxID    int64
+	}
+	err := s.DB.Model(&TrialRow{}).Where("study_id = ?", studyID).
+		Select("COUNT(*) AS n, SUM(CASE WHEN state = ? THEN 1 ELSE 0 END) AS running, MAX(finished_at) AS finished, MAX(id) AS max_id", TrialRunning).
+		Scan(&t).Error
+	if err != nil {
+		return "", fmt.Errorf("storage %s: fingerprint: %s", s.Label, oneLine(err))
+	}
+	var evidence struct {
+		Updated sql.NullString
+		Runs    int64
+	}
+	if s.DB.Migrator().HasTable(&EvidenceRow{}) {
+		s.DB.Model(&EvidenceRow{}).Where("study_id = ?", studyID).Select("MAX(updated_at) AS updated").Scan(&evidence)
+		s.DB.Model(&EvidenceRunRow{}).Where("study_id = ?", studyID).Count(&evidence.Runs)
+	}
+	return fmt.Sprintf("%d/%d/%s/%d/%s/%d", t.N, t.Running, t.Finished.String, t.MaxID, evidence.Updated.String, evidence.Runs), nil
 }

@@ -97,13 +97,9 @@ func missingTables(err error) bool {
 	return strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist")
 }
 
-// report loads the study named in the path, with its stored evidence.
+// report is the study named in the path, with its stored evidence.
 func (s *Server) report(r *http.Request) (*studies.Report, error) {
-	rep, err := s.cfg.Env.Load(r.PathValue("name"))
-	if err != nil {
-		return nil, err
-	}
-	return rep, s.cfg.Env.LoadEvidence(rep)
+	return s.reports.get(r.PathValue("name"))
 }
 
 // showStudy is `study show NAME --output json`.
@@ -117,7 +113,7 @@ func (s *Server) showStudy(w http.ResponseWriter, r *http.Request) error {
 
 // trials is `study export NAME --format json`.
 func (s *Server) trials(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	rep, err := s.report(r)
 	if err != nil {
 		return err
 	}
@@ -130,7 +126,7 @@ func (s *Server) trial(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return withStatus(http.StatusBadRequest, "trial: %q is not a trial number", r.PathValue("n"))
 	}
-	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	rep, err := s.report(r)
 	if err != nil {
 		return err
 	}
@@ -143,7 +139,7 @@ func (s *Server) trial(w http.ResponseWriter, r *http.Request) error {
 
 // pareto is `study export NAME --pareto --format json`.
 func (s *Server) pareto(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	rep, err := s.report(r)
 	if err != nil {
 		return err
 	}
@@ -152,7 +148,7 @@ func (s *Server) pareto(w http.ResponseWriter, r *http.Request) error {
 
 // history is `study export NAME --history --format json`.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.cfg.Env.Load(r.PathValue("name"))
+	rep, err := s.report(r)
 	if err != nil {
 		return err
 	}

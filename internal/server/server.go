@@ -39,9 +39,10 @@ type Config struct {
 
 // Server serves the API and the dashboard.
 type Server struct {
-	cfg  Config
-	mux  *http.ServeMux
-	runs *runs
+	cfg     Config
+	mux     *http.ServeMux
+	runs    *runs
+	reports *reports
 }
 
 // New checks the configuration: a non-loopback address needs a token.
@@ -56,7 +57,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log)}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log), reports: newReports(cfg.Env)}
 	s.routes()
 	return s, nil
 }

@@ -270,3 +270,33 @@ func TestCreateRunsAndShutdownLosesNothing(t *testing.T) {
 		t.Errorf("%d complete trials after resume, want exactly %d", done, row.TrialsTotal)
 	}
 }
+
+// The server keeps a study's report while the study is unchanged, and
+// builds it anew as soon as a trial completes.
+func TestReportCacheFollowsTheStudy(t *testing.T) {
+	env := newEnv(t)
+	runStudy(t, env, "c", 3)
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	count := func() int {
+		_, body := get(t, ts.URL+"/api/studies/c")
+		var s struct {
+			TrialsComplete int `json:"trials_complete"`
+		}
+		if err := json.Unmarshal(body, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.TrialsComplete
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("%d complete, want 3", n)
+	}
+	row, _ := env.Store.StudyByName("c")
+	env.Store.DB.Model(row).Update("trials_total", 5)
+	row.TrialsTotal = 5
+	if err := env.Run(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 5 {
+		t.Errorf("after two more trials the API says %d complete, want 5", n)
+	}
+}
