@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -62,7 +63,7 @@ func History(r *studies.Report) (*gplot.Plot, error) {
 	step.StepStyle = plotter.PostStep
 	step.LineStyle = draw.LineStyle{Color: ink, Width: vg.Points(1.6)}
 	p.Add(plotter.NewGrid(), baseLine, step)
-	p.Legend.Add(fmt.Sprintf("baseline %.4g", base), baseLine)
+	p.Legend.Add(strings.TrimSpace(fmt.Sprintf("baseline %.4g %s", base, Unit(o.Metric))), baseLine)
 	p.Legend.Add("best so far (lowest score)", step)
 	if err := addScatter(p, feasible, draw.CircleGlyph{}, blue, 2.6, "trial"); err != nil {
 		return nil, err
