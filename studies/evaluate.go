@@ -183,7 +183,7 @@ func (ev *evaluator) describe(t *storage.TrialRow) string {
 	v := objectives[ev.tpl.Primary]
 	base, _ := strategies.Metric(ev.baseline, prim.Metric)
 	out := fmt.Sprintf("%s %+.1f%%", prim.Name, 100*Delta(v, base))
-	if t.Score > search.Scalarize(v, base, prim.Minimize, nil, 0)+1e-9 {
+	if penalised(t.Score, v, base, prim.Minimize) {
 		out += " (violates a constraint)"
 	}
 	return out

@@ -122,34 +122,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	best := &r.Complete[r.Best]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "metric\tbaseline\tbest (trial %d)\tΔ\tbest, seed range\t\n", best.Number)
-	// One row per metric: the objectives first, then per class and the
-	// totals that are not objectives already.
-	shown := map[string]bool{}
-	row := func(name, path string) {
-		if shown[path] {
-			return
-		}
-		shown[path] = true
-		get := metricOf(path)
-		b, v, sp := get(&r.Baseline), get(&best.Metrics), Spread(best.PerSeed, get)
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", name, b, v, pct(Delta(v, b)), sp.Min, sp.Max)
+	for _, row := range r.Table() {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", row.Name, row.Baseline, row.Best, pct(row.Delta), row.Seeds.Min, row.Seeds.Max)
 	}
-	for _, o := range r.Template.Objectives {
-		row(o.Name, o.Metric)
-	}
-	for _, cl := range classOrder(r.Baseline) {
-		row(cl+" TTFT p99 ms", "per_slo."+cl+".ttft_ms.p99")
-		row(cl+" E2E p99 ms", "per_slo."+cl+".e2e_ms.p99")
-		if r.Baseline.PerSLO[cl].Attainment != nil {
-			row(cl+" SLO attainment", "per_slo."+cl+".attainment")
-		}
-	}
-	if r.Baseline.Attainment != nil {
-		row("SLO attainment", "attainment")
-		row("goodput req/s", "goodput")
-	}
-	row("tokens/s", "tokens_per_sec")
-	row("rejected", "rejected")
 	tw.Flush()
 	for _, o := range r.Template.Objectives {
 		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
@@ -177,6 +152,52 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintln(w)
 		r.Ablation.WriteText(w, r.Template)
 	}
+}
+
+// TableRow is one metric of the baseline-against-best table.
+type TableRow struct {
+	Name           string
+	Baseline, Best float64
+	Delta          float64   // relative change (Delta), NaN when the baseline is 0
+	Seeds          SeedRange // the best trial's range over the seeds
+}
+
+// Table is the baseline-against-best table of WriteTable: one row per
+// metric, the objectives first, then per class and the totals that are
+// not objectives already; nil without a complete trial.
+func (r *Report) Table() []TableRow {
+	if r.Best < 0 {
+		return nil
+	}
+	best := &r.Complete[r.Best]
+	var rows []TableRow
+	shown := map[string]bool{}
+	row := func(name, path string) {
+		if shown[path] {
+			return
+		}
+		shown[path] = true
+		get := metricOf(path)
+		b, v := get(&r.Baseline), get(&best.Metrics)
+		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.PerSeed, get)})
+	}
+	for _, o := range r.Template.Objectives {
+		row(o.Name, o.Metric)
+	}
+	for _, cl := range classOrder(r.Baseline) {
+		row(cl+" TTFT p99 ms", "per_slo."+cl+".ttft_ms.p99")
+		row(cl+" E2E p99 ms", "per_slo."+cl+".e2e_ms.p99")
+		if r.Baseline.PerSLO[cl].Attainment != nil {
+			row(cl+" SLO attainment", "per_slo."+cl+".attainment")
+		}
+	}
+	if r.Baseline.Attainment != nil {
+		row("SLO attainment", "attainment")
+		row("goodput req/s", "goodput")
+	}
+	row("tokens/s", "tokens_per_sec")
+	row("rejected", "rejected")
+	return rows
 }
 
 // Importance estimates how much each parameter drives the score

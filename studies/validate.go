@@ -352,14 +352,14 @@ func (r *Report) failedConstraint(cand, base metrics.Summary) string {
 	ev := &evaluator{tpl: r.Template, baseline: &base}
 	for _, c := range r.Template.Constraints {
 		if v, err := ev.violation(&cand, c); err == nil && v > 1e-12 {
-			return constraintWords(c)
+			return ConstraintWords(c)
 		}
 	}
 	return ""
 }
 
-// constraintWords renders a constraint, e.g. "tokens_per_sec ≥ 0.98 × baseline".
-func constraintWords(c strategies.Constraint) string {
+// ConstraintWords renders a constraint, e.g. "tokens_per_sec ≥ 0.98 × baseline".
+func ConstraintWords(c strategies.Constraint) string {
 	var parts []string
 	if c.MinRatioToBaseline != 0 {
 		parts = append(parts, fmt.Sprintf("≥ %g × baseline", c.MinRatioToBaseline))

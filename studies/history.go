@@ -1,0 +1,132 @@
+package studies
+
+import (
+	"math"
+
+	"optimize/search"
+	"optimize/strategies"
+)
+
+// HypervolumeHistory is, for k = 1..len(Complete), the hypervolume of the
+// Pareto front of the first k complete trials in number order, with the
+// normalisation and reference point of Report.Hypervolume (objectives as
+// ratios to the baseline, HypervolumeReference on every axis). Its last
+// value is Report.Hypervolume up to rounding.
+//
+// It is incremental: a point outside the reference box, or weakly
+// dominated by the front, leaves the value unchanged (a point that
+// dominates a point inside the box lies inside the box itself, so the
+// front inside the box is all that counts). A point that enters the front
+// adds its exclusive volume, its box minus the hypervolume of the front
+// clipped to that box ({max(p, q)} over the front points q).
+func (r *Report) HypervolumeHistory() []float64 {
+	out := make([]float64, len(r.Complete))
+	if len(r.Complete) == 0 {
+		return out
+	}
+	base, minimize := r.baselineObjectives()
+	ref := make([]float64, len(base))
+	for i := range ref {
+		ref[i] = HypervolumeReference
+	}
+	var front [][]float64 // mutually non-dominated points inside the box
+	limit := make([][]float64, 0, 16)
+	hv := 0.0
+	for k, c := range r.Complete {
+		p := search.Normalize(c.Objectives, base, minimize)
+		if len(p) == len(ref) && insideBox(p, ref) && !weaklyDominated(front, p) {
+			limit = limit[:0]
+			for _, q := range front {
+				m := make([]float64, len(p))
+				for d := range p {
+					m[d] = math.Max(p[d], q[d])
+				}
+				limit = append(limit, m)
+			}
+			box := 1.0
+			for d := range p {
+				box *= ref[d] - p[d]
+			}
+			hv += max(0, box-search.Hypervolume(limit, ref))
+			front = keepUndominated(front, p)
+		}
+		out[k] = hv
+	}
+	return out
+}
+
+// insideBox reports whether p is strictly below ref on every axis (a NaN
+// is not).
+func insideBox(p, ref []float64) bool {
+	for d := range ref {
+		if !(p[d] < ref[d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// weaklyDominated reports whether some front point is ≤ p on every axis
+// (p adds no volume then).
+func weaklyDominated(front [][]float64, p []float64) bool {
+	for _, q := range front {
+		le := true
+		for d := range p {
+			if q[d] > p[d] {
+				le = false
+				break
+			}
+		}
+		if le {
+			return true
+		}
+	}
+	return false
+}
+
+// keepUndominated drops the front points p weakly dominates and adds p.
+func keepUndominated(front [][]float64, p []float64) [][]float64 {
+	out := front[:0]
+	for _, q := range front {
+		if !weaklyDominated([][]float64{p}, q) {
+			out = append(out, q)
+		}
+	}
+	return append(out, p)
+}
+
+// BestHistory is, per complete trial in number order, the lowest score of
+// the trials up to it (the optimisation-history curve).
+func (r *Report) BestHistory() []float64 {
+	out := make([]float64, len(r.Complete))
+	best := math.Inf(1)
+	for i, c := range r.Complete {
+		best = min(best, c.Score)
+		out[i] = best
+	}
+	return out
+}
+
+// PrimaryBaseline is the baseline's value of the template's primary
+// objective.
+func (r *Report) PrimaryBaseline() float64 {
+	v, _ := strategies.Metric(&r.Baseline, r.Template.Objectives[r.Template.Primary].Metric)
+	return v
+}
+
+// Penalised reports whether c's score carries a constraint penalty: it
+// exceeds the score of its primary objective alone (the trial violates a
+// constraint).
+func (r *Report) Penalised(c *Result) bool {
+	p := r.Template.Primary
+	if p >= len(c.Objectives) {
+		return false
+	}
+	return penalised(c.Score, c.Objectives[p], r.PrimaryBaseline(), r.Template.Objectives[p].Minimize)
+}
+
+// penalised compares a score with the primary objective's unpenalised
+// score (search.Scalarize without violations).
+func penalised(score, primary, baseline float64, minimize bool) bool {
+	return score > search.Scalarize(primary, baseline, minimize, nil, 0)+1e-9
+}

@@ -1,0 +1,282 @@
+package plot
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var reportPage = template.Must(template.New("report").Parse(reportTemplate))
+
+// page is what the report template shows; every string from storage or a
+// template file is escaped by html/template, the SVGs are gonum's output
+// (whose text vgsvg escapes) with the XML prolog and namespaces removed.
+type page struct {
+	Name, Template, State, Workload, Seeds, Sampler, Created string
+	Complete, Total, Running, Rescued                        int
+	Description, Base, TemplateWorkload                      string
+	Mechanism, Params, Objectives                            table
+	Constraints                                              []string
+	Best                                                     *bestView
+	Plots                                                    []plotView
+	PlotError                                                string
+	Validation                                               *validationView
+	Ablation                                                 *ablationView
+}
+
+// table is a header and rows of cells; Num marks the numeric columns
+// (right-aligned).
+type table struct {
+	Head []string
+	Num  []bool
+	Rows [][]string
+}
+
+type bestView struct {
+	Trial                  int
+	Table, Params          table
+	Seeds                  []string // per objective, on how many seeds it beats the baseline
+	Pareto                 int
+	Hypervolume, Reference string
+}
+
+type plotView struct {
+	Kind, Caption string
+	SVG           template.HTML
+}
+
+type validationView struct {
+	Seeds, Missing string
+	Candidates     []candidateView
+	Regimes        table
+	RegimeDocs     table
+}
+
+type candidateView struct {
+	Trial   int
+	Verdict string
+	Overfit bool
+	Table   table
+}
+
+type ablationView struct {
+	Trial          int
+	Seeds, Missing string
+	Full           []string
+	Components     table
+}
+
+// captions say what each picture shows, in the report.
+var captions = map[string]string{
+	"history":     "Each trial's primary objective in the order the trials ran; crosses violate a constraint. The line is the primary value of the best trial so far (lowest score), the dashed line the baseline.",
+	"hypervolume": "The volume the Pareto front dominates, objectives as ratios to the baseline, up to twice as bad as the baseline on every axis; it grows when a trial enlarges the front.",
+	"pareto":      "Two of the objectives; the highlighted trials are the Pareto front over all objectives, so some may look dominated in these two.",
+	"parallel":    "One line per trial across the parameters, each axis the parameter's range (categoricals by choice index), coloured by the trial's rank on the primary objective from blue (best) to orange (worst); inactive parameters are skipped.",
+	"importance":  "How much of the variation in the trials' score ranks each parameter explains on its own (a ranking, not an exact decomposition).",
+}
+
+// HTML writes the study as one self-contained page: inline CSS and SVG,
+// no script, no reference to anything outside the file.
+func HTML(w io.Writer, r *studies.Report) error {
+	tpl := r.Template
+	pg := page{
+		Name: r.Study.Name, Template: r.Study.Template, State: r.State(), Workload: r.Study.Workload,
+		Seeds: seedsText(r.Seeds), Sampler: fmt.Sprintf("%s (seed %d)", r.Study.Sampler, r.Study.SamplerSeed),
+		Created:  r.Study.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
+		Complete: len(r.Complete), Total: r.Study.TrialsTotal, Running: r.Running, Rescued: r.Failed,
+		Description: tpl.Description, Base: tpl.Base, TemplateWorkload: tpl.Workload,
+	}
+	pg.Mechanism = table{Head: []string{"setting", "value", "set by"}}
+	for _, m := range tpl.Mechanism() {
+		pg.Mechanism.Rows = append(pg.Mechanism.Rows, []string{m.Knob, m.Value, m.From})
+	}
+	pg.Params = table{Head: []string{"parameter", "type", "range", "default", "setting", "sampled"}}
+	for _, p := range tpl.Params {
+		when := "always"
+		if p.When != nil {
+			when = fmt.Sprintf("when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
+		}
+		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.Knob, when})
+	}
+	pg.Objectives = table{Head: []string{"objective", "direction", "metric", ""}}
+	for i, o := range tpl.Objectives {
+		dir, prim := "maximize", ""
+		if o.Minimize {
+			dir = "minimize"
+		}
+		if i == tpl.Primary {
+			prim = "primary"
+		}
+		pg.Objectives.Rows = append(pg.Objectives.Rows, []string{o.Name, dir, o.Metric, prim})
+	}
+	for _, c := range tpl.Constraints {
+		pg.Constraints = append(pg.Constraints, studies.ConstraintWords(c))
+	}
+	if r.Best >= 0 {
+		pg.Best = best(r)
+		for _, kind := range Kinds {
+			svg, err := inlineSVG(r, kind)
+			if err != nil {
+				pg.PlotError = err.Error()
+				continue
+			}
+			pg.Plots = append(pg.Plots, plotView{Kind: kind, Caption: captions[kind], SVG: svg})
+		}
+	}
+	if r.Validation != nil {
+		pg.Validation = validation(r.Validation, tpl)
+	}
+	if r.Ablation != nil {
+		pg.Ablation = ablation(r.Ablation, tpl)
+	}
+	return reportPage.Execute(w, pg)
+}
+
+// best is the baseline-against-best section.
+func best(r *studies.Report) *bestView {
+	b := &r.Complete[r.Best]
+	v := &bestView{Trial: b.Number, Pareto: len(r.Pareto), Hypervolume: strconv.FormatFloat(r.Hypervolume, 'f', 4, 64),
+		Reference: strconv.FormatFloat(studies.HypervolumeReference, 'f', 1, 64)}
+	v.Table = table{Head: []string{"metric", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
+		Num: []bool{false, true, true, true, true}}
+	for _, row := range r.Table() {
+		v.Table.Rows = append(v.Table.Rows, []string{row.Name, g4(row.Baseline), g4(row.Best), pct(row.Delta),
+			g4(row.Seeds.Min) + " – " + g4(row.Seeds.Max)})
+	}
+	for _, o := range r.Template.Objectives {
+		v.Seeds = append(v.Seeds, fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(b, o), len(r.Seeds)))
+	}
+	v.Params = table{Head: []string{"parameter", "best value", "importance"}, Num: []bool{false, true, true}}
+	imp := r.Importance()
+	for i, p := range r.Template.Params {
+		val := "inactive"
+		switch {
+		case i >= len(b.Params) || math.IsNaN(b.Params[i]):
+		case p.Kind == strategies.Categorical || p.Kind == strategies.Int:
+			val = p.Format(b.Params[i])
+		default:
+			val = strconv.FormatFloat(b.Params[i], 'g', 6, 64)
+		}
+		v.Params.Rows = append(v.Params.Rows, []string{p.Name, val, strconv.FormatFloat(imp[i], 'f', 2, 64)})
+	}
+	return v
+}
+
+func validation(val *studies.Validation, tpl *strategies.Template) *validationView {
+	v := &validationView{Seeds: seedsText(val.Seeds)}
+	if val.Missing > 0 {
+		v.Missing = fmt.Sprintf("Incomplete: %d simulations not run yet (run study validate again to finish).", val.Missing)
+	}
+	for _, c := range val.Candidates {
+		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Overfit: c.Overfit,
+			Table: table{Head: []string{"objective", "in study", "held out", "95% CI", "better on"}, Num: []bool{false, true, true, true, true}}}
+		for _, o := range tpl.Objectives {
+			e := c.Objectives[o.Name]
+			cv.Table.Rows = append(cv.Table.Rows, []string{o.Name, pct(float64(e.InStudyDelta)), pct(float64(e.HeldOutDelta)),
+				fmt.Sprintf("[%s, %s]", pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))), fmt.Sprintf("%d/%d seeds", e.BetterOnSeeds, e.Seeds)})
+		}
+		v.Candidates = append(v.Candidates, cv)
+	}
+	if len(val.Regimes) > 0 {
+		prim := tpl.Objectives[tpl.Primary].Name
+		v.Regimes = table{Head: []string{"regime", "trial", prim + " held out [95% CI]", "better on", "verdict"}, Num: []bool{false, true, true, true, false}}
+		v.RegimeDocs = table{Head: []string{"regime", "what changes"}}
+		for _, rg := range val.Regimes {
+			for _, c := range rg.Candidates {
+				e := c.Objectives[prim]
+				verdict, _, _ := strings.Cut(c.Verdict, ":")
+				v.Regimes.Rows = append(v.Regimes.Rows, []string{rg.Name, strconv.Itoa(c.Trial),
+					fmt.Sprintf("%s [%s, %s]", pct(float64(e.HeldOutDelta)), pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))),
+					fmt.Sprintf("%d/%d", e.BetterOnSeeds, e.Seeds), verdict})
+			}
+			v.RegimeDocs.Rows = append(v.RegimeDocs.Rows, []string{rg.Name, rg.Doc})
+		}
+	}
+	return v
+}
+
+func ablation(a *studies.Ablation, tpl *strategies.Template) *ablationView {
+	v := &ablationView{Trial: a.Trial, Seeds: seedsText(a.Seeds)}
+	if a.Missing > 0 {
+		v.Missing = fmt.Sprintf("Incomplete: %d variants not run yet (run study ablate again to finish).", a.Missing)
+	}
+	for _, o := range tpl.Objectives {
+		line := fmt.Sprintf("%s: full strategy %s", o.Name, pct(float64(a.Full[o.Name])))
+		if x, ok := a.Interaction[o.Name]; ok {
+			line += fmt.Sprintf(", interaction (full − Σ add-one) %s", pct(float64(x)))
+		}
+		v.Full = append(v.Full, line)
+	}
+	prim := tpl.Objectives[tpl.Primary].Name
+	v.Components = table{Head: []string{"component", "without it", "it alone", "contribution (" + prim + ")", "restores"},
+		Num: []bool{false, true, true, true, false}}
+	for _, c := range a.Components {
+		v.Components.Rows = append(v.Components.Rows, []string{c.Name, pct(float64(c.LeaveOneOut[prim])), pct(float64(c.AddOne[prim])),
+			pct(float64(c.Contribution[prim])), settings(c.Settings)})
+	}
+	return v
+}
+
+// svgProlog matches what an inline SVG does not need: the XML declaration,
+// gonum's comment, the namespace declarations and the fixed size (the
+// viewBox scales it to the page).
+var svgProlog = regexp.MustCompile(`<\?xml[^>]*\?>\s*|<!--[^>]*-->\s*|\s+xmlns(:\w+)?="[^"]*"|\s(width|height)="[\d.]+pt"`)
+
+// inlineSVG draws kind as an SVG element fit for an HTML page.
+func inlineSVG(r *studies.Report, kind string) (template.HTML, error) {
+	p, err := Make(r, kind, "", "")
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, p, "svg"); err != nil {
+		return "", err
+	}
+	svg := svgProlog.ReplaceAllString(buf.String(), "")
+	svg = strings.Replace(svg, "<svg", fmt.Sprintf(`<svg role="img" aria-label="%s"`, template.HTMLEscapeString(p.Title.Text)), 1)
+	if strings.Contains(svg, "://") {
+		return "", fmt.Errorf("the %s plot refers to a URL", kind)
+	}
+	return template.HTML(svg), nil // gonum's output; vgsvg escapes every text it draws
+}
+
+func pct(d float64) string {
+	if math.IsNaN(d) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*d)
+}
+
+func g4(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// seedsText renders seeds as "42, 43, 44".
+func seedsText(seeds []int64) string {
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = strconv.FormatInt(s, 10)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// settings renders "k=v k=v" in key order.
+func settings(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}

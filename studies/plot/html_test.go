@@ -1,0 +1,59 @@
+package plot
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"optimize/studies"
+)
+
+// The page holds the five pictures inline, refers to nothing outside
+// itself, and escapes text from template files and storage.
+func TestHTMLIsSelfContainedAndEscaped(t *testing.T) {
+	r, _ := syntheticReport(t, "slo-cascade", 25)
+	tpl := *r.Template
+	tpl.Description = `<script>alert(1)</script> & more`
+	r.Template = &tpl
+	e := studies.ObjectiveEvidence{InStudyDelta: -0.5, HeldOutDelta: -0.4, BetterOnSeeds: 2, Seeds: 2}
+	e.CI95[0], e.CI95[1] = -0.45, -0.35
+	obj := map[string]studies.ObjectiveEvidence{"critical_ttft_p99": e}
+	r.Validation = &studies.Validation{Seeds: []int64{100, 101},
+		Candidates: []studies.CandidateEvidence{{Trial: 3, Verdict: `holds <img src=x onerror=alert(2)>`, Objectives: obj}},
+		Regimes:    []studies.RegimeEvidence{{Name: "rate-0.5x", Doc: "half the rate", Candidates: []studies.CandidateEvidence{{Trial: 3, Verdict: "gain holds: x", Objectives: obj}}}}}
+	r.Ablation = &studies.Ablation{Trial: 3, Seeds: []int64{42}, Components: []studies.ComponentEvidence{{Name: "priority", Settings: map[string]string{"b": "2", "a": "<1>"}}}}
+	var buf bytes.Buffer
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if n := strings.Count(page, "<svg"); n != len(Kinds) {
+		t.Errorf("%d inline SVGs, want %d", n, len(Kinds))
+	}
+	for _, banned := range []string{"http://", "https://", "<script", "<img", "xmlns", "<?xml", "url(", "@import", "<link"} {
+		if strings.Contains(page, banned) {
+			t.Errorf("the page contains %q", banned)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt; &amp; more", "holds &lt;img", "Held-out validation", "rate-0.5x",
+		"Ablation of trial 3", "a=&lt;1&gt; b=2", "Study syn", "critical_prefill_chunk"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if err := wellFormed([]byte(page[strings.Index(page, "<svg") : strings.Index(page, "</svg>")+len("</svg>")])); err != nil {
+		t.Errorf("the first inline SVG is not well-formed: %v", err)
+	}
+}
+
+// A study without a complete trial still has a page, without pictures.
+func TestHTMLWithoutTrials(t *testing.T) {
+	r, _ := syntheticReport(t, "slo-cascade", 0)
+	var buf bytes.Buffer
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if page := buf.String(); strings.Contains(page, "<svg") || !strings.Contains(page, "No complete trial yet") {
+		t.Fatalf("page without trials:\n%s", page)
+	}
+}

@@ -1,0 +1,213 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+// historyMarks splits the trials' primary objective values by trial number
+// into trials within the constraints and trials whose score carries a
+// constraint penalty; incumbent is the primary value of the trial with
+// the lowest score so far, per trial.
+func historyMarks(r *studies.Report) (feasible, infeasible, incumbent plotter.XYs) {
+	prim := r.Template.Primary
+	best := -1
+	for i := range r.Complete {
+		c := &r.Complete[i]
+		pt := plotter.XY{X: float64(c.Number), Y: c.Objectives[prim]}
+		if r.Penalised(c) {
+			infeasible = append(infeasible, pt)
+		} else {
+			feasible = append(feasible, pt)
+		}
+		if best < 0 || c.Score < r.Complete[best].Score {
+			best = i
+		}
+		incumbent = append(incumbent, plotter.XY{X: pt.X, Y: r.Complete[best].Objectives[prim]})
+	}
+	return
+}
+
+// History is the optimisation history: every complete trial's primary
+// objective against its number (a cross where the trial violates a
+// constraint), the primary value of the best trial so far (lowest score)
+// as a step line, and the baseline's value.
+func History(r *studies.Report) (*gplot.Plot, error) {
+	if len(r.Complete) == 0 {
+		return nil, noTrials(r)
+	}
+	o := r.Template.Objectives[r.Template.Primary]
+	p := newPlot(fmt.Sprintf("Optimisation history of %s: %s per trial", r.Study.Name, o.Name), "trial number", objectiveLabel(o))
+	feasible, infeasible, incumbent := historyMarks(r)
+	base := r.PrimaryBaseline()
+	baseLine, err := hline(incumbent[0].X, incumbent[len(incumbent)-1].X, base)
+	if err != nil {
+		return nil, err
+	}
+	baseLine.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+	step, err := plotter.NewLine(incumbent)
+	if err != nil {
+		return nil, err
+	}
+	step.StepStyle = plotter.PostStep
+	step.LineStyle = draw.LineStyle{Color: ink, Width: vg.Points(1.6)}
+	p.Add(plotter.NewGrid(), baseLine, step)
+	p.Legend.Add(strings.TrimSpace(fmt.Sprintf("baseline %.4g %s", base, Unit(o.Metric))), baseLine)
+	p.Legend.Add("best so far (lowest score)", step)
+	if err := addScatter(p, feasible, draw.CircleGlyph{}, blue, 2.6, "trial"); err != nil {
+		return nil, err
+	}
+	if err := addScatter(p, infeasible, crossGlyph{}, red, 3.8, "trial violating a constraint"); err != nil {
+		return nil, err
+	}
+	headroom(p, 0.3)
+	return p, nil
+}
+
+// Hypervolume is the hypervolume of the Pareto front of the trials so far
+// against the trial number, with a dot where it grew.
+func Hypervolume(r *studies.Report) (*gplot.Plot, error) {
+	if len(r.Complete) == 0 {
+		return nil, noTrials(r)
+	}
+	h := r.HypervolumeHistory()
+	p := newPlot(fmt.Sprintf("Hypervolume of %s's Pareto front over %d objectives", r.Study.Name, len(r.Template.Objectives)),
+		"trial number", fmt.Sprintf("hypervolume (ratios to the baseline, reference %g)", studies.HypervolumeReference))
+	line, grew := make(plotter.XYs, len(h)), plotter.XYs{}
+	for i, v := range h {
+		line[i] = plotter.XY{X: float64(r.Complete[i].Number), Y: v}
+		if v > 0 && (i == 0 || v > h[i-1]) {
+			grew = append(grew, line[i])
+		}
+	}
+	l, err := plotter.NewLine(line)
+	if err != nil {
+		return nil, err
+	}
+	l.StepStyle = plotter.PostStep
+	l.LineStyle = draw.LineStyle{Color: blue, Width: vg.Points(1.6)}
+	p.Add(plotter.NewGrid(), l)
+	p.Legend.Add("hypervolume", l)
+	if err := addScatter(p, grew, draw.CircleGlyph{}, orange, 2.6, "a trial enlarged the front"); err != nil {
+		return nil, err
+	}
+	p.Legend.Left = true
+	pad(p, 0.04)
+	headroom(p, 0.2)
+	return p, nil
+}
+
+// Pareto plots objective x against objective y (names; "" for the
+// primary objective and the next one): every trial faint, the Pareto
+// trials (of all the objectives) highlighted, the baseline marked.
+func Pareto(r *studies.Report, x, y string) (*gplot.Plot, error) {
+	tpl := r.Template
+	xi, err := objective(r, "--x", x, tpl.Primary)
+	if err != nil {
+		return nil, err
+	}
+	yi, err := objective(r, "--y", y, (tpl.Primary+1)%len(tpl.Objectives))
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Complete) == 0 {
+		return nil, noTrials(r)
+	}
+	ox, oy := tpl.Objectives[xi], tpl.Objectives[yi]
+	p := newPlot(fmt.Sprintf("Pareto front of %s over %d objectives, seen on two", r.Study.Name, len(tpl.Objectives)),
+		objectiveLabel(ox), objectiveLabel(oy))
+	all, front := plotter.XYs{}, plotter.XYs{}
+	for i, c := range r.Complete {
+		pt := plotter.XY{X: c.Objectives[xi], Y: c.Objectives[yi]}
+		if slices.Contains(r.Pareto, i) {
+			front = append(front, pt)
+		} else {
+			all = append(all, pt)
+		}
+	}
+	bx, _ := strategies.Metric(&r.Baseline, ox.Metric)
+	by, _ := strategies.Metric(&r.Baseline, oy.Metric)
+	p.Add(plotter.NewGrid())
+	if err := addScatter(p, all, draw.CircleGlyph{}, faint, 2.4, "trial"); err != nil {
+		return nil, err
+	}
+	if err := addScatter(p, front, draw.CircleGlyph{}, orange, 3.4, fmt.Sprintf("Pareto trial (%d)", len(front))); err != nil {
+		return nil, err
+	}
+	if err := addScatter(p, plotter.XYs{{X: bx, Y: by}}, draw.PyramidGlyph{}, ink, 5, "baseline"); err != nil {
+		return nil, err
+	}
+	pad(p, 0.06)
+	// The legend goes in the corner away from the better values.
+	p.Legend.Left = !ox.Minimize
+	p.Legend.Top = oy.Minimize
+	return p, nil
+}
+
+// crossGlyph is an × drawn as one path with strokes a third of its radius
+// wide (draw.CrossGlyph's hairlines vanish next to filled circles).
+type crossGlyph struct{}
+
+func (crossGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: sty.Radius / 3})
+	r := sty.Radius * math.Sqrt2 / 2
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
+	c.Stroke(p)
+}
+
+// addScatter adds pts (if any) with a glyph and a legend entry.
+func addScatter(p *gplot.Plot, pts plotter.XYs, shape draw.GlyphDrawer, c color.Color, radius float64, legend string) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(radius), Shape: shape}
+	p.Add(s)
+	p.Legend.Add(legend, s)
+	return nil
+}
+
+// hline is a horizontal line at y from x0 to x1.
+func hline(x0, x1, y float64) (*plotter.Line, error) {
+	return plotter.NewLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
+}
+
+// headroom raises the top of the y axis by frac of its span, so that the
+// legend at the top does not cover the data.
+func headroom(p *gplot.Plot, frac float64) {
+	span := p.Y.Max - p.Y.Min
+	if span == 0 {
+		span = math.Max(math.Abs(p.Y.Max), 1)
+	}
+	p.Y.Max += frac * span
+}
+
+// pad widens both axes by frac of their span on each side.
+func pad(p *gplot.Plot, frac float64) {
+	for _, a := range []*gplot.Axis{&p.X, &p.Y} {
+		span := a.Max - a.Min
+		if span == 0 {
+			span = math.Max(math.Abs(a.Max), 1)
+		}
+		a.Min -= frac * span
+		a.Max += frac * span
+	}
+}

@@ -1,0 +1,292 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"optimize/search"
+	"optimize/simcore/metrics"
+	"optimize/storage"
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+// summaryAt is a summary whose metric paths read the given values
+// (strategies.Metric reads the JSON names).
+func summaryAt(t *testing.T, values map[string]float64) metrics.Summary {
+	t.Helper()
+	tree := map[string]any{}
+	for path, v := range values {
+		node := tree
+		parts := strings.Split(path, ".")
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := node[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				node[p] = next
+			}
+			node = next
+		}
+		node[parts[len(parts)-1]] = v
+	}
+	js, _ := json.Marshal(tree)
+	var s metrics.Summary
+	if err := json.Unmarshal(js, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// syntheticReport is a report of n trials of a built-in template: random
+// parameters (inactive where their condition fails), objectives between
+// 0.3 and 1.8 times a baseline of 100, and a constraint penalty on every
+// fifth trial; it returns the number penalised.
+func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int) {
+	t.Helper()
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := reg.Get(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]float64{}
+	for _, o := range tpl.Objectives {
+		base[o.Metric] = 100
+		if rest, ok := strings.CutPrefix(o.Metric, "per_slo."); ok {
+			class, _, _ := strings.Cut(rest, ".")
+			base["per_slo."+class+".count"] = 1000 // a class without requests has no metrics
+		}
+	}
+	r := &studies.Report{Study: &storage.StudyRow{Name: "syn", Template: template, Workload: tpl.Workload, Sampler: "tpe", TrialsTotal: n},
+		Template: tpl, Baseline: summaryAt(t, base), Seeds: []int64{42}, Best: -1}
+	r.BaseSeeds = []metrics.Summary{r.Baseline}
+	rng := rand.New(rand.NewPCG(1, 2))
+	penalised := 0
+	var points [][]float64
+	for i := range n {
+		params := make([]float64, len(tpl.Params))
+		for j, p := range tpl.Params {
+			switch {
+			case p.When != nil && !slicesContain(p.When.ChoiceIndices(), params[p.When.Index]):
+				params[j] = math.NaN()
+			case p.Kind == strategies.Categorical:
+				params[j] = float64(rng.IntN(len(p.Choices)))
+			default:
+				params[j] = p.Low + rng.Float64()*(p.High-p.Low)
+			}
+		}
+		obj := make([]float64, len(tpl.Objectives))
+		mins := make([]bool, len(obj))
+		values := maps.Clone(base)
+		for k, o := range tpl.Objectives {
+			obj[k], mins[k] = 100*(0.3+1.5*rng.Float64()), o.Minimize
+			values[o.Metric] = obj[k]
+		}
+		m := summaryAt(t, values)
+		score := search.Scalarize(obj[tpl.Primary], 100, tpl.Objectives[tpl.Primary].Minimize, nil, 0)
+		if i%5 == 4 {
+			score += 2
+			penalised++
+		}
+		r.Complete = append(r.Complete, studies.Result{Number: i, Params: params, Objectives: obj, Score: score, Metrics: m, PerSeed: []metrics.Summary{m}})
+		if r.Best < 0 || score < r.Complete[r.Best].Score {
+			r.Best = i
+		}
+		b := make([]float64, len(obj))
+		for k := range b {
+			b[k] = 100
+		}
+		points = append(points, search.Normalize(obj, b, mins))
+	}
+	r.Pareto = search.ParetoFront(points)
+	return r, penalised
+}
+
+func slicesContain(s []float64, v float64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Every kind draws, on a template with numeric parameters and on one with
+// categorical and conditional ones: a well-formed SVG and a PNG of the
+// documented size.
+func TestEveryKindRenders(t *testing.T) {
+	wantW, wantH := PNGSize()
+	if wantW != 1152 || wantH != 720 {
+		t.Fatalf("PNG size %d×%d, want 8 × 5 in at 144 dpi = 1152×720", wantW, wantH)
+	}
+	for _, template := range []string{"slo-cascade", "precise-routing"} {
+		r, _ := syntheticReport(t, template, 30)
+		for _, kind := range Kinds {
+			p, err := Make(r, kind, "", "")
+			if err != nil {
+				t.Fatalf("%s %s: %v", template, kind, err)
+			}
+			var svg, img bytes.Buffer
+			if err := Write(&svg, p, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			if err := wellFormed(svg.Bytes()); err != nil || svg.Len() < 2000 {
+				t.Fatalf("%s %s: SVG of %d bytes: %v", template, kind, svg.Len(), err)
+			}
+			if err := Write(&img, p, "png"); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := png.DecodeConfig(&img)
+			if err != nil || cfg.Width != wantW || cfg.Height != wantH {
+				t.Fatalf("%s %s: PNG %d×%d (%v), want %d×%d", template, kind, cfg.Width, cfg.Height, err, wantW, wantH)
+			}
+		}
+	}
+}
+
+// wellFormed reads every token of an XML document.
+func wellFormed(doc []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// glyphPaths counts the history's trial marks in its SVG: circles (a path
+// of two arcs) and crosses (a path of two strokes), each including its
+// legend entry.
+func glyphPaths(svg string) (circles, crosses int) {
+	circles = len(regexp.MustCompile(`<path d="M[-\d.,]+A[^"]*A[^"]*Z"`).FindAllString(svg, -1))
+	crosses = len(regexp.MustCompile(`<path d="M[-\d.,]+L[-\d.,]+M[-\d.,]+L[-\d.,]+"`).FindAllString(svg, -1))
+	return
+}
+
+// The history marks every trial once, penalised trials as crosses, and
+// its step line follows the lowest score so far.
+func TestHistoryMarksEveryTrial(t *testing.T) {
+	r, penalised := syntheticReport(t, "slo-cascade", 40)
+	feasible, infeasible, incumbent := historyMarks(r)
+	if len(feasible)+len(infeasible) != 40 || len(infeasible) != penalised || penalised != 8 {
+		t.Fatalf("%d circles and %d crosses for 40 trials of which %d penalised", len(feasible), len(infeasible), penalised)
+	}
+	best := r.BestHistory()
+	for i, pt := range incumbent {
+		// The step is at the primary value of a trial so far with the best score.
+		found := false
+		for _, c := range r.Complete[:i+1] {
+			found = found || c.Score == best[i] && c.Objectives[r.Template.Primary] == pt.Y
+		}
+		if !found || (i > 0 && best[i] > best[i-1]) {
+			t.Fatalf("trial %d: step at %v, no trial up to it has that primary value and the best score %v", i, pt.Y, best[i])
+		}
+	}
+	p, err := History(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg bytes.Buffer
+	if err := Write(&svg, p, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	circles, crosses := glyphPaths(svg.String())
+	if circles != 32+1 || crosses != 8+1 {
+		t.Fatalf("SVG has %d circles and %d crosses, want 32 and 8 plus one of each in the legend", circles, crosses)
+	}
+}
+
+func TestParetoObjectives(t *testing.T) {
+	r, _ := syntheticReport(t, "slo-cascade", 20)
+	if _, err := Pareto(r, "e2e_p99", "slo_gap"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Pareto(r, "nope", "")
+	if err == nil || !strings.HasPrefix(err.Error(), "--x: ") || !strings.Contains(err.Error(), "critical_ttft_p99, tokens_per_sec, e2e_p99, slo_gap") {
+		t.Fatalf("unknown --x: %v", err)
+	}
+	if err := CheckObjectives(r, "", "nope"); err == nil || !strings.HasPrefix(err.Error(), "--y: ") {
+		t.Fatalf("unknown --y: %v", err)
+	}
+}
+
+func TestAxisPosition(t *testing.T) {
+	logp := &strategies.Param{Kind: strategies.LogFloat, Low: 0.001, High: 0.1}
+	cat := &strategies.Param{Kind: strategies.Categorical, Choices: []string{"a", "b", "c", "d"}}
+	lin := &strategies.Param{Kind: strategies.Int, Low: 0, High: 512}
+	for _, c := range []struct {
+		p    *strategies.Param
+		v    float64
+		want float64
+	}{{logp, 0.01, 0.5}, {logp, 0.1, 1}, {cat, 2, 2.0 / 3}, {lin, 128, 0.25}} {
+		if got := axisPosition(c.p, c.v); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s at %v: %v, want %v", c.p.Kind, c.v, got, c.want)
+		}
+	}
+	if !math.IsNaN(axisPosition(lin, math.NaN())) {
+		t.Error("an inactive value has a position")
+	}
+}
+
+// A trial's line crosses only the axes of its active parameters, and the
+// best trial is drawn last in the best colour.
+func TestParallelSkipsInactive(t *testing.T) {
+	r, _ := syntheticReport(t, "precise-routing", 30)
+	lines, ts, _, _ := parallelLines(r)
+	if len(lines) != 30 {
+		t.Fatalf("%d lines for 30 trials", len(lines))
+	}
+	inactive := 0
+	for _, c := range r.Complete {
+		for _, v := range c.Params {
+			if math.IsNaN(v) {
+				inactive++
+			}
+		}
+	}
+	points := 0
+	for _, l := range lines {
+		points += len(l)
+	}
+	if inactive == 0 || points != 30*len(r.Template.Params)-inactive {
+		t.Fatalf("%d points for 30 trials of %d parameters with %d inactive values", points, len(r.Template.Params), inactive)
+	}
+	if ts[len(ts)-1] != 0 || ts[0] != 1 {
+		t.Fatalf("colour positions run from %v to %v, want worst (1) first and best (0) last", ts[0], ts[len(ts)-1])
+	}
+}
+
+func TestFormatOf(t *testing.T) {
+	for path, want := range map[string]string{"a.svg": "svg", "b/c.PNG": "png"} {
+		if got, err := FormatOf(path); got != want || err != nil {
+			t.Errorf("%s: %q, %v", path, got, err)
+		}
+	}
+	if _, err := FormatOf("a.pdf"); err == nil || !strings.Contains(err.Error(), "-o") || !strings.Contains(err.Error(), ".svg, .png") {
+		t.Fatalf("a.pdf: %v", err)
+	}
+}
+
+func TestUnit(t *testing.T) {
+	for metric, want := range map[string]string{"per_slo.critical.ttft_ms.p99": "ms", "kv.transfer_ms": "ms", "tokens_per_sec": "tokens/s",
+		"goodput": "req/s", "per_slo.critical.goodput": "req/s", "slo_gap": "", "per_slo.critical.attainment": ""} {
+		if got := Unit(metric); got != want {
+			t.Errorf("%s: %q, want %q", metric, got, want)
+		}
+	}
+}
