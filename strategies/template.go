@@ -88,6 +88,25 @@ type Constraint struct {
 	HasMin, HasMax                         bool
 }
 
+// Words renders the bounds that are set, e.g. "tokens_per_sec ≥ 0.98 ×
+// baseline".
+func (c Constraint) Words() string {
+	var parts []string
+	if c.MinRatioToBaseline != 0 {
+		parts = append(parts, fmt.Sprintf("≥ %g × baseline", c.MinRatioToBaseline))
+	}
+	if c.MaxRatioToBaseline != 0 {
+		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
+	}
+	if c.HasMin {
+		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))
+	}
+	if c.HasMax {
+		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
+	}
+	return c.Metric + " " + strings.Join(parts, ", ")
+}
+
 // Fixed is one resolved mechanism value, for display.
 type Fixed struct {
 	Knob  string `json:"setting"`

@@ -54,7 +54,7 @@ func (r *Report) History() HistoryJSON {
 		}
 		h.Trials = append(h.Trials, pt)
 	}
-	for _, v := range r.hypervolumeSoFar() {
+	for _, v := range r.HypervolumeHistory() {
 		h.Hypervolume = append(h.Hypervolume, num(v))
 	}
 	return h

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -359,22 +358,7 @@ func (r *Report) failedConstraint(cand, base metrics.Summary) string {
 }
 
 // ConstraintWords renders a constraint, e.g. "tokens_per_sec ≥ 0.98 × baseline".
-func ConstraintWords(c strategies.Constraint) string {
-	var parts []string
-	if c.MinRatioToBaseline != 0 {
-		parts = append(parts, fmt.Sprintf("≥ %g × baseline", c.MinRatioToBaseline))
-	}
-	if c.MaxRatioToBaseline != 0 {
-		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
-	}
-	if c.HasMin {
-		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))
-	}
-	if c.HasMax {
-		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
-	}
-	return c.Metric + " " + strings.Join(parts, ", ")
-}
+func ConstraintWords(c strategies.Constraint) string { return c.Words() }
 
 // pairedT is the mean of the per-seed changes and its 95 % Student-t
 // interval, mean ± t(0.975, n−1)·s/√n; the interval is NaN below 2 seeds.

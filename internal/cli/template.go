@@ -114,7 +114,7 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, c := range t.Constraints {
-		fmt.Fprintf(w, "  %s\n", constraintText(c))
+		fmt.Fprintf(w, "  %s\n", c.Words())
 	}
 
 	fmt.Fprintln(w, "\nRegimes (study validate --regimes):")
@@ -127,25 +127,6 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 		fmt.Fprintf(tw, "  %s\t%s\n", name, r.Doc)
 	}
 	return tw.Flush()
-}
-
-// constraintText renders the bounds that are set, e.g.
-// "tokens_per_sec ≥ 0.98 × baseline".
-func constraintText(c strategies.Constraint) string {
-	var parts []string
-	if c.MinRatioToBaseline != 0 {
-		parts = append(parts, fmt.Sprintf("≥ %g × baseline", c.MinRatioToBaseline))
-	}
-	if c.MaxRatioToBaseline != 0 {
-		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
-	}
-	if c.HasMin {
-		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))
-	}
-	if c.HasMax {
-		parts = append(parts, fmt.Sprintf("≤ %g", c.Max))
-	}
-	return c.Metric + " " + strings.Join(parts, ", ")
 }
 
 // wrap breaks text into lines of at most width columns.
