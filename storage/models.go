@@ -40,6 +40,10 @@ type TrialRow struct {
 	Score       float64
 	Objectives  string `gorm:"type:text"` // JSON []float64, the template's objectives (means over seeds)
 	Metrics     string `gorm:"type:text"` // JSON metrics.Summary (means over seeds)
+	// SeedRanges is each objective's lowest and highest value over the
+	// seeds (JSON [][2]float64), so that listing trials needs no per-seed
+	// rows; empty in rows written before it existed.
+	SeedRanges  string `gorm:"type:text"`
 	Worker      string `gorm:"size:255"`
 	HeartbeatAt time.Time
 	StartedAt   time.Time

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/c-bata/goptuna"
@@ -35,6 +36,9 @@ type Store struct {
 	DB       *gorm.DB
 	Postgres bool
 	Label    string // the DSN with any password hidden, for messages
+
+	seedRangesOnce sync.Once
+	seedRanges     bool
 }
 
 // Resolve picks the DSN: the flag if given, else $OPTIMIZE_STORAGE, else

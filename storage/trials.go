@@ -45,6 +45,23 @@ func (s *Store) Trials(studyID uint) ([]TrialRow, error) {
 	return out, err
 }
 
+// TrialSeedRows returns one trial's per-seed rows.
+func (s *Store) TrialSeedRows(trialID uint) ([]TrialSeedRow, error) {
+	var rows []TrialSeedRow
+	if err := s.DB.Where("trial_id = ?", trialID).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("storage %s: per-seed metrics: %s", s.Label, oneLine(err))
+	}
+	return rows, nil
+}
+
+// hasSeedRanges reports whether the trial table has the seed_ranges
+// column (a database migrated before it existed has not; workers do not
+// migrate), asked once per store.
+func (s *Store) hasSeedRanges() bool {
+	s.seedRangesOnce.Do(func() { s.seedRanges = s.DB.Migrator().HasColumn(&TrialRow{}, "seed_ranges") })
+	return s.seedRanges
+}
+
 // SeedRows returns the per-seed rows of a study's trials by trial id.
 func (s *Store) SeedRows(studyID uint) (map[uint][]TrialSeedRow, error) {
 	var rows []TrialSeedRow
@@ -244,22 +261,25 @@ var ErrLeaseLost = errors.New("lost its lease before it finished")
 // Complete stores a finished trial with its per-seed metrics (perSeed[i]
 // ran on seeds[i]) in one transaction. A trial rescued meanwhile is not
 // recorded twice: that is ErrLeaseLost; any other error is the database's.
-func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, mean metrics.Summary, seeds []int64, perSeed []metrics.Summary) error {
+// ranges holds each objective's lowest and highest value over the seeds.
+func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, ranges [][2]float64, mean metrics.Summary, seeds []int64, perSeed []metrics.Summary) error {
 	if len(seeds) != len(perSeed) {
 		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(perSeed), len(seeds))
 	}
 	obj, _ := json.Marshal(objectives)
 	m, _ := json.Marshal(mean)
+	set := map[string]any{"state": TrialComplete, "score": score, "objectives": string(obj), "metrics": string(m), "finished_at": time.Now()}
+	if s.hasSeedRanges() {
+		rg, _ := json.Marshal(ranges)
+		set["seed_ranges"] = string(rg)
+	}
 	rows := make([]TrialSeedRow, len(seeds))
 	for i, seed := range seeds {
 		js, _ := json.Marshal(perSeed[i])
 		rows[i] = TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: string(js)}
 	}
-	now := time.Now()
 	err := s.DB.Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(map[string]any{
-			"state": TrialComplete, "score": score, "objectives": string(obj), "metrics": string(m), "finished_at": now,
-		})
+		res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
 		if res.Error != nil {
 			return res.Error
 		}

@@ -62,7 +62,7 @@ func TestClaimsRespectTotalUnderConcurrency(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := st.Complete(c.Trial, 1, []float64{1}, metrics.Summary{}, []int64{42}, []metrics.Summary{{}}); err != nil {
+				if err := st.Complete(c.Trial, 1, []float64{1}, [][2]float64{{1, 1}}, metrics.Summary{}, []int64{42}, []metrics.Summary{{}}); err != nil {
 					errs <- err
 					return
 				}
@@ -114,11 +114,11 @@ func TestExpiredLeaseIsRescued(t *testing.T) {
 		t.Fatalf("states %s %s", trials[0].State, trials[1].State)
 	}
 	// The dead worker comes back: its result must not count twice.
-	if err := st.Complete(dead.Trial, 1, nil, metrics.Summary{}, nil, nil); !errors.Is(err, ErrLeaseLost) {
+	if err := st.Complete(dead.Trial, 1, nil, nil, metrics.Summary{}, nil, nil); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("a rescued trial's late result: err = %v, want ErrLeaseLost", err)
 	}
 	// With 1 complete of 3 and two running, a fourth worker waits.
-	if err := st.Complete(live.Trial, 1, nil, metrics.Summary{}, nil, nil); err != nil {
+	if err := st.Complete(live.Trial, 1, nil, nil, metrics.Summary{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := st.ClaimTrial(row, "x", time.Minute, nil); c.Trial == nil || c.Done {
@@ -164,7 +164,7 @@ func TestCompleteStoresEverySeed(t *testing.T) {
 	row := newStudy(t, st, 1)
 	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
 	perSeed := []metrics.Summary{{Completed: 1}, {Completed: 2}, {Completed: 3}}
-	if err := st.Complete(c.Trial, 1, nil, metrics.Summary{Completed: 2}, []int64{42, 43, 44}, perSeed); err != nil {
+	if err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{Completed: 2}, []int64{42, 43, 44}, perSeed); err != nil {
 		t.Fatal(err)
 	}
 	var rows []TrialSeedRow
@@ -177,7 +177,7 @@ func TestCompleteStoresEverySeed(t *testing.T) {
 			t.Errorf("row %d: seed %d metrics %s", i, r.Seed, r.Metrics)
 		}
 	}
-	if err := st.Complete(c.Trial, 1, nil, metrics.Summary{}, []int64{42}, nil); err == nil {
+	if err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{}, []int64{42}, nil); err == nil {
 		t.Error("seeds and per-seed results of different lengths were accepted")
 	}
 }
@@ -191,7 +191,7 @@ func TestCompleteReportsDatabaseErrors(t *testing.T) {
 	if err := st.DB.Exec(`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
 		t.Fatal(err)
 	}
-	err := st.Complete(c.Trial, 1, nil, metrics.Summary{}, []int64{42}, []metrics.Summary{{}})
+	err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{}, []int64{42}, []metrics.Summary{{}})
 	if err == nil || errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v, want the database's error", err)
 	}
@@ -231,7 +231,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 			t.Errorf("nothing claimable: got %+v, %v", c, err)
 		}
 	})
-	if err := st.Complete(c.Trial, 1, nil, metrics.Summary{}, nil, nil); err != nil {
+	if err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	hold(func() {

@@ -64,16 +64,16 @@ func (r *Report) JSON() ShowJSON {
 	}
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]
-		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Metrics, Deltas: deltas(b.Metrics, r.Baseline),
+		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Summary(), Deltas: deltas(b.Summary(), r.Baseline),
 			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}}
 		for _, o := range r.Template.Objectives {
-			out.Best.SeedRange[o.Name] = Spread(b.PerSeed, metricOf(o.Metric))
+			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), metricOf(o.Metric))
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
 		}
 	}
 	for _, i := range r.Pareto {
 		c := r.Complete[i]
-		out.Pareto = append(out.Pareto, TrialJSON{Trial: c.Number, Params: r.ParamMap(c.Params), Metrics: c.Metrics})
+		out.Pareto = append(out.Pareto, TrialJSON{Trial: c.Number, Params: r.ParamMap(c.Params), Metrics: c.Summary()})
 	}
 	return out
 }
@@ -178,8 +178,9 @@ func (r *Report) Table() []TableRow {
 		}
 		shown[path] = true
 		get := metricOf(path)
-		b, v := get(&r.Baseline), get(&best.Metrics)
-		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.PerSeed, get)})
+		summary := best.Summary()
+		b, v := get(&r.Baseline), get(&summary)
+		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.Seeds(), get)})
 	}
 	for _, o := range r.Template.Objectives {
 		row(o.Name, o.Metric)
@@ -280,8 +281,8 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		for k, v := range c.Objectives {
 			row = append(row, 100*Delta(v, base[k]))
 		}
-		for _, o := range r.Template.Objectives {
-			sp := Spread(c.PerSeed, metricOf(o.Metric))
+		for k, o := range r.Template.Objectives {
+			sp := c.objectiveRange(k, o.Metric)
 			row = append(row, sp.Min, sp.Max)
 		}
 		row = append(row, c.Score)

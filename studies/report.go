@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"optimize/search"
 	"optimize/simcore/metrics"
@@ -30,14 +31,76 @@ type Report struct {
 	Ablation   *Ablation
 }
 
-// Result is one complete trial.
+// Result is one complete trial. A loaded study's results read their full
+// metrics from storage only when asked (Summary, Seeds), so that listing
+// thousands of trials decodes only their objectives; a Result built in
+// memory carries them in Metrics and PerSeed.
 type Result struct {
 	Number     int
 	Params     []float64
 	Objectives []float64
 	Score      float64
-	Metrics    metrics.Summary   // mean over the seeds
-	PerSeed    []metrics.Summary // on each seed, in Report.Seeds order
+	Metrics    metrics.Summary   // mean over the seeds (in-memory results)
+	PerSeed    []metrics.Summary // on each seed, in Report.Seeds order (in-memory results)
+
+	ranges [][2]float64 // each objective's range over the seeds, when stored
+	stored *storedTrial // nil for an in-memory result
+}
+
+// storedTrial reads a trial's metrics from storage once, on first use.
+type storedTrial struct {
+	once        sync.Once
+	store       *storage.Store
+	id          uint
+	seeds       []int64
+	metricsJSON string
+	metrics     metrics.Summary
+	perSeed     []metrics.Summary
+}
+
+func (t *storedTrial) load() {
+	t.once.Do(func() {
+		// A row that cannot be read leaves zero metrics: what is shown is
+		// then visibly empty rather than an error for the whole study.
+		_ = json.Unmarshal([]byte(t.metricsJSON), &t.metrics)
+		rows, err := t.store.TrialSeedRows(t.id)
+		if err != nil {
+			return
+		}
+		t.perSeed = make([]metrics.Summary, len(t.seeds))
+		for _, row := range rows {
+			if i := slices.Index(t.seeds, row.Seed); i >= 0 {
+				_ = json.Unmarshal([]byte(row.Metrics), &t.perSeed[i])
+			}
+		}
+	})
+}
+
+// Summary is the trial's metrics, means over the seeds.
+func (c *Result) Summary() metrics.Summary {
+	if c.stored == nil {
+		return c.Metrics
+	}
+	c.stored.load()
+	return c.stored.metrics
+}
+
+// Seeds is the trial's metrics on each seed, in the study's seed order.
+func (c *Result) Seeds() []metrics.Summary {
+	if c.stored == nil {
+		return c.PerSeed
+	}
+	c.stored.load()
+	return c.stored.perSeed
+}
+
+// objectiveRange is objective k's range over the seeds: stored with the
+// trial, or computed from its per-seed metrics.
+func (c *Result) objectiveRange(k int, metric string) SeedRange {
+	if k < len(c.ranges) {
+		return SeedRange{Min: c.ranges[k][0], Max: c.ranges[k][1]}
+	}
+	return Spread(c.Seeds(), metricOf(metric))
 }
 
 // State is "complete", "running" or "incomplete" (stopped before its total).
@@ -71,10 +134,6 @@ func (e *Env) Load(name string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	seedRows, err := e.Store.SeedRows(row.ID)
-	if err != nil {
-		return nil, err
-	}
 	for _, t := range trials {
 		switch t.State {
 		case storage.TrialRunning:
@@ -91,12 +150,12 @@ func (e *Env) Load(name string) (*Report, error) {
 		if err := json.Unmarshal([]byte(t.Objectives), &res.Objectives); err != nil {
 			return nil, fmt.Errorf("trial %d: objectives: %v", t.Number, err)
 		}
-		if err := json.Unmarshal([]byte(t.Metrics), &res.Metrics); err != nil {
-			return nil, fmt.Errorf("trial %d: metrics: %v", t.Number, err)
+		if t.SeedRanges != "" {
+			if err := json.Unmarshal([]byte(t.SeedRanges), &res.ranges); err != nil || len(res.ranges) != len(res.Objectives) {
+				res.ranges = nil // computed from the seeds instead
+			}
 		}
-		if res.PerSeed, err = r.perSeed(seedRows[t.ID]); err != nil {
-			return nil, fmt.Errorf("trial %d: %v", t.Number, err)
-		}
+		res.stored = &storedTrial{store: e.Store, id: t.ID, seeds: r.Seeds, metricsJSON: t.Metrics}
 		if r.Best < 0 || res.Score < r.Complete[r.Best].Score {
 			r.Best = len(r.Complete)
 		}
@@ -104,26 +163,6 @@ func (e *Env) Load(name string) (*Report, error) {
 	}
 	r.pareto()
 	return r, nil
-}
-
-// perSeed orders a trial's per-seed rows as the study's seeds.
-func (r *Report) perSeed(rows []storage.TrialSeedRow) ([]metrics.Summary, error) {
-	out := make([]metrics.Summary, len(r.Seeds))
-	found := 0
-	for _, row := range rows {
-		i := slices.Index(r.Seeds, row.Seed)
-		if i < 0 {
-			continue
-		}
-		if err := json.Unmarshal([]byte(row.Metrics), &out[i]); err != nil {
-			return nil, fmt.Errorf("seed %d: metrics: %v", row.Seed, err)
-		}
-		found++
-	}
-	if found != len(r.Seeds) {
-		return nil, fmt.Errorf("metrics for %d of %d seeds", found, len(r.Seeds))
-	}
-	return out, nil
 }
 
 // SeedRange is the lowest and highest value a metric took over the seeds.
@@ -147,7 +186,7 @@ func Spread(runs []metrics.Summary, get func(*metrics.Summary) float64) SeedRang
 func (r *Report) BetterOnSeeds(c *Result, o strategies.Objective) int {
 	n := 0
 	for i := range r.Seeds {
-		v, _ := strategies.Metric(&c.PerSeed[i], o.Metric)
+		v, _ := strategies.Metric(&c.Seeds()[i], o.Metric)
 		b, _ := strategies.Metric(&r.BaseSeeds[i], o.Metric)
 		if o.Minimize && v < b || !o.Minimize && v > b {
 			n++

@@ -118,7 +118,12 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		_ = e.Store.Release(t)
 		return fmt.Errorf("trial %d: %v", t.Number, err)
 	}
-	if err := e.Store.Complete(t, score, objectives, mean, ev.seeds, perSeed); err != nil {
+	ranges := make([][2]float64, len(ev.tpl.Objectives))
+	for k, o := range ev.tpl.Objectives {
+		sp := Spread(perSeed, metricOf(o.Metric))
+		ranges[k] = [2]float64{sp.Min, sp.Max}
+	}
+	if err := e.Store.Complete(t, score, objectives, ranges, mean, ev.seeds, perSeed); err != nil {
 		_ = smp.Fail(gid)
 		if errors.Is(err, storage.ErrLeaseLost) {
 			return nil // rescued by another worker meanwhile: its copy counts

@@ -33,13 +33,13 @@ func (r *Report) Trial(n int) (TrialDetail, bool) {
 	}
 	base, _ := r.baselineObjectives()
 	d := TrialDetail{Trial: n, Params: r.ParamMap(c.Params), Objectives: map[string]float64{}, Deltas: map[string]num{},
-		Score: c.Score, Metrics: c.Metrics}
+		Score: c.Score, Metrics: c.Summary()}
 	for k, o := range r.Template.Objectives {
 		d.Objectives[o.Name] = c.Objectives[k]
 		d.Deltas[o.Name] = num(Delta(c.Objectives[k], base[k]))
 	}
 	for i, s := range r.Seeds {
-		d.Seeds = append(d.Seeds, SeedDetail{Seed: s, Metrics: c.PerSeed[i], Baseline: r.BaseSeeds[i]})
+		d.Seeds = append(d.Seeds, SeedDetail{Seed: s, Metrics: c.Seeds()[i], Baseline: r.BaseSeeds[i]})
 	}
 	return d, true
 }

@@ -169,12 +169,13 @@ function parallelChart(tpl, rows) {
     const s = scale(tr(p.low), tr(p.high), H - m.b, m.t);
     return { p, y: (v) => (v === null || v === undefined) ? null : s(tr(v)) };
   });
-  const scores = sample.map((r) => r.score), lo = Math.min(...scores), hi = Math.max(...scores);
+  // Colour by rank (sample is sorted by score): one outlier would
+  // otherwise give every other line the same colour.
   for (let k = sample.length - 1; k >= 0; k--) {
     const r = sample[k];
     const pts = [];
     axes.forEach((a, i) => { const y = a.y(r[a.p.name]); if (y !== null && isFinite(y)) pts.push([xAt(i), y]); });
-    svg.append(line(pts, { stroke: colour((r.score - lo) / (hi - lo || 1)), 'stroke-opacity': 0.5, class: 'trialline' }));
+    svg.append(line(pts, { stroke: colour(k / Math.max(1, sample.length - 1)), 'stroke-opacity': 0.5, class: 'trialline' }));
   }
   axes.forEach((a, i) => {
     svg.append(sv('line', { x1: xAt(i), x2: xAt(i), y1: m.t, y2: H - m.b, stroke: '#667085' }));
@@ -182,7 +183,7 @@ function parallelChart(tpl, rows) {
     const lowText = a.p.type === 'categorical' ? a.p.choices[0] : num(a.p.low), highText = a.p.type === 'categorical' ? a.p.choices[a.p.choices.length - 1] : num(a.p.high);
     svg.append(sv('text', { x: xAt(i) + 4, y: H - m.b - 2 }, lowText), sv('text', { x: xAt(i) + 4, y: m.t + 10 }, highText));
   });
-  return el('div', {}, svg, el('div', { class: 'legend' }, `${sample.length} of ${rows.length} trials; colour: score (blue best, orange worst)`));
+  return el('div', {}, svg, el('div', { class: 'legend' }, `${sample.length} of ${rows.length} trials; colour: rank by score (blue best, orange worst)`));
 }
 
 function barsChart(id, labels, values, fmt) {
