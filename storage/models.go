@@ -36,10 +36,10 @@ type TrialRow struct {
 	Params    string `gorm:"type:text"` // JSON []float64, aligned with the template's parameters
 	// RescueOf is the number of the failed trial whose parameters this one
 	// re-runs (-1 for none).
-	RescueOf    int
-	Score       float64
-	Objectives  string `gorm:"type:text"` // JSON []float64, the template's objectives (means over seeds)
-	Metrics     string `gorm:"type:text"` // JSON metrics.Summary (means over seeds)
+	RescueOf   int
+	Score      float64
+	Objectives string `gorm:"type:text"` // JSON []float64, the template's objectives (means over seeds)
+	Metrics    string `gorm:"type:text"` // JSON metrics.Summary (means over seeds)
 	// SeedRanges is each objective's lowest and highest value over the
 	// seeds (JSON [][2]float64), so that listing trials needs no per-seed
 	// rows; empty in rows written before it existed.
