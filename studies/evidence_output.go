@@ -3,6 +3,7 @@ package studies
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -190,4 +191,25 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// ErrNoEvidence is ExportEvidence's answer for a study that has no
+// evidence of the kind asked for yet.
+var ErrNoEvidence = errors.New("no evidence yet")
+
+// ExportEvidence writes the stored validation or ablation (kind
+// "validation" or "ablation") as Export does; LoadEvidence must have run.
+func (r *Report) ExportEvidence(w io.Writer, kind, format string) error {
+	name := r.Study.Name
+	switch {
+	case kind == "validation" && r.Validation != nil:
+		return r.Validation.Export(w, format, r.Template)
+	case kind == "ablation" && r.Ablation != nil:
+		return r.Ablation.Export(w, format, r.Template)
+	case kind == "validation":
+		return fmt.Errorf("%w: study %s has no validation yet (run optimize study validate %s)", ErrNoEvidence, name, name)
+	case kind == "ablation":
+		return fmt.Errorf("%w: study %s has no ablation yet (run optimize study ablate %s)", ErrNoEvidence, name, name)
+	}
+	return fmt.Errorf("evidence: unknown kind %q (allowed: validation, ablation)", kind)
 }

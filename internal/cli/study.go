@@ -377,22 +377,16 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 						return fmt.Errorf("--history: only --format json")
 					}
 					return failed(studies.WriteJSON(w, r.History()))
-				case validation:
+				case validation, ablation:
+					kind := map[bool]string{true: "validation", false: "ablation"}[validation]
 					if err := env.LoadEvidence(r); err != nil {
 						return studyError(err)
 					}
-					if r.Validation == nil {
-						return fmt.Errorf("--validation: study %s has no validation yet (run optimize study validate %s)", row.Name, row.Name)
+					err := r.ExportEvidence(w, kind, format)
+					if errors.Is(err, studies.ErrNoEvidence) {
+						return fmt.Errorf("--%s: %v", kind, err)
 					}
-					return failed(r.Validation.Export(w, format, r.Template))
-				case ablation:
-					if err := env.LoadEvidence(r); err != nil {
-						return studyError(err)
-					}
-					if r.Ablation == nil {
-						return fmt.Errorf("--ablation: study %s has no ablation yet (run optimize study ablate %s)", row.Name, row.Name)
-					}
-					return failed(r.Ablation.Export(w, format, r.Template))
+					return failed(err)
 				}
 				return failed(r.Export(w, format, pareto))
 			})

@@ -155,28 +155,19 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	return writeValue(w, http.StatusOK, rep.History())
 }
 
-// validation is `study export NAME --validation --format json`.
-func (s *Server) validation(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.report(r)
-	if err != nil {
+// evidence is `study export NAME --validation|--ablation --format json`.
+func (s *Server) evidence(kind string) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rep, err := s.report(r)
+		if err != nil {
+			return err
+		}
+		err = writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.ExportEvidence(b, kind, "json") })
+		if errors.Is(err, studies.ErrNoEvidence) {
+			return statusError{http.StatusNotFound, err}
+		}
 		return err
 	}
-	if rep.Validation == nil {
-		return withStatus(http.StatusNotFound, "study %s has no validation yet (optimize study validate %s)", rep.Study.Name, rep.Study.Name)
-	}
-	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Validation.Export(b, "json", rep.Template) })
-}
-
-// ablation is `study export NAME --ablation --format json`.
-func (s *Server) ablation(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.report(r)
-	if err != nil {
-		return err
-	}
-	if rep.Ablation == nil {
-		return withStatus(http.StatusNotFound, "study %s has no ablation yet (optimize study ablate %s)", rep.Study.Name, rep.Study.Name)
-	}
-	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Ablation.Export(b, "json", rep.Template) })
 }
 
 // createRequest is POST /api/studies: `study create`'s arguments.
