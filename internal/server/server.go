@@ -160,6 +160,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no API route %s %s", r.Method, r.URL.Path))
 	})
+	s.pages()
 	assets, _ := fs.Sub(web, "web")
 	files := http.FileServerFS(assets)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

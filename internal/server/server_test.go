@@ -300,3 +300,30 @@ func TestReportCacheFollowsTheStudy(t *testing.T) {
 		t.Errorf("after two more trials the API says %d complete, want 5", n)
 	}
 }
+
+// A study page arrives with the documents its first view draws, escaped
+// so that no stored string can close the data block.
+func TestPagesCarryTheirFirstDocuments(t *testing.T) {
+	env := newEnv(t)
+	runStudy(t, env, "p1", 3)
+	hostile := "<script>alert(1)</script>"
+	if err := env.Store.DB.Create(&storage.StudyRow{Name: "x", Template: "slo-cascade", Workload: hostile, Seeds: "[42]",
+		Sampler: "tpe", TrialsTotal: 1}).Error; err != nil {
+		t.Fatal(err)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	code, body := get(t, ts.URL+"/study/p1")
+	if code != http.StatusOK || !strings.Contains(string(body), `id="preload"`) || !strings.Contains(string(body), `"studies/p1/history"`) {
+		t.Errorf("study page: %d, no preloaded documents", code)
+	}
+	code, body = get(t, ts.URL+"/")
+	if code != http.StatusOK || !strings.Contains(string(body), `"name":"p1"`) && !strings.Contains(string(body), `\"name\": \"p1\"`) && !strings.Contains(string(body), "p1") {
+		t.Errorf("list page: %d", code)
+	}
+	if strings.Contains(string(body), hostile) {
+		t.Error("a stored string reached the page unescaped")
+	}
+	if code, _ := get(t, ts.URL+"/study/nope"); code != http.StatusOK {
+		t.Errorf("unknown study page: %d (the page itself says what is wrong)", code)
+	}
+}

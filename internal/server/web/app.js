@@ -12,8 +12,21 @@ let refresh = null;
 
 // ---- small helpers -------------------------------------------------------
 
+// The server embeds the first view's documents in the page (so that it is
+// drawn before the page's load event, even by a headless browser dumping
+// the DOM); api answers from them once, then from the network.
+const preload = (() => {
+  const node = document.getElementById('preload');
+  return node ? JSON.parse(node.textContent) : {};
+})();
+
 async function api(path) {
-  const res = await fetch('api/' + path, { headers: { Accept: 'application/json' } });
+  if (path in preload) {
+    const body = preload[path];
+    delete preload[path];
+    return body;
+  }
+  const res = await fetch('/api/' + path, { headers: { Accept: 'application/json' } });
   const body = await res.json();
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
@@ -208,7 +221,7 @@ async function listView() {
   const picked = new Set();
   const rows = list.map((s) => el('tr', {},
     el('td', {}, el('input', { type: 'checkbox', 'aria-label': 'compare ' + s.name, on: { change: (e) => e.target.checked ? picked.add(s.name) : picked.delete(s.name) } })),
-    el('td', { class: 'study-name' }, el('a', { href: '#/study/' + enc(s.name) }, s.name)),
+    el('td', { class: 'study-name' }, el('a', { href: '/study/' + enc(s.name) }, s.name)),
     el('td', {}, s.template), el('td', {}, el('span', { class: 'pill ' + s.state }, s.state)),
     el('td', { class: 'num' }, `${s.trials_complete}/${s.trials_total}`),
     el('td', { class: 'num ' + (s.best_delta < 0 ? 'good' : '') }, s.best_delta === undefined ? '–' : `${pct(s.best_delta)} ${s.primary}`)));
@@ -222,7 +235,7 @@ async function listView() {
     el('section', { class: 'card wide' },
       list.length ? el('table', { id: 'studies' }, el('tr', {}, el('th', {}, ''), el('th', {}, 'study'), el('th', {}, 'template'), el('th', {}, 'state'), el('th', { class: 'num' }, 'trials'), el('th', { class: 'num' }, 'best Δ (primary)')), rows)
         : el('p', { class: 'muted' }, 'No studies yet.'),
-      el('p', {}, el('button', { on: { click: () => { if (picked.size > 1) location.hash = '#/compare/' + [...picked].map(enc).join(','); } } }, 'compare selected'))),
+      el('p', {}, el('button', { on: { click: () => { if (picked.size > 1) location.href = '/compare/' + [...picked].map(enc).join(','); } } }, 'compare selected'))),
     el('section', { class: 'card wide', style: 'margin-top:16px' }, el('h2', {}, 'New study'), create));
   if (list.some((s) => s.state === 'running')) refresh = setTimeout(route, 3000);
 }
@@ -232,15 +245,16 @@ async function createStudy(e) {
   const f = new FormData(e.target), out = document.getElementById('create-result');
   const body = { template: f.get('template'), trials: +f.get('trials') };
   if (f.get('name')) body.name = f.get('name');
-  const res = await fetch('api/studies', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch('/api/studies', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const json = await res.json();
   if (!res.ok) { out.textContent = json.error; out.className = 'error'; return; }
-  location.hash = '#/study/' + enc(json.name);
+  location.href = '/study/' + enc(json.name);
 }
 
 async function studyView(name) {
-  const [show, hist, rows, tpl] = await Promise.all([api(`studies/${enc(name)}`), api(`studies/${enc(name)}/history`),
-    api(`studies/${enc(name)}/trials`), api(`studies/${enc(name)}`).then((s) => api('templates/' + enc(s.template)))]);
+  const show = await api(`studies/${enc(name)}`);
+  const [hist, rows, tpl] = await Promise.all([api(`studies/${enc(name)}/history`), api(`studies/${enc(name)}/trials`),
+    api('templates/' + enc(show.template))]);
   const objs = hist.objectives;
   const axisPicker = (id, selected) => el('select', { id, on: { change: redrawPareto } }, objs.map((o, i) => el('option', Object.assign({ value: i }, i === selected ? { selected: '' } : {}), o)));
   const paretoBox = el('div', { id: 'pareto-box' });
@@ -318,7 +332,7 @@ function trialsCard(name, rows, objs) {
   const best = rows.slice().sort((a, b) => a.score - b.score).slice(0, 25);
   return Object.assign(card(`Best trials (${best.length} of ${rows.length})`,
     el('table', { id: 'trials' }, el('tr', {}, el('th', {}, 'trial'), objs.map((o) => el('th', { class: 'num' }, o)), el('th', { class: 'num' }, 'score')),
-      best.map((r) => el('tr', {}, el('td', {}, el('a', { href: `#/trial/${enc(name)}/${r.trial}` }, r.trial)),
+      best.map((r) => el('tr', {}, el('td', {}, el('a', { href: `/trial/${enc(name)}/${r.trial}` }, r.trial)),
         objs.map((o) => el('td', { class: 'num' }, `${num(r[o])} (${pct(r[o + '_delta_pct'] / 100)})`)), el('td', { class: 'num' }, num(r.score)))))),
   { className: 'card wide' });
 }
@@ -327,7 +341,7 @@ async function trialView(name, n) {
   const t = await api(`studies/${enc(name)}/trials/${enc(n)}`);
   const classes = Object.keys(t.metrics.per_slo || {});
   view.replaceChildren(
-    el('h1', {}, `${name} · trial ${t.trial}`), el('div', { class: 'sub' }, el('a', { href: '#/study/' + enc(name) }, '← study'), ` · score ${num(t.score)}`),
+    el('h1', {}, `${name} · trial ${t.trial}`), el('div', { class: 'sub' }, el('a', { href: '/study/' + enc(name) }, '← study'), ` · score ${num(t.score)}`),
     el('div', { class: 'grid' },
       card('Parameters', el('table', { id: 'params' }, Object.entries(t.params).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, v === null ? 'inactive' : String(v)))))),
       card('Objectives', el('table', {}, Object.entries(t.objectives).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, num(v)), el('td', { class: 'num' }, pct(t.deltas[k])))))),
@@ -359,7 +373,7 @@ async function compareView(names) {
 
 async function route() {
   clearTimeout(refresh);
-  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const parts = location.pathname.replace(/^\//, '').split('/').map(decodeURIComponent);
   try {
     if (parts[0] === 'study' && parts[1]) await studyView(parts[1]);
     else if (parts[0] === 'trial' && parts[1]) await trialView(parts[1], parts[2]);
@@ -367,9 +381,8 @@ async function route() {
     else await listView();
     statusLine.textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (err) {
-    view.replaceChildren(el('p', { class: 'error' }, String(err.message || err)), el('a', { href: '#/' }, 'all studies'));
+    view.replaceChildren(el('p', { class: 'error' }, String(err.message || err)), el('a', { href: '/' }, 'all studies'));
   }
 }
 
-window.addEventListener('hashchange', route);
 route();
