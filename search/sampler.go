@@ -31,10 +31,10 @@ func ParseMethod(name string) (Method, error) {
 	switch Method(name) {
 	case "":
 		return MethodTPE, nil
-	case MethodTPE, MethodRandom, MethodGrid:
+	case MethodTPE, MethodRandom, MethodGrid, MethodParEGO:
 		return Method(name), nil
 	}
-	return "", fmt.Errorf("unknown sampler %q (allowed: tpe, random, grid)", name)
+	return "", fmt.Errorf("unknown sampler %q (allowed: tpe, random, grid, parego)", name)
 }
 
 // Options tune a Sampler; zero values mean the defaults.
@@ -45,6 +45,10 @@ type Options struct {
 	StartupTrials int
 	// GridPoints per float axis for MethodGrid, bounds included (default 5, min 2).
 	GridPoints int
+	// Warm: the history holds an earlier study's trials (a warm start), so
+	// TPE proposes from the first trial on instead of drawing StartupTrials
+	// uniform points.
+	Warm bool
 	// NoLiar leaves pending trials invisible to TPE (goptuna's own
 	// behaviour) instead of lying about them (see liar.go); for comparisons.
 	NoLiar bool
@@ -215,7 +219,7 @@ func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
 	if number < 0 {
 		return 0, nil, fmt.Errorf("number: must be >= 0, got %d", number)
 	}
-	if s.method == MethodTPE {
+	if s.method == MethodTPE || s.method == MethodParEGO {
 		// Held until the params are written, so that the next in-process
 		// proposal already sees this trial as pending.
 		tpeMu.Lock()
@@ -245,7 +249,7 @@ func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error
 	if err := validateValues(s.space, values); err != nil {
 		return 0, err
 	}
-	if s.method == MethodTPE {
+	if s.method == MethodTPE || s.method == MethodParEGO {
 		tpeMu.Lock()
 		defer tpeMu.Unlock()
 	}
@@ -297,7 +301,7 @@ func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {
 // proposeTPE runs with tpeMu held.
 func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	uniform := newTrialRand(s.seed, number, streamUniform)
-	if number < s.opts.StartupTrials {
+	if number < s.opts.StartupTrials && !s.opts.Warm {
 		return drawUniformVector(s.space, uniform), "startup", nil
 	}
 	trials, err := s.storage.GetAllTrials(s.studyID)
@@ -306,6 +310,9 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	}
 	if countCompleted(trials) < minModelTrials {
 		return drawUniformVector(s.space, uniform), "startup", nil
+	}
+	if s.method == MethodParEGO {
+		trials = s.paregoView(trials, number)
 	}
 	s.pending.snapshot = trials
 	if !s.opts.NoLiar {

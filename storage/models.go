@@ -12,6 +12,9 @@ type StudyRow struct {
 	Sampler     string `gorm:"size:32;not null"`
 	SamplerSeed int64
 	TrialsTotal int
+	// WarmFrom names the study whose complete trials seeded this one's
+	// sampler (its provenance), or "".
+	WarmFrom string `gorm:"size:255"`
 	// Baseline is the baseline's mean metrics over the seeds (JSON
 	// metrics.Summary); BaselineSeeds the per-seed ones (JSON array).
 	Baseline      string `gorm:"type:text"`

@@ -106,6 +106,21 @@ func (ev *evaluator) score(s *metrics.Summary, objectives []float64) (float64, e
 	return search.Scalarize(objectives[p], base, prim.Minimize, violations, 0), nil
 }
 
+// ratios is every objective as a ratio to the baseline (smaller is
+// better), and the constraint penalty in score: what a multi-objective
+// sampler weighs afresh for every proposal.
+func (ev *evaluator) ratios(objectives []float64, score float64) ([]float64, float64) {
+	base := make([]float64, len(ev.tpl.Objectives))
+	minimize := make([]bool, len(ev.tpl.Objectives))
+	for i, o := range ev.tpl.Objectives {
+		base[i], _ = strategies.Metric(ev.baseline, o.Metric)
+		minimize[i] = o.Minimize
+	}
+	p := ev.tpl.Primary
+	penalty := score - search.Scalarize(objectives[p], base[p], minimize[p], nil, 0)
+	return search.Normalize(objectives, base, minimize), max(0, penalty)
+}
+
 // violation is a constraint's shortfall, 0 when met. A ratio bound r is
 // missed by r − v/b (min) or v/b − r (max); an absolute bound by the gap
 // relative to the bound, or absolute when the bound is 0. A ratio to a

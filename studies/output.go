@@ -19,6 +19,7 @@ import (
 type ShowJSON struct {
 	Name           string          `json:"name"`
 	Template       string          `json:"template"`
+	WarmFrom       string          `json:"warm_from,omitempty"`
 	State          string          `json:"state"`
 	TrialsTotal    int             `json:"trials_total"`
 	TrialsComplete int             `json:"trials_complete"`
@@ -54,7 +55,7 @@ type TrialJSON struct {
 // JSON builds the show document.
 func (r *Report) JSON() ShowJSON {
 	out := ShowJSON{
-		Name: r.Study.Name, Template: r.Study.Template, State: r.State(),
+		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(),
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, Importance: map[string]float64{},
@@ -114,7 +115,11 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.Failed > 0 {
 		fmt.Fprintf(w, " (%d rescued)", r.Failed)
 	}
-	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s\n\n", r.Study.Workload, r.Study.Seeds, r.Study.Sampler)
+	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s", r.Study.Workload, r.Study.Seeds, r.Study.Sampler)
+	if r.Study.WarmFrom != "" {
+		fmt.Fprintf(w, " · warm-started from study %s", r.Study.WarmFrom)
+	}
+	fmt.Fprint(w, "\n\n")
 	if r.Best < 0 {
 		fmt.Fprintln(w, "no complete trial yet")
 		return

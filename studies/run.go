@@ -130,7 +130,8 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		}
 		return err // the trial stays running: rescued once its lease expires
 	}
-	return smp.Tell(gid, score)
+	ratios, penalty := ev.ratios(objectives, score)
+	return smp.TellObjectives(gid, score, ratios, penalty)
 }
 
 func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, []float64, float64, error) {

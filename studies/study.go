@@ -47,8 +47,11 @@ type CreateOptions struct {
 	Trials      int
 	Seeds       []int64
 	Workload    string // "" = the template's default; a built-in name or a spec file
-	Sampler     string // tpe, random, grid
+	Sampler     string // tpe, random, grid, parego
 	SamplerSeed int64
+	// From names an earlier study of the same template whose complete
+	// trials seed this study's sampler (a warm start), or "".
+	From string
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -104,7 +107,17 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 	seeds, _ := json.Marshal(o.Seeds)
 	row := &storage.StudyRow{
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: string(seeds),
-		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials,
+		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
+	}
+	var from *Report
+	if o.From != "" {
+		var err error
+		if from, err = e.Load(o.From); err != nil {
+			return nil, UsageError{fmt.Errorf("--from: %v", err)}
+		}
+		if from.Study.Template != tpl.Name {
+			return nil, usage("--from: study %s searched template %s, not %s: a warm start needs the same parameters", o.From, from.Study.Template, tpl.Name)
+		}
 	}
 	ev, err := e.evaluator(row)
 	if err != nil {
@@ -118,7 +131,11 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 	if err := e.Store.DB.Create(row).Error; err != nil {
 		return nil, fmt.Errorf("storage %s: %v", e.Store.Label, err)
 	}
-	if _, err := e.sampler(row, tpl); err != nil { // creates the goptuna study once, here
+	smp, err := e.sampler(row, tpl) // creates the goptuna study once, here
+	if err == nil && from != nil {
+		err = warm(smp, from)
+	}
+	if err != nil {
 		_ = e.Delete(row) // nothing half-written: no study without its sampler
 		return nil, err
 	}
@@ -169,9 +186,25 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 	return ev, nil
 }
 
+// warm seeds smp with from's complete trials: their parameters, scores
+// and objectives as ratios to from's own baseline.
+func warm(smp *search.Sampler, from *Report) error {
+	base, minimize := from.baselineObjectives()
+	p := from.Template.Primary
+	for _, c := range from.Complete {
+		penalty := c.Score - search.Scalarize(c.Objectives[p], base[p], minimize[p], nil, 0)
+		if err := smp.Warm(from.Study.Name, c.Params, c.Score, search.Normalize(c.Objectives, base, minimize), max(0, penalty)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // sampler opens the study's sampler.
 func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.Sampler, error) {
-	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), searchSpace(tpl), search.Method(row.Sampler), row.SamplerSeed, samplerOptions())
+	opts := samplerOptions()
+	opts.Warm = row.WarmFrom != ""
+	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), searchSpace(tpl), search.Method(row.Sampler), row.SamplerSeed, opts)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: sampler: %v", row.Name, err)
 	}

@@ -179,6 +179,7 @@ type createRequest struct {
 	Workload    string  `json:"workload"`
 	Sampler     string  `json:"sampler"`
 	SamplerSeed *int64  `json:"sampler_seed"`
+	From        string  `json:"from"`
 }
 
 // createStudy creates the study (its baseline runs before the answer) and
@@ -189,7 +190,7 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o := studies.CreateOptions{Template: req.Template, Name: req.Name, Trials: 40, Seeds: []int64{42, 43, 44},
-		Workload: req.Workload, Sampler: "tpe", SamplerSeed: 1}
+		Workload: req.Workload, Sampler: "tpe", SamplerSeed: 1, From: req.From}
 	if req.Trials != nil {
 		o.Trials = *req.Trials
 	}

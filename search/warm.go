@@ -1,0 +1,26 @@
+package search
+
+import "fmt"
+
+// Warm records a finished trial of an earlier study in this one's history
+// (a warm start): TPE, and the multi-objective sampler, learn from it as
+// from its own trials, but it is not one of the study's trials. values
+// follow the space (NaN where inactive); ratios and penalty as in
+// TellObjectives (nil ratios: none recorded).
+func (s *Sampler) Warm(from string, values []float64, score float64, ratios []float64, penalty float64) error {
+	if err := validateValues(s.space, values); err != nil {
+		return fmt.Errorf("warm start from %s: %w", from, err)
+	}
+	id, err := s.storage.CreateNewTrial(s.studyID)
+	if err != nil {
+		return fmt.Errorf("warm start from %s: create: %w", from, err)
+	}
+	if err := s.record(id, -1, "warm:"+from, values); err != nil {
+		_ = s.Fail(id)
+		return fmt.Errorf("warm start from %s: %w", from, err)
+	}
+	if ratios == nil {
+		return s.Tell(id, score)
+	}
+	return s.TellObjectives(id, score, ratios, penalty)
+}

@@ -1,0 +1,63 @@
+//go:build quality
+
+package studies
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestHypervolumeBySampler measures how well each sampler covers the
+// trade-off: per template and sampler seed 1-10, the hypervolume of the
+// study's Pareto front after 100 trials (objectives as ratios to the
+// baseline, reference 2 on each axis: the study's own definition), for the
+// multi-objective sampler (parego), TPE on the scalarised primary
+// objective, and random search. It logs the median, range and wins out of
+// 10 of parego against each; the templates are $OPTIMIZE_MO_TEMPLATES
+// (comma-separated) or slo-cascade and joint-slo where it exists. It
+// asserts nothing: it is the measurement that picks the default sampler
+// for templates with several objectives (BENCHMARKS.md).
+func TestHypervolumeBySampler(t *testing.T) {
+	templates := []string{"slo-cascade", "joint-slo"}
+	if env := os.Getenv("OPTIMIZE_MO_TEMPLATES"); env != "" {
+		templates = strings.Split(env, ",")
+	}
+	const trials, seeds = 100, 10
+	samplers := []string{"parego", "tpe", "random"}
+	var table strings.Builder
+	fmt.Fprintf(&table, "| template | sampler | median hypervolume | min – max | parego wins /%d |\n|---|---|---:|---:|---:|\n", seeds)
+	for _, tpl := range templates {
+		if _, err := testEnv(t, 1).Registry.Get(tpl); err != nil {
+			t.Logf("%s: not a template here, skipped", tpl)
+			continue
+		}
+		hv := map[string][]float64{}
+		for _, smp := range samplers {
+			for seed := int64(1); seed <= seeds; seed++ {
+				r := runTemplateStudy(t, testEnv(t, 2), tpl, smp, seed, trials)
+				hv[smp] = append(hv[smp], r.Hypervolume)
+				t.Logf("%s %s seed %2d: hypervolume %.4f (front of %d)", tpl, smp, seed, r.Hypervolume, len(r.Pareto))
+			}
+		}
+		for _, smp := range samplers {
+			wins := ""
+			if smp != "parego" {
+				n := 0
+				for i := range hv[smp] {
+					if hv["parego"][i] > hv[smp][i] {
+						n++
+					}
+				}
+				wins = fmt.Sprint(n)
+			}
+			sorted := append([]float64(nil), hv[smp]...)
+			sort.Float64s(sorted)
+			median := (sorted[seeds/2-1] + sorted[seeds/2]) / 2
+			fmt.Fprintf(&table, "| %s | %s | %.4f | %.4f – %.4f | %s |\n", tpl, smp, median, sorted[0], sorted[seeds-1], wins)
+		}
+	}
+	t.Logf("%d trials, 2 workers, sampler seeds 1-%d, simulation seeds 42-44\n%s", trials, seeds, table.String())
+}

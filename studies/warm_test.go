@@ -1,0 +1,60 @@
+package studies
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"optimize/search"
+)
+
+// A warm-started study's sampler learns from the earlier study's complete
+// trials: they are in its history (not among its trials), and it proposes
+// with TPE from its first trial instead of drawing startup points.
+func TestWarmStart(t *testing.T) {
+	env := testEnv(t, 1)
+	ctx := context.Background()
+	first, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "first", Trials: 8, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "second", Trials: 3, Seeds: []int64{42},
+		Workload: "orthogonal-slo@rate-1.2x", Sampler: "tpe", SamplerSeed: 1, From: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	g := env.Store.Goptuna()
+	id, err := g.GetStudyIDFromName(goptunaName(second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, err := g.GetAllTrials(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm, proposed := 0, map[string]int{}
+	for _, tr := range trials {
+		src := tr.SystemAttrs[search.AttrSource]
+		if strings.HasPrefix(src, "warm:first") {
+			warm++
+		} else {
+			proposed[src]++
+		}
+	}
+	if warm != 8 || proposed["tpe"] != 3 || proposed["startup"] != 0 {
+		t.Errorf("history: %d warm trials (want 8), own proposals %v (want 3 tpe, no startup)", warm, proposed)
+	}
+	r, err := env.Load("second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Complete) != 3 || r.Study.WarmFrom != "first" || r.JSON().WarmFrom != "first" {
+		t.Errorf("second: %d complete trials, provenance %q", len(r.Complete), r.Study.WarmFrom)
+	}
+}
