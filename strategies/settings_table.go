@@ -114,6 +114,10 @@ func settingsTable() []*Setting {
 		when(scorer("prefix-affinity", "slo-priority")))
 	add(int64Field("routing.cache_signal_delay_us", "cache-signal-delay", 0, huge, "µs", "age of the KV events the precise-prefix scorer sees (0 = live)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix")))
+	add(int64Field("routing.token_load.threshold_tokens", "token-load-threshold", 1, huge, "tokens",
+		"token-load scorer: in-flight input + output tokens at which an instance scores 0; the default, 128 requests of 1,024 tokens (llm-d: 128 of 32K), is above the 111K an instance reaches at most on orthogonal-slo (8 instances; 55K on average), so the score never bottoms out there", CompRouting,
+		func(c *cluster.Config) *int64 { return &c.Routing.TokenLoadThreshold }).zeroMeans(route.DefaultTokenLoadThreshold).
+		when(scorer("token-load")))
 	add(int64Field("routing.snapshot_refresh_us", "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
 		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated))))

@@ -199,20 +199,23 @@ func (e *Engine) route(r *simcore.Request, refresh bool) {
 		r.Priority = r.PriorityHint
 	}
 	r.Instance = int32(i)
+	tokens := inFlightTokens(r)
 	e.instances[i].inFlight++
+	e.instances[i].inFlightTokens += tokens
 	e.snaps[i].InFlight++
+	e.snaps[i].InFlightTokens += tokens
 	at := e.now + e.latency.QueueingTime(int64(r.InputLen))
 	e.events.push(event{time: at, rank: rankInstance0 + int32(i), kind: evQueued, slot: e.transit.park(r)})
 }
 
 // refreshSnapshots re-reads each instance's queue, batch and KV signals,
 // at most once per refresh interval when one is set (BLIS's Periodic mode:
-// signals read as zero until the first interval elapses). InFlight is a
-// cluster counter and always current.
+// signals read as zero until the first interval elapses). InFlight and
+// InFlightTokens are cluster counters and always current.
 func (e *Engine) refreshSnapshots() {
 	for i, inst := range e.instances {
 		s := &e.snaps[i]
-		s.InFlight = inst.inFlight
+		s.InFlight, s.InFlightTokens = inst.inFlight, inst.inFlightTokens
 		if iv := e.cfg.SnapshotRefresh; iv > 0 {
 			if e.now-e.refreshed[i] < iv {
 				continue

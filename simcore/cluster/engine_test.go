@@ -81,7 +81,16 @@ func TestConservationUnderPreemption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := eng.Run()
+	// Between events each instance's in-flight tokens are those of its
+	// in-flight requests, each 260-760 tokens (input + output).
+	for eng.stepOnce() {
+		for _, inst := range eng.instances {
+			if n := int64(inst.inFlight); inst.inFlightTokens < 260*n || inst.inFlightTokens > 760*n {
+				t.Fatalf("instance %d: %d requests in flight with %d tokens", inst.id, n, inst.inFlightTokens)
+			}
+		}
+	}
+	s := eng.summarize()
 	if s.Preemptions == 0 {
 		t.Fatal("expected preemptions with 120 blocks per instance")
 	}
@@ -100,8 +109,8 @@ func TestConservationUnderPreemption(t *testing.T) {
 		if inst.kv.Used() != 0 {
 			t.Fatalf("instance %d still has %d used blocks", inst.id, inst.kv.Used())
 		}
-		if inst.inFlight != 0 {
-			t.Fatalf("instance %d in-flight counter = %d", inst.id, inst.inFlight)
+		if inst.inFlight != 0 || inst.inFlightTokens != 0 {
+			t.Fatalf("instance %d in-flight counters = %d requests, %d tokens", inst.id, inst.inFlight, inst.inFlightTokens)
 		}
 	}
 }

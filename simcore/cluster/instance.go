@@ -43,10 +43,11 @@ type instance struct {
 	fallback int64        // steps formed densely although sparse was tried
 	touched  int32        // what kv.Touch returned, kept so the loads stay
 
-	stepPending bool
-	inFlight    int32        // routed here and not yet completed or dropped
-	clock       simcore.Tick // time of the last event, request departures included
-	transfer    simcore.Tick // CPU→GPU reload time inside the current step
+	stepPending    bool
+	inFlight       int32        // routed here and not yet completed or dropped
+	inFlightTokens int64        // their input + output tokens (inFlightTokens)
+	clock          simcore.Tick // time of the last event, request departures included
+	transfer       simcore.Tick // CPU→GPU reload time inside the current step
 }
 
 func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sched.Policy, requests *simcore.RequestPool) (*instance, error) {
@@ -94,12 +95,26 @@ func (in *instance) fillSnapshot(s *route.Snapshot) {
 	s.KVThrashingRate = in.kv.ThrashingRate()
 }
 
+// inFlightTokens is what a request adds to its instance's in-flight tokens
+// (the token-load scorer's load) from routing until it leaves: its input
+// tokens, the prefill it needs, plus its output tokens, the decode steps
+// it will take; together they are the KV it will hold at its end. The
+// output length is the request's own, known to the simulator; a real
+// router can only estimate it.
+func inFlightTokens(r *simcore.Request) int64 { return int64(r.InputLen) + int64(r.OutputLen) }
+
+// release takes r, which leaves the instance, out of its in-flight counts.
+func (in *instance) release(r *simcore.Request) {
+	in.inFlight--
+	in.inFlightTokens -= inFlightTokens(r)
+}
+
 // enqueue admits r to the wait queue, or drops it when it can never fit in
 // the KV cache; an idle instance starts stepping at once.
 func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 	in.clock = max(in.clock, e.now)
 	if in.neverFits(r) {
-		in.inFlight--
+		in.release(r)
 		e.metrics.Dropped(r)
 		e.leave(r, e.now, false)
 		return
@@ -332,7 +347,7 @@ func (in *instance) retire(e *Engine, r *simcore.Request, dt simcore.Tick) {
 		in.kv.AppendToken(&r.KV, &r.Content) // a failure here is harmless: released next
 	}
 	in.kv.Retire(&r.KV)
-	in.inFlight--
+	in.release(r)
 	e.metrics.Completed(r)
 	left := e.now + dt
 	in.clock = max(in.clock, left)

@@ -13,7 +13,8 @@ import (
 // workload is the study's typical routing load: every request carries one
 // shared 32-block system prompt and 16 unique blocks, and the snapshots
 // follow the routed requests as they arrive and complete. Requests arrive
-// every 50 µs and cycle through the SLO classes.
+// every 50 µs and cycle through the SLO classes and workloadSessions
+// sessions; an instance's in-flight tokens are 800 per request.
 //
 // A router that takes KV events gets them as a cache would send them: the
 // prompt once per instance, each request's shareable own blocks when it is
@@ -32,6 +33,10 @@ type workload struct {
 }
 
 const recentRequests = 64
+
+// workloadSessions is how many sessions the requests cycle through (request
+// k is a round of session k mod workloadSessions).
+const workloadSessions = 4096
 
 type cachedRequest struct {
 	uid      uint64
@@ -64,6 +69,7 @@ func (w *workload) advance() {
 	w.now += 50
 	w.req.Content.UID = w.next
 	w.req.SLO = simcore.SLOClass(w.next % uint64(simcore.NumSLOClasses))
+	w.req.Session = int32(w.next % workloadSessions)
 	w.lcg = w.lcg*6364136223846793005 + 1442695040888963407
 	s := &w.snaps[(w.lcg>>33)%uint64(len(w.snaps))]
 	s.InFlight = max(s.InFlight-1, 0)
@@ -73,6 +79,7 @@ func (w *workload) advance() {
 func (w *workload) refresh(s *Snapshot) {
 	s.BatchSize = min(s.InFlight, 4)
 	s.QueueDepth = s.InFlight - s.BatchSize
+	s.InFlightTokens = int64(s.InFlight) * 800
 	s.KVUtilization = float64(s.InFlight) / 64
 	s.PendingTransferLatency = int64(s.QueueDepth) * 300
 }
@@ -157,6 +164,7 @@ func TestRoute_DoesNotAllocate(t *testing.T) {
 	configs := []Config{
 		{Policy: "weighted"}, // the three default scorers
 		{Policy: "weighted", Scorers: []ScorerWeight{{"load-balance", 1}, {"queue-depth", 1}}},
+		{Policy: "weighted", Scorers: []ScorerWeight{{"session-affinity", 3}, {"token-load", 1}, {"queue-depth", 2}}},
 		{Policy: "least-loaded"},
 		{Policy: "round-robin"},
 	}

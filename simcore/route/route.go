@@ -1,12 +1,14 @@
 // Package route chooses the instance that serves each admitted request, as
 // BLIS's routing policies do: round-robin, least-loaded, or a weighted sum
 // of scorers (queue-depth, kv-utilization, load-balance, prefix-affinity),
-// plus the seeds' scorers (kv-pressure, kv-pressure-slo, slo-priority) and
-// llm-d's precise prefix scorer (precise-prefix), fed by KV events.
+// plus the seeds' scorers (kv-pressure, kv-pressure-slo, slo-priority),
+// llm-d's precise prefix scorer (precise-prefix), fed by KV events, and
+// llm-d-style token-load and session-affinity scorers.
 //
 // Read route.go for the API, policies.go for the routers, scorers.go for the
-// scorers, scorers_slo.go for the seeds' scorers, prefix_index.go for the
-// router-side prefix record and kv_mirror.go for the KV-event mirror. Route runs
+// scorers, scorers_slo.go for the seeds' scorers, scorers_session.go for
+// token-load and session-affinity, prefix_index.go for the router-side
+// prefix record and kv_mirror.go for the KV-event mirror. Route runs
 // once per request, so routers keep their scratch buffers from New and never
 // allocate; ties are broken with the router RNG exactly where BLIS draws
 // from it, so the stream advances identically.
@@ -22,11 +24,13 @@ import (
 )
 
 // Snapshot is what the router sees of one instance. The engine fills it and
-// decides how stale the instance-side fields may be; InFlight is always fresh.
+// decides how stale the instance-side fields may be; InFlight and
+// InFlightTokens are always fresh.
 type Snapshot struct {
 	QueueDepth             int32   // wait-queue length
 	BatchSize              int32   // running batch length
 	InFlight               int32   // routed and not yet completed or dropped
+	InFlightTokens         int64   // input + output tokens of the InFlight requests
 	KVUtilization          float64 // used / total GPU blocks
 	PendingTransferLatency int64   // µs of CPU→GPU reload in the instance's current step (tiered KV)
 	KVThrashingRate        float64 // tiered KV
@@ -91,6 +95,9 @@ type Config struct {
 	// kv-pressure-slo; classes not given take critical 5,
 	// standard 1, sheddable and batch 0.2, background 0.1 (unclassed 1).
 	KVPressureSLOScale simcore.PerClass
+	// TokenLoadThreshold is the in-flight tokens at which the token-load
+	// scorer gives an instance 0; 0 means DefaultTokenLoadThreshold.
+	TokenLoadThreshold int64
 }
 
 // Validate checks the values New would reject, with one-line errors that
@@ -102,6 +109,10 @@ func (c *Config) Validate() error {
 	}
 	if c.CacheSignalDelay < 0 {
 		return fmt.Errorf("--cache-signal-delay: must be >= 0 µs (0 = live), got %d", c.CacheSignalDelay)
+	}
+	if c.TokenLoadThreshold < 0 {
+		return fmt.Errorf("--token-load-threshold: must be > 0 tokens (0 = default %d), got %d",
+			DefaultTokenLoadThreshold, c.TokenLoadThreshold)
 	}
 	if v := c.KVPressureTransferScale; !finiteNonNegative(v) {
 		return fmt.Errorf("--kv-pressure-transfer-scale: must be a finite number >= 0 µs (0 = default %g), got %v",

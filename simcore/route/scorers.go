@@ -56,7 +56,9 @@ func scorerKinds() []scorerKind {
 		{"precise-prefix", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), &p.blocks, p.instances) }},
 		{"prefix-affinity", func(p *profileParts) Scorer { return p.prefixRecord() }},
 		{"queue-depth", func(*profileParts) Scorer { return queueDepth{} }},
+		{"session-affinity", func(p *profileParts) Scorer { return p.observed(newSessionAffinity(SessionAffinityCapacity)) }},
 		{"slo-priority", func(p *profileParts) Scorer { return newSLOPriority(p.cfg, p.prefixRecord(), p.instances) }},
+		{"token-load", func(p *profileParts) Scorer { return newTokenLoad(p.cfg) }},
 	}
 }
 
@@ -83,6 +85,15 @@ func (p *profileParts) prefixRecord() *prefixAffinity {
 		p.affinity.memoise = true
 	}
 	return p.affinity
+}
+
+// observed adds a scorer that keeps a record of its own to the observers.
+func (p *profileParts) observed(s interface {
+	Scorer
+	Observer
+}) Scorer {
+	p.observers = append(p.observers, s)
+	return s
 }
 
 func (p *profileParts) kvMirror() *kvMirror {

@@ -213,7 +213,7 @@ func TestConfig_RejectsBadSeedScorerSettings(t *testing.T) {
 		{"NaN blend", Config{SLOPriorityBlend: critical(math.NaN())}, "--slo-priority-blend: critical=NaN"},
 		{"negative class scale", Config{KVPressureSLOScale: critical(-2)}, "--kv-pressure-slo-scale: critical=-2 must be a finite number >= 0"},
 		{"infinite class scale", Config{KVPressureSLOScale: critical(math.Inf(1))}, "--kv-pressure-slo-scale: critical=+Inf"},
-		{"unknown scorer", Config{Scorers: []ScorerWeight{{"precise-prefix-cache", 1}}}, `unknown scorer "precise-prefix-cache" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, slo-priority)`},
+		{"unknown scorer", Config{Scorers: []ScorerWeight{{"precise-prefix-cache", 1}}}, `unknown scorer "precise-prefix-cache" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -237,7 +237,7 @@ func TestParseScorers(t *testing.T) {
 		{in: " load-balance : 0.5 , kv-utilization:1e1", want: []ScorerWeight{{"load-balance", 0.5}, {"kv-utilization", 10}}},
 		{in: "queue-depth", wantErr: `malformed scorer "queue-depth": want name:weight`},
 		{in: "queue-depth:2,", wantErr: `malformed scorer ""`},
-		{in: "queue-dept:2", wantErr: `unknown scorer "queue-dept" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, slo-priority)`},
+		{in: "queue-dept:2", wantErr: `unknown scorer "queue-dept" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
 		{in: "queue-depth:2,queue-depth:1", wantErr: `duplicate scorer "queue-depth"`},
 		{in: "queue-depth:abc", wantErr: `scorer "queue-depth": weight "abc" is not a number`},
 		{in: "queue-depth:-1", wantErr: `scorer "queue-depth": weight -1 must be a finite number > 0`},
@@ -266,7 +266,7 @@ func TestParseScorers(t *testing.T) {
 }
 
 func TestNames_AreSortedOrDefaultFirstAndBuildable(t *testing.T) {
-	if got := ScorerNames(); !reflect.DeepEqual(got, []string{"kv-pressure", "kv-pressure-slo", "kv-utilization", "load-balance", "precise-prefix", "prefix-affinity", "queue-depth", "slo-priority"}) {
+	if got := ScorerNames(); !reflect.DeepEqual(got, []string{"kv-pressure", "kv-pressure-slo", "kv-utilization", "load-balance", "precise-prefix", "prefix-affinity", "queue-depth", "session-affinity", "slo-priority", "token-load"}) {
 		t.Fatalf("ScorerNames = %v", got)
 	}
 	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"round-robin", "least-loaded", "weighted"}) {
