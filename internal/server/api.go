@@ -190,15 +190,12 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o := studies.CreateOptions{Template: req.Template, Name: req.Name, Trials: 40, Seeds: []int64{42, 43, 44},
-		Workload: req.Workload, Sampler: "tpe", SamplerSeed: 1, From: req.From}
+		Workload: req.Workload, Sampler: req.Sampler, SamplerSeed: 1, From: req.From}
 	if req.Trials != nil {
 		o.Trials = *req.Trials
 	}
 	if req.Seeds != nil {
 		o.Seeds = req.Seeds
-	}
-	if req.Sampler != "" {
-		o.Sampler = req.Sampler
 	}
 	if req.SamplerSeed != nil {
 		o.SamplerSeed = *req.SamplerSeed
