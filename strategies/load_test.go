@@ -94,7 +94,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"unknown mechanism knob", edit("scheduler: priority-fcfs", "schedular: priority-fcfs"),
 			`user/t.yaml: mechanism.schedular: line 6: unknown setting "schedular" (settings: admission.policy, admission.slo_gate.<class>,`},
 		{"mechanism value the knob rejects", edit("scheduler: priority-fcfs", "scheduler: lifo"),
-			`user/t.yaml: mechanism.scheduler: line 6: scheduler: "lifo" is not allowed (allowed: fcfs, priority-fcfs, sjf)`},
+			`user/t.yaml: mechanism.scheduler: line 6: scheduler: "lifo" is not allowed (allowed: fcfs, priority-fcfs, sjf, slo-deadline)`},
 		{"mechanism value out of knob range", edit("scheduler: priority-fcfs", "kv.offload_threshold: 1.5"),
 			"user/t.yaml: mechanism.kv.offload_threshold: line 6: kv.offload_threshold: 1.5 is out of range (allowed: numbers in [0, 1])"},
 		{"mechanism list value", edit("scheduler: priority-fcfs", "scheduler: [fcfs]"),

@@ -135,7 +135,7 @@ func settingsTable() []*Setting {
 
 	// Scheduling and priority. The priority a policy gives is read only by
 	// priority-fcfs ordering and by priority preemption.
-	scheduler := add(choiceField("scheduler", "scheduler", sched.SchedulerNames(), "wait-queue order", CompScheduler,
+	scheduler := add(choiceField("scheduler", "scheduler", sched.SchedulerNames(), "wait-queue order: arrival (fcfs), priority, shortest input (sjf), or earliest arrival + class TTFT target (slo-deadline)", CompScheduler,
 		func(c *cluster.Config) *string { return &c.Scheduler }))
 	preemption := add(choiceField("preemption.policy", "preemption-policy", batch.PreemptionPolicyNames(), "victim when KV runs out: the batch tail (fcfs) or the least urgent (priority)", CompPreemption,
 		func(c *cluster.Config) *string { return &c.PreemptionPolicy }))
@@ -179,9 +179,10 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
 
 	// Reporting and the run.
-	// Latency targets change no event; they define attainment and goodput.
+	// Latency targets define attainment and goodput; they change no event
+	// except that the slo-deadline scheduler orders by the TTFT targets.
 	// The workload's slo_targets fill the classes left unset here.
-	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment", CompSLOTargets,
+	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment, and the slo-deadline scheduler's deadline (arrival + target)", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, targetUnset)...)
 	add(perClass("slo.itl_target_ms", "slo-itl", Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOITL }, nil, targetUnset)...)

@@ -47,7 +47,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheduler, err := sched.NewScheduler(cfg.Scheduler)
+	scheduler, err := sched.NewScheduler(cfg.Scheduler, cfg.SLOTTFT)
 	if err != nil {
 		return nil, err
 	}
