@@ -92,7 +92,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"unknown workload", edit("base: baseline", "base: baseline\nworkload: mystery"),
 			`user/t.yaml: workload: unknown built-in workload "mystery" (available: multi-turn-kv, orthogonal-slo)`},
 		{"unknown mechanism knob", edit("scheduler: priority-fcfs", "schedular: priority-fcfs"),
-			`user/t.yaml: mechanism.schedular: line 6: unknown setting "schedular" (settings: admission.policy, admission.slo_gate.<class>,`},
+			`user/t.yaml: mechanism.schedular: line 6: unknown setting "schedular" (settings: admission.policy, admission.probabilistic.k,`},
 		{"mechanism value the knob rejects", edit("scheduler: priority-fcfs", "scheduler: lifo"),
 			`user/t.yaml: mechanism.scheduler: line 6: scheduler: "lifo" is not allowed (allowed: fcfs, priority-fcfs, sjf, slo-deadline)`},
 		{"mechanism value out of knob range", edit("scheduler: priority-fcfs", "kv.offload_threshold: 1.5"),

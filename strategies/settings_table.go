@@ -116,7 +116,7 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix")))
 	add(int64Field("routing.snapshot_refresh_us", "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
-		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated))))
+		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic))))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
 	add(floatField("routing.kv_pressure.transfer_scale", "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).
@@ -177,6 +177,19 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *float64 { return &c.Admission.RefillRate }).when(oneOf(admission, "token-bucket")))
 	add(whenAll(oneOf(admission, admit.SLOGated), perClass("admission.slo_gate", "slo-gate", Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
+	probabilistic := oneOf(admission, admit.Probabilistic)
+	add(floatField("admission.probabilistic.queue_depth_threshold", "probabilistic-queue-depth-threshold", 0.001, huge, "requests",
+		"probabilistic: an instance's wait-queue length at which it counts as saturated", CompAdmission, admit.DefaultQueueDepthThreshold,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.QueueDepthThreshold }).when(probabilistic))
+	add(floatField("admission.probabilistic.kv_util_threshold", "probabilistic-kv-util-threshold", 0.001, 1, "fraction",
+		"probabilistic: an instance's GPU KV utilisation at which it counts as saturated", CompAdmission, admit.DefaultKVUtilThreshold,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.KVUtilThreshold }).when(probabilistic))
+	add(floatField("admission.probabilistic.power", "probabilistic-power", 0.001, huge, "",
+		"probabilistic: exponent of the saturation in min(saturation^power · k, 1), the rejection probability of sheddable, batch and background requests", CompAdmission, admit.DefaultPower,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.Power }).when(probabilistic))
+	add(floatField("admission.probabilistic.k", "probabilistic-k", 0.001, huge, "",
+		"probabilistic: factor k in min(saturation^power · k, 1)", CompAdmission, admit.DefaultK,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.K }).when(probabilistic))
 
 	// Reporting and the run.
 	// Latency targets define attainment and goodput; they change no event
