@@ -120,7 +120,7 @@ func settingsTable() []*Setting {
 		when(scorer("token-load")))
 	add(int64Field("routing.snapshot_refresh_us", "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
-		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated))))
+		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic))))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
 	add(floatField("routing.kv_pressure.transfer_scale", "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).
@@ -139,7 +139,7 @@ func settingsTable() []*Setting {
 
 	// Scheduling and priority. The priority a policy gives is read only by
 	// priority-fcfs ordering and by priority preemption.
-	scheduler := add(choiceField("scheduler", "scheduler", sched.SchedulerNames(), "wait-queue order", CompScheduler,
+	scheduler := add(choiceField("scheduler", "scheduler", sched.SchedulerNames(), "wait-queue order: arrival (fcfs), priority, shortest input (sjf), or earliest arrival + class TTFT target (slo-deadline)", CompScheduler,
 		func(c *cluster.Config) *string { return &c.Scheduler }))
 	preemption := add(choiceField("preemption.policy", "preemption-policy", batch.PreemptionPolicyNames(), "victim when KV runs out: the batch tail (fcfs) or the least urgent (priority)", CompPreemption,
 		func(c *cluster.Config) *string { return &c.PreemptionPolicy }))
@@ -181,11 +181,25 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *float64 { return &c.Admission.RefillRate }).when(oneOf(admission, "token-bucket")))
 	add(whenAll(oneOf(admission, admit.SLOGated), perClass("admission.slo_gate", "slo-gate", Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
+	probabilistic := oneOf(admission, admit.Probabilistic)
+	add(floatField("admission.probabilistic.queue_depth_threshold", "probabilistic-queue-depth-threshold", 0.001, huge, "requests",
+		"probabilistic: an instance's wait-queue length at which it counts as saturated", CompAdmission, admit.DefaultQueueDepthThreshold,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.QueueDepthThreshold }).when(probabilistic))
+	add(floatField("admission.probabilistic.kv_util_threshold", "probabilistic-kv-util-threshold", 0.001, 1, "fraction",
+		"probabilistic: an instance's GPU KV utilisation at which it counts as saturated", CompAdmission, admit.DefaultKVUtilThreshold,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.KVUtilThreshold }).when(probabilistic))
+	add(floatField("admission.probabilistic.power", "probabilistic-power", 0.001, huge, "",
+		"probabilistic: exponent of the saturation in min(saturation^power · k, 1), the rejection probability of sheddable, batch and background requests", CompAdmission, admit.DefaultPower,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.Power }).when(probabilistic))
+	add(floatField("admission.probabilistic.k", "probabilistic-k", 0.001, huge, "",
+		"probabilistic: factor k in min(saturation^power · k, 1)", CompAdmission, admit.DefaultK,
+		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.K }).when(probabilistic))
 
 	// Reporting and the run.
-	// Latency targets change no event; they define attainment and goodput.
+	// Latency targets define attainment and goodput; they change no event
+	// except that the slo-deadline scheduler orders by the TTFT targets.
 	// The workload's slo_targets fill the classes left unset here.
-	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment", CompSLOTargets,
+	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment, and the slo-deadline scheduler's deadline (arrival + target)", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, targetUnset)...)
 	add(perClass("slo.itl_target_ms", "slo-itl", Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOITL }, nil, targetUnset)...)

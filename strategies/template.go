@@ -246,7 +246,7 @@ func CheckConfig(c *cluster.Config) error {
 	if err := c.Priority.Validate(); err != nil {
 		return err
 	}
-	if _, err := admit.New(c.Admission); err != nil {
+	if err := admit.Validate(c.Admission); err != nil {
 		return fmt.Errorf("admission: %v", err)
 	}
 	return nil

@@ -32,7 +32,7 @@ func TestSameMistakeSameMessage(t *testing.T) {
 	// A choice that does not exist.
 	_, _, flagErr = run(t, "simulate", "--scheduler", "lifo")
 	_, _, setErr = run(t, "simulate", "--set", "scheduler=lifo")
-	if a, b := after(flagErr, "--scheduler"), after(setErr, "--set scheduler=lifo"); a != b || !strings.Contains(a, `scheduler: "lifo" is not allowed (allowed: fcfs, priority-fcfs, sjf)`) {
+	if a, b := after(flagErr, "--scheduler"), after(setErr, "--set scheduler=lifo"); a != b || !strings.Contains(a, `scheduler: "lifo" is not allowed (allowed: fcfs, priority-fcfs, sjf, slo-deadline)`) {
 		t.Errorf("flag %q and --set %q differ", a, b)
 	}
 

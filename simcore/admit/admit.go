@@ -6,18 +6,29 @@ package admit
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"strings"
 
 	"optimize/simcore"
+	"optimize/simcore/route"
 )
 
 // Policy admits or rejects each arriving request. Admit is called once per
 // request, in arrival order, with a non-decreasing now.
 type Policy interface {
-	// Admit reports whether r is accepted at time now. queueDepthTotal is
-	// the sum of the instances' wait-queue lengths; only slo-gated reads
-	// it (no policy at the BLIS reference commit did).
-	Admit(r *simcore.Request, now simcore.Tick, queueDepthTotal int64) bool
+	// Admit reports whether r is accepted at time now, given the
+	// cluster's load as routing sees it. No policy at the BLIS reference
+	// commit read the load; slo-gated and probabilistic do.
+	Admit(r *simcore.Request, now simcore.Tick, load *Load) bool
+}
+
+// Load is what the admission policies read of the cluster at an arrival.
+type Load struct {
+	// QueueDepthTotal is the sum of the instances' wait-queue lengths.
+	QueueDepthTotal int64
+	// Instances are the per-instance snapshots routing reads, refreshed as
+	// often as routing's.
+	Instances []route.Snapshot
 }
 
 // Defaults of BLIS's --token-bucket-capacity and --token-bucket-refill-rate.
@@ -35,6 +46,8 @@ type Config struct {
 	// queue depth: a request of a listed class is rejected while the depth
 	// exceeds its threshold; unlisted classes are always admitted.
 	SLOGate simcore.PerClass
+	// Probabilistic parameterises the probabilistic policy.
+	Probabilistic ProbabilisticConfig
 }
 
 // policyKind is one row of the policy table.
@@ -43,8 +56,11 @@ type policyKind struct {
 	build func(cfg Config) Policy
 }
 
-// SLOGated is the name of the class-shedding policy.
-const SLOGated = "slo-gated"
+// Names of the class-shedding policies.
+const (
+	SLOGated      = "slo-gated"
+	Probabilistic = "probabilistic"
+)
 
 // policyKinds is the one place where policy names are defined; the first
 // row is the default.
@@ -54,6 +70,7 @@ func policyKinds() []policyKind {
 		{"token-bucket", func(cfg Config) Policy { return newTokenBucket(cfg.BucketCapacity, cfg.RefillRate) }},
 		{"reject-all", func(Config) Policy { return rejectAll{} }},
 		{SLOGated, func(cfg Config) Policy { return newSLOGate(cfg.SLOGate) }},
+		{Probabilistic, func(cfg Config) Policy { return newProbabilistic(cfg.Probabilistic, nil) }},
 	}
 }
 
@@ -67,9 +84,31 @@ func PolicyNames() []string {
 	return names
 }
 
-// New builds the policy cfg describes. Bucket parameters are validated
-// whatever the policy, so that a bad value is never silently ignored.
-func New(cfg Config) (Policy, error) {
+// Validate checks cfg as New does, without building a policy.
+func Validate(cfg Config) error {
+	_, err := build(cfg)
+	return err
+}
+
+// New builds the policy cfg describes. rng is the policy's own random
+// stream (probabilistic draws from it; the others never touch it).
+// Parameters are validated whatever the policy, so that a bad value is
+// never silently ignored.
+func New(cfg Config, rng *rand.Rand) (Policy, error) {
+	p, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if pr, ok := p.(*probabilistic); ok {
+		if rng == nil {
+			return nil, fmt.Errorf("admission policy %s needs a random stream", Probabilistic)
+		}
+		pr.rng = rng
+	}
+	return p, nil
+}
+
+func build(cfg Config) (Policy, error) {
 	if cfg.BucketCapacity == 0 {
 		cfg.BucketCapacity = DefaultBucketCapacity
 	}
@@ -86,6 +125,9 @@ func New(cfg Config) (Policy, error) {
 	if err := validateSLOGate(cfg); err != nil {
 		return nil, err
 	}
+	if err := cfg.Probabilistic.validate(); err != nil {
+		return nil, err
+	}
 	name := cfg.Policy
 	if name == "" {
 		name = policyKinds()[0].name
@@ -100,12 +142,12 @@ func New(cfg Config) (Policy, error) {
 
 type alwaysAdmit struct{}
 
-func (alwaysAdmit) Admit(*simcore.Request, simcore.Tick, int64) bool { return true }
+func (alwaysAdmit) Admit(*simcore.Request, simcore.Tick, *Load) bool { return true }
 
 // rejectAll is BLIS's pathological policy, useful as a sanity bound.
 type rejectAll struct{}
 
-func (rejectAll) Admit(*simcore.Request, simcore.Tick, int64) bool { return false }
+func (rejectAll) Admit(*simcore.Request, simcore.Tick, *Load) bool { return false }
 
 // tokenBucket rate-limits by input tokens: the bucket starts full, refills
 // continuously up to its capacity, and a request is admitted, and charged
@@ -122,7 +164,7 @@ func newTokenBucket(capacity, refillRate float64) *tokenBucket {
 	return &tokenBucket{capacity: capacity, refillRate: refillRate, tokens: capacity}
 }
 
-func (b *tokenBucket) Admit(r *simcore.Request, now simcore.Tick, _ int64) bool {
+func (b *tokenBucket) Admit(r *simcore.Request, now simcore.Tick, _ *Load) bool {
 	// Same arithmetic, in the same order, as BLIS, so that the admitted set
 	// is identical: elapsed µs × rate / 1e6, capped, and the refill clock
 	// moves only when time has passed.

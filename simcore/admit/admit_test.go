@@ -42,12 +42,12 @@ func TestPolicies_DecideLikeBLIS(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(tc.cfg)
+			p, err := New(tc.cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, a := range tc.arrivals {
-				if got := p.Admit(&simcore.Request{InputLen: a.inputLen}, a.at, 0); got != a.want {
+				if got := p.Admit(&simcore.Request{InputLen: a.inputLen}, a.at, &Load{}); got != a.want {
 					t.Fatalf("arrival %d (t=%d, %d tokens): admitted %v, want %v", i, a.at, a.inputLen, got, a.want)
 				}
 			}
@@ -59,8 +59,8 @@ func TestPolicies_DecideLikeBLIS(t *testing.T) {
 // BLIS (elapsed ≤ 0 leaves the bucket alone).
 func TestTokenBucket_IgnoresNonPositiveElapsed(t *testing.T) {
 	b := newTokenBucket(10, 1e6)
-	b.Admit(&simcore.Request{InputLen: 10}, 5, 0)
-	b.Admit(&simcore.Request{InputLen: 0}, 3, 0)
+	b.Admit(&simcore.Request{InputLen: 10}, 5, nil)
+	b.Admit(&simcore.Request{InputLen: 0}, 3, nil)
 	if b.lastRefill != 5 || b.tokens != 0 {
 		t.Fatalf("lastRefill %d, tokens %v; want 5, 0", b.lastRefill, b.tokens)
 	}
@@ -72,7 +72,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		{"unknown policy", Config{Policy: "slo-gate"}, `unknown admission policy "slo-gate" (allowed: always-admit, token-bucket, reject-all, slo-gated)`},
+		{"unknown policy", Config{Policy: "slo-gate"}, `unknown admission policy "slo-gate" (allowed: always-admit, token-bucket, reject-all, slo-gated, probabilistic)`},
 		{"negative capacity", Config{Policy: "token-bucket", BucketCapacity: -1}, "token bucket capacity must be a finite number > 0, got -1"},
 		{"NaN capacity", Config{Policy: "token-bucket", BucketCapacity: math.NaN()}, "capacity must be a finite number > 0, got NaN"},
 		{"infinite capacity", Config{Policy: "token-bucket", BucketCapacity: math.Inf(1)}, "got +Inf"},
@@ -82,7 +82,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(tc.cfg)
+			p, err := New(tc.cfg, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
 			}
@@ -94,19 +94,20 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 }
 
 func TestPolicyNames_DefaultFirst(t *testing.T) {
-	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"always-admit", "token-bucket", "reject-all", "slo-gated"}) {
+	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"always-admit", "token-bucket", "reject-all", "slo-gated", "probabilistic"}) {
 		t.Fatalf("PolicyNames = %v", got)
 	}
 }
 
 func TestAdmit_DoesNotAllocate(t *testing.T) {
-	p, err := New(Config{Policy: "token-bucket"})
+	p, err := New(Config{Policy: "token-bucket"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &simcore.Request{InputLen: 3}
 	now := simcore.Tick(0)
-	if allocs := testing.AllocsPerRun(1000, func() { now += 7; p.Admit(r, now, 0) }); allocs != 0 {
+	var load Load
+	if allocs := testing.AllocsPerRun(1000, func() { now += 7; p.Admit(r, now, &load) }); allocs != 0 {
 		t.Fatalf("Admit allocates %v times per call", allocs)
 	}
 }

@@ -41,6 +41,6 @@ func newSLOGate(thresholds simcore.PerClass) *sloGate {
 	return g
 }
 
-func (g *sloGate) Admit(r *simcore.Request, _ simcore.Tick, queueDepthTotal int64) bool {
-	return queueDepthTotal <= g.limit[r.SLO.Known()]
+func (g *sloGate) Admit(r *simcore.Request, _ simcore.Tick, load *Load) bool {
+	return load.QueueDepthTotal <= g.limit[r.SLO.Known()]
 }

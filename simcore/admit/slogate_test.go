@@ -20,7 +20,7 @@ func gate(t *testing.T, pairs string) simcore.PerClass {
 // Listed classes are shed only while the depth is above their threshold;
 // unlisted classes always pass.
 func TestSLOGated_ShedsListedClassesAboveThreshold(t *testing.T) {
-	p, err := New(Config{Policy: SLOGated, SLOGate: gate(t, "standard=200,sheddable=50,background=0")})
+	p, err := New(Config{Policy: SLOGated, SLOGate: gate(t, "standard=200,sheddable=50,background=0")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSLOGated_ShedsListedClassesAboveThreshold(t *testing.T) {
 	}
 	for _, tc := range tests {
 		r := &simcore.Request{SLO: tc.class, InputLen: 100}
-		if got := p.Admit(r, 0, tc.depth); got != tc.want {
+		if got := p.Admit(r, 0, &Load{QueueDepthTotal: tc.depth}); got != tc.want {
 			t.Errorf("%s at queue depth %d: admitted %v, want %v", tc.class.Label(), tc.depth, got, tc.want)
 		}
 	}
@@ -69,25 +69,30 @@ func TestSLOGated_RejectsBadThresholds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(tc.cfg)
+			p, err := New(tc.cfg, nil)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") || p != nil {
 				t.Fatalf("got %v, %v; want a one-line error starting %q", p, err, tc.wantErr)
 			}
 		})
 	}
-	if _, err := New(Config{Policy: "always-admit", SLOGate: gate(t, "sheddable=5")}); err != nil {
+	if _, err := New(Config{Policy: "always-admit", SLOGate: gate(t, "sheddable=5")}, nil); err != nil {
 		t.Fatalf("a valid gate with another policy: %v", err)
 	}
 }
 
 func TestSLOGated_DoesNotAllocate(t *testing.T) {
-	p, err := New(Config{Policy: SLOGated, SLOGate: gate(t, "sheddable=5")})
+	p, err := New(Config{Policy: SLOGated, SLOGate: gate(t, "sheddable=5")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &simcore.Request{SLO: simcore.SLOSheddable}
 	depth := int64(0)
-	if allocs := testing.AllocsPerRun(1000, func() { depth++; p.Admit(r, 0, depth%10) }); allocs != 0 {
+	var load Load
+	if allocs := testing.AllocsPerRun(1000, func() {
+		depth++
+		load.QueueDepthTotal = depth % 10
+		p.Admit(r, 0, &load)
+	}); allocs != 0 {
 		t.Fatalf("Admit allocates %v times per call", allocs)
 	}
 }

@@ -41,7 +41,8 @@ type Config struct {
 	// SLOTTFT, SLOITL and SLOE2E are per-class latency targets (ms) for
 	// attainment and goodput reporting: time to first token, mean
 	// inter-token latency ((E2E − TTFT) / (output tokens − 1)) and
-	// end-to-end latency. They change no simulated event.
+	// end-to-end latency. They change no simulated event, except that the
+	// slo-deadline scheduler orders by the TTFT targets.
 	SLOTTFT, SLOITL, SLOE2E simcore.PerClass
 
 	// CPU tier of the KV cache (0 blocks = single tier).

@@ -24,6 +24,7 @@ type Engine struct {
 	refreshed []simcore.Tick // last refresh of each instance's periodic signals
 	router    route.Router
 	admission admit.Policy
+	load      admit.Load // what admission reads; Instances is snaps
 	latency   latency.Model
 	metrics   metrics.Collector
 	requests  simcore.RequestPool // every Request of the run, queued ones folded
@@ -43,11 +44,13 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	admission, err := admit.New(cfg.Admission)
+	// Admission has a stream of its own (only probabilistic draws from
+	// it): no other subsystem's sequence depends on the admission policy.
+	admission, err := admit.New(cfg.Admission, simcore.SubsystemRNG(cfg.Seed, "admission"))
 	if err != nil {
 		return nil, err
 	}
-	scheduler, err := sched.NewScheduler(cfg.Scheduler)
+	scheduler, err := sched.NewScheduler(cfg.Scheduler, cfg.SLOTTFT)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +66,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		snaps:     make([]route.Snapshot, cfg.NumInstances),
 		refreshed: make([]simcore.Tick, cfg.NumInstances),
 	}
+	e.load.Instances = e.snaps
 	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})
 	if sized, ok := src.(simcore.Sized); ok {
 		// A cap is a bound, not a promise (a horizon may end the run
@@ -169,7 +173,8 @@ func (e *Engine) admit(r *simcore.Request) {
 	for i := range e.snaps {
 		queued += int64(e.snaps[i].QueueDepth)
 	}
-	if !e.admission.Admit(r, e.now, queued) {
+	e.load.QueueDepthTotal = queued
+	if !e.admission.Admit(r, e.now, &e.load) {
 		e.metrics.Rejected(r)
 		e.leave(r, e.now, false)
 		return

@@ -24,7 +24,7 @@ func serve(t *testing.T, cfg PolicyConfig, now simcore.Tick, q ...*simcore.Waiti
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScheduler(PriorityFCFS)
+	s, err := NewScheduler(PriorityFCFS, simcore.PerClass{})
 	if err != nil {
 		t.Fatal(err)
 	}
