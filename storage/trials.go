@@ -396,8 +396,20 @@ func (s *Store) Fingerprint(studyID uint) (string, error) {
 		Runs    int64
 	}
 	if s.DB.Migrator().HasTable(&EvidenceRow{}) {
-		s.DB.Model(&EvidenceRow{}).Where("study_id = ?", studyID).Select("MAX(updated_at) AS updated").Scan(&evidence)
-		s.DB.Model(&EvidenceRunRow{}).Where("study_id = ?", studyID).Count(&evidence.Runs)
+		err := s.DB.Model(&EvidenceRow{}).Where("study_id = ?", studyID).Select("MAX(updated_at) AS updated").Scan(&evidence).Error
+		if err == nil {
+			err = s.DB.Model(&EvidenceRunRow{}).Where("study_id = ?", studyID).Count(&evidence.Runs).Error
+		}
+		if err != nil {
+			return "", fmt.Errorf("storage %s: fingerprint: %s", s.Label, oneLine(err))
+		}
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%s/%d", t.N, t.Running, t.Finished.String, t.MaxID, evidence.Updated.String, evidence.Runs), nil
+	// The study's id, creation and total tell a study from another that
+	// took its name after a delete.
+	var st StudyRow
+	if err := s.DB.Select("id", "created_at", "trials_total").Where("id = ?", studyID).Take(&st).Error; err != nil {
+		return "", fmt.Errorf("storage %s: fingerprint: %s", s.Label, oneLine(err))
+	}
+	return fmt.Sprintf("%d/%d/%d/%d/%d/%s/%d/%s/%d", st.ID, st.CreatedAt.UnixNano(), st.TrialsTotal, t.N, t.Running,
+		t.Finished.String, t.MaxID, evidence.Updated.String, evidence.Runs), nil
 }

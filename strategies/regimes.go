@@ -145,11 +145,10 @@ func ResolveWorkload(name string) (*Workload, error) {
 	var spec *workload.Spec
 	var err error
 	if ext := filepath.Ext(base); ext == ".yaml" || ext == ".yml" {
-		if _, statErr := os.Stat(base); statErr == nil {
-			spec, err = workload.LoadSpecFile(base)
-		} else {
-			spec, err = workload.Builtin(base)
+		if _, statErr := os.Stat(base); statErr != nil {
+			return nil, fmt.Errorf("workload spec file %s: %v", base, statErr)
 		}
+		spec, err = workload.LoadSpecFile(base)
 	} else {
 		spec, err = workload.Builtin(base)
 	}

@@ -99,15 +99,15 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*Ablation, er
 	case r.result(trial) == nil:
 		return nil, usage("--trial: study %s has no complete trial %d", name, trial)
 	}
+	p, comps, err := e.ablationPlan(r, req)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.Store.MigrateEvidence(); err != nil {
 		return nil, err
 	}
 	js, _ := json.Marshal(req)
 	if err := e.Store.SaveEvidence(r.Study.ID, "ablation", string(js)); err != nil {
-		return nil, err
-	}
-	p, comps, err := e.ablationPlan(r, req)
-	if err != nil {
 		return nil, err
 	}
 	if err := e.runJobs(ctx, r.Study, "ablate "+name, p.jobs); err != nil {

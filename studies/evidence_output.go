@@ -16,14 +16,20 @@ import (
 )
 
 // LoadEvidence adds the study's stored validation and ablation to r (for
-// `show`, `export` and the API), simulating nothing.
+// `show`, `export` and the API), simulating nothing. Evidence that cannot
+// be rebuilt (its workload file moved, say) does not hide the rest of the
+// study: r.EvidenceError says why it is missing.
 func (e *Env) LoadEvidence(r *Report) error {
+	var errs []string
 	var err error
 	if r.Validation, err = e.StoredValidation(r); err != nil {
-		return err
+		errs = append(errs, "validation: "+err.Error())
 	}
-	r.Ablation, err = e.StoredAblation(r)
-	return err
+	if r.Ablation, err = e.StoredAblation(r); err != nil {
+		errs = append(errs, "ablation: "+err.Error())
+	}
+	r.EvidenceError = strings.Join(errs, "; ")
+	return nil
 }
 
 // WriteText prints a validation: per candidate one row per objective,

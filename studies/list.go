@@ -26,6 +26,7 @@ type StudySummary struct {
 	// best trial so far and its primary objective's change against the
 	// baseline (absent before the first complete trial).
 	Primary   string   `json:"primary,omitempty"`
+	Minimize  bool     `json:"minimize,omitempty"` // the primary objective is minimised
 	BestTrial *int     `json:"best_trial,omitempty"`
 	BestDelta *float64 `json:"best_delta,omitempty"`
 }
@@ -46,7 +47,7 @@ func (e *Env) Summaries() ([]StudySummary, error) {
 			TrialsComplete: int(complete), Running: int(running), Created: row.CreatedAt.UTC()}
 		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
 		if tpl, err := e.Registry.Get(row.Template); err == nil {
-			s.Primary = tpl.Objectives[tpl.Primary].Name
+			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize
 			if d, n, ok := e.bestDelta(row.ID, row.Baseline, tpl); ok && !math.IsNaN(d) {
 				s.BestTrial, s.BestDelta = &n, &d
 			}

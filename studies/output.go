@@ -28,9 +28,10 @@ type ShowJSON struct {
 	Pareto         []TrialJSON     `json:"pareto"`
 	Hypervolume    float64         `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
-	Importance map[string]float64 `json:"importance"`
-	Validation *Validation        `json:"validation,omitempty"`
-	Ablation   *Ablation          `json:"ablation,omitempty"`
+	Importance    map[string]float64 `json:"importance"`
+	Validation    *Validation        `json:"validation,omitempty"`
+	Ablation      *Ablation          `json:"ablation,omitempty"`
+	EvidenceError string             `json:"evidence_error,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -58,7 +59,7 @@ func (r *Report) JSON() ShowJSON {
 		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(),
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
-		Validation: r.Validation, Ablation: r.Ablation, Importance: map[string]float64{},
+		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -148,6 +149,9 @@ func (r *Report) WriteTable(w io.Writer) {
 			v = strconv.FormatFloat(f, 'g', 6, 64) // keeps the column aligned
 		}
 		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
+	}
+	if r.EvidenceError != "" {
+		fmt.Fprintf(w, "\nstored evidence could not be rebuilt: %s\n", r.EvidenceError)
 	}
 	if r.Validation != nil {
 		fmt.Fprintln(w)

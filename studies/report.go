@@ -29,6 +29,8 @@ type Report struct {
 	// Validation and Ablation are the stored evidence (LoadEvidence), or nil.
 	Validation *Validation
 	Ablation   *Ablation
+	// EvidenceError says why stored evidence could not be rebuilt, or "".
+	EvidenceError string
 }
 
 // Result is one complete trial. A loaded study's results read their full
@@ -47,11 +49,18 @@ type Result struct {
 	stored *storedTrial // nil for an in-memory result
 }
 
-// storedTrial reads a trial's metrics from storage once, on first use.
+// storedTrial reads a trial's metrics from storage on first use. Load
+// has checked that every seed has its row; a read that fails (the storage
+// went away, a row cannot be decoded) is not kept: the next use tries
+// again, and meanwhile the trial reads as zero metrics with the error
+// recorded for Report.DetailErr.
 type storedTrial struct {
-	once        sync.Once
+	mu          sync.Mutex
+	loaded      bool
+	err         error
 	store       *storage.Store
 	id          uint
+	number      int
 	seeds       []int64
 	metricsJSON string
 	metrics     metrics.Summary
@@ -59,21 +68,44 @@ type storedTrial struct {
 }
 
 func (t *storedTrial) load() {
-	t.once.Do(func() {
-		// A row that cannot be read leaves zero metrics: what is shown is
-		// then visibly empty rather than an error for the whole study.
-		_ = json.Unmarshal([]byte(t.metricsJSON), &t.metrics)
-		rows, err := t.store.TrialSeedRows(t.id)
-		if err != nil {
-			return
-		}
-		t.perSeed = make([]metrics.Summary, len(t.seeds))
-		for _, row := range rows {
-			if i := slices.Index(t.seeds, row.Seed); i >= 0 {
-				_ = json.Unmarshal([]byte(row.Metrics), &t.perSeed[i])
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.loaded {
+		return
+	}
+	var m metrics.Summary
+	if err := json.Unmarshal([]byte(t.metricsJSON), &m); err != nil {
+		t.err = fmt.Errorf("trial %d: metrics: %v", t.number, err)
+		return
+	}
+	rows, err := t.store.TrialSeedRows(t.id)
+	if err != nil {
+		t.err = fmt.Errorf("trial %d: %v", t.number, err)
+		return
+	}
+	perSeed := make([]metrics.Summary, len(t.seeds))
+	found := 0
+	for _, row := range rows {
+		if i := slices.Index(t.seeds, row.Seed); i >= 0 {
+			if err := json.Unmarshal([]byte(row.Metrics), &perSeed[i]); err != nil {
+				t.err = fmt.Errorf("trial %d: seed %d: metrics: %v", t.number, row.Seed, err)
+				return
 			}
+			found++
 		}
-	})
+	}
+	if found != len(t.seeds) {
+		t.err = fmt.Errorf("trial %d: metrics for %d of %d seeds", t.number, found, len(t.seeds))
+		return
+	}
+	t.metrics, t.perSeed, t.loaded, t.err = m, perSeed, true, nil
+}
+
+// detailErr is the last failure to read the trial's metrics, or nil.
+func (t *storedTrial) detailErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
 // Summary is the trial's metrics, means over the seeds.
@@ -85,13 +117,31 @@ func (c *Result) Summary() metrics.Summary {
 	return c.stored.metrics
 }
 
-// Seeds is the trial's metrics on each seed, in the study's seed order.
+// Seeds is the trial's metrics on each seed, in the study's seed order
+// (zero metrics if they could not be read: see Report.DetailErr).
 func (c *Result) Seeds() []metrics.Summary {
 	if c.stored == nil {
 		return c.PerSeed
 	}
 	c.stored.load()
+	if c.stored.perSeed == nil {
+		return make([]metrics.Summary, len(c.stored.seeds))
+	}
 	return c.stored.perSeed
+}
+
+// DetailErr reports a trial whose metrics were asked for and could not be
+// read: what was built from them is then zeros, and callers report this
+// error instead of showing it.
+func (r *Report) DetailErr() error {
+	for i := range r.Complete {
+		if s := r.Complete[i].stored; s != nil {
+			if err := s.detailErr(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // objectiveRange is objective k's range over the seeds: stored with the
@@ -155,7 +205,7 @@ func (e *Env) Load(name string) (*Report, error) {
 				res.ranges = nil // computed from the seeds instead
 			}
 		}
-		res.stored = &storedTrial{store: e.Store, id: t.ID, seeds: r.Seeds, metricsJSON: t.Metrics}
+		res.stored = &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds, metricsJSON: t.Metrics}
 		if r.Best < 0 || res.Score < r.Complete[r.Best].Score {
 			r.Best = len(r.Complete)
 		}

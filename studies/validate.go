@@ -93,15 +93,15 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*Va
 	if err != nil {
 		return nil, err
 	}
+	plan, err := e.validationPlan(r, req)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.Store.MigrateEvidence(); err != nil {
 		return nil, err
 	}
 	js, _ := json.Marshal(req)
 	if err := e.Store.SaveEvidence(r.Study.ID, "validation", string(js)); err != nil {
-		return nil, err
-	}
-	plan, err := e.validationPlan(r, req)
-	if err != nil {
 		return nil, err
 	}
 	if err := e.runJobs(ctx, r.Study, "validate "+name, plan.jobs); err != nil {
@@ -181,6 +181,9 @@ type plan struct {
 }
 
 func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, seeds []int64) {
+	if _, ok := p.keys[name]; ok {
+		return // the same run for another candidate (the baseline)
+	}
 	key := configKey(name, cfg, wl)
 	p.keys[name] = key
 	for _, s := range seeds {
@@ -195,7 +198,8 @@ func configKey(name string, cfg cluster.Config, wl *strategies.Workload) string 
 	js, _ := json.Marshal(struct {
 		Config   cluster.Config
 		Workload string
-	}{cfg, wl.Name})
+		Spec     any
+	}{cfg, wl.Name, wl.Spec})
 	sum := sha256.Sum256(js)
 	return name + "|" + hex.EncodeToString(sum[:6])
 }
@@ -326,7 +330,7 @@ func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds 
 	// Overfit: the interval lies wholly on the worse side of the in-study
 	// Δ (a held-out result better than the study's is no overfitting), or
 	// a constraint fails.
-	ce.Overfit = failed != "" || hi < in
+	ce.Overfit = failed != "" || (!regime && hi < in)
 	summary := fmt.Sprintf("%s %s, %d/%d seeds", prim.Name, pctInterval(pe), pe.BetterOnSeeds, pe.Seeds)
 	switch {
 	case failed != "":

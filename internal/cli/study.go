@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -302,6 +303,9 @@ func showTrial(s Streams, env *studies.Env, name string, n int, output string) e
 	if !ok {
 		return fmt.Errorf("--trial: study %s has no complete trial %d", name, n)
 	}
+	if err := r.DetailErr(); err != nil {
+		return failed(err)
+	}
 	if output == "json" {
 		return writeIndented(s.Out, d)
 	}
@@ -323,11 +327,17 @@ func showStudy(s Streams, env *studies.Env, name, output string) error {
 	if err := env.LoadEvidence(r); err != nil {
 		return studyError(err)
 	}
+	var buf bytes.Buffer
 	if output == "json" {
-		return writeIndented(s.Out, r.JSON())
+		_ = writeIndented(&buf, r.JSON())
+	} else {
+		r.WriteTable(&buf)
 	}
-	r.WriteTable(s.Out)
-	return nil
+	if err := r.DetailErr(); err != nil {
+		return failed(err)
+	}
+	_, err = s.Out.Write(buf.Bytes())
+	return failed(err)
 }
 
 func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
@@ -363,33 +373,34 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 				if err != nil {
 					return studyError(err)
 				}
-				w := s.Out
-				if out != "" && out != "-" {
-					file, err := os.Create(out)
-					if err != nil {
-						return failed(err)
-					}
-					defer file.Close()
-					w = file
-				}
+				// Everything is built before anything is written: a mistake
+				// leaves no empty or half-written file behind.
+				var buf bytes.Buffer
 				switch {
 				case history:
 					if format != "json" {
 						return fmt.Errorf("--history: only --format json")
 					}
-					return failed(studies.WriteJSON(w, r.History()))
+					err = studies.WriteJSON(&buf, r.History())
 				case validation, ablation:
 					kind := map[bool]string{true: "validation", false: "ablation"}[validation]
 					if err := env.LoadEvidence(r); err != nil {
 						return studyError(err)
 					}
-					err := r.ExportEvidence(w, kind, format)
+					err = r.ExportEvidence(&buf, kind, format)
 					if errors.Is(err, studies.ErrNoEvidence) {
 						return fmt.Errorf("--%s: %v", kind, err)
 					}
+				default:
+					err = r.Export(&buf, format, pareto)
+				}
+				if err == nil {
+					err = r.DetailErr()
+				}
+				if err != nil {
 					return failed(err)
 				}
-				return failed(r.Export(w, format, pareto))
+				return writeFile(s, out, buf.Bytes())
 			})
 		},
 	}

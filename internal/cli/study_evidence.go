@@ -29,8 +29,9 @@ Pareto trial) and its baseline on held-out seeds, paired seed by seed. For
 each objective: the in-study Δ, the held-out Δ (the mean of the per-seed
 relative changes), its 95% Student-t interval, and on how many seeds the
 candidate beats the baseline. The trial is called overfit when the
-interval excludes the in-study Δ of the primary objective or a constraint
-fails on the held-out seeds. --regimes also runs the template's regimes
+interval lies wholly on the worse side of the in-study Δ of the primary
+objective (a held-out result better than the study's is not overfitting)
+or a constraint fails on the held-out seeds. --regimes also runs the template's regimes
 (other operating points of the same workload; ` + "`--regime a,b`" + ` picks them).
 Every simulation is stored as it finishes: an interrupted validation
 continues where it stopped, and ` + "`study show`" + ` includes the result.`,
@@ -57,6 +58,9 @@ continues where it stopped, and ` + "`study show`" + ` includes the result.`,
 				tpl, err := env.Registry.Get(row.Template)
 				if err != nil {
 					return studyError(err)
+				}
+				if cmd.Flags().Changed("regime") && withRegimes {
+					return fmt.Errorf("--regimes and --regime are exclusive: --regimes runs the template's, --regime the ones named")
 				}
 				switch {
 				case cmd.Flags().Changed("regime"):

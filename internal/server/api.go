@@ -108,7 +108,7 @@ func (s *Server) showStudy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeValue(w, http.StatusOK, rep.JSON())
+	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return studies.WriteJSON(b, rep.JSON()) }))
 }
 
 // trials is `study export NAME --format json`.
@@ -117,7 +117,7 @@ func (s *Server) trials(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Export(b, "json", false) })
+	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return rep.Export(b, "json", false) }))
 }
 
 // trial is `study show NAME --trial N --output json`.
@@ -134,7 +134,7 @@ func (s *Server) trial(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return withStatus(http.StatusNotFound, "study %s has no complete trial %d", rep.Study.Name, n)
 	}
-	return writeValue(w, http.StatusOK, d)
+	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return studies.WriteJSON(b, d) }))
 }
 
 // pareto is `study export NAME --pareto --format json`.
@@ -143,7 +143,7 @@ func (s *Server) pareto(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.Export(b, "json", true) })
+	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return rep.Export(b, "json", true) }))
 }
 
 // history is `study export NAME --history --format json`.
@@ -206,6 +206,10 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	if err := studies.Validate(s.cfg.Env.Registry, &o); err != nil {
 		return err
 	}
+	// One create at a time: two requests for one name would otherwise race
+	// past the existence check.
+	s.creating.Lock()
+	defer s.creating.Unlock()
 	if _, err := s.cfg.Env.Store.StudyByName(o.Name); err == nil {
 		return withStatus(http.StatusConflict, "study %q already exists (resume it, or delete it first)", o.Name)
 	}
@@ -215,7 +219,9 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.runs.start(row.Name)
+	if !s.runs.start(row.Name) {
+		return withStatus(http.StatusServiceUnavailable, "study %s created, but the server is stopping: resume it later", row.Name)
+	}
 	return s.studyRow(w, http.StatusAccepted, row.Name)
 }
 
@@ -288,4 +294,15 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return withStatus(http.StatusBadRequest, "body: one JSON object expected, found more")
 	}
 	return nil
+}
+
+// checked fails a document built from a trial whose metrics could not be
+// read (it would show zeros).
+func checked(rep *studies.Report, fill func(io.Writer) error) func(io.Writer) error {
+	return func(w io.Writer) error {
+		if err := fill(w); err != nil {
+			return err
+		}
+		return rep.DetailErr()
+	}
 }

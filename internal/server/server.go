@@ -39,10 +39,11 @@ type Config struct {
 
 // Server serves the API and the dashboard.
 type Server struct {
-	cfg     Config
-	mux     *http.ServeMux
-	runs    *runs
-	reports *reports
+	cfg      Config
+	mux      *http.ServeMux
+	runs     *runs
+	reports  *reports
+	creating sync.Mutex
 }
 
 // New checks the configuration: a non-loopback address needs a token.
@@ -56,6 +57,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	// Tables are made once, here, not by concurrent creates.
+	if err := cfg.Env.Store.Migrate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Env.Store.MigrateEvidence(); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log), reports: newReports(cfg.Env)}
 	s.routes()
@@ -105,21 +113,48 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// secure adds the headers every answer carries and enforces the token on
-// writes. The dashboard loads nothing from elsewhere, and the policy says
-// so to the browser.
+// secure adds the headers every answer carries and guards writes. The
+// dashboard loads nothing from elsewhere, and the policy says so to the
+// browser. Without a token the server is reachable from this machine only,
+// but a web page open in a browser here could still send it requests: a
+// Host that is not a loopback name (DNS rebinding) is refused, and a write
+// must come from the server's own pages (no foreign Origin) as JSON (a
+// cross-site form cannot send that type without asking first). With a
+// token, every write must carry it.
 func (s *Server) secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && s.cfg.Token != "" && !s.authorized(r) {
-			writeError(w, http.StatusUnauthorized, errors.New("writes need the header Authorization: Bearer TOKEN"))
+		if s.cfg.Token == "" && !Loopback(hostOnly(r.Host)) {
+			writeError(w, http.StatusMisdirectedRequest, fmt.Errorf("host %q: this server answers loopback names only (give --token to serve beyond loopback)", r.Host))
 			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if s.cfg.Token != "" && !s.authorized(r) {
+				writeError(w, http.StatusUnauthorized, errors.New("writes need the header Authorization: Bearer TOKEN"))
+				return
+			}
+			if o := r.Header.Get("Origin"); o != "" && o != "null" && hostOnly(strings.TrimPrefix(strings.TrimPrefix(o, "http://"), "https://")) != hostOnly(r.Host) {
+				writeError(w, http.StatusForbidden, fmt.Errorf("origin %q: writes come from this server's own pages or from tools without an Origin", o))
+				return
+			}
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				writeError(w, http.StatusUnsupportedMediaType, fmt.Errorf("content type %q: writes send application/json", ct))
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hostOnly strips a port from host:port (and brackets from an IPv6 host).
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
 }
 
 func (s *Server) authorized(r *http.Request) bool {
@@ -174,11 +209,12 @@ func (s *Server) routes() {
 
 // runs tracks the studies this server is running.
 type runs struct {
-	env *studies.Env
-	log io.Writer
-	mu  sync.Mutex
-	by  map[string]*run
-	wg  sync.WaitGroup
+	env    *studies.Env
+	log    io.Writer
+	mu     sync.Mutex
+	by     map[string]*run
+	wg     sync.WaitGroup
+	closed bool // the server is stopping: no new run starts
 }
 
 type run struct {
@@ -203,7 +239,7 @@ func (rs *runs) active(name string) bool {
 func (rs *runs) start(name string) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if _, ok := rs.by[name]; ok {
+	if _, ok := rs.by[name]; ok || rs.closed {
 		return false
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -241,6 +277,7 @@ func (rs *runs) start(name string) bool {
 // waits for them.
 func (rs *runs) stopAll() {
 	rs.mu.Lock()
+	rs.closed = true
 	for _, r := range rs.by {
 		r.cancel()
 	}

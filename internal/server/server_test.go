@@ -327,3 +327,37 @@ func TestPagesCarryTheirFirstDocuments(t *testing.T) {
 		t.Errorf("unknown study page: %d (the page itself says what is wrong)", code)
 	}
 }
+
+// Without a token the server answers loopback host names only, and a
+// write must be JSON from its own pages or a tool: what a web page in a
+// browser on this machine could send it otherwise is refused.
+func TestCrossSiteWritesAreRefused(t *testing.T) {
+	env := newEnv(t)
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	send := func(mutate func(*http.Request)) int {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/studies", strings.NewReader(`{"template": "slo-cascade", "trials": 1, "name": "x"}`))
+		req.Header.Set("Content-Type", "application/json")
+		mutate(req)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := send(func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }); code != http.StatusUnsupportedMediaType {
+		t.Errorf("text/plain write: %d, want 415", code)
+	}
+	if code := send(func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }); code != http.StatusForbidden {
+		t.Errorf("foreign origin: %d, want 403", code)
+	}
+	if code := send(func(r *http.Request) { r.Host = "evil.example:80" }); code != http.StatusMisdirectedRequest {
+		t.Errorf("foreign host: %d, want 421", code)
+	}
+	if _, err := env.Store.StudyByName("x"); err == nil {
+		t.Error("a refused write created the study")
+	}
+	if code := send(func(r *http.Request) { r.Header.Set("Origin", ts.URL) }); code != http.StatusAccepted {
+		t.Errorf("a write from the server's own page: %d, want 202", code)
+	}
+}

@@ -224,7 +224,7 @@ async function listView() {
     el('td', { class: 'study-name' }, el('a', { href: '/study/' + enc(s.name) }, s.name)),
     el('td', {}, s.template), el('td', {}, el('span', { class: 'pill ' + s.state }, s.state)),
     el('td', { class: 'num' }, `${s.trials_complete}/${s.trials_total}`),
-    el('td', { class: 'num ' + (s.best_delta < 0 ? 'good' : '') }, s.best_delta === undefined ? '–' : `${pct(s.best_delta)} ${s.primary}`)));
+    el('td', { class: 'num ' + ((s.minimize ? s.best_delta < 0 : s.best_delta > 0) ? 'good' : '') }, s.best_delta === undefined ? '–' : `${pct(s.best_delta)} ${s.primary}`)));
   const create = el('form', { class: 'create', on: { submit: createStudy } },
     el('select', { name: 'template' }, templates.map((t) => el('option', { value: t.name }, t.name))),
     el('input', { name: 'trials', type: 'number', value: '40', min: '1', style: 'width:80px' }),
@@ -303,17 +303,19 @@ function validationCard(v, primary) {
   const labels = [], lo = [], hi = [], mid = [];
   for (const [name, cands] of items) for (const c of cands) {
     const o = c.objectives[primary];
-    labels.push(`${name} · trial ${c.trial}`); lo.push(o.ci95[0]); hi.push(o.ci95[1]); mid.push(o.held_out_delta);
+    const n = (v) => (typeof v === 'number' && Number.isFinite(v)) ? v : NaN; // null: too few seeds for an interval
+    labels.push(`${name} · trial ${c.trial}`); lo.push(n(o.ci95[0])); hi.push(n(o.ci95[1])); mid.push(n(o.held_out_delta));
   }
   const W = 620, row = 24, H = labels.length * row + 36, l = 220;
-  const x = scale(Math.min(0, ...lo.filter(isFinite)) * 1.05, Math.max(0, ...hi.filter(isFinite)) * 1.05 + 1e-9, l, W - 20);
+  const x = scale(Math.min(0, ...lo.filter(Number.isFinite)) * 1.05, Math.max(0, ...hi.filter(Number.isFinite)) * 1.05 + 1e-9, l, W - 20);
   const svg = sv('svg', { id: 'validation', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
   svg.append(sv('line', { x1: x(0), x2: x(0), y1: 4, y2: H - 24, stroke: '#999', 'stroke-dasharray': '4 3' }));
   labels.forEach((name, i) => {
     const y = 14 + i * row;
     svg.append(sv('text', { x: l - 8, y: y + 4, 'text-anchor': 'end' }, name));
-    if (isFinite(lo[i]) && isFinite(hi[i])) svg.append(sv('line', { class: 'ci', x1: x(lo[i]), x2: x(hi[i]), y1: y, y2: y, stroke: '#2f6fed', 'stroke-width': 3 }));
-    svg.append(sv('circle', { cx: x(mid[i]), cy: y, r: 4, fill: '#1d2330' }), sv('text', { x: W - 16, y: y + 4, 'text-anchor': 'end' }, pct(mid[i])));
+    if (Number.isFinite(lo[i]) && Number.isFinite(hi[i])) svg.append(sv('line', { class: 'ci', x1: x(lo[i]), x2: x(hi[i]), y1: y, y2: y, stroke: '#2f6fed', 'stroke-width': 3 }));
+    if (Number.isFinite(mid[i])) svg.append(sv('circle', { cx: x(mid[i]), cy: y, r: 4, fill: '#1d2330' }));
+    svg.append(sv('text', { x: W - 16, y: y + 4, 'text-anchor': 'end' }, pct(mid[i])));
   });
   svg.append(sv('text', { x: (l + W) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
   return card('Validation', svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
@@ -348,7 +350,7 @@ async function trialView(name, n) {
       Object.assign(card('Every seed, beside the baseline on the same seed',
         el('table', { id: 'seeds' }, el('tr', {}, el('th', {}, 'seed'), classes.map((c) => el('th', { class: 'num' }, `${c} TTFT p99 (baseline)`)), el('th', { class: 'num' }, 'tokens/s (baseline)')),
           t.seeds.map((s) => el('tr', {}, el('td', {}, s.seed),
-            classes.map((c) => el('td', { class: 'num' }, `${num(s.metrics.per_slo[c].ttft_ms.p99)} (${num(s.baseline.per_slo[c].ttft_ms.p99)})`)),
+            classes.map((c) => el('td', { class: 'num' }, `${num(s.metrics.per_slo?.[c]?.ttft_ms?.p99)} (${num(s.baseline.per_slo?.[c]?.ttft_ms?.p99)})`)),
             el('td', { class: 'num' }, `${num(s.metrics.tokens_per_sec)} (${num(s.baseline.tokens_per_sec)})`))))), { className: 'card wide' })));
 }
 

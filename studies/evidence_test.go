@@ -1,0 +1,81 @@
+package studies
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"optimize/storage"
+)
+
+// A validation of several trials runs the baseline once per workload and
+// seed, not once per trial; a regime's verdict is about the gain, so
+// "overfit" is never set there by an interval better than the study's.
+func TestValidationPlanAndRegimeVerdicts(t *testing.T) {
+	env := testEnv(t, 2)
+	ctx := context.Background()
+	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "v", Trials: 8, Seeds: []int64{42}, Sampler: "random", SamplerSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	r, err := env.Load("v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := validationRequest{Seeds: []int64{100, 101}, Trials: []int{r.Complete[0].Number, r.Complete[1].Number, r.Complete[2].Number},
+		Regimes: []string{"rate-0.5x"}}
+	p, err := env.validationPlan(r, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (3 + 1) * 2 * 2; len(p.jobs) != want {
+		t.Errorf("%d jobs, want %d: 3 trials and one baseline, 2 workloads, 2 seeds", len(p.jobs), want)
+	}
+	v, err := env.Validate(ctx, "v", ValidateOptions{Trial: -1, Seeds: []int64{100, 101, 102}, Regimes: []string{"rate-0.5x", "sustained-overload"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rg := range v.Regimes {
+		for _, c := range rg.Candidates {
+			if c.Overfit && !strings.Contains(c.Verdict, "fails") {
+				t.Errorf("%s: overfit without a failed constraint (%s)", rg.Name, c.Verdict)
+			}
+		}
+	}
+}
+
+// A trial whose per-seed rows are gone cannot be shown as zeros: the
+// report says which trial and why.
+func TestMissingSeedRowsAreAnError(t *testing.T) {
+	env := testEnv(t, 1)
+	ctx := context.Background()
+	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "m", Trials: 3, Seeds: []int64{42, 43}, Sampler: "random", SamplerSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	r, err := env.Load("m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, _ := env.Store.Trials(row.ID)
+	best := r.Complete[r.Best].Number
+	for _, tr := range trials {
+		if tr.Number == best {
+			env.Store.DB.Where("trial_id = ?", tr.ID).Delete(&storage.TrialSeedRow{})
+		}
+	}
+	r, err = env.Load("m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.JSON()
+	if err := r.DetailErr(); err == nil || !strings.Contains(err.Error(), "metrics for 0 of 2 seeds") {
+		t.Errorf("DetailErr %v, want the missing seeds named", err)
+	}
+}
