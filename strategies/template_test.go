@@ -122,6 +122,11 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				c.SLOPrefillThreshold.Or(simcore.SLOCritical, -1) == 256 && c.PrefillThreshold == 256 &&
 				c.Priority.AgeWeightPerMs == 0.01 && c.Routing.SLOPriorityBlend.Or(simcore.SLOCritical, -1) == 0.2, "config %+v", c)
 		},
+		"joint-slo": func(c cluster.Config) error {
+			return expect(slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "priority-fcfs" && c.Priority.Name == "slo-tiered" &&
+				c.SLOPrefillThreshold.Or(simcore.SLOCritical, -1) == 256 && c.MaxScheduledTokens == 2048 &&
+				c.Admission.Policy == "always-admit", "config %+v", c)
+		},
 		"slo-cascade-nochunk": func(c cluster.Config) error {
 			return expect(cascade(c) && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.PrefillThreshold == 0 && !c.SLOPrefillThreshold.Given(),
 				"config %+v", c)
@@ -376,7 +381,7 @@ parameters:
 
 func TestGetUnknownListsNames(t *testing.T) {
 	_, err := builtin(t).Get("slo-casacde")
-	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, kv-heavy,`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, joint-slo,`) {
 		t.Errorf("got %v", err)
 	}
 }

@@ -126,12 +126,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		return
 	}
 	best := &r.Complete[r.Best]
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\tbaseline\tbest (trial %d)\tΔ\tbest, seed range\t\n", best.Number)
-	for _, row := range r.Table() {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", row.Name, row.Baseline, row.Best, pct(row.Delta), row.Seeds.Min, row.Seeds.Max)
-	}
-	tw.Flush()
+	r.writeTable(w, best, fmt.Sprintf("best (trial %d)", best.Number), "best")
 	for _, o := range r.Template.Objectives {
 		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
 	}
@@ -163,6 +158,23 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 }
 
+// WriteTrialTable prints complete trial n against the baseline as
+// WriteTable does for the best; nothing when there is no such trial.
+func (r *Report) WriteTrialTable(w io.Writer, n int) {
+	if c := r.result(n); c != nil {
+		r.writeTable(w, c, fmt.Sprintf("trial %d", n), "trial")
+	}
+}
+
+func (r *Report) writeTable(w io.Writer, c *Result, heading, label string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\tbaseline\t%s\tΔ\t%s, seed range\t\n", heading, label)
+	for _, row := range r.TableFor(c) {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", row.Name, row.Baseline, row.Best, pct(row.Delta), row.Seeds.Min, row.Seeds.Max)
+	}
+	tw.Flush()
+}
+
 // TableRow is one metric of the baseline-against-best table.
 type TableRow struct {
 	Name           string
@@ -178,7 +190,15 @@ func (r *Report) Table() []TableRow {
 	if r.Best < 0 {
 		return nil
 	}
-	best := &r.Complete[r.Best]
+	return r.TableFor(&r.Complete[r.Best])
+}
+
+// TableFor is Table for any complete trial: its price per class too
+// (goodput and rejections) where the study's workload has SLO targets or
+// either side rejected requests.
+func (r *Report) TableFor(best *Result) []TableRow {
+	summary := best.Summary()
+	shed := r.Baseline.Rejected > 0 || summary.Rejected > 0
 	var rows []TableRow
 	shown := map[string]bool{}
 	row := func(name, path string) {
@@ -187,7 +207,6 @@ func (r *Report) Table() []TableRow {
 		}
 		shown[path] = true
 		get := metricOf(path)
-		summary := best.Summary()
 		b, v := get(&r.Baseline), get(&summary)
 		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.Seeds(), get)})
 	}
@@ -199,6 +218,10 @@ func (r *Report) Table() []TableRow {
 		row(cl+" E2E p99 ms", "per_slo."+cl+".e2e_ms.p99")
 		if r.Baseline.PerSLO[cl].Attainment != nil {
 			row(cl+" SLO attainment", "per_slo."+cl+".attainment")
+			row(cl+" goodput req/s", "per_slo."+cl+".goodput")
+		}
+		if shed {
+			row(cl+" rejected", "per_slo."+cl+".rejected")
 		}
 	}
 	if r.Baseline.Attainment != nil {

@@ -311,11 +311,14 @@ func showTrial(s Streams, env *studies.Env, name string, n int, output string) e
 	}
 	fmt.Fprintf(s.Out, "study %s · trial %d · score %.4f\n", name, n, d.Score)
 	for _, p := range r.Template.Params {
-		fmt.Fprintf(s.Out, "  %-28s = %v\n", p.Name, d.Params[p.Name])
+		v := d.Params[p.Name]
+		if v == nil {
+			v = "inactive"
+		}
+		fmt.Fprintf(s.Out, "  %-28s = %v\n", p.Name, v)
 	}
-	for _, o := range r.Template.Objectives {
-		fmt.Fprintf(s.Out, "  %-28s   %.4g (%s against the baseline)\n", o.Name, d.Objectives[o.Name], studies.Percent(float64(d.Deltas[o.Name])))
-	}
+	fmt.Fprintln(s.Out)
+	r.WriteTrialTable(s.Out, n)
 	return nil
 }
 

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `study show --trial N` on a conditional template prints every parameter
+// (the inactive ones as "inactive", never a Go nil), then the trial against
+// the baseline with the per-class price: goodput per class, the same
+// critical TTFT P99 as the JSON view.
+func TestShowTrialPrintsInactiveAndPerClassPrice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a study")
+	}
+	dsn := filepath.Join(t.TempDir(), "j.db")
+	if code, _, errs := run(t, "study", "create", "joint-slo", "--trials", "8", "--name", "j", "--storage", dsn, "--workers", "1"); code != 0 {
+		t.Fatal(errs)
+	}
+	inactive, shedding := 0, 0
+	for n := 0; n < 8; n++ {
+		code, out, errs := run(t, "study", "show", "j", "--trial", fmt.Sprint(n), "--storage", dsn)
+		if code != 0 {
+			t.Fatalf("trial %d: %s", n, errs)
+		}
+		if strings.Contains(out, "<nil>") {
+			t.Errorf("trial %d prints a Go nil:\n%s", n, out)
+		}
+		inactive += strings.Count(out, "= inactive")
+		if strings.Contains(out, "sheddable rejected") {
+			shedding++
+		}
+		for _, want := range []string{"  probabilistic_power ", "trial " + fmt.Sprint(n) + " ", "critical goodput req/s", "sheddable goodput req/s"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("trial %d: no %q in\n%s", n, want, out)
+			}
+		}
+		_, js, _ := run(t, "study", "show", "j", "--trial", fmt.Sprint(n), "--storage", dsn, "--output", "json")
+		var d struct {
+			Objectives map[string]float64 `json:"objectives"`
+		}
+		if err := json.Unmarshal([]byte(js), &d); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%.4g", d.Objectives["critical_ttft_p99"])
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			// name, baseline, this trial, Δ, seed range
+			if f := strings.Fields(line); len(f) > 2 && f[0] == "critical_ttft_p99" {
+				found = f[2] == want
+			}
+		}
+		if !found {
+			t.Errorf("trial %d: the table's critical_ttft_p99 is not the JSON's %s:\n%s", n, want, out)
+		}
+	}
+	// The first trials are random; slo-gated and probabilistic admission
+	// each come up, and their rejections are priced per class.
+	if shedding == 0 {
+		t.Error("no trial prints its rejections per class")
+	}
+	// joint-slo has 7 conditional parameters; at most 5 are active at once
+	// (priority-fcfs with slo-tiered plus one admission policy's).
+	if inactive < 2*8 {
+		t.Errorf("%d inactive parameters over 8 trials, want at least 16", inactive)
+	}
+}
