@@ -26,6 +26,7 @@ type TemplateJSON struct {
 	Primary     string           `json:"primary"`
 	Constraints []ConstraintJSON `json:"constraints"`
 	Regimes     []string         `json:"regimes"`
+	Sampler     string           `json:"sampler,omitempty"`
 }
 
 // ParamJSON is one parameter's space.
@@ -68,7 +69,8 @@ func (t *Template) Summary() TemplateSummary {
 func (t *Template) JSON() TemplateJSON {
 	out := TemplateJSON{Name: t.Name, File: t.File, Base: t.Base, Workload: t.Workload, Description: t.Description,
 		Mechanism: t.Mechanism(), Parameters: []ParamJSON{}, Objectives: []ObjectiveJSON{},
-		Primary: t.Objectives[t.Primary].Name, Constraints: []ConstraintJSON{}, Regimes: append([]string{}, t.Regimes...)}
+		Primary: t.Objectives[t.Primary].Name, Constraints: []ConstraintJSON{}, Regimes: append([]string{}, t.Regimes...),
+		Sampler: t.Sampler}
 	for _, p := range t.Params {
 		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Default: p.Format(p.Default), Setting: p.Knob}
 		if p.Kind != Categorical {

@@ -20,7 +20,7 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes"}
+	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler"}
 	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
 	objectiveKeys  = []string{"name", "metric", "direction"}
 	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min", "max"}
@@ -31,6 +31,7 @@ var (
 type rawTemplate struct {
 	file                                       string
 	name, description, base, workload, primary string
+	sampler                                    string
 	mechanism                                  []rawSetting
 	params                                     []rawParam
 	objectives                                 []Objective
@@ -184,6 +185,8 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 			t.workload, err = p.scalar(v, path)
 		case "primary":
 			t.primary, err = p.scalar(v, path)
+		case "sampler":
+			t.sampler, err = p.scalar(v, path)
 		case "mechanism":
 			err = p.mapping(v, path, nil, func(knob string, v *yaml.Node, path string) error {
 				value, err := p.scalar(v, path)

@@ -3,12 +3,13 @@ package strategies
 import (
 	"fmt"
 	"math"
-	"optimize/internal/fielderr"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 
+	"optimize/internal/fielderr"
+	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 )
@@ -140,6 +141,12 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 			t.Regimes = append(t.Regimes, name)
 		}
 	}
+	if raw.sampler != "" {
+		if _, err := search.ParseMethod(raw.sampler); err != nil {
+			return nil, fielderr.New(file, "sampler", "%v", err)
+		}
+	}
+	t.Sampler = raw.sampler
 	if err := objectives(t, raw); err != nil {
 		return nil, err
 	}

@@ -134,6 +134,10 @@ type Template struct {
 	// Regimes are the operating points `study validate --regimes` checks
 	// by default (names of built-in regimes).
 	Regimes []string
+	// Sampler is the --sampler a study of this template gets when none is
+	// given ("" for the default by objective count). Not inherited: it was
+	// chosen by measurement on this template's own space.
+	Sampler string
 
 	mechanism []fixed // inherited first, one entry per setting
 }

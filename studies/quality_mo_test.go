@@ -27,6 +27,9 @@ func TestHypervolumeBySampler(t *testing.T) {
 	}
 	const trials, seeds = 100, 10
 	samplers := []string{"parego", "tpe", "random"}
+	if env := os.Getenv("OPTIMIZE_MO_SAMPLERS"); env != "" {
+		samplers = strings.Split(env, ",") // for trying a sampler change: wins need all three
+	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "| template | sampler | median hypervolume | min – max | parego wins /%d |\n|---|---|---:|---:|---:|\n", seeds)
 	for _, tpl := range templates {
@@ -44,7 +47,7 @@ func TestHypervolumeBySampler(t *testing.T) {
 		}
 		for _, smp := range samplers {
 			wins := ""
-			if smp != "parego" {
+			if smp != "parego" && hv["parego"] != nil {
 				n := 0
 				for i := range hv[smp] {
 					if hv["parego"][i] > hv[smp][i] {

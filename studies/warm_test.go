@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"optimize/search"
+	"optimize/strategies"
 )
 
 // A warm-started study's sampler learns from the earlier study's complete
@@ -56,5 +57,24 @@ func TestWarmStart(t *testing.T) {
 	}
 	if len(r.Complete) != 3 || r.Study.WarmFrom != "first" || r.JSON().WarmFrom != "first" {
 		t.Errorf("second: %d complete trials, provenance %q", len(r.Complete), r.Study.WarmFrom)
+	}
+}
+
+// A template that names its sampler gets it by default; otherwise the
+// objective count decides (parego for several, TPE for one).
+func TestDefaultSamplerFollowsTheTemplate(t *testing.T) {
+	reg := testEnv(t, 1).Registry
+	for name, want := range map[string]string{"joint-slo": "tpe", "slo-cascade": "parego"} {
+		tpl, err := reg.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DefaultSampler(tpl); got != want {
+			t.Errorf("%s: default sampler %s, want %s", name, got, want)
+		}
+	}
+	one := strategies.Template{Objectives: make([]strategies.Objective, 1)}
+	if got := DefaultSampler(&one); got != "tpe" {
+		t.Errorf("one objective: default sampler %s, want tpe", got)
 	}
 }

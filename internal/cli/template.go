@@ -65,7 +65,11 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	if t.Base != "" {
 		fmt.Fprintf(w, "base: %s\n", t.Base)
 	}
-	fmt.Fprintf(w, "workload: %s\n\n%s\n", t.Workload, wrap(t.Description, 78))
+	fmt.Fprintf(w, "workload: %s\n", t.Workload)
+	if t.Sampler != "" {
+		fmt.Fprintf(w, "sampler: %s (its studies' default; --sampler overrides)\n", t.Sampler)
+	}
+	fmt.Fprintf(w, "\n%s\n", wrap(t.Description, 78))
 
 	fmt.Fprintln(w, "\nMechanism:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
