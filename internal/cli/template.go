@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -84,16 +85,25 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	if len(t.Params) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// Every row has the condition cell, empty or not, so that the
+	// conditions line up in one column; the padding this leaves at the end
+	// of unconditional rows is trimmed.
+	var params bytes.Buffer
+	tw = tabwriter.NewWriter(&params, 0, 0, 2, ' ', 0)
 	for _, p := range t.Params {
 		when := ""
 		if p.When != nil {
-			when = fmt.Sprintf("\tonly when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
+			when = fmt.Sprintf("only when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s%s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Knob, when)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\t%s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Knob, when)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, line := range strings.SplitAfter(params.String(), "\n") {
+		if line != "" {
+			fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+		}
 	}
 
 	fmt.Fprintln(w, "\nObjectives:")

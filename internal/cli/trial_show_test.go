@@ -68,3 +68,42 @@ func TestShowTrialPrintsInactiveAndPerClassPrice(t *testing.T) {
 		t.Errorf("%d inactive parameters over 8 trials, want at least 16", inactive)
 	}
 }
+
+// `template show joint-slo` prints each conditional parameter's condition,
+// all in one column, and no line ends in padding.
+func TestTemplateShowPrintsConditionsInOneColumn(t *testing.T) {
+	code, out, errs := run(t, "template", "show", "joint-slo")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	want := map[string]string{
+		"priority_policy":     "only when scheduler is priority-fcfs",
+		"critical_base":       "only when priority_policy is slo-class or slo-tiered",
+		"age_weight_per_ms":   "only when priority_policy is slo-tiered",
+		"probabilistic_power": "only when admission is probabilistic",
+	}
+	column := -1
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("line ends in padding: %q", line)
+		}
+		at := strings.Index(line, "only when")
+		if at < 0 {
+			continue
+		}
+		if column < 0 {
+			column = at
+		}
+		if at != column {
+			t.Errorf("condition at column %d, want %d: %q", at, column, line)
+		}
+		name := strings.Fields(line)[0]
+		if w, ok := want[name]; ok && !strings.HasSuffix(line, w) {
+			t.Errorf("%s: want %q in %q", name, w, line)
+		}
+		delete(want, name)
+	}
+	if len(want) > 0 {
+		t.Errorf("no condition printed for %v", want)
+	}
+}
