@@ -42,6 +42,12 @@ type paregoRecord struct {
 // as ratios to the baseline (smaller is better) and its constraint
 // penalty, which MethodParEGO scalarises anew for every proposal.
 func (s *Sampler) TellObjectives(trialID int, score float64, ratios []float64, penalty float64) error {
+	if s.method != MethodParEGO {
+		// Only ParEGO reads them; skipping the write saves a SQLite
+		// transaction per trial for the other samplers. A later study warm-
+		// started from this one recomputes them from its own trial rows.
+		return s.Tell(trialID, score)
+	}
 	for i, r := range ratios {
 		if math.IsNaN(r) || math.IsInf(r, 0) {
 			ratios[i] = RatioCap // a broken value counts as far worse than the baseline
