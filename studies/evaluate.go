@@ -110,13 +110,19 @@ func (ev *evaluator) score(s *metrics.Summary, objectives []float64) (float64, e
 // better), and the constraint penalty in score: what a multi-objective
 // sampler weighs afresh for every proposal.
 func (ev *evaluator) ratios(objectives []float64, score float64) ([]float64, float64) {
-	base := make([]float64, len(ev.tpl.Objectives))
-	minimize := make([]bool, len(ev.tpl.Objectives))
-	for i, o := range ev.tpl.Objectives {
-		base[i], _ = strategies.Metric(ev.baseline, o.Metric)
+	return samplerRatios(ev.tpl, ev.baseline, objectives, score)
+}
+
+// samplerRatios is ratios for any trial of tpl against baseline (also the
+// trials a warm start carries over).
+func samplerRatios(tpl *strategies.Template, baseline *metrics.Summary, objectives []float64, score float64) ([]float64, float64) {
+	base := make([]float64, len(tpl.Objectives))
+	minimize := make([]bool, len(tpl.Objectives))
+	for i, o := range tpl.Objectives {
+		base[i], _ = strategies.Metric(baseline, o.Metric)
 		minimize[i] = o.Minimize
 	}
-	p := ev.tpl.Primary
+	p := tpl.Primary
 	penalty := score - search.Scalarize(objectives[p], base[p], minimize[p], nil, 0)
 	return search.Normalize(objectives, base, minimize), max(0, penalty)
 }

@@ -345,11 +345,9 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 			}
 			objs[i] = m
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(objs)
+		return writeJSON(w, objs)
 	}
-	return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
+	return usage("--format: unknown value %q (allowed: csv, json)", format)
 }
 
 func cell(v any) string {

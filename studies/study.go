@@ -208,11 +208,9 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 // warm seeds smp with from's complete trials: their parameters, scores
 // and objectives as ratios to from's own baseline.
 func warm(smp *search.Sampler, from *Report) error {
-	base, minimize := from.baselineObjectives()
-	p := from.Template.Primary
 	for _, c := range from.Complete {
-		penalty := c.Score - search.Scalarize(c.Objectives[p], base[p], minimize[p], nil, 0)
-		if err := smp.Warm(from.Study.Name, c.Params, c.Score, search.Normalize(c.Objectives, base, minimize), max(0, penalty)); err != nil {
+		ratios, penalty := samplerRatios(from.Template, &from.Baseline, c.Objectives, c.Score)
+		if err := smp.Warm(from.Study.Name, c.Params, c.Score, ratios, penalty); err != nil {
 			return err
 		}
 	}

@@ -32,13 +32,10 @@ it cleanly: trials in flight finish and are recorded.`,
 			if token == "" {
 				token = os.Getenv(TokenVar)
 			}
-			if f.workers < 1 {
-				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
+			if err := f.checkRunFlags("workers", 1); err != nil {
+				return err
 			}
-			if f.lease <= 0 {
-				return fmt.Errorf("--lease: must be > 0, got %v", f.lease)
-			}
-			env, err := f.open(s, true)
+			env, err := f.env(s)
 			if err != nil {
 				return studyError(err)
 			}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
+	"optimize/studies"
 )
 
 type simulateOptions struct {
@@ -186,7 +186,5 @@ func writeJSON(s Streams, seeds []int64, runs []metrics.Summary) error {
 
 // writeIndented writes v as indented JSON.
 func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return failed(enc.Encode(v))
+	return failed(studies.WriteJSON(w, v))
 }

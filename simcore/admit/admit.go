@@ -70,7 +70,7 @@ func policyKinds() []policyKind {
 		{"token-bucket", func(cfg Config) Policy { return newTokenBucket(cfg.BucketCapacity, cfg.RefillRate) }},
 		{"reject-all", func(Config) Policy { return rejectAll{} }},
 		{SLOGated, func(cfg Config) Policy { return newSLOGate(cfg.SLOGate) }},
-		{Probabilistic, func(cfg Config) Policy { return newProbabilistic(cfg.Probabilistic, nil) }},
+		{Probabilistic, func(cfg Config) Policy { return newProbabilistic(cfg.Probabilistic) }},
 	}
 }
 

@@ -97,8 +97,9 @@ type probabilistic struct {
 	rng *rand.Rand
 }
 
-func newProbabilistic(cfg ProbabilisticConfig, rng *rand.Rand) *probabilistic {
-	return &probabilistic{cfg: cfg.InEffect(), rng: rng}
+// Its random stream is set by New (Validate builds one without).
+func newProbabilistic(cfg ProbabilisticConfig) *probabilistic {
+	return &probabilistic{cfg: cfg.InEffect()}
 }
 
 // Sheddable reports whether probabilistic admission may reject class c.

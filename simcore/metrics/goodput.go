@@ -17,12 +17,7 @@ func (t *Targets) has(cl simcore.SLOClass) bool {
 
 // any reports whether some class has a target.
 func (t *Targets) any() bool {
-	for cl := simcore.SLOClass(0); cl < simcore.NumSLOClasses; cl++ {
-		if t.has(cl) {
-			return true
-		}
-	}
-	return false
+	return t.TTFT.Given() || t.ITL.Given() || t.E2E.Given()
 }
 
 // SetTargets gives the collector the run's targets; call it before the

@@ -137,12 +137,3 @@ func (c *Config) TransferClassScaleFor(cl simcore.SLOClass) float64 {
 func (c *Config) BlendFor(cl simcore.SLOClass) float64 {
 	return c.SLOPriorityBlend.Or(cl.Known(), defaultSLOPriorityBlend()[cl.Known()])
 }
-
-// PrefixIndexCapacityInEffect is the prefix-affinity record's size in
-// blocks per instance.
-func (c *Config) PrefixIndexCapacityInEffect() int {
-	if c.PrefixIndexCapacity == 0 {
-		return DefaultPrefixIndexCapacity
-	}
-	return c.PrefixIndexCapacity
-}

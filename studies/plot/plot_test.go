@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,7 +79,7 @@ func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int
 		params := make([]float64, len(tpl.Params))
 		for j, p := range tpl.Params {
 			switch {
-			case p.When != nil && !slicesContain(p.When.ChoiceIndices(), params[p.When.Index]):
+			case p.When != nil && !slices.Contains(p.When.ChoiceIndices(), params[p.When.Index]):
 				params[j] = math.NaN()
 			case p.Kind == strategies.Categorical:
 				params[j] = float64(rng.IntN(len(p.Choices)))
@@ -111,15 +112,6 @@ func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int
 	}
 	r.Pareto = search.ParetoFront(points)
 	return r, penalised
-}
-
-func slicesContain(s []float64, v float64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Every kind draws, on a template with numeric parameters and on one with
