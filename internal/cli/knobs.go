@@ -44,7 +44,7 @@ sets latency.* and kv.total_blocks.`,
 			case "text":
 				return failed(writeSettings(s.Out))
 			}
-			return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			return checkOutput(output) // "text" and "json" returned above
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")

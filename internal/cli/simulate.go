@@ -84,8 +84,8 @@ func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, err
 
 func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	fs := cmd.Flags()
-	if o.output != "text" && o.output != "json" {
-		return fmt.Errorf("--output: unknown value %q (allowed: text, json)", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return err
 	}
 	catalog, err := loadCatalog()
 	if err != nil {
@@ -182,6 +182,14 @@ func writeJSON(s Streams, seeds []int64, runs []metrics.Summary) error {
 		v = multiSeed{Seeds: seeds, PerSeed: runs, Mean: metrics.Mean(runs)}
 	}
 	return writeIndented(s.Out, v)
+}
+
+// checkOutput accepts the --output values every command shares.
+func checkOutput(output string) error {
+	if output != "text" && output != "json" {
+		return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+	}
+	return nil
 }
 
 // writeIndented writes v as indented JSON.

@@ -230,8 +230,8 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 		Short: "List the studies in the storage: state, trials, best Δ of the primary objective",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			env, err := f.existing(s, "")
 			if errors.Is(err, storage.ErrNoDatabase) {
@@ -278,8 +278,8 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Baseline against the best trial, every objective and SLO class, the Pareto front",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
 				if cmd.Flags().Changed("trial") {

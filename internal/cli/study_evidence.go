@@ -37,8 +37,8 @@ Every simulation is stored as it finishes: an interrupted validation
 continues where it stopped, and ` + "`study show`" + ` includes the result.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if pareto && cmd.Flags().Changed("trial") {
 				return fmt.Errorf("--pareto and --trial are exclusive: give one")
@@ -111,8 +111,8 @@ the sum of the add-one Δs. Runs are stored as they finish; study show
 includes the result.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if f.workers < 1 {
 				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)

@@ -168,8 +168,8 @@ func newTemplateList(s Streams, templatesDir *string) *cobra.Command {
 		Short: "List the strategy templates (built-in and --templates-dir)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			reg, err := loadRegistry(*templatesDir)
 			if err != nil {
@@ -196,8 +196,8 @@ func newTemplateShow(s Streams, templatesDir *string) *cobra.Command {
 		Short: "Show a template's mechanism, parameters (and which depend on which choice), objectives, constraints and regimes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: unknown value %q (allowed: text, json)", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			reg, err := loadRegistry(*templatesDir)
 			if err != nil {
