@@ -18,7 +18,7 @@ import (
 // ρ = 0.05, and penalty the trial's constraint penalty (so an infeasible
 // trial never looks good, yet still tells TPE where not to go). Different
 // weights pull successive proposals towards different parts of the front
-// (Knowles' ParEGO, on goptuna's TPE instead of a Gaussian process).
+// (Knowles' ParEGO, on TPE instead of a Gaussian process).
 const MethodParEGO Method = "parego"
 
 // AttrObjectives holds a finished trial's objectives as ratios to the
@@ -54,10 +54,12 @@ func (s *Sampler) TellObjectives(trialID int, score float64, ratios []float64, p
 		}
 	}
 	js, _ := json.Marshal(paregoRecord{Ratios: ratios, Penalty: penalty})
-	if err := s.storage.SetTrialSystemAttr(trialID, AttrObjectives, string(js)); err != nil {
-		return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
-	}
-	return s.Tell(trialID, score)
+	return s.transaction(func(st goptuna.Storage) error {
+		if err := st.SetTrialSystemAttr(trialID, AttrObjectives, string(js)); err != nil {
+			return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
+		}
+		return tell(st, trialID, score)
+	})
 }
 
 // paregoWeights draws trial number's weights, uniform on the simplex.
@@ -75,34 +77,22 @@ func (s *Sampler) paregoWeights(number, n int) []float64 {
 	return w
 }
 
-// paregoView returns trials with each finished trial's value replaced by
-// its scalarisation under trial number's weights; trials without recorded
-// objectives keep their value.
-func (s *Sampler) paregoView(trials []goptuna.FrozenTrial, number int) []goptuna.FrozenTrial {
-	out := make([]goptuna.FrozenTrial, len(trials))
-	var weights []float64
-	for i, t := range trials {
-		out[i] = t
-		if t.State != goptuna.TrialStateComplete {
-			continue
-		}
-		attr, ok := t.SystemAttrs[AttrObjectives]
-		if !ok {
-			continue
-		}
-		var rec paregoRecord
-		if json.Unmarshal([]byte(attr), &rec) != nil || len(rec.Ratios) == 0 {
-			continue
-		}
-		if weights == nil {
-			weights = s.paregoWeights(number, len(rec.Ratios))
-		}
-		if len(rec.Ratios) != len(weights) {
-			continue
-		}
-		out[i].Value = chebyshev(weights, rec.Ratios) + rec.Penalty
+// paregoRecord parses a complete trial's AttrObjectives once: a complete
+// trial never changes, and parsing every trial's JSON on every proposal
+// would cost more than the model at thousands of trials.
+func (s *Sampler) paregoRecord(t *goptuna.FrozenTrial) (paregoRecord, bool) {
+	if rec, ok := s.paregos[t.ID]; ok {
+		return rec, len(rec.Ratios) > 0
 	}
-	return out
+	var rec paregoRecord
+	if attr, ok := t.SystemAttrs[AttrObjectives]; ok && json.Unmarshal([]byte(attr), &rec) != nil {
+		rec = paregoRecord{}
+	}
+	if s.paregos == nil {
+		s.paregos = map[int]paregoRecord{}
+	}
+	s.paregos[t.ID] = rec
+	return rec, len(rec.Ratios) > 0
 }
 
 // chebyshev is the augmented Chebyshev scalarisation of f under weights w.

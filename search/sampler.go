@@ -6,17 +6,17 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/c-bata/goptuna"
-	"github.com/c-bata/goptuna/tpe"
 )
 
 // Method selects how parameter vectors are proposed.
 type Method string
 
 const (
-	// MethodTPE: StartupTrials uniform draws, then goptuna's TPE with
+	// MethodTPE: StartupTrials uniform draws, then TPE (tpe.go) with
 	// pending trials lied about. The default.
 	MethodTPE Method = "tpe"
 	// MethodRandom: uniform draws (integer upper bounds reachable).
@@ -100,8 +100,11 @@ type Sampler struct {
 	seed      int64
 	opts      Options
 	grid      *grid
-	pending   *pendingAwareStorage
-	tpeStudy  *goptuna.Study
+	// mu serialises this sampler's model-based proposals from Ask until
+	// the params are written, so that the next proposal in the process
+	// already sees the previous one as pending.
+	mu      sync.Mutex
+	paregos map[int]paregoRecord // parsed AttrObjectives of complete trials, by trial id
 }
 
 // NewSampler creates the goptuna study (direction minimise) or loads it if
@@ -134,7 +137,6 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 		method:    method,
 		seed:      seed,
 		opts:      opts,
-		pending:   &pendingAwareStorage{Storage: storage},
 	}
 	if method == MethodGrid {
 		if s.grid, err = newGrid(s.space, opts.GridPoints); err != nil {
@@ -143,12 +145,6 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 	}
 	if s.studyID, err = createOrLoadStudy(storage, studyName); err != nil {
 		return nil, err
-	}
-	s.tpeStudy, err = goptuna.LoadStudy(studyName,
-		goptuna.StudyOptionStorage(s.pending),
-		goptuna.StudyOptionLogger(nil))
-	if err != nil {
-		return nil, fmt.Errorf("study %q: load: %w", studyName, err)
 	}
 	return s, nil
 }
@@ -222,8 +218,8 @@ func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
 	if s.method == MethodTPE || s.method == MethodParEGO {
 		// Held until the params are written, so that the next in-process
 		// proposal already sees this trial as pending.
-		tpeMu.Lock()
-		defer tpeMu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 	}
 	trialID, err = s.storage.CreateNewTrial(s.studyID)
 	if err != nil {
@@ -231,7 +227,7 @@ func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
 	}
 	values, source, err := s.propose(number, trialID)
 	if err == nil {
-		err = s.record(trialID, number, source, values)
+		err = s.transaction(func(st goptuna.Storage) error { return record(st, s.space, trialID, number, source, values) })
 	}
 	if err != nil {
 		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
@@ -250,14 +246,16 @@ func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error
 		return 0, err
 	}
 	if s.method == MethodTPE || s.method == MethodParEGO {
-		tpeMu.Lock()
-		defer tpeMu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 	}
 	trialID, err = s.storage.CreateNewTrial(s.studyID)
 	if err != nil {
 		return 0, fmt.Errorf("ask fixed trial %d: create: %w", number, err)
 	}
-	if err := s.record(trialID, number, "fixed", values); err != nil {
+	if err := s.transaction(func(st goptuna.Storage) error {
+		return record(st, s.space, trialID, number, "fixed", values)
+	}); err != nil {
 		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
 		return 0, fmt.Errorf("ask fixed trial %d: %w", number, err)
 	}
@@ -270,13 +268,36 @@ func (s *Sampler) Tell(trialID int, score float64) error {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return fmt.Errorf("tell trial %d: score must be finite, got %g", trialID, score)
 	}
-	if err := s.storage.SetTrialValue(trialID, score); err != nil {
+	return s.transaction(func(st goptuna.Storage) error { return tell(st, trialID, score) })
+}
+
+func tell(st goptuna.Storage, trialID int, score float64) error {
+	if err := st.SetTrialValue(trialID, score); err != nil {
 		return fmt.Errorf("tell trial %d: value: %w", trialID, err)
 	}
-	if err := s.storage.SetTrialState(trialID, goptuna.TrialStateComplete); err != nil {
+	if err := st.SetTrialState(trialID, goptuna.TrialStateComplete); err != nil {
 		return fmt.Errorf("tell trial %d: state: %w", trialID, err)
 	}
 	return nil
+}
+
+// Transactional is a goptuna.Storage that runs several writes as one
+// database transaction; storage.Store's goptuna storage is one. A
+// proposal's parameters and attributes, and a result's value and state,
+// then cost one commit together instead of one each (on SQLite each commit
+// is a WAL write under the file's write lock). Other storages write one by
+// one.
+type Transactional interface {
+	goptuna.Storage
+	Transaction(fn func(goptuna.Storage) error) error
+}
+
+// transaction runs fn on a transaction of the storage when it has them.
+func (s *Sampler) transaction(fn func(goptuna.Storage) error) error {
+	if tx, ok := s.storage.(Transactional); ok {
+		return tx.Transaction(fn)
+	}
+	return fn(s.storage)
 }
 
 // Fail marks a trial FAIL; TPE ignores it. Failing a finished trial returns
@@ -298,7 +319,7 @@ func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {
 	return s.proposeTPE(number, trialID)
 }
 
-// proposeTPE runs with tpeMu held.
+// proposeTPE runs with s.mu held.
 func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	uniform := newTrialRand(s.seed, number, streamUniform)
 	if number < s.opts.StartupTrials && !s.opts.Warm {
@@ -311,39 +332,27 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	if countCompleted(trials) < minModelTrials {
 		return drawUniformVector(s.space, uniform), "startup", nil
 	}
-	if s.method == MethodParEGO {
-		trials = s.paregoView(trials, number)
-	}
-	s.pending.snapshot = trials
-	if !s.opts.NoLiar {
-		s.pending.snapshot = withPendingLies(trials, trialID, s.space)
-	}
-	defer func() { s.pending.snapshot = nil }()
-
-	reseedGlobalRand(derivedSeed(s.seed, number, streamGlobalRand))
-	// A fresh sampler per proposal: its own rng depends only on the trial.
-	// Startup is ours (goptuna's random sampler misses integer tops).
-	sampler := tpe.NewSampler(
-		tpe.SamplerOptionSeed(derivedSeed(s.seed, number, streamTPE)),
-		tpe.SamplerOptionNumberOfStartupTrials(0),
-	)
-	frozen := goptuna.FrozenTrial{ID: trialID, State: goptuna.TrialStateRunning}
-
+	history := s.history(trials, number, trialID)
+	rng := newTrialRand(s.seed, number, streamTPE)
 	values := make([]float64, len(s.space))
 	for i, p := range s.space {
-		switch {
-		case p.When != nil && !Active(s.space[:i+1], values[:i+1])[i]:
+		if p.When != nil && !Active(s.space[:i+1], values[:i+1])[i] {
 			values[i] = math.NaN() // only earlier axes decide, and they are drawn
-		case p.single():
+			continue
+		}
+		if p.single() {
 			values[i], _ = p.bounds()
-		case observed(s.pending.snapshot, p.Name) < minModelTrials:
+			continue
+		}
+		obs := observations(history, p.Name)
+		switch {
+		case len(obs) < minModelTrials:
 			values[i] = p.drawUniform(uniform) // e.g. a parameter added on resume
+		case p.Kind == Categorical:
+			values[i] = proposeCategorical(obs, len(p.Choices), rng)
 		default:
-			v, err := sampler.Sample(s.tpeStudy, frozen, p.Name, p.distribution())
-			if err != nil {
-				return nil, "", fmt.Errorf("tpe %s: %w", p.Name, err)
-			}
-			values[i] = p.fromInternal(p.clampInternal(v))
+			lo, hi := p.internalBounds()
+			values[i] = p.fromInternal(proposeNumeric(obs, lo, hi, rng))
 		}
 	}
 	return values, "tpe", nil
@@ -351,19 +360,19 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 
 // record writes the active params with goptuna distributions (so TPE and
 // goptuna tooling read them) and our number/source as system attributes.
-func (s *Sampler) record(trialID, number int, source string, values []float64) error {
-	for i, p := range s.space {
+func record(st goptuna.Storage, space []Param, trialID, number int, source string, values []float64) error {
+	for i, p := range space {
 		if math.IsNaN(values[i]) {
 			continue // inactive: TPE models p only from trials where it was active
 		}
-		if err := s.storage.SetTrialParam(trialID, p.Name, p.toInternal(values[i]), p.distribution()); err != nil {
+		if err := st.SetTrialParam(trialID, p.Name, p.toInternal(values[i]), p.distribution()); err != nil {
 			return fmt.Errorf("param %s: %w", p.Name, err)
 		}
 	}
-	if err := s.storage.SetTrialSystemAttr(trialID, AttrNumber, strconv.Itoa(number)); err != nil {
+	if err := st.SetTrialSystemAttr(trialID, AttrNumber, strconv.Itoa(number)); err != nil {
 		return fmt.Errorf("attr %s: %w", AttrNumber, err)
 	}
-	if err := s.storage.SetTrialSystemAttr(trialID, AttrSource, source); err != nil {
+	if err := st.SetTrialSystemAttr(trialID, AttrSource, source); err != nil {
 		return fmt.Errorf("attr %s: %w", AttrSource, err)
 	}
 	return nil

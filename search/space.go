@@ -3,9 +3,11 @@
 // storage, scalarisation with constraint penalties, Pareto fronts,
 // hypervolume and parameter importance.
 //
-// goptuna is used as a library only; its defects that matter here (global
-// math/rand in TPE, integer upper bounds never drawn by its random sampler,
-// RUNNING trials ignored by TPE) are worked around in this package.
+// goptuna's rdb.v2 storage holds the sampler's trials (so goptuna's
+// tooling reads them); the samplers are this package's own: goptuna's TPE
+// miscomputes its continuous density, reads the global math/rand and costs
+// more per proposal the longer the history (see tpe.go), and its random
+// sampler never draws an integer axis's upper bound.
 package search
 
 import (
@@ -187,15 +189,12 @@ func (p Param) single() bool {
 	return low == high
 }
 
-// floatSteps is the resolution of float axes as TPE sees them. goptuna
-// v0.9.0's continuous log-density (gmmLogPDF with q = 0) is miscomputed:
-// its Gaussian exponent is −(x−μ)/(2σ²), linear in the signed distance
-// instead of −(x−μ)²/(2σ²), and its log-sum-exp adds the components' log
-// terms instead of their exponentials. That drives its float proposals
-// towards the bounds, while its integer path (differences of normal CDFs
-// over x ± ½) behaves; so a float axis is handed to TPE as the integer
-// index of one of floatSteps+1 evenly spaced values (log-spaced for
-// log-float), and every float we evaluate sits on that grid.
+// floatSteps is the resolution of float axes as stored and modelled: a
+// float axis is stored as the integer index of one of floatSteps+1 evenly
+// spaced values (log-spaced for log-float), so every float we evaluate
+// sits on that grid. (The grid dates from goptuna's TPE, whose continuous
+// density was miscomputed while its integer path behaved; studies stored
+// since keep reading the same way.)
 const floatSteps = 1000
 
 // distribution is the goptuna distribution stored in trial_params, so that
@@ -241,12 +240,13 @@ func round12(v float64) float64 {
 	return r
 }
 
-// clampInternal brings a TPE proposal into the stored range.
-func (p Param) clampInternal(v float64) float64 {
+// internalBounds is the whole-number range of a numeric axis as stored:
+// the grid indices for floats, the values for ints.
+func (p Param) internalBounds() (float64, float64) {
 	if p.Kind == Float || p.Kind == LogFloat {
-		return math.Min(math.Max(math.Round(v), 0), floatSteps)
+		return 0, floatSteps
 	}
-	return p.clamp(v)
+	return p.Low, p.High
 }
 
 // quantize puts a float on the grid TPE sees.
@@ -300,7 +300,6 @@ func drawUniformVector(space []Param, rng *rand.Rand) []float64 {
 const (
 	streamUniform uint64 = iota + 1
 	streamTPE
-	streamGlobalRand
 )
 
 // derivedSeed mixes (study seed, trial number, stream) with SplitMix64 so

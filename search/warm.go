@@ -1,6 +1,10 @@
 package search
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/c-bata/goptuna"
+)
 
 // Warm records a finished trial of an earlier study in this one's history
 // (a warm start): TPE, and the multi-objective sampler, learn from it as
@@ -15,7 +19,9 @@ func (s *Sampler) Warm(from string, values []float64, score float64, ratios []fl
 	if err != nil {
 		return fmt.Errorf("warm start from %s: create: %w", from, err)
 	}
-	if err := s.record(id, -1, "warm:"+from, values); err != nil {
+	if err := s.transaction(func(st goptuna.Storage) error {
+		return record(st, s.space, id, -1, "warm:"+from, values)
+	}); err != nil {
 		_ = s.Fail(id)
 		return fmt.Errorf("warm start from %s: %w", from, err)
 	}

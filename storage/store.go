@@ -39,6 +39,9 @@ type Store struct {
 
 	seedRangesOnce sync.Once
 	seedRanges     bool
+
+	samplerOnce sync.Once
+	sampler     *samplerStorage
 }
 
 // Resolve picks the DSN: the flag if given, else $OPTIMIZE_STORAGE, else
@@ -219,7 +222,7 @@ func dialect(dsn string) (gorm.Dialector, *Store, error) {
 	// WAL lets readers run beside the writer; immediate transactions take
 	// the write lock up front, so several writers queue on the busy timeout
 	// instead of failing with "database is locked" on a lock upgrade.
-	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	return sqlite.New(sqlite.Config{DriverName: pureGoSQLite, DSN: "file:" + dsn + "?" + q}), &Store{Label: dsn}, nil
 }
 
@@ -265,6 +268,9 @@ func (s *Store) Migrate() error {
 	if err := rdb.RunAutoMigrate(s.DB); err != nil {
 		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
 	}
+	if err := s.DB.Exec(trialsByStudy).Error; err != nil {
+		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
+	}
 	if err := s.DB.AutoMigrate(&StudyRow{}, &TrialRow{}, &TrialSeedRow{}); err != nil {
 		return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
 	}
@@ -279,7 +285,10 @@ func (s *Store) Migrate() error {
 }
 
 // Goptuna returns goptuna's storage over the same database.
-func (s *Store) Goptuna() goptuna.Storage { return rdb.NewStorage(s.DB) }
+func (s *Store) Goptuna() goptuna.Storage {
+	s.samplerOnce.Do(func() { s.sampler = newSamplerStorage(s.DB) })
+	return s.sampler
+}
 
 // Close releases the connection pool.
 func (s *Store) Close() error {

@@ -1,0 +1,125 @@
+package search
+
+import (
+	"math"
+
+	"github.com/c-bata/goptuna"
+)
+
+// scored is one trial as TPE models it: its parameters and the score it
+// is ranked by (its value, its ParEGO scalarisation, or the liar's worst
+// score for a pending trial).
+type scored struct {
+	params map[string]float64
+	score  float64
+}
+
+// History bound: TPE reads at most the historyBest best-scoring complete
+// trials and the historyRecent most recent others. The best group of
+// TPE's split never holds more than 25 trials, so it is exactly what the
+// whole history would give; the rest of the history is seen through its
+// newest historyRecent trials, where the whole history would add older
+// trials that TPE's weights already count least (under 1/2 of a new
+// trial's weight once they are historyRecent/2 trials old). This bounds a
+// proposal's cost whatever the study's size; studies of up to
+// historyBest+historyRecent complete trials are modelled on everything.
+const (
+	historyBest   = 25
+	historyRecent = 475
+)
+
+// history returns what trial number's TPE proposal models, in trial
+// order: the bounded complete trials, then the pending ones carrying the
+// liar's score (unless Options.NoLiar). Runs with s.mu held.
+func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []scored {
+	var weights []float64
+	complete := make([]scored, 0, len(trials))
+	for i := range trials {
+		t := &trials[i]
+		if t.State != goptuna.TrialStateComplete {
+			continue
+		}
+		score := t.Value
+		if s.method == MethodParEGO {
+			if rec, ok := s.paregoRecord(t); ok {
+				if weights == nil {
+					weights = s.paregoWeights(number, len(rec.Ratios))
+				}
+				if len(rec.Ratios) == len(weights) {
+					score = chebyshev(weights, rec.Ratios) + rec.Penalty
+				}
+			}
+		}
+		complete = append(complete, scored{params: t.InternalParams, score: score})
+	}
+	out := bounded(complete)
+	if s.opts.NoLiar {
+		return out
+	}
+	lie, ok := worstScore(complete)
+	if !ok {
+		return out
+	}
+	for i := range trials {
+		t := &trials[i]
+		// A trial still being written (some params missing) stays out:
+		// its position is not known yet.
+		if t.State == goptuna.TrialStateRunning && t.ID != askingID && hasAllParams(t.InternalParams, s.space) {
+			out = append(out, scored{params: t.InternalParams, score: lie})
+		}
+	}
+	return out
+}
+
+// bounded keeps the historyBest best and the historyRecent newest of the
+// complete trials, in trial order.
+func bounded(complete []scored) []scored {
+	if len(complete) <= historyBest+historyRecent {
+		return complete
+	}
+	first := len(complete) - historyRecent
+	keep := make([]bool, first)
+	for _, i := range lowest(len(complete), historyBest, func(i int) float64 { return complete[i].score }) {
+		if i < first {
+			keep[i] = true
+		}
+	}
+	out := make([]scored, 0, historyBest+historyRecent)
+	for i := range keep {
+		if keep[i] {
+			out = append(out, complete[i])
+		}
+	}
+	return append(out, complete[first:]...)
+}
+
+// hasAllParams reports whether a proposal is fully written: every axis is
+// stored, or is conditional on a stored axis whose choice leaves it
+// inactive.
+func hasAllParams(params map[string]float64, space []Param) bool {
+	values := make([]float64, len(space))
+	for i, p := range space {
+		v, ok := params[p.Name]
+		switch {
+		case ok:
+			values[i] = v
+		case p.When != nil && !Active(space[:i+1], values[:i+1])[i]:
+			values[i] = math.NaN()
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// observations are a parameter's stored values in the trials where it was
+// active, with their scores, in history order.
+func observations(history []scored, name string) []observation {
+	var obs []observation
+	for _, h := range history {
+		if v, ok := h.params[name]; ok && !math.IsNaN(h.score) {
+			obs = append(obs, observation{x: v, score: h.score})
+		}
+	}
+	return obs
+}
