@@ -169,8 +169,10 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 		if rescue == nil {
 			// A trial failed earlier whose parameters were never re-run.
 			var orphan TrialRow
-			err := tx.Where("study_id = ? AND state = ? AND params <> '' AND number NOT IN (?)", study.ID, TrialFailed,
-				tx.Model(&TrialRow{}).Select("rescue_of").Where("study_id = ?", study.ID)).
+			// NOT EXISTS through idx_study_rescue: a NOT IN list of every
+			// rescue would be read whole for each claim.
+			err := tx.Where("study_id = ? AND state = ? AND params <> '' AND NOT EXISTS (?)", study.ID, TrialFailed,
+				tx.Table("trial_rows AS r").Select("1").Where("r.study_id = trial_rows.study_id AND r.rescue_of = trial_rows.number")).
 				Order("number").First(&orphan).Error
 			if err == nil {
 				rescue = &orphan
