@@ -17,11 +17,11 @@ import (
 // its length comes from here.
 //
 // A client's arrivals are drawn when a generator first needs them and then
-// kept, so a Draws grows to the arrivals of the run that went furthest. It
-// holds 8 bytes (the time) plus 8 per drawn length (a session's rounds, or
-// the single request) per arrival: 32 bytes per arrival for a 3-round
-// session. Each client also keeps its random stream (about 5 KB) to draw
-// more.
+// kept, so a Draws grows to the arrivals of the run that went furthest (in
+// batches of feedBatch per client). It holds 8 bytes (the time) plus 8 per
+// drawn length (a session's rounds, or the single request) per arrival —
+// 32 bytes for a 3-round session — with up to a quarter more of slice
+// room, and each client's random stream (about 5 KB) to draw more.
 //
 // A Draws is safe for concurrent use: replays share no cursor, and the
 // arrivals a client has drawn are appended under its lock and published
@@ -116,8 +116,9 @@ func (c *clientStream) replay() (simcore.Tick, []roundLen, bool) {
 	return c.drawn.at[k], c.drawn.rounds[k*s : (k+1)*s : (k+1)*s], true
 }
 
-// extend draws arrivals until arrival k is known or the process is over,
-// and returns the arrivals then known.
+// extend draws arrivals to the end of arrival k's batch (feedBatch
+// arrivals) or to the end of the process, and returns the arrivals then
+// known.
 func (f *clientFeed) extend(k int) *drawnArrivals {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -125,10 +126,12 @@ func (f *clientFeed) extend(k int) *drawnArrivals {
 	if k < len(cur.at) || cur.over {
 		return cur // another replay drew it meanwhile
 	}
-	next := &drawnArrivals{at: cur.at, rounds: cur.rounds}
-	for len(next.at) <= k || len(next.at)%feedBatch != 0 {
+	want := (k/feedBatch + 1) * feedBatch // to the end of k's batch
+	n := want - len(cur.at)
+	next := &drawnArrivals{at: reserve(cur.at, n), rounds: reserve(cur.rounds, n*f.stride)}
+	for len(next.at) < want {
 		n := len(next.rounds)
-		next.rounds = append(next.rounds, make([]roundLen, f.stride)...)
+		next.rounds = next.rounds[:n+f.stride]
 		at, ok := f.draws.next(f.plan, f.layout, next.rounds[n:])
 		if !ok {
 			next.rounds = next.rounds[:n]
@@ -139,4 +142,16 @@ func (f *clientFeed) extend(k int) *drawnArrivals {
 	}
 	f.drawn.Store(next)
 	return next
+}
+
+// reserve returns s with room for n more elements. It grows by a quarter
+// (append doubles), which keeps a kept Draws within 1.25 times its
+// arrivals; growing geometrically keeps the copying linear overall.
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	out := make([]T, len(s), len(s)+max(n, len(s)/4))
+	copy(out, s)
+	return out
 }
