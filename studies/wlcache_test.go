@@ -198,3 +198,44 @@ func TestWorkloadCacheMemory(t *testing.T) {
 		t.Error("no arrivals held")
 	}
 }
+
+// BenchmarkSimulateWorkload is one slo-cascade simulation (seed 42, the
+// template's defaults) on a freshly generated workload and on the cached
+// one: the cost per trial and seed that the cache saves.
+func BenchmarkSimulateWorkload(b *testing.B) {
+	reg, err := strategies.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	std, err := cluster.Standard()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tpl, err := reg.Get("slo-cascade")
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl, err := strategies.ResolveWorkload(tpl.Workload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := tpl.Config(std, tpl.Defaults())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := simulate(cfg, wl.Spec, 42); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		ev := &evaluator{wl: wl, seeds: []int64{42}}
+		for b.Loop() {
+			if _, err := ev.simulate(cfg, 42); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -36,7 +36,7 @@ type Options struct {
 // Its clients draw their arrivals as they need them (NewGenerator) or
 // replay those of a Draws (Draws.Generator).
 type Generator struct {
-	*layout
+	*layout // read-only, shared by the generators of one Draws
 	clients []clientStream
 	queue   clientQueue
 	popped  int64

@@ -9,9 +9,9 @@ import (
 
 // session holds what a multi-turn session's later rounds need. Every
 // round is drawn when the session starts (clientDraws.session). Only
-// lengths are kept: with accumulate, every round re-reads and extends one token stream
-// (prefix, in0, out0, in1, out1, …), named by uid; otherwise round r has a
-// stream of its own, uid + r.
+// lengths are kept: with accumulate, every round re-reads and extends one
+// token stream (prefix, in0, out0, in1, out1, …), named by uid; otherwise
+// round r has a stream of its own, uid + r.
 type session struct {
 	id     int32
 	client int32 // its rounds are its client's plan.rounds
