@@ -28,7 +28,8 @@ type workloadCache struct {
 	builds atomic.Int64
 }
 
-// drawsKey is what a seed's draws depend on besides the study's spec.
+// drawsKey is what a seed's draws depend on besides the study's spec (the
+// request cap is the spec's own: simulateOn passes none).
 type drawsKey struct {
 	blockSize int
 	horizon   int64
