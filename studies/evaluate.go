@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"optimize/search"
+	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
@@ -22,6 +23,8 @@ type evaluator struct {
 	wl       *strategies.Workload
 	seeds    []int64
 	baseline *metrics.Summary // nil while the baseline itself is evaluated
+	// workloads is every seed's workload, drawn once for all the trials.
+	workloads workloadCache
 }
 
 // run simulates values on every seed in parallel; results keep seed order.
@@ -33,7 +36,7 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i], errs[i] = simulate(cfg, ev.wl.Spec, seed)
+			runs[i], errs[i] = ev.simulate(cfg, seed)
 		}()
 	}
 	wg.Wait()
@@ -45,13 +48,29 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 	return metrics.Mean(runs), runs, nil
 }
 
-// simulate runs cfg on spec with one seed.
+// simulate runs cfg on the study's workload with one seed, replaying the
+// seed's cached draws.
+func (ev *evaluator) simulate(cfg cluster.Config, seed int64) (metrics.Summary, error) {
+	return simulateOn(cfg, ev.wl.Spec, seed, func(opt workload.Options) (simcore.Source, error) {
+		return ev.workloads.source(ev.wl.Spec, seed, opt.BlockSize, opt.Horizon)
+	})
+}
+
+// simulate runs cfg on spec with one seed, generating the workload.
 func simulate(cfg cluster.Config, spec *workload.Spec, seed int64) (metrics.Summary, error) {
+	return simulateOn(cfg, spec, seed, func(opt workload.Options) (simcore.Source, error) {
+		return workload.NewGenerator(spec, opt)
+	})
+}
+
+// simulateOn runs cfg on spec with one seed, on the requests of the
+// source that newSource makes for the run's workload options.
+func simulateOn(cfg cluster.Config, spec *workload.Spec, seed int64, newSource func(workload.Options) (simcore.Source, error)) (metrics.Summary, error) {
 	cfg.Seed = seed
 	// The workload's latency targets fill the classes the template left
 	// unset.
 	spec.FillTargets(&cfg.SLOTTFT, &cfg.SLOITL, &cfg.SLOE2E)
-	src, err := workload.NewGenerator(spec, workload.Options{Seed: seed, BlockSize: int(cfg.BlockSize), Horizon: cfg.Horizon})
+	src, err := newSource(workload.Options{Seed: seed, BlockSize: int(cfg.BlockSize), Horizon: cfg.Horizon})
 	if err != nil {
 		return metrics.Summary{}, err
 	}

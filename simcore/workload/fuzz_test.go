@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,8 +11,9 @@ import (
 	"optimize/templates"
 )
 
-// FuzzParseSpec: parsing never panics, errors are one line, and a spec that
-// parses can be generated from without panicking.
+// FuzzParseSpec: parsing never panics, errors are one line, a spec that
+// parses can be generated from without panicking, and a replay of its
+// Draws gives the generator's requests.
 func FuzzParseSpec(f *testing.F) {
 	files, _ := fs.Glob(templates.Workloads, "workloads/*.yaml")
 	for _, name := range files {
@@ -35,7 +37,8 @@ func FuzzParseSpec(f *testing.F) {
 		if !cheapToGenerate(spec) {
 			return
 		}
-		g, err := NewGenerator(spec, Options{Seed: 1, BlockSize: 16, NumRequests: 20, Horizon: 1e9})
+		opt := Options{Seed: 1, BlockSize: 16, NumRequests: 20, Horizon: 1e9}
+		g, err := NewGenerator(spec, opt)
 		if err != nil {
 			t.Fatalf("valid spec rejected by NewGenerator: %v", err)
 		}
@@ -46,6 +49,14 @@ func FuzzParseSpec(f *testing.F) {
 			}
 			last = r.Arrival
 			g.Done(r, r.Arrival+10, true)
+		}
+		d, err := NewDraws(spec, opt)
+		if err != nil {
+			t.Fatalf("valid spec rejected by NewDraws: %v", err)
+		}
+		fb := unevenService(10)
+		if !slices.Equal(drainWith(d.Generator(), fb), drainWith(mustGenerator(t, spec, opt), fb)) {
+			t.Fatal("a replay differs from a fresh generator")
 		}
 	})
 }

@@ -1,11 +1,8 @@
 package workload
 
 import (
-	"errors"
-	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand"
 
 	"optimize/simcore"
 	"optimize/simcore/kv"
@@ -36,16 +33,13 @@ type Options struct {
 // Generator produces a spec's requests lazily in arrival order; it
 // implements simcore.Source. It keeps one pre-drawn request per client plus
 // the pending rounds of multi-turn sessions, never the whole workload.
+// Its clients draw their arrivals as they need them (NewGenerator) or
+// replay those of a Draws (Draws.Generator).
 type Generator struct {
-	clients  []clientStream
-	prefixes []prefixGroup
-	queue    clientQueue
-
-	blockSize int
-	horizon   simcore.Tick
-	limit     int64 // requests to produce, 0 = no cap
-	clientCap int64 // BLIS's per-client generation cap (2·limit) for open-loop clients
-	popped    int64
+	*layout // read-only, shared by the generators of one Draws
+	clients []clientStream
+	queue   clientQueue
+	popped  int64
 
 	requests      simcore.RequestPool // the drawn requests not yet popped
 	sessions      sessionTable
@@ -80,6 +74,7 @@ type clientPlan struct {
 	reasonRatio   lengthSampler
 	hasReason     bool  // draw (and discard) a reason ratio per round, as BLIS does
 	group         int32 // prefix group index, -1 = none
+	prefixLen     int   // the group's prefix length in tokens, 0 for none
 	windows       []Window
 	windowEnd     simcore.Tick // end of the last window; the process is over after it
 	rounds        int32        // 0 = single-turn
@@ -93,106 +88,61 @@ type clientPlan struct {
 type clientStream struct {
 	plan      clientPlan
 	index     int32
-	rng       *rand.Rand   // wraps src, for the samplers
-	src       *lfgSource   // the same stream, for bulk token draws
-	clock     simcore.Tick // arrival time of the last process event drawn
-	generated int64        // requests generated, every round counted (BLIS's cap)
-	exhausted bool         // the process will produce no more arrivals
+	generated int64 // requests taken from the arrivals, every round counted (uids)
 	head      *simcore.Request
 	headSeq   uint64
 	later     roundQueue
 	seq       uint64
+
+	// The arrivals: drawn here (live, their lengths into rounds), or
+	// replayed from a shared feed, next being the next one to take.
+	live   clientDraws
+	rounds []roundLen
+	feed   *clientFeed
+	drawn  *drawnArrivals // the feed's arrivals known at the last look
+	next   int
 }
 
 // NewGenerator validates spec and options and prepares the streams; the
 // first request of every client is drawn here.
 func NewGenerator(spec *Spec, opt Options) (*Generator, error) {
-	if spec == nil {
-		return nil, errors.New("workload: nil spec")
-	}
-	if err := spec.Validate(); err != nil {
+	l, err := newLayout(spec, opt)
+	if err != nil {
 		return nil, err
 	}
-	if opt.BlockSize <= 0 {
-		return nil, fmt.Errorf("workload: block size must be > 0, got %d", opt.BlockSize)
+	g := newGenerator(l)
+	for i := range g.clients {
+		c := &g.clients[i]
+		c.live = newClientDraws(l.seeds[i])
+		c.rounds = make([]roundLen, c.plan.stride())
 	}
-	if opt.NumRequests < 0 || opt.Horizon < 0 {
-		return nil, fmt.Errorf("workload: num-requests and horizon must be >= 0, got %d and %d", opt.NumRequests, opt.Horizon)
-	}
-	g := &Generator{blockSize: opt.BlockSize, limit: int64(opt.NumRequests), horizon: opt.Horizon}
-	if g.limit == 0 {
-		g.limit = spec.NumRequests
-	}
-	if g.horizon == 0 {
-		g.horizon = spec.Horizon
-	}
-	if g.horizon == 0 {
-		g.horizon = never
-	}
-	if g.limit == 0 && g.horizon == never {
-		return nil, fmt.Errorf("%s: workload is unbounded: set num_requests or horizon", spec.Name)
-	}
-	if g.limit > 0 {
-		g.clientCap = 2 * g.limit
-		if g.clientCap < g.limit {
-			g.clientCap = math.MaxInt64
-		}
-	}
+	g.start()
+	return g, nil
+}
 
-	// BLIS's "workload-gen" stream: prefix tokens first, then client seeds.
-	master := rand.New(rand.NewSource(opt.Seed ^ fnv1a64("workload-gen")))
-	groupOf := g.drawPrefixes(spec, master)
-	totalFraction := 0.0
-	for i := range spec.Clients {
-		totalFraction += spec.Clients[i].RateFraction
+// newGenerator makes a generator of l whose clients have no arrivals yet.
+func newGenerator(l *layout) *Generator {
+	g := &Generator{layout: l, clients: make([]clientStream, len(l.plans))}
+	for i := range g.clients {
+		g.clients[i].plan = l.plans[i]
+		g.clients[i].index = int32(i)
 	}
-	g.clients = make([]clientStream, len(spec.Clients))
-	for i := range spec.Clients {
-		c := &spec.Clients[i]
-		// Same float operations as BLIS, for bit-identical rates.
-		rate := spec.AggregateRate * (c.RateFraction / totalFraction) / 1e6
-		src := newLFG(master.Int63())
-		g.clients[i] = clientStream{
-			plan:  makePlan(c, rate, groupOf),
-			index: int32(i),
-			rng:   rand.New(src),
-			src:   src,
-		}
-	}
+	return g
+}
+
+// start takes every client's first arrival.
+func (g *Generator) start() {
 	g.queue = newClientQueue(len(g.clients))
 	for i := range g.clients {
 		g.advance(&g.clients[i])
 		g.refresh(&g.clients[i])
 	}
-	return g, nil
 }
 
 func fnv1a64(s string) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(s))
 	return int64(h.Sum64())
-}
-
-// drawPrefixes draws each prefix group's tokens, groups in order of first
-// appearance, and hashes them once. It returns the group index by name.
-func (g *Generator) drawPrefixes(spec *Spec, master *rand.Rand) map[string]int32 {
-	groupOf := map[string]int32{}
-	for i := range spec.Clients {
-		c := &spec.Clients[i]
-		if c.PrefixGroup == "" {
-			continue
-		}
-		if _, seen := groupOf[c.PrefixGroup]; seen {
-			continue
-		}
-		length := defaultPrefixLength
-		if c.PrefixLength != nil {
-			length = *c.PrefixLength
-		}
-		groupOf[c.PrefixGroup] = int32(len(g.prefixes))
-		g.prefixes = append(g.prefixes, newPrefixGroup(length, g.blockSize, func() int32 { return int32(master.Intn(maxTokenID)) }))
-	}
-	return groupOf
 }
 
 func makePlan(c *Client, ratePerUs float64, groupOf map[string]int32) clientPlan {
@@ -310,65 +260,30 @@ func (g *Generator) refresh(c *clientStream) {
 	g.queue.set(c.index, t)
 }
 
-// advance draws the client's next process arrival into c.head (nil when the
-// process is over): a single request, or round 0 of a new session.
+// advance takes the client's next process arrival into c.head (nil when
+// the process is over): a single request, or round 0 of a new session.
 func (g *Generator) advance(c *clientStream) {
 	c.head = nil
-	p := &c.plan
-	for !c.exhausted {
-		if p.singleSession {
-			g.startSingleSession(c)
-			return
-		}
-		if g.clientCap > 0 && !p.closedLoop && c.generated >= g.clientCap {
-			c.exhausted = true // BLIS's per-client cap (2·limit, every round counted)
-			return
-		}
-		iat := p.arrival.next(c.rng)
-		if iat >= g.horizon-c.clock {
-			c.exhausted = true
-			return
-		}
-		c.clock += iat
-		if p.windows != nil {
-			if c.clock >= p.windowEnd {
-				c.exhausted = true // no window left: BLIS would only draw gaps
-				return
-			}
-			if !p.active(c.clock) {
-				continue
-			}
-		}
-		if p.rounds == 0 {
-			c.head = g.singleRequest(c, c.clock)
-			c.headSeq = c.nextSeq()
-			c.generated++
-			return
-		}
-		g.startSession(c, c.clock)
+	at, rounds, ok := g.nextArrival(c)
+	if !ok {
 		return
 	}
+	if c.plan.rounds == 0 {
+		c.head = g.singleRequest(c, at, rounds[0])
+		c.headSeq = c.nextSeq()
+		c.generated++
+		return
+	}
+	g.startSession(c, at, rounds)
 }
 
-// startSingleSession runs BLIS's single_session: one session per client,
-// starting one gap into the first lifecycle window (or t = 0).
-func (g *Generator) startSingleSession(c *clientStream) {
-	c.exhausted = true
-	p := &c.plan
-	iat := p.arrival.next(c.rng)
-	offset := simcore.Tick(0)
-	if p.windows != nil {
-		offset = p.windows[0].StartUs
+// nextArrival is the client's next arrival and its lengths (read-only).
+func (g *Generator) nextArrival(c *clientStream) (simcore.Tick, []roundLen, bool) {
+	if c.feed != nil {
+		return c.replay()
 	}
-	if iat >= g.horizon-offset {
-		return
-	}
-	start := offset + iat
-	if !p.active(start) {
-		return
-	}
-	c.clock = start
-	g.startSession(c, start)
+	at, ok := c.live.next(&c.plan, g.layout, c.rounds)
+	return at, c.rounds, ok
 }
 
 func (c *clientStream) nextSeq() uint64 {
@@ -376,22 +291,16 @@ func (c *clientStream) nextSeq() uint64 {
 	return c.seq
 }
 
-// singleRequest draws a single-turn request in BLIS's order: input length,
-// output length, input token ids, output token ids. The token ids are only
-// skipped over (they keep the stream aligned with BLIS's): after the group
-// prefix they are the request's own, which its Content UID stands for.
-func (g *Generator) singleRequest(c *clientStream, at simcore.Tick) *simcore.Request {
+// singleRequest builds a single-turn request of the given lengths.
+func (g *Generator) singleRequest(c *clientStream, at simcore.Tick, n roundLen) *simcore.Request {
 	p := &c.plan
-	in := p.input.sample(c.rng)
-	out := p.output.sample(c.rng)
-	c.src.skipTokens(in + out)
 	r := g.requests.Take()
-	prefixLen, prefixBlocks := g.prefix(p.group)
-	r.Content = kv.NewContent(prefixBlocks, c.uid(0), prefixLen+in, out, g.blockSize, len(prefixBlocks))
+	_, prefixBlocks := g.prefix(p.group)
+	r.Content = kv.NewContent(prefixBlocks, c.uid(0), int(n.input), int(n.output), g.blockSize, len(prefixBlocks))
 	r.Content.Exclusive = true // its uid is its own
 	r.Arrival = at
-	r.InputLen = int32(prefixLen + in)
-	r.OutputLen = int32(out)
+	r.InputLen = n.input
+	r.OutputLen = n.output
 	r.SLO = p.slo
 	r.Client = c.index
 	return r

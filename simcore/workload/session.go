@@ -7,13 +7,11 @@ import (
 	"optimize/simcore/kv"
 )
 
-// session holds what a multi-turn session's later rounds need. BLIS draws
-// every round of a session when the session starts; so does this package
-// (whatever the loop mode), which keeps each client's random stream — and so
-// every round-0 arrival and length — identical to BLIS's. Only lengths are
-// kept: with accumulate, every round re-reads and extends one token stream
-// (prefix, in0, out0, in1, out1, …), named by uid; otherwise round r has a
-// stream of its own, uid + r.
+// session holds what a multi-turn session's later rounds need. Every
+// round is drawn when the session starts (clientDraws.session). Only
+// lengths are kept: with accumulate, every round re-reads and extends one
+// token stream (prefix, in0, out0, in1, out1, …), named by uid; otherwise
+// round r has a stream of its own, uid + r.
 type session struct {
 	id     int32
 	client int32 // its rounds are its client's plan.rounds
@@ -107,37 +105,20 @@ func (t *sessionTable) release(s *session, slot int32) {
 	t.free = append(t.free, slot)
 }
 
-// startSession draws a session starting at start in BLIS's order (session id,
-// then per round: input length, output length, input tokens, output tokens,
-// reason ratio) and makes round 0 the client's head. Open loop: the later
+// startSession starts a session at start whose rounds have the drawn
+// lengths, and makes round 0 the client's head. Open loop: the later
 // rounds are queued right away at start + Σ(think + output of earlier
 // rounds), as BLIS 7fd7a88d does. Closed loop: they wait for Done.
-func (g *Generator) startSession(c *clientStream, start simcore.Tick) {
+func (g *Generator) startSession(c *clientStream, start simcore.Tick, drawn []roundLen) {
 	p := &c.plan
 	s, slot := g.sessions.take()
 	s.id = g.nextSessionID
 	g.nextSessionID++
 	s.client = c.index
-	c.rng.Int63() // BLIS's random session id, drawn to keep the stream aligned
-	prefixLen, _ := g.prefix(p.group)
 	s.uid = c.uid(0) // rounds take uid(0) … uid(rounds-1)
-	context := 0     // accumulated new-input and output tokens of earlier rounds
 	g.sessions.setRounds(s, p.rounds)
 	rounds := g.sessions.roundsOf(s, p.rounds)
-	for r := int32(0); r < p.rounds; r++ {
-		in := p.input.sample(c.rng)
-		out := p.output.sample(c.rng)
-		c.src.skipTokens(in + out)
-		input := prefixLen + in
-		if p.accumulate {
-			input += context
-			context += in + out
-		}
-		rounds[r] = roundLen{input: int32(input), output: int32(out)}
-		if p.hasReason {
-			p.reasonRatio.sample(c.rng) // drawn and discarded, as BLIS draws it
-		}
-	}
+	copy(rounds, drawn)
 	c.generated += int64(p.rounds)
 
 	c.head = g.roundRequest(c, s, 0, start)
