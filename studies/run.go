@@ -178,8 +178,10 @@ func (e *Env) lease() time.Duration {
 }
 
 // WorkerHostVar names the environment variable that overrides the host
-// part of WorkerID (tests use it to make a worker on this machine look
-// remote, so that its death is noticed by lease expiry alone).
+// part of WorkerID: tests use it to make a worker on this machine look
+// remote, so that its death is noticed by lease expiry alone; the
+// Kubernetes worker Job sets it to the pod's name, because an Indexed
+// Job's pods share hostnames across retries.
 const WorkerHostVar = "OPTIMIZE_WORKER_HOST"
 
 // WorkerID names this process in leases: host, pid and start time, so

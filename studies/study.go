@@ -161,6 +161,44 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 	return row, nil
 }
 
+// Existing returns study o.Name when it exists and a create request o
+// (validated) would make the same study: template, workload, seeds,
+// sampler, sampler seed, total and warm start. A study of that name made
+// otherwise is a usage error naming the first difference; none is (nil,
+// nil). A create retried after it succeeded (a Kubernetes Job's pod
+// restarted) can so tell that its work is done.
+func (e *Env) Existing(o CreateOptions) (*storage.StudyRow, error) {
+	row, err := e.Store.StudyByName(o.Name)
+	if errors.Is(err, storage.ErrStudyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := e.Registry.Get(o.Template)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	seeds, _ := json.Marshal(o.Seeds)
+	for _, d := range []struct {
+		flag      string
+		have, ask any
+	}{
+		{"TEMPLATE", row.Template, tpl.Name},
+		{"--trials", row.TrialsTotal, o.Trials},
+		{"--workload", row.Workload, o.Workload},
+		{"--seeds", row.Seeds, string(seeds)},
+		{"--sampler", row.Sampler, o.Sampler},
+		{"--sampler-seed", row.SamplerSeed, o.SamplerSeed},
+		{"--from", row.WarmFrom, o.From},
+	} {
+		if d.have != d.ask {
+			return nil, usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
+		}
+	}
+	return row, nil
+}
+
 // runBaseline evaluates the baseline in the study's environment.
 func (e *Env) runBaseline(ev *evaluator, row *storage.StudyRow) error {
 	studyCfg, err := ev.config(ev.tpl.Defaults())

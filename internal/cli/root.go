@@ -40,15 +40,35 @@ func Execute(args []string, s Streams) int {
 	return exitCode("optimize", root.Execute(), s)
 }
 
+// stoppedError marks a worker stopped by SIGTERM or Ctrl-C once its trials
+// in flight were recorded, before its studies had their totals (exit code
+// ExitStopped).
+type stoppedError struct{ err error }
+
+func (e stoppedError) Error() string { return e.err.Error() }
+func (e stoppedError) Unwrap() error { return e.err }
+
+// ExitStopped is the exit code of a worker stopped by a signal with its
+// trials in flight recorded and its study not yet done: nothing was lost,
+// and a replacement worker continues the study (the Kubernetes Job's
+// podFailurePolicy ignores this code, so a replacement pod is started
+// without counting a failure).
+const ExitStopped = 3
+
 // exitCode reports err on one line and maps it to the exit code: 0 for
-// none, 1 for runtime failures, 2 for usage errors.
+// none, 1 for runtime failures, 2 for usage errors, ExitStopped for a
+// worker stopped by a signal.
 func exitCode(prog string, err error, s Streams) int {
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintf(s.Err, "%s: %s\n", prog, strings.ReplaceAll(err.Error(), "\n", "; "))
 	var rt runtimeError
-	if errors.As(err, &rt) {
+	var st stoppedError
+	switch {
+	case errors.As(err, &st):
+		return ExitStopped
+	case errors.As(err, &rt):
 		return 1
 	}
 	return 2

@@ -150,6 +150,7 @@ func studyError(err error) error {
 func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	o := studies.CreateOptions{}
 	var seeds []int64
+	var ifAbsent bool
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a study, run its baseline, then run its trials",
@@ -172,15 +173,27 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 				return err
 			}
 			defer env.Store.Close()
+			var row *storage.StudyRow
+			if ifAbsent {
+				if row, err = env.Existing(o); err != nil {
+					return studyError(err)
+				}
+			}
 			ctx, stop := interruptible()
 			defer stop()
-			row, err := env.Create(ctx, o)
-			if err != nil {
+			made := "created with its baseline"
+			if row != nil {
+				complete, _, err := env.Store.Counts(row.ID)
+				if err != nil {
+					return failed(err)
+				}
+				made = fmt.Sprintf("exists already (%d/%d trials complete)", complete, row.TrialsTotal)
+			} else if row, err = env.Create(ctx, o); err != nil {
 				return studyError(err)
 			}
 			if f.workers == 0 {
-				fmt.Fprintf(s.Out, "study %s created with its baseline; start workers: worker --storage %s --study %s\n",
-					row.Name, env.Store.Label, row.Name)
+				fmt.Fprintf(s.Out, "study %s %s; start workers: worker --storage %s --study %s\n",
+					row.Name, made, env.Store.Label, row.Name)
 				return nil
 			}
 			if err := env.Run(ctx, row); err != nil {
@@ -196,6 +209,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", "parego (multi-objective: aims at the Pareto front), tpe (the primary objective), random or grid; default: the template's sampler if it names one, else parego for several objectives and tpe for one")
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: seed the sampler with the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", 1, "seed of the sampler (the study is repeatable with one worker)")
+	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
 	f.bindRunFlags(cmd, true)
 	return cmd
 }

@@ -286,3 +286,31 @@ func TestStudyInterruptIsClean(t *testing.T) {
 		t.Fatalf("after resume: %d complete, %d running", complete, running)
 	}
 }
+
+// --if-absent: a create repeated with the same settings (a retried
+// Kubernetes Job) succeeds and leaves the study alone; with other settings,
+// or without the flag, it is a usage error naming what differs.
+func TestStudyCreateIfAbsent(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "s.db")
+	create := []string{"study", "create", "slo-cascade", "--name", "once", "--trials", "3", "--workers", "0", "--storage", dsn}
+	for i, want := range []string{"study once created with its baseline", "study once exists already (0/3 trials complete)"} {
+		code, out, errs := run(t, append(create, "--if-absent")...)
+		if code != 0 || !strings.HasPrefix(out, want) {
+			t.Fatalf("create %d: exit %d, stdout %q, stderr %q (want exit 0 and %q)", i+1, code, out, errs, want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"--if-absent", "--trials", "4"}, "exists with --trials 3, not 4"},
+		{[]string{"--if-absent", "--seeds", "42"}, "--seeds"},
+		{[]string{"--if-absent", "--sampler", "random"}, "--sampler parego, not random"},
+		{nil, "already exists"},
+	} {
+		code, out, errs := run(t, append(create, c.args...)...)
+		if code != 2 || out != "" || strings.Count(strings.TrimRight(errs, "\n"), "\n") != 0 || !strings.Contains(errs, c.say) {
+			t.Errorf("create %v: exit %d, stdout %q, stderr %q (want exit 2, one line saying %q)", c.args, code, out, errs, c.say)
+		}
+	}
+}

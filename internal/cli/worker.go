@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"optimize/storage"
 	"optimize/studies"
 )
 
@@ -27,43 +30,72 @@ leases while it runs them, and exits when the study (or, without --study,
 every unfinished study) has its total of complete trials. Start as many as
 you like, on as many machines as reach the database; a worker that dies
 loses its trials in flight, which another worker re-runs once their lease
-expires.`,
+expires. $OPTIMIZE_STORAGE stands in for --storage.
+
+SIGTERM or Ctrl-C stops taking trials; the trials in flight finish and are
+recorded. Exit codes: 0 the study (without --study, every study) has its
+total; 1 a failure; 2 a usage error; 3 stopped by a signal before that
+total, nothing lost (start a worker again to continue).`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.storage == "" {
-				return fmt.Errorf("--storage: required (sqlite:///PATH, a file path or postgres://user:pass@host:5432/db)")
+			if f.storage == "" && os.Getenv(storage.EnvVar) == "" {
+				return fmt.Errorf("--storage: required (or $%s): sqlite:///PATH, a file path or postgres://user:pass@host:5432/db", storage.EnvVar)
 			}
 			if err := f.checkRunFlags("concurrency", 1); err != nil {
 				return err
 			}
+			// Signals are caught from here on, before the connection
+			// (retried for up to $OPTIMIZE_CONNECT_TIMEOUT): as PID 1 of a
+			// container, a process without a handler ignores SIGTERM.
+			ctx, stop := interruptible()
+			defer stop()
 			env, err := f.existing(s, study)
 			if err != nil {
 				return studyError(err)
 			}
 			defer env.Store.Close()
-			ctx, stop := interruptible()
-			defer stop()
 			if study != "" {
 				row, err := env.Store.StudyByName(study)
 				if err != nil {
 					return studyError(err)
 				}
-				return studyError(env.Run(ctx, row))
+				return stopped(env, row, env.Run(ctx, row))
 			}
-			return studyError(runUnfinished(ctx, env))
+			return stopped(env, nil, runUnfinished(ctx, env))
 		},
 	}
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
 	fl := cmd.Flags()
-	fl.StringVar(&f.storage, "storage", "", "database of the studies (required)")
+	fl.StringVar(&f.storage, "storage", "", "database of the studies (required unless $"+storage.EnvVar+" is set)")
 	fl.StringVar(&study, "study", "", "work on this study only (default: every unfinished study)")
 	fl.IntVar(&f.workers, "concurrency", 1, "trials run at once by this worker")
 	bindLease(cmd, f)
 	fl.StringVar(&templatesDir, "templates-dir", "", "directory of user strategy templates the studies use")
 	return cmd
+}
+
+// stopped maps a worker's end by signal (err is context.Canceled; its
+// trials in flight were recorded) to ExitStopped, or to success when the
+// study (row; nil: every study) has its total all the same.
+func stopped(env *studies.Env, row *storage.StudyRow, err error) error {
+	if !errors.Is(err, context.Canceled) {
+		return studyError(err)
+	}
+	if row == nil {
+		return stoppedError{errors.New("stopped by a signal (trials in flight were recorded); unfinished studies remain: start a worker to continue")}
+	}
+	complete, _, cerr := env.Store.Counts(row.ID)
+	if cerr != nil {
+		return failed(cerr)
+	}
+	if int(complete) >= row.TrialsTotal {
+		return nil
+	}
+	return stoppedError{fmt.Errorf("stopped by a signal with %d/%d trials of study %s complete (trials in flight were recorded): start a worker to continue",
+		complete, row.TrialsTotal, row.Name)}
 }
 
 // runUnfinished works on unfinished studies, oldest first, until none is left.
