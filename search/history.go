@@ -19,13 +19,13 @@ type scored struct {
 // TPE's split never holds more than 25 trials, so it is exactly what the
 // whole history would give; the rest of the history is seen through its
 // newest historyRecent trials, where the whole history would add older
-// trials that TPE's weights already count least (under 1/2 of a new
-// trial's weight once they are historyRecent/2 trials old). This bounds a
+// trials that TPE's weights already count least (a trial's weight falls
+// linearly with its age, to 1/m for the oldest of m). This bounds a
 // proposal's cost whatever the study's size; studies of up to
 // historyBest+historyRecent complete trials are modelled on everything.
 const (
 	historyBest   = 25
-	historyRecent = 475
+	historyRecent = 275
 )
 
 // history returns what trial number's TPE proposal models, in trial
@@ -41,7 +41,7 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 		}
 		score := t.Value
 		if s.method == MethodParEGO {
-			if rec, ok := s.paregoRecord(t); ok {
+			if rec, ok := s.paregoRecord(i, t); ok {
 				if weights == nil {
 					weights = s.paregoWeights(number, len(rec.Ratios))
 				}

@@ -79,20 +79,28 @@ func (s *Sampler) paregoWeights(number, n int) []float64 {
 
 // paregoRecord parses a complete trial's AttrObjectives once: a complete
 // trial never changes, and parsing every trial's JSON on every proposal
-// would cost more than the model at thousands of trials.
-func (s *Sampler) paregoRecord(t *goptuna.FrozenTrial) (paregoRecord, bool) {
-	if rec, ok := s.paregos[t.ID]; ok {
-		return rec, len(rec.Ratios) > 0
+// would cost more than the model at thousands of trials. Records are kept
+// by the trial's position in the history (stable: trials come in id order
+// and are never removed), checked against its id. Runs with s.mu held.
+func (s *Sampler) paregoRecord(at int, t *goptuna.FrozenTrial) (paregoRecord, bool) {
+	if at < len(s.paregos) && s.paregos[at].id == t.ID {
+		return s.paregos[at].rec, len(s.paregos[at].rec.Ratios) > 0
 	}
 	var rec paregoRecord
 	if attr, ok := t.SystemAttrs[AttrObjectives]; ok && json.Unmarshal([]byte(attr), &rec) != nil {
 		rec = paregoRecord{}
 	}
-	if s.paregos == nil {
-		s.paregos = map[int]paregoRecord{}
+	for len(s.paregos) <= at {
+		s.paregos = append(s.paregos, parsedRecord{})
 	}
-	s.paregos[t.ID] = rec
+	s.paregos[at] = parsedRecord{id: t.ID, rec: rec}
 	return rec, len(rec.Ratios) > 0
+}
+
+// parsedRecord is a complete trial's parsed AttrObjectives.
+type parsedRecord struct {
+	id  int
+	rec paregoRecord
 }
 
 // chebyshev is the augmented Chebyshev scalarisation of f under weights w.

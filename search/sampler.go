@@ -104,7 +104,7 @@ type Sampler struct {
 	// the params are written, so that the next proposal in the process
 	// already sees the previous one as pending.
 	mu      sync.Mutex
-	paregos map[int]paregoRecord // parsed AttrObjectives of complete trials, by trial id
+	paregos []parsedRecord // parsed AttrObjectives of complete trials, by position in the history
 }
 
 // NewSampler creates the goptuna study (direction minimise) or loads it if

@@ -186,15 +186,22 @@ func (m *mixture) logPDF(x float64) float64 {
 	for i, mu := range m.mu {
 		d := (x - mu) * invSig[i]
 		t := logC[i] - 0.5*d*d
-		if t > top {
+		switch {
+		case t > top:
 			sum = sum*math.Exp(top-t) + 1
 			top = t
-		} else {
+		case t > top-negligibleLog:
 			sum += math.Exp(t - top)
 		}
 	}
 	return top + math.Log(sum)
 }
+
+// negligibleLog: a term below the largest by this much adds under e^−40
+// (4·10⁻¹⁸) relative to it, beyond float64's precision for the sum, so its
+// exponential is skipped. Most components lie many bandwidths from any one
+// candidate once the history is long.
+const negligibleLog = 40
 
 // draw samples the mixture: a component by weight, then its Gaussian
 // until the draw falls inside the range (a few tries; the range's nearest
