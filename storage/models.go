@@ -37,7 +37,7 @@ type TrialRow struct {
 	// (study, state, score) the counts and the best trial, (study,
 	// rescue_of) whether a failed trial was re-run.
 	StudyID   uint   `gorm:"not null;uniqueIndex:idx_study_number;index:idx_study_state_score,priority:1;index:idx_study_rescue,priority:1"`
-	Number    int    `gorm:"not null;uniqueIndex:idx_study_number"`
+	Number    int    `gorm:"not null;uniqueIndex:idx_study_number;index:idx_study_state_score,priority:4"`
 	State     string `gorm:"size:16;not null;index;index:idx_study_state_score,priority:2"`
 	GoptunaID int
 	Params    string `gorm:"type:text"` // JSON []float64, aligned with the template's parameters

@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,10 +128,14 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 		if err := q.First(&locked, study.ID).Error; err != nil {
 			return err
 		}
+		// Sorted here, not by ORDER BY number: that would lead SQLite's
+		// planner to walk the whole study by idx_study_number instead of
+		// the few running rows by idx_study_state_score.
 		var running []TrialRow
-		if err := tx.Where("study_id = ? AND state = ?", study.ID, TrialRunning).Order("number").Find(&running).Error; err != nil {
+		if err := tx.Where("study_id = ? AND state = ?", study.ID, TrialRunning).Find(&running).Error; err != nil {
 			return err
 		}
+		slices.SortFunc(running, func(a, b TrialRow) int { return cmp.Compare(a.Number, b.Number) })
 		now := time.Now()
 		live := 0
 		var rescue *TrialRow
@@ -167,17 +173,22 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			return nil // the rest is running elsewhere
 		}
 		if rescue == nil {
-			// A trial failed earlier whose parameters were never re-run.
-			var orphan TrialRow
-			// NOT EXISTS through idx_study_rescue: a NOT IN list of every
-			// rescue would be read whole for each claim.
+			// A trial failed earlier whose parameters were never re-run
+			// (the lowest-numbered; failed trials are few, so they are
+			// read by idx_study_state_score and the lowest picked here).
+			// NOT EXISTS goes through idx_study_rescue: a NOT IN list of
+			// every rescue would be read whole for each claim.
+			var orphans []TrialRow
 			err := tx.Where("study_id = ? AND state = ? AND params <> '' AND NOT EXISTS (?)", study.ID, TrialFailed,
 				tx.Table("trial_rows AS r").Select("1").Where("r.study_id = trial_rows.study_id AND r.rescue_of = trial_rows.number")).
-				Order("number").First(&orphan).Error
-			if err == nil {
-				rescue = &orphan
-			} else if !errors.Is(err, gorm.ErrRecordNotFound) {
+				Find(&orphans).Error
+			if err != nil {
 				return err
+			}
+			for i := range orphans {
+				if rescue == nil || orphans[i].Number < rescue.Number {
+					rescue = &orphans[i]
+				}
 			}
 		}
 		var last struct{ N *int }
