@@ -131,34 +131,21 @@ func newMixture(obs []observation, low, high float64) *mixture {
 	span := high - low
 	w := tpeWeights(len(obs))
 	n := len(obs) + 1
-	type comp struct{ mu, w float64 }
+	type comp struct {
+		mu, w float64
+		prior bool
+	}
 	comps := make([]comp, 0, n)
 	for i, o := range obs {
-		comps = append(comps, comp{o.x, w[i]})
+		comps = append(comps, comp{mu: o.x, w: w[i]})
 	}
-	prior := len(comps)
-	comps = append(comps, comp{(low + high) / 2, tpePriorWeight})
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(comps[a].mu, comps[b].mu) })
+	comps = append(comps, comp{mu: (low + high) / 2, w: tpePriorWeight, prior: true})
+	// Sorted by centre (ties in their original order, so the mixture and
+	// its draws do not depend on the sort algorithm).
+	slices.SortStableFunc(comps, func(a, b comp) int { return cmp.Compare(a.mu, b.mu) })
 	// Bandwidth: the larger gap to a sorted neighbour (the range's ends
 	// stand beyond the extremes), clipped to [span/min(100, 1+m), span].
 	minSig := span / math.Min(tpeClipDivisor, float64(1+len(obs)))
-	sigmaOf := make([]float64, n)
-	for k, i := range order {
-		left, right := low, high
-		if k > 0 {
-			left = comps[order[k-1]].mu
-		}
-		if k < n-1 {
-			right = comps[order[k+1]].mu
-		}
-		mu := comps[i].mu
-		sigmaOf[i] = math.Min(math.Max(math.Max(mu-left, right-mu), minSig), span)
-	}
-	sigmaOf[prior] = span
 	m := &mixture{low: low, high: high, mu: make([]float64, n), invSig: make([]float64, n),
 		logC: make([]float64, n), cumW: make([]float64, n), sigma: make([]float64, n)}
 	total := 0.0
@@ -166,15 +153,37 @@ func newMixture(obs []observation, low, high float64) *mixture {
 		total += c.w
 	}
 	cum := 0.0
-	for i, c := range comps {
-		s := sigmaOf[i]
-		z := normCDF((high-c.mu)/s) - normCDF((low-c.mu)/s)
-		m.mu[i], m.sigma[i], m.invSig[i] = c.mu, s, 1/s
-		m.logC[i] = math.Log(c.w/total) - math.Log(s*math.Max(z, 1e-300)) - 0.5*math.Log(2*math.Pi)
+	for k, c := range comps {
+		left, right := low, high
+		if k > 0 {
+			left = comps[k-1].mu
+		}
+		if k < n-1 {
+			right = comps[k+1].mu
+		}
+		s := math.Min(math.Max(math.Max(c.mu-left, right-c.mu), minSig), span)
+		if c.prior {
+			s = span
+		}
+		m.mu[k], m.sigma[k], m.invSig[k] = c.mu, s, 1/s
+		m.logC[k] = math.Log(c.w/total) - math.Log(s*truncatedMass(c.mu, s, low, high)) - 0.5*math.Log(2*math.Pi)
 		cum += c.w / total
-		m.cumW[i] = cum
+		m.cumW[k] = cum
 	}
 	return m
+}
+
+// truncatedMass is the share of N(mu, s²) inside [low, high]; a bound more
+// than 8 bandwidths away cuts off under 10⁻¹⁵, which is left out.
+func truncatedMass(mu, s, low, high float64) float64 {
+	z := 1.0
+	if hi := (high - mu) / s; hi < 8 {
+		z -= normCDF(-hi)
+	}
+	if lo := (mu - low) / s; lo < 8 {
+		z -= normCDF(-lo)
+	}
+	return math.Max(z, 1e-300)
 }
 
 // logPDF is the mixture's log density at x: log-sum-exp over the

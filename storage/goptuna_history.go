@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -17,8 +18,8 @@ import (
 // JSON) on each call, and TPE calls it for every proposal: at 10,000
 // trials that alone costs over 100 ms. A finished trial (COMPLETE, PRUNED
 // or FAIL) never changes again in goptuna (its setters refuse finished
-// trials), so it is read once and kept; each call then reads, in five
-// queries whatever the study's size, only the trials created since the
+// trials), so it is read once and kept; each call then reads, in two
+// statements whatever the study's size, only the trials created since the
 // last call and those that were still unfinished then.
 type samplerStorage struct {
 	*rdb.Storage
@@ -71,10 +72,16 @@ type (
 		Key     string `gorm:"column:key"`
 		Value   string `gorm:"column:value"`
 	}
-	gStep struct {
+	// gChild is a row of any of a trial's four child tables, as refresh
+	// reads them together: kind p (param: k name, num internal value, txt
+	// distribution), s and u (system and user attribute: k key, txt
+	// value), v (intermediate value: txt step, num value).
+	gChild struct {
+		Kind    string  `gorm:"column:kind"`
 		TrialID int     `gorm:"column:trial_id"`
-		Step    int     `gorm:"column:step"`
-		Value   float64 `gorm:"column:value"`
+		Key     string  `gorm:"column:k"`
+		Num     float64 `gorm:"column:num"`
+		Text    string  `gorm:"column:txt"`
 	}
 )
 
@@ -104,26 +111,22 @@ func (s *samplerStorage) GetAllTrials(studyID int) ([]goptuna.FrozenTrial, error
 // refresh reads the trials created since the last call and those that
 // were unfinished then.
 func (s *samplerStorage) refresh(studyID int, c *trialCache) error {
-	// New trials by the primary key's range, then the unfinished ones by
-	// id: one condition with OR would make SQLite scan the whole table.
+	// New trials by the primary key's range and the unfinished ones by id,
+	// in one statement: one condition with OR would make SQLite scan the
+	// whole table. Known ids are all below maxID, so nothing comes twice
+	// and the known ones come first.
 	var rows []gTrial
-	if err := s.db.Table("trials").Where("trial_id > ? AND study_id = ?", c.maxID, studyID).
-		Order("trial_id").Find(&rows).Error; err != nil {
+	err := s.db.Raw("SELECT * FROM trials WHERE trial_id > ? AND study_id = ? UNION ALL "+
+		"SELECT * FROM trials WHERE trial_id IN (?) ORDER BY trial_id", c.maxID, studyID, c.unsettle).Scan(&rows).Error
+	if err != nil {
 		return err
-	}
-	if len(c.unsettle) > 0 {
-		var again []gTrial
-		if err := s.db.Table("trials").Where("trial_id IN (?)", c.unsettle).Find(&again).Error; err != nil {
-			return err
-		}
-		rows = append(again, rows...) // known ids first: new ones append in order below
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	// The other tables are read by trial id: a list when it is short, the
-	// study's new trials as a subquery on a first read (too many ids for
-	// one statement's parameters).
+	// The other tables are read by trial id, in one statement: a list of
+	// ids when it is short, the study's new trials as a subquery on a first
+	// read (too many ids for one statement's parameters).
 	var ids any
 	if len(rows) <= maxListedIDs {
 		list := make([]int, len(rows))
@@ -135,19 +138,13 @@ func (s *samplerStorage) refresh(studyID int, c *trialCache) error {
 		ids = s.db.Table("trials").Select("trial_id").Where("trial_id > ? AND study_id = ?", c.maxID, studyID).
 			Or("trial_id IN (?)", c.unsettle)
 	}
-	var params []gParam
-	var system, user []gAttr
-	var steps []gStep
-	if err := s.db.Table("trial_params").Where("trial_id IN (?)", ids).Find(&params).Error; err != nil {
-		return err
-	}
-	if err := s.db.Table("trial_system_attributes").Where("trial_id IN (?)", ids).Find(&system).Error; err != nil {
-		return err
-	}
-	if err := s.db.Table("trial_user_attributes").Where("trial_id IN (?)", ids).Find(&user).Error; err != nil {
-		return err
-	}
-	if err := s.db.Table("trial_values").Where("trial_id IN (?)", ids).Find(&steps).Error; err != nil {
+	var children []gChild
+	err = s.db.Raw(`SELECT 'p' AS kind, trial_id, param_name AS k, param_value AS num, distribution_json AS txt FROM trial_params WHERE trial_id IN (?)
+UNION ALL SELECT 's', trial_id, "key", 0, value FROM trial_system_attributes WHERE trial_id IN (?)
+UNION ALL SELECT 'u', trial_id, "key", 0, value FROM trial_user_attributes WHERE trial_id IN (?)
+UNION ALL SELECT 'v', trial_id, '', value, CAST(step AS TEXT) FROM trial_values WHERE trial_id IN (?)`, ids, ids, ids, ids).
+		Scan(&children).Error
+	if err != nil {
 		return err
 	}
 	fresh := make(map[int]*goptuna.FrozenTrial, len(rows))
@@ -186,36 +183,34 @@ func (s *samplerStorage) refresh(studyID int, c *trialCache) error {
 			fresh[r.ID] = &c.trials[c.index[r.ID]]
 		}
 	}
-	// The later queries may see trials created after the first one: those
+	// The second statement may see trials created after the first: those
 	// are read whole next time.
-	for _, p := range params {
-		t := fresh[p.TrialID]
+	for _, ch := range children {
+		t := fresh[ch.TrialID]
 		if t == nil {
 			continue
 		}
-		d, err := s.distribution(p.Dist)
-		if err != nil {
-			return fmt.Errorf("trial %d: param %s: %w", p.TrialID, p.Name, err)
-		}
-		ext, err := goptuna.ToExternalRepresentation(d, p.Value)
-		if err != nil {
-			return fmt.Errorf("trial %d: param %s: %w", p.TrialID, p.Name, err)
-		}
-		t.Distributions[p.Name], t.InternalParams[p.Name], t.Params[p.Name] = d, p.Value, ext
-	}
-	for _, a := range system {
-		if t := fresh[a.TrialID]; t != nil {
-			t.SystemAttrs[a.Key] = a.Value
-		}
-	}
-	for _, a := range user {
-		if t := fresh[a.TrialID]; t != nil {
-			t.UserAttrs[a.Key] = a.Value
-		}
-	}
-	for _, v := range steps {
-		if t := fresh[v.TrialID]; t != nil {
-			t.IntermediateValues[v.Step] = v.Value
+		switch ch.Kind {
+		case "p":
+			d, err := s.distribution(ch.Text)
+			if err != nil {
+				return fmt.Errorf("trial %d: param %s: %w", ch.TrialID, ch.Key, err)
+			}
+			ext, err := goptuna.ToExternalRepresentation(d, ch.Num)
+			if err != nil {
+				return fmt.Errorf("trial %d: param %s: %w", ch.TrialID, ch.Key, err)
+			}
+			t.Distributions[ch.Key], t.InternalParams[ch.Key], t.Params[ch.Key] = d, ch.Num, ext
+		case "s":
+			t.SystemAttrs[ch.Key] = ch.Text
+		case "u":
+			t.UserAttrs[ch.Key] = ch.Text
+		case "v":
+			step, err := strconv.Atoi(ch.Text)
+			if err != nil {
+				return fmt.Errorf("trial %d: intermediate value step %q: %w", ch.TrialID, ch.Text, err)
+			}
+			t.IntermediateValues[step] = ch.Num
 		}
 	}
 	return nil

@@ -84,6 +84,14 @@ func TestSamplerStorageMatchesGoptuna(t *testing.T) {
 		if err := ours.SetTrialSystemAttr(id, "k", "v"); err != nil {
 			t.Fatal(err)
 		}
+		if i%2 == 0 {
+			if err := ours.SetTrialUserAttr(id, "note", "even"); err != nil {
+				t.Fatal(err)
+			}
+			if err := ours.SetTrialIntermediateValue(id, 3, 0.25); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	check("params written")
 	// Complete some out of creation order, fail one, leave two running.
