@@ -15,17 +15,18 @@ type scored struct {
 }
 
 // History bound: TPE reads at most the historyBest best-scoring complete
-// trials and the historyRecent most recent others. The best group of
+// trials and the defaultHistoryRecent most recent others. The best group of
 // TPE's split never holds more than 25 trials, so it is exactly what the
 // whole history would give; the rest of the history is seen through its
-// newest historyRecent trials, where the whole history would add older
+// newest defaultHistoryRecent trials, where the whole history would add older
 // trials that TPE's weights already count least (a trial's weight falls
 // linearly with its age, to 1/m for the oldest of m). This bounds a
 // proposal's cost whatever the study's size; studies of up to
-// historyBest+historyRecent complete trials are modelled on everything.
+// historyBest+defaultHistoryRecent complete trials are modelled on
+// everything. Options.History changes the second number, for comparisons.
 const (
-	historyBest   = 25
-	historyRecent = 275
+	historyBest          = 25
+	defaultHistoryRecent = 275
 )
 
 // history returns what trial number's TPE proposal models, in trial
@@ -52,7 +53,14 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 		}
 		complete = append(complete, scored{params: t.InternalParams, score: score})
 	}
-	out := bounded(complete)
+	recent := defaultHistoryRecent
+	switch {
+	case s.opts.History > 0:
+		recent = s.opts.History
+	case s.opts.History < 0:
+		recent = len(complete)
+	}
+	out := bounded(complete, recent)
 	if s.opts.NoLiar {
 		return out
 	}
@@ -71,20 +79,20 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 	return out
 }
 
-// bounded keeps the historyBest best and the historyRecent newest of the
-// complete trials, in trial order.
-func bounded(complete []scored) []scored {
-	if len(complete) <= historyBest+historyRecent {
+// bounded keeps the historyBest best and the recent newest of the complete
+// trials, in trial order.
+func bounded(complete []scored, recent int) []scored {
+	if len(complete) <= historyBest+recent {
 		return complete
 	}
-	first := len(complete) - historyRecent
+	first := len(complete) - recent
 	keep := make([]bool, first)
 	for _, i := range lowest(len(complete), historyBest, func(i int) float64 { return complete[i].score }) {
 		if i < first {
 			keep[i] = true
 		}
 	}
-	out := make([]scored, 0, historyBest+historyRecent)
+	out := make([]scored, 0, historyBest+recent)
 	for i := range keep {
 		if keep[i] {
 			out = append(out, complete[i])

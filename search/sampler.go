@@ -52,6 +52,10 @@ type Options struct {
 	// NoLiar leaves pending trials invisible to TPE (goptuna's own
 	// behaviour) instead of lying about them (see liar.go); for comparisons.
 	NoLiar bool
+	// History is how many of the newest complete trials TPE models besides
+	// the best 25 (see history.go): 0 means the default, 275; negative,
+	// every trial. For comparisons.
+	History int
 }
 
 const (

@@ -329,13 +329,13 @@ func TestBoundedHistoryKeepsTheBestAndTheNewest(t *testing.T) {
 		// 34 negative scores, all older than the newest 275 trials: the 25
 		// best of them must be kept.
 		complete[i] = scored{score: float64((i*37)%n) + 1, params: map[string]float64{"i": float64(i)}}
-		if i%50 == 7 && i < n-historyRecent {
+		if i%50 == 7 && i < n-defaultHistoryRecent {
 			complete[i].score = -float64(i)
 		}
 	}
-	got := bounded(complete)
-	if len(got) != historyBest+historyRecent {
-		t.Fatalf("kept %d, want %d", len(got), historyBest+historyRecent)
+	got := bounded(complete, defaultHistoryRecent)
+	if len(got) != historyBest+defaultHistoryRecent {
+		t.Fatalf("kept %d, want %d", len(got), historyBest+defaultHistoryRecent)
 	}
 	last := -1.0
 	best := 0
@@ -345,7 +345,7 @@ func TestBoundedHistoryKeepsTheBestAndTheNewest(t *testing.T) {
 			t.Fatalf("trial %v after %v: not in trial order", i, last)
 		}
 		last = i
-		if int(i) < n-historyRecent {
+		if int(i) < n-defaultHistoryRecent {
 			best++
 			if h.score >= 0 || i < 300 {
 				t.Fatalf("old trial %v kept with score %v: not among the 25 best", i, h.score)
@@ -355,7 +355,7 @@ func TestBoundedHistoryKeepsTheBestAndTheNewest(t *testing.T) {
 	if best != historyBest {
 		t.Fatalf("%d old trials kept, want the %d best", best, historyBest)
 	}
-	if small := complete[:historyBest+historyRecent]; len(bounded(small)) != len(small) {
+	if small := complete[:historyBest+defaultHistoryRecent]; len(bounded(small, defaultHistoryRecent)) != len(small) {
 		t.Fatal("a history at the bound was cut")
 	}
 }

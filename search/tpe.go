@@ -133,16 +133,22 @@ func newMixture(obs []observation, low, high float64) *mixture {
 	n := len(obs) + 1
 	type comp struct {
 		mu, w float64
-		prior bool
+		at    int // position in obs; the prior's is len(obs)
 	}
 	comps := make([]comp, 0, n)
 	for i, o := range obs {
-		comps = append(comps, comp{mu: o.x, w: w[i]})
+		comps = append(comps, comp{mu: o.x, w: w[i], at: i})
 	}
-	comps = append(comps, comp{mu: (low + high) / 2, w: tpePriorWeight, prior: true})
-	// Sorted by centre (ties in their original order, so the mixture and
-	// its draws do not depend on the sort algorithm).
-	slices.SortStableFunc(comps, func(a, b comp) int { return cmp.Compare(a.mu, b.mu) })
+	prior := len(obs)
+	comps = append(comps, comp{mu: (low + high) / 2, w: tpePriorWeight, at: prior})
+	// Sorted by centre, ties by position, so that the mixture and its draws
+	// do not depend on the sort algorithm.
+	slices.SortFunc(comps, func(a, b comp) int {
+		if c := cmp.Compare(a.mu, b.mu); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
+	})
 	// Bandwidth: the larger gap to a sorted neighbour (the range's ends
 	// stand beyond the extremes), clipped to [span/min(100, 1+m), span].
 	minSig := span / math.Min(tpeClipDivisor, float64(1+len(obs)))
@@ -162,11 +168,11 @@ func newMixture(obs []observation, low, high float64) *mixture {
 			right = comps[k+1].mu
 		}
 		s := math.Min(math.Max(math.Max(c.mu-left, right-c.mu), minSig), span)
-		if c.prior {
+		if c.at == prior {
 			s = span
 		}
 		m.mu[k], m.sigma[k], m.invSig[k] = c.mu, s, 1/s
-		m.logC[k] = math.Log(c.w/total) - math.Log(s*truncatedMass(c.mu, s, low, high)) - 0.5*math.Log(2*math.Pi)
+		m.logC[k] = math.Log(c.w / (total * s * truncatedMass(c.mu, s, low, high) * math.Sqrt(2*math.Pi)))
 		cum += c.w / total
 		m.cumW[k] = cum
 	}

@@ -38,6 +38,10 @@ type Env struct {
 	Workers  int            // trials run at once in this process
 	Lease    time.Duration  // a running trial without heartbeat for this long is dead
 	Worker   string         // this process's identity in leases
+	// History overrides how many of the newest trials TPE models besides
+	// the best 25 (search.Options.History; 0: the default), for the
+	// search-quality comparisons.
+	History int
 }
 
 // CreateOptions are `optimize study create`'s arguments.
@@ -259,6 +263,7 @@ func warm(smp *search.Sampler, from *Report) error {
 func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.Sampler, error) {
 	opts := samplerOptions()
 	opts.Warm = row.WarmFrom != ""
+	opts.History = e.History
 	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), searchSpace(tpl), search.Method(row.Sampler), row.SamplerSeed, opts)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: sampler: %v", row.Name, err)
