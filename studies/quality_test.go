@@ -15,7 +15,13 @@ import (
 // testEnv opens a study environment on a fresh SQLite file.
 func testEnv(t testing.TB, workers int) *Env {
 	t.Helper()
-	st, err := storage.Open(filepath.Join(t.TempDir(), "q.db"))
+	return testEnvAt(t, filepath.Join(t.TempDir(), "q.db"), workers)
+}
+
+// testEnvAt opens a study environment on dsn.
+func testEnvAt(t testing.TB, dsn string, workers int) *Env {
+	t.Helper()
+	st, err := storage.Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

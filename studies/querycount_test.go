@@ -3,20 +3,16 @@ package studies
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
-	"net/url"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"gorm.io/gorm"
 
+	"optimize/internal/pgtest"
 	"optimize/search"
-	"optimize/simcore/cluster"
 	"optimize/storage"
-	"optimize/strategies"
 )
 
 // Asking, claiming and completing a trial issue the same number of
@@ -32,7 +28,7 @@ func TestQueriesPerTrialDoNotGrowWithTheStudy(t *testing.T) {
 			for _, size := range []int{100, 5000} {
 				dsn := filepath.Join(t.TempDir(), "q.db")
 				if backend == "postgres" {
-					dsn = postgresTestDB(t)
+					dsn = pgtest.DB(t)
 				}
 				counts[size] = queriesForThreeTrials(t, dsn, size)
 			}
@@ -51,20 +47,8 @@ func TestQueriesPerTrialDoNotGrowWithTheStudy(t *testing.T) {
 // size complete trials, and counts the statements one worker issues
 // running it to size+3.
 func queriesForThreeTrials(t *testing.T, dsn string, size int) int64 {
-	st, err := storage.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := cluster.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &Env{Store: st, Registry: reg, Base: base, Progress: &discard{}, Workers: 1, Worker: WorkerID()}
+	env := testEnvAt(t, dsn, 1)
+	st := env.Store
 	ctx := context.Background()
 	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "q", Trials: size + 3,
 		Seeds: []int64{42, 43, 44}, Sampler: "tpe", SamplerSeed: 1})
@@ -139,40 +123,4 @@ func countStatements(t *testing.T, db *gorm.DB, n *atomic.Int64) {
 			t.Fatalf("count %s statements: %v", name, err)
 		}
 	}
-}
-
-type discard struct{}
-
-func (*discard) Write(p []byte) (int, error) { return len(p), nil }
-
-// postgresTestDB creates a fresh database on the server named by
-// $OPTIMIZE_TEST_POSTGRES (an admin DSN; .ci/run starts a server and sets
-// it), dropped when the test ends; the test skips where it is unset.
-func postgresTestDB(t *testing.T) string {
-	t.Helper()
-	admin := os.Getenv("OPTIMIZE_TEST_POSTGRES")
-	if admin == "" {
-		t.Skip("PostgreSQL tests skipped: set OPTIMIZE_TEST_POSTGRES to an admin DSN (.ci/run starts a server and sets it)")
-	}
-	st, err := storage.Open(admin)
-	if err != nil {
-		t.Fatalf("OPTIMIZE_TEST_POSTGRES: %v", err)
-	}
-	name := fmt.Sprintf("optimize_studies_%d", rand.IntN(1e9))
-	if err := st.DB.Exec(`CREATE DATABASE "` + name + `"`).Error; err != nil {
-		st.Close()
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		defer st.Close()
-		if err := st.DB.Exec(`DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`).Error; err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }

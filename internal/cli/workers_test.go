@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"optimize/internal/pgtest"
 	"optimize/storage"
 	"optimize/studies"
 )
@@ -71,36 +70,8 @@ func workerBinaries(t *testing.T) (optimizeBin, workerBin string) {
 	return b.optimize, b.worker
 }
 
-// pgTestDB creates a fresh database on the test server and returns its
-// DSN; it is dropped when the test ends.
-func pgTestDB(t *testing.T) string {
-	t.Helper()
-	admin := os.Getenv(pgEnv)
-	if admin == "" {
-		t.Skipf("PostgreSQL tests skipped: set %s to an admin DSN such as postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (.ci/run starts a server and sets it)", pgEnv)
-	}
-	st, err := storage.Open(admin)
-	if err != nil {
-		t.Fatalf("%s: %v", pgEnv, err)
-	}
-	name := fmt.Sprintf("optimize_%s_%d", strings.ToLower(regexp.MustCompile(`\W+`).ReplaceAllString(t.Name(), "_")), rand.IntN(1e6))
-	if err := st.DB.Exec(`CREATE DATABASE "` + name + `"`).Error; err != nil {
-		st.Close()
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		defer st.Close()
-		if err := st.DB.Exec(`DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`).Error; err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// pgTestDB is a fresh PostgreSQL database for t (see internal/pgtest).
+func pgTestDB(t *testing.T) string { return pgtest.DB(t) }
 
 // proc is a started process and its output.
 type proc struct {
