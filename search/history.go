@@ -26,7 +26,7 @@ type scored struct {
 // everything. Options.History changes the second number, for comparisons.
 const (
 	historyBest          = 25
-	defaultHistoryRecent = 275
+	defaultHistoryRecent = 150
 )
 
 // history returns what trial number's TPE proposal models, in trial

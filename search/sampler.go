@@ -53,7 +53,7 @@ type Options struct {
 	// behaviour) instead of lying about them (see liar.go); for comparisons.
 	NoLiar bool
 	// History is how many of the newest complete trials TPE models besides
-	// the best 25 (see history.go): 0 means the default, 275; negative,
+	// the best 25 (see history.go): 0 means the default, 150; negative,
 	// every trial. For comparisons.
 	History int
 }

@@ -320,13 +320,13 @@ func TestPendingTrialsCarryTheLie(t *testing.T) {
 	}
 }
 
-// bounded keeps the 25 best and the 275 newest complete trials in trial
+// bounded keeps the 25 best and the 150 newest complete trials in trial
 // order, and everything below that size.
 func TestBoundedHistoryKeepsTheBestAndTheNewest(t *testing.T) {
 	const n = 2000
 	complete := make([]scored, n)
 	for i := range complete {
-		// 34 negative scores, all older than the newest 275 trials: the 25
+		// 37 negative scores, all older than the newest 150 trials: the 25
 		// best of them must be kept.
 		complete[i] = scored{score: float64((i*37)%n) + 1, params: map[string]float64{"i": float64(i)}}
 		if i%50 == 7 && i < n-defaultHistoryRecent {
