@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -11,14 +12,22 @@ import (
 // other, so duplicates on the front are all kept. Points containing NaN
 // cannot be compared and are never on the front.
 func ParetoFront(points [][]float64) []int {
-	front := []int{}
+	// In lexicographic order a point's dominators all come before it, and
+	// a dominated point is dominated by a point of the front too: so each
+	// point is compared with the front found so far only, O(n·front)
+	// instead of O(n²).
+	order := make([]int, 0, len(points))
 	for i, p := range points {
-		if hasNaN(p) {
-			continue
+		if !hasNaN(p) {
+			order = append(order, i)
 		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return slices.Compare(points[a], points[b]) })
+	front := []int{}
+	for _, i := range order {
 		dominated := false
-		for j, q := range points {
-			if i != j && !hasNaN(q) && dominates(q, p) {
+		for _, j := range front {
+			if dominates(points[j], points[i]) {
 				dominated = true
 				break
 			}
@@ -27,6 +36,7 @@ func ParetoFront(points [][]float64) []int {
 			front = append(front, i)
 		}
 	}
+	slices.Sort(front)
 	return front
 }
 

@@ -222,7 +222,7 @@ func dialect(dsn string) (gorm.Dialector, *Store, error) {
 	// WAL lets readers run beside the writer; immediate transactions take
 	// the write lock up front, so several writers queue on the busy timeout
 	// instead of failing with "database is locked" on a lock upgrade.
-	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	return sqlite.New(sqlite.Config{DriverName: pureGoSQLite, DSN: "file:" + dsn + "?" + q}), &Store{Label: dsn}, nil
 }
 

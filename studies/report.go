@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"optimize/search"
@@ -62,7 +63,6 @@ type storedTrial struct {
 	id          uint
 	number      int
 	seeds       []int64
-	metricsJSON string
 	metrics     metrics.Summary
 	perSeed     []metrics.Summary
 }
@@ -73,8 +73,13 @@ func (t *storedTrial) load() {
 	if t.loaded {
 		return
 	}
+	js, err := t.store.TrialMetrics(t.id)
+	if err != nil {
+		t.err = fmt.Errorf("trial %d: %v", t.number, err)
+		return
+	}
 	var m metrics.Summary
-	if err := json.Unmarshal([]byte(t.metricsJSON), &m); err != nil {
+	if err := json.Unmarshal([]byte(js), &m); err != nil {
 		t.err = fmt.Errorf("trial %d: metrics: %v", t.number, err)
 		return
 	}
@@ -180,7 +185,7 @@ func (e *Env) Load(name string) (*Report, error) {
 	if err := json.Unmarshal([]byte(row.BaselineSeeds), &r.BaseSeeds); err != nil || len(r.BaseSeeds) != len(r.Seeds) {
 		return nil, fmt.Errorf("study %s: baseline per seed: %d runs for %d seeds (%v)", name, len(r.BaseSeeds), len(r.Seeds), err)
 	}
-	trials, err := e.Store.Trials(row.ID)
+	trials, err := e.Store.ReportTrials(row.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -197,15 +202,11 @@ func (e *Env) Load(name string) (*Report, error) {
 		if res.Params, err = storage.DecodeParams([]byte(t.Params)); err != nil {
 			return nil, fmt.Errorf("trial %d: params: %v", t.Number, err)
 		}
-		if err := json.Unmarshal([]byte(t.Objectives), &res.Objectives); err != nil {
+		if res.Objectives, err = storage.DecodeFloats(t.Objectives); err != nil {
 			return nil, fmt.Errorf("trial %d: objectives: %v", t.Number, err)
 		}
-		if t.SeedRanges != "" {
-			if err := json.Unmarshal([]byte(t.SeedRanges), &res.ranges); err != nil || len(res.ranges) != len(res.Objectives) {
-				res.ranges = nil // computed from the seeds instead
-			}
-		}
-		res.stored = &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds, metricsJSON: t.Metrics}
+		res.ranges = decodeRanges(t.SeedRanges, len(res.Objectives)) // nil: computed from the seeds instead
+		res.stored = &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds}
 		if r.Best < 0 || res.Score < r.Complete[r.Best].Score {
 			r.Best = len(r.Complete)
 		}
@@ -213,6 +214,26 @@ func (e *Env) Load(name string) (*Report, error) {
 	}
 	r.pareto()
 	return r, nil
+}
+
+var unbracket = strings.NewReplacer("[", "", "]", "")
+
+// decodeRanges reads the seed_ranges column ([[min,max],...], one pair per
+// objective); nil when it is empty or does not fit.
+func decodeRanges(js string, objectives int) [][2]float64 {
+	js = strings.TrimSpace(js)
+	if len(js) < 2 || js[0] != '[' || js[len(js)-1] != ']' {
+		return nil
+	}
+	flat, err := storage.DecodeFloats("[" + unbracket.Replace(js[1:len(js)-1]) + "]")
+	if err != nil || len(flat) != 2*objectives {
+		return nil
+	}
+	out := make([][2]float64, objectives)
+	for i := range out {
+		out[i] = [2]float64{flat[2*i], flat[2*i+1]}
+	}
+	return out
 }
 
 // SeedRange is the lowest and highest value a metric took over the seeds.
