@@ -222,7 +222,13 @@ func dialect(dsn string) (gorm.Dialector, *Store, error) {
 	// WAL lets readers run beside the writer; immediate transactions take
 	// the write lock up front, so several writers queue on the busy timeout
 	// instead of failing with "database is locked" on a lock upgrade.
-	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	// synchronous=NORMAL syncs the WAL at checkpoints, not at every
+	// commit: in WAL mode the file stays consistent through a crash of the
+	// process or of the machine, and a power loss can only roll back the
+	// last commits, whose trials the rescue then re-runs (the study still
+	// ends at exactly its total, each number complete once). A sync per
+	// commit cost 15 % of a 1,000-trial study's wall on this machine.
+	q := "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	return sqlite.New(sqlite.Config{DriverName: pureGoSQLite, DSN: "file:" + dsn + "?" + q}), &Store{Label: dsn}, nil
 }
 
