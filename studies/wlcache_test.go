@@ -137,26 +137,7 @@ func TestWorkloadDrawnOncePerSeed(t *testing.T) {
 // requests each) after runs of the baseline, the template's defaults and
 // a KV-pressured cluster: measured as the heap it keeps alive.
 func TestWorkloadCacheMemory(t *testing.T) {
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	std, err := cluster.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := reg.Get("slo-cascade")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := strategies.ResolveWorkload(tpl.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	studyCfg, err := tpl.Config(std, tpl.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, std, tpl, wl, studyCfg := sloCascadeAtDefaults(t)
 	baseCfg, err := baselineConfig(reg, studyCfg, std)
 	if err != nil {
 		t.Fatal(err)
@@ -203,26 +184,7 @@ func TestWorkloadCacheMemory(t *testing.T) {
 // template's defaults) on a freshly generated workload and on the cached
 // one: the cost per trial and seed that the cache saves.
 func BenchmarkSimulateWorkload(b *testing.B) {
-	reg, err := strategies.Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	std, err := cluster.Standard()
-	if err != nil {
-		b.Fatal(err)
-	}
-	tpl, err := reg.Get("slo-cascade")
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl, err := strategies.ResolveWorkload(tpl.Workload)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg, err := tpl.Config(std, tpl.Defaults())
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, _, _, wl, cfg := sloCascadeAtDefaults(b)
 	b.Run("fresh", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := simulate(cfg, wl.Spec, 42); err != nil {
@@ -238,4 +200,31 @@ func BenchmarkSimulateWorkload(b *testing.B) {
 			}
 		}
 	})
+}
+
+// sloCascadeAtDefaults loads the built-in registry, the standard cluster,
+// slo-cascade, its workload and its configuration at the defaults.
+func sloCascadeAtDefaults(t testing.TB) (*strategies.Registry, cluster.Config, *strategies.Template, *strategies.Workload, cluster.Config) {
+	t.Helper()
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := cluster.Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := reg.Get("slo-cascade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := strategies.ResolveWorkload(tpl.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := tpl.Config(std, tpl.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, std, tpl, wl, cfg
 }
