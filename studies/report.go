@@ -56,15 +56,15 @@ type Result struct {
 // again, and meanwhile the trial reads as zero metrics with the error
 // recorded for Report.DetailErr.
 type storedTrial struct {
-	mu          sync.Mutex
-	loaded      bool
-	err         error
-	store       *storage.Store
-	id          uint
-	number      int
-	seeds       []int64
-	metrics     metrics.Summary
-	perSeed     []metrics.Summary
+	mu      sync.Mutex
+	loaded  bool
+	err     error
+	store   *storage.Store
+	id      uint
+	number  int
+	seeds   []int64
+	metrics metrics.Summary
+	perSeed []metrics.Summary
 }
 
 func (t *storedTrial) load() {

@@ -97,7 +97,9 @@ func blockWalls(b *testing.B, dsn, name string, size int) (first, last time.Dura
 	}
 	// Trials finish out of number order by at most the workers' overlap:
 	// the block's latest finish bounds it.
-	latest := func(ts []time.Time) time.Time { return slices.MaxFunc(ts, func(a, b time.Time) int { return a.Compare(b) }) }
+	latest := func(ts []time.Time) time.Time {
+		return slices.MaxFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	}
 	first = latest(finished[:size]).Sub(start)
 	last = latest(finished[n-size:]).Sub(latest(finished[:n-size]))
 	if first <= 0 || last <= 0 {
