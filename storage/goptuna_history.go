@@ -170,7 +170,6 @@ UNION ALL SELECT 'v', trial_id, '', value, CAST(step AS TEXT) FROM trial_values 
 		c.maxID = max(c.maxID, r.ID)
 		if i, ok := c.index[r.ID]; ok {
 			c.trials[i] = t
-			fresh[r.ID] = &c.trials[i]
 			continue
 		}
 		// Ids grow, and the query returns new trials in id order after
@@ -178,10 +177,10 @@ UNION ALL SELECT 'v', trial_id, '', value, CAST(step AS TEXT) FROM trial_values 
 		c.index[r.ID] = len(c.trials)
 		c.trials = append(c.trials, t)
 	}
+	// Pointers only once every append is done (an append may move the
+	// array).
 	for _, r := range rows {
-		if _, ok := fresh[r.ID]; !ok {
-			fresh[r.ID] = &c.trials[c.index[r.ID]]
-		}
+		fresh[r.ID] = &c.trials[c.index[r.ID]]
 	}
 	// The second statement may see trials created after the first: those
 	// are read whole next time.
@@ -214,6 +213,17 @@ UNION ALL SELECT 'v', trial_id, '', value, CAST(step AS TEXT) FROM trial_values 
 		}
 	}
 	return nil
+}
+
+// DeleteStudy is goptuna's, and forgets the study's cached trials. (Ids
+// are never reused — AUTOINCREMENT in SQLite, sequences in PostgreSQL —
+// so a study deleted by another process leaves a cache nobody asks for,
+// never a stale one.)
+func (s *samplerStorage) DeleteStudy(studyID int) error {
+	s.mu.Lock()
+	delete(s.studies, studyID)
+	s.mu.Unlock()
+	return s.Storage.DeleteStudy(studyID)
 }
 
 func (s *samplerStorage) distribution(js string) (any, error) {
