@@ -28,6 +28,46 @@ func TestParetoFrontHandCases(t *testing.T) {
 	}
 }
 
+// The front found in lexicographic order is the one every pairwise
+// comparison finds, on random points with ties, duplicates and NaNs.
+func TestParetoFrontMatchesPairwise(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for trial := 0; trial < 200; trial++ {
+		points := make([][]float64, 1+rng.Intn(60))
+		dims := 1 + rng.Intn(4)
+		for i := range points {
+			points[i] = make([]float64, dims)
+			for k := range points[i] {
+				points[i][k] = float64(rng.Intn(6)) // coarse: many ties
+			}
+			if rng.Intn(20) == 0 {
+				points[i][rng.Intn(dims)] = math.NaN()
+			}
+			if i > 0 && rng.Intn(10) == 0 {
+				points[i] = append([]float64(nil), points[i-1]...)
+			}
+		}
+		want := []int{}
+		for i, p := range points {
+			if hasNaN(p) {
+				continue
+			}
+			dominated := false
+			for j, q := range points {
+				if i != j && !hasNaN(q) && dominates(q, p) {
+					dominated = true
+				}
+			}
+			if !dominated {
+				want = append(want, i)
+			}
+		}
+		if got := ParetoFront(points); !reflect.DeepEqual(got, want) {
+			t.Fatalf("points %v: front %v, pairwise %v", points, got, want)
+		}
+	}
+}
+
 func TestHypervolumeHandComputed(t *testing.T) {
 	cases := []struct {
 		name   string

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -269,5 +270,28 @@ func TestMigrateDropsRetiredDefinitionColumn(t *testing.T) {
 	newStudy(t, st, 1)
 	if old, err := st.StudyByName("old"); err != nil || old.Seeds != "[42]" {
 		t.Fatalf("the old study after Migrate: %+v, %v", old, err)
+	}
+}
+
+// The float-array columns decode as encoding/json would, null as NaN, and
+// anything else is an error rather than a silent zero.
+func TestDecodeFloats(t *testing.T) {
+	got, err := DecodeFloats(" [1.5, null,-2e-3,0] ")
+	if err != nil || len(got) != 4 || got[0] != 1.5 || !math.IsNaN(got[1]) || got[2] != -0.002 || got[3] != 0 {
+		t.Fatalf("DecodeFloats = %v, %v", got, err)
+	}
+	if got, err := DecodeFloats("[]"); err != nil || len(got) != 0 {
+		t.Fatalf("empty array: %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "1,2", "[1,,2]", "[1,x]", "[[1,2]]", `["1"]`} {
+		if _, err := DecodeFloats(bad); err == nil {
+			t.Errorf("DecodeFloats(%q) accepted", bad)
+		}
+	}
+	for _, v := range [][]float64{{1, math.NaN(), 3.25}, {}} {
+		back, err := DecodeParams([]byte(EncodeParams(v)))
+		if err != nil || len(back) != len(v) {
+			t.Fatalf("round trip of %v: %v, %v", v, back, err)
+		}
 	}
 }

@@ -138,14 +138,7 @@ func TestEveryTunedSettingMovesAnObjective(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every shipped template")
 	}
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	std, err := cluster.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, std := builtins(t)
 	var mu sync.Mutex
 	var measured []measuredRow
 	var wg sync.WaitGroup

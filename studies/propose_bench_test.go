@@ -9,7 +9,6 @@ import (
 
 	"optimize/search"
 	"optimize/storage"
-	"optimize/strategies"
 )
 
 // proposeHistories caches one filled database per (template, sampler,
@@ -19,13 +18,10 @@ var proposeHistories sync.Map
 
 // BenchmarkPropose times one proposal (Ask, then Fail so that the history
 // keeps its size) with n complete trials in SQLite, for slo-cascade's space
-// and joint-slo's, the largest shipped space, under TPE and under ParEGO
-// (the default for templates with several objectives).
+// and joint-slo's, the largest shipped space, under TPE (the default) and
+// under ParEGO.
 func BenchmarkPropose(b *testing.B) {
-	reg, err := strategies.Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
+	reg, _ := builtins(b)
 	dir := b.TempDir()
 	for _, template := range []string{"slo-cascade", "joint-slo"} {
 		tpl, err := reg.Get(template)

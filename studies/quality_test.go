@@ -26,15 +26,22 @@ func testEnvAt(t testing.TB, dsn string, workers int) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	reg, base := builtins(t)
+	return &Env{Store: st, Registry: reg, Base: base, Progress: io.Discard, Workers: workers, Worker: WorkerID()}
+}
+
+// builtins are the built-in templates and the standard cluster.
+func builtins(t testing.TB) (*strategies.Registry, cluster.Config) {
+	t.Helper()
 	reg, err := strategies.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := cluster.Standard()
+	std, err := cluster.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Store: st, Registry: reg, Base: base, Progress: io.Discard, Workers: workers, Worker: WorkerID()}
+	return reg, std
 }
 
 // runStudy runs a study to its total and returns its report.

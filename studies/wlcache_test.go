@@ -17,14 +17,7 @@ import (
 // kv-pressure-full (2000 GPU blocks, CPU tier, preemption).
 func cacheConfigs(t *testing.T) []cluster.Config {
 	t.Helper()
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	std, err := cluster.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, std := builtins(t)
 	var out []cluster.Config
 	for _, name := range []string{"baseline", "kv-pressure-full"} {
 		tpl, err := reg.Get(name)
@@ -206,14 +199,7 @@ func BenchmarkSimulateWorkload(b *testing.B) {
 // slo-cascade, its workload and its configuration at the defaults.
 func sloCascadeAtDefaults(t testing.TB) (*strategies.Registry, cluster.Config, *strategies.Template, *strategies.Workload, cluster.Config) {
 	t.Helper()
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	std, err := cluster.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, std := builtins(t)
 	tpl, err := reg.Get("slo-cascade")
 	if err != nil {
 		t.Fatal(err)

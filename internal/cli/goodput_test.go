@@ -182,20 +182,7 @@ func TestSheddingCannotBuyAttainment(t *testing.T) {
 // routing weights alone leave critical attainment under 0.9.
 func TestTemplateAttainmentConstraint(t *testing.T) {
 	dir := t.TempDir()
-	tpl := `name: goodput-floor
-description: The baseline's queue-depth weight tuned for goodput, holding critical attainment to 0.99.
-base: baseline
-parameters:
-  - {name: queue_depth_weight, type: float, low: 1, high: 5, default: 2, knob: routing.weight.queue-depth}
-objectives:
-  - {name: goodput, metric: goodput, direction: maximize}
-  - {name: critical_attainment, metric: per_slo.critical.attainment, direction: maximize}
-constraints:
-  - {metric: per_slo.critical.attainment, min: 0.99}
-`
-	if err := os.WriteFile(filepath.Join(dir, "goodput-floor.yaml"), []byte(tpl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAttainmentFloorTemplate(t, dir, "goodput-floor", "The baseline's queue-depth weight tuned for goodput, holding critical attainment to 0.99.")
 	dsn := filepath.Join(t.TempDir(), "s.db")
 	code, out, errs := run(t, "--templates-dir", dir, "study", "create", "goodput-floor", "--trials", "2",
 		"--name", "g", "--storage", dsn, "--workers", "1")
@@ -255,5 +242,25 @@ slo_targets:
 				t.Fatalf("error %q must be one line with %q", errs, file+": "+c.want)
 			}
 		})
+	}
+}
+
+// writeAttainmentFloorTemplate writes a user template NAME.yaml into dir:
+// the baseline's queue-depth weight tuned for goodput under a 0.99 floor
+// on critical attainment, which routing weights alone cannot reach.
+func writeAttainmentFloorTemplate(t *testing.T, dir, name, description string) {
+	t.Helper()
+	tpl := "name: " + name + "\ndescription: " + description + `
+base: baseline
+parameters:
+  - {name: queue_depth_weight, type: float, low: 1, high: 5, default: 2, knob: routing.weight.queue-depth}
+objectives:
+  - {name: goodput, metric: goodput, direction: maximize}
+  - {name: critical_attainment, metric: per_slo.critical.attainment, direction: maximize}
+constraints:
+  - {metric: per_slo.critical.attainment, min: 0.99}
+`
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(tpl), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -118,20 +118,7 @@ func xmlWellFormed(doc []byte) error {
 // trial violates a constraint is drawn with one cross per trial.
 func TestStudyReportEscapesTemplateText(t *testing.T) {
 	dir := t.TempDir()
-	tpl := `name: hostile
-description: "<script>alert(1)</script> The baseline's queue-depth weight, holding critical attainment to 0.99."
-base: baseline
-parameters:
-  - {name: queue_depth_weight, type: float, low: 1, high: 5, default: 2, knob: routing.weight.queue-depth}
-objectives:
-  - {name: goodput, metric: goodput, direction: maximize}
-  - {name: critical_attainment, metric: per_slo.critical.attainment, direction: maximize}
-constraints:
-  - {metric: per_slo.critical.attainment, min: 0.99}
-`
-	if err := os.WriteFile(filepath.Join(dir, "hostile.yaml"), []byte(tpl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAttainmentFloorTemplate(t, dir, "hostile", `"<script>alert(1)</script> The baseline's queue-depth weight, holding critical attainment to 0.99."`)
 	dsn := filepath.Join(dir, "s.db")
 	if code, _, errs := run(t, "--templates-dir", dir, "study", "create", "hostile", "--trials", "4", "--name", "h", "--storage", dsn, "--workers", "1"); code != 0 {
 		t.Fatalf("create: exit %d: %s", code, errs)
