@@ -11,7 +11,8 @@ import (
 // Pareto front of the first k complete trials in number order, with the
 // normalisation and reference point of Report.Hypervolume (objectives as
 // ratios to the baseline, HypervolumeReference on every axis). Its last
-// value is Report.Hypervolume up to rounding.
+// value is Report.Hypervolume up to rounding; like the front, it counts
+// feasible trials only.
 //
 // It is incremental: a point outside the reference box, or weakly
 // dominated by the front, leaves the value unchanged (a point that
@@ -32,8 +33,8 @@ func (r *Report) HypervolumeHistory() []float64 {
 	var front [][]float64 // mutually non-dominated points inside the box
 	limit := make([][]float64, 0, 16)
 	hv := 0.0
-	for k, c := range r.Complete {
-		p := search.Normalize(c.Objectives, base, minimize)
+	for k := range r.Complete {
+		p := r.frontPoint(&r.Complete[k], base, minimize)
 		if len(p) == len(ref) && insideBox(p, ref) && !weaklyDominated(front, p) {
 			limit = limit[:0]
 			for _, q := range front {

@@ -3,6 +3,7 @@ package studies
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"optimize/search"
@@ -69,10 +70,48 @@ func TestHypervolumeHistory(t *testing.T) {
 	ref := []float64{HypervolumeReference, HypervolumeReference, HypervolumeReference, HypervolumeReference}
 	var points [][]float64
 	for k, c := range r.Complete[:80] {
-		points = append(points, search.Normalize(c.Objectives, base, minimize))
+		if !r.Penalised(&c) {
+			points = append(points, search.Normalize(c.Objectives, base, minimize))
+		}
 		if want := search.Hypervolume(points, ref); math.Abs(h[k]-want) > 1e-12*max(want, 1) {
 			t.Fatalf("prefix of %d trials: history %v, recomputed %v", k+1, h[k], want)
 		}
+	}
+}
+
+// A trial that violates a constraint is never on the front, however good
+// its objectives: made to dominate every other trial, it leaves the front
+// and the hypervolume exactly as they were.
+func TestInfeasibleTrialsNeverOnTheFront(t *testing.T) {
+	r := syntheticReport(120, 3)
+	front, hv := append([]int(nil), r.Pareto...), r.Hypervolume
+	if len(front) < 3 || hv <= 0 {
+		t.Fatalf("front of %d, hypervolume %v: the fixture is too small to say anything", len(front), hv)
+	}
+	for _, i := range front {
+		if r.Penalised(&r.Complete[i]) {
+			t.Fatalf("trial %d is penalised and on the front", r.Complete[i].Number)
+		}
+	}
+	k := -1
+	for i := range r.Complete {
+		if r.Penalised(&r.Complete[i]) {
+			k = i
+			break
+		}
+	}
+	r.Complete[k].Objectives = []float64{10, 1000, 10, 10} // ratio 0.1 on every axis
+	r.pareto()
+	if !slices.Equal(r.Pareto, front) || r.Hypervolume != hv {
+		t.Fatalf("an infeasible trial changed the front %v → %v, hypervolume %v → %v", front, r.Pareto, hv, r.Hypervolume)
+	}
+	if h := r.HypervolumeHistory(); math.Abs(h[len(h)-1]-hv) > 1e-12*hv {
+		t.Fatalf("hypervolume history ends at %v, report %v", h[len(h)-1], hv)
+	}
+	r.Complete[k].Score = r.Complete[k].Objectives[0] / 100 // the same trial, feasible
+	r.pareto()
+	if !slices.Equal(r.Pareto, []int{k}) || r.Hypervolume < hv {
+		t.Fatalf("the same trial made feasible: front %v (want [%d]), hypervolume %v (was %v)", r.Pareto, k, r.Hypervolume, hv)
 	}
 }
 

@@ -268,14 +268,17 @@ func (r *Report) BetterOnSeeds(c *Result, o strategies.Objective) int {
 
 // pareto computes the front and its hypervolume over the template's
 // objectives, each normalised to "ratio to the baseline, smaller is better".
+// Only feasible trials can be on the front: a trial that violates a
+// constraint is not a strategy the user may pick, however good its
+// objectives look (shedding standard requests buys critical TTFT).
 func (r *Report) pareto() {
 	if len(r.Complete) == 0 {
 		return
 	}
 	base, minimize := r.baselineObjectives()
 	points := make([][]float64, len(r.Complete))
-	for i, c := range r.Complete {
-		points[i] = search.Normalize(c.Objectives, base, minimize)
+	for i := range r.Complete {
+		points[i] = r.frontPoint(&r.Complete[i], base, minimize)
 	}
 	r.Pareto = search.ParetoFront(points)
 	front := make([][]float64, len(r.Pareto))
@@ -287,6 +290,20 @@ func (r *Report) pareto() {
 		front[i] = points[idx]
 	}
 	r.Hypervolume = search.Hypervolume(front, ref)
+}
+
+// frontPoint is c's objectives as ratios to the baseline (smaller is
+// better), or all NaN when c violates a constraint: NaN points are never on
+// a Pareto front and add no hypervolume.
+func (r *Report) frontPoint(c *Result, base []float64, minimize []bool) []float64 {
+	if r.Penalised(c) {
+		p := make([]float64, len(base))
+		for i := range p {
+			p[i] = math.NaN()
+		}
+		return p
+	}
+	return search.Normalize(c.Objectives, base, minimize)
 }
 
 func (r *Report) baselineObjectives() (values []float64, minimize []bool) {
