@@ -25,16 +25,39 @@ const (
 	MethodGrid Method = "grid"
 )
 
-// ParseMethod accepts "tpe", "random", "grid"; empty means tpe. The error
+// Methods is every method with a line on what it does, in the order
+// ParseMethod's error and the CLI's help name them.
+var Methods = []struct {
+	Method Method
+	Doc    string
+}{
+	{MethodTPE, "TPE on the primary objective, infeasible trials ranked behind feasible ones"},
+	{MethodParEGO, "aims at the Pareto front with random weights over the objectives per trial"},
+	{MethodRandom, "uniform draws"},
+	{MethodGrid, "the grid of every parameter's values"},
+}
+
+// MethodNames is Methods' names, comma-separated.
+func MethodNames() string {
+	names := make([]string, len(Methods))
+	for i, m := range Methods {
+		names[i] = string(m.Method)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseMethod accepts a name from Methods; empty means tpe. The error
 // names no field: callers prefix theirs.
 func ParseMethod(name string) (Method, error) {
-	switch Method(name) {
-	case "":
+	if name == "" {
 		return MethodTPE, nil
-	case MethodTPE, MethodRandom, MethodGrid, MethodParEGO:
-		return Method(name), nil
 	}
-	return "", fmt.Errorf("unknown sampler %q (allowed: tpe, random, grid, parego)", name)
+	for _, m := range Methods {
+		if string(m.Method) == name {
+			return m.Method, nil
+		}
+	}
+	return "", fmt.Errorf("unknown sampler %q (allowed: %s)", name, MethodNames())
 }
 
 // Options tune a Sampler; zero values mean the defaults.
@@ -219,7 +242,7 @@ func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
 	if number < 0 {
 		return 0, nil, fmt.Errorf("number: must be >= 0, got %d", number)
 	}
-	if s.method == MethodTPE || s.method == MethodParEGO {
+	if s.modelBased() {
 		// Held until the params are written, so that the next in-process
 		// proposal already sees this trial as pending.
 		s.mu.Lock()
@@ -249,7 +272,7 @@ func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error
 	if err := validateValues(s.space, values); err != nil {
 		return 0, err
 	}
-	if s.method == MethodTPE || s.method == MethodParEGO {
+	if s.modelBased() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	}
@@ -311,6 +334,12 @@ func (s *Sampler) Fail(trialID int) error {
 		return fmt.Errorf("fail trial %d: %w", trialID, err)
 	}
 	return nil
+}
+
+// modelBased reports whether proposals read the history (TPE, and ParEGO
+// on it), and so are serialised per sampler.
+func (s *Sampler) modelBased() bool {
+	return s.method == MethodTPE || s.method == MethodParEGO
 }
 
 func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {

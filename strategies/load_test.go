@@ -79,7 +79,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"unknown key", edit("primary: crit", "primary: crit\nprimery: crit"),
 			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints, regimes, sampler)"},
 		{"unknown sampler", edit("primary: crit", "primary: crit\nsampler: tpee"),
-			`user/t.yaml: sampler: unknown sampler "tpee" (allowed: tpe, random, grid, parego)`},
+			`user/t.yaml: sampler: unknown sampler "tpee" (allowed: tpe, parego, random, grid)`},
 		{"unknown regime", edit("primary: crit", "primary: crit\nregimes: [moderate, calm]"),
 			"user/t.yaml: regimes[1]: unknown regime \"calm\" (regimes: rate-0.5x,"},
 		{"regime given twice", edit("primary: crit", "primary: crit\nregimes: [moderate, moderate]"), `user/t.yaml: regimes[1]: regime "moderate" given twice`},

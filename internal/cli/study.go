@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/storage"
 	"optimize/studies"
@@ -206,7 +208,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().IntVar(&o.Trials, "trials", 40, "total complete trials of the study (resume continues to it)")
 	cmd.Flags().Int64SliceVar(&seeds, "seeds", []int64{42, 43, 44}, "simulation seeds of every trial")
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME) or spec file (default: the template's)")
-	cmd.Flags().StringVar(&o.Sampler, "sampler", "", "tpe (the primary objective), parego (aims at the Pareto front with random weights per trial), random or grid; default: the template's sampler if it names one, else tpe")
+	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: seed the sampler with the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", 1, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
@@ -463,4 +465,18 @@ func newStudyWait(s Streams, f *studyFlags) *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&poll, "poll", time.Second, "how often to check")
 	return cmd
+}
+
+// samplerHelp is --sampler's help: each method from search.Methods with
+// what it does.
+func samplerHelp() string {
+	var b strings.Builder
+	for i, m := range search.Methods {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s", m.Method, m.Doc)
+	}
+	b.WriteString(". Default: the template's sampler if it names one, else tpe")
+	return b.String()
 }
