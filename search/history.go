@@ -2,16 +2,20 @@ package search
 
 import (
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/c-bata/goptuna"
 )
 
-// scored is one trial as TPE models it: its parameters and the score it
-// is ranked by (its value, its ParEGO scalarisation, or the liar's worst
-// score for a pending trial).
+// scored is one trial as TPE models it: its parameters, the score it is
+// ranked by (its value, its ParEGO scalarisation, its quantile in a warm
+// start, or the liar's worst score for a pending trial), and whether it
+// came from an earlier study (Warm).
 type scored struct {
 	params map[string]float64
 	score  float64
+	warm   bool
 }
 
 // History bound: TPE reads at most the historyBest best-scoring complete
@@ -51,7 +55,11 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 				}
 			}
 		}
-		complete = append(complete, scored{params: t.InternalParams, score: score})
+		warm := s.opts.Warm && strings.HasPrefix(t.SystemAttrs[AttrSource], warmSource)
+		complete = append(complete, scored{params: t.InternalParams, score: score, warm: warm})
+	}
+	if s.opts.Warm {
+		toQuantiles(complete)
 	}
 	recent := defaultHistoryRecent
 	switch {
@@ -130,4 +138,35 @@ func observations(history []scored, name string) []observation {
 		}
 	}
 	return obs
+}
+
+// toQuantiles puts a warm start's two sources of trials on one scale once
+// the study has minModelTrials complete trials of its own: each trial's
+// score becomes its quantile among the trials of its source, (rank + ½)/n.
+// Scores of different workloads or regimes are not comparable (a
+// strategy's ratio to the baseline at one load says little about its
+// ratio at another), but which settings rank near the top often carries
+// over (the quantile transfer of Salinas, Shen and Perrone, 2020). Without
+// it an earlier study whose ratios are better than any the new regime
+// allows would fill TPE's best group for good, and the study's own trials
+// would never enter it. Until the study has trials of its own, the earlier
+// study's scores stand as they are.
+func toQuantiles(complete []scored) {
+	var own, earlier []int
+	for i, c := range complete {
+		if c.warm {
+			earlier = append(earlier, i)
+		} else {
+			own = append(own, i)
+		}
+	}
+	if len(own) < minModelTrials || len(earlier) == 0 {
+		return
+	}
+	for _, group := range [][]int{own, earlier} {
+		sort.SliceStable(group, func(a, b int) bool { return complete[group[a]].score < complete[group[b]].score })
+		for rank, i := range group {
+			complete[i].score = (float64(rank) + 0.5) / float64(len(group))
+		}
+	}
 }

@@ -6,6 +6,10 @@ import (
 	"github.com/c-bata/goptuna"
 )
 
+// warmSource begins the AttrSource of a trial carried over from an earlier
+// study; the study's name follows.
+const warmSource = "warm:"
+
 // Warm records a finished trial of an earlier study in this one's history
 // (a warm start): TPE, and the multi-objective sampler, learn from it as
 // from its own trials, but it is not one of the study's trials. values
@@ -20,7 +24,7 @@ func (s *Sampler) Warm(from string, values []float64, score float64, ratios []fl
 		return fmt.Errorf("warm start from %s: create: %w", from, err)
 	}
 	if err := s.transaction(func(st goptuna.Storage) error {
-		return record(st, s.space, id, -1, "warm:"+from, values)
+		return record(st, s.space, id, -1, warmSource+from, values)
 	}); err != nil {
 		_ = s.Fail(id)
 		return fmt.Errorf("warm start from %s: %w", from, err)

@@ -1,0 +1,139 @@
+//go:build quality
+
+package studies
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// jointRecord is what the joint-slo record reads off one study: its best
+// trial's critical TTFT P99 and tokens/s against the baseline (fractions)
+// and, when validated, the held-out change with its 95 % interval.
+type jointRecord struct {
+	seed                       int64
+	trial                      int
+	critical, tokens           float64
+	heldOut, ciLow, ciHigh     float64
+	better, heldOutSeeds       int
+	scheduler, priority, admit string
+	bestScores                 []float64 // the best score after each trial
+}
+
+// runJoint creates and runs one joint-slo study of trials trials (the
+// template's default sampler, 2 workers) named name on workload (empty:
+// the template's), warm-started from from when set, and reads its record;
+// validate adds the held-out seeds 100-109.
+func runJoint(t *testing.T, env *Env, name, workload, from string, seed int64, trials int, validate bool) jointRecord {
+	t.Helper()
+	ctx := context.Background()
+	row, err := env.Create(ctx, CreateOptions{Template: "joint-slo", Name: name, Trials: trials,
+		Seeds: []int64{42, 43, 44}, Workload: workload, From: from, SamplerSeed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	r, err := env.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := jointRecord{seed: seed, trial: r.Complete[r.Best].Number, bestScores: r.BestHistory()}
+	for _, row := range r.Table() {
+		switch row.Name {
+		case "critical_ttft_p99":
+			rec.critical = row.Delta
+		case "tokens_per_sec":
+			rec.tokens = row.Delta
+		}
+	}
+	params := r.ParamMap(r.Complete[r.Best].Params)
+	rec.scheduler, rec.priority, rec.admit = fmt.Sprint(params["scheduler"]), fmt.Sprint(params["priority_policy"]), fmt.Sprint(params["admission"])
+	if validate {
+		v, err := env.Validate(ctx, name, ValidateOptions{Trial: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := v.Candidates[0].Objectives["critical_ttft_p99"]
+		rec.heldOut, rec.ciLow, rec.ciHigh = float64(o.HeldOutDelta), float64(o.CI95[0]), float64(o.CI95[1])
+		rec.better, rec.heldOutSeeds = o.BetterOnSeeds, o.Seeds
+	}
+	return rec
+}
+
+// TestJointSLORecord is the joint-slo record of BENCHMARKS.md ("Joint
+// discovery"): five 100-trial studies at the default load (sampler seeds
+// 1-5), each best validated on held-out seeds 100-109; ten cold studies in
+// sustained overload (the workload's 2,000 req/s held for 10,000
+// requests); and re-tuning at 1.2 x the rate, cold against warm-started
+// from the default-load studies. It asserts the issue's bars where a
+// study's outcome is not a matter of one sampler seed: the median best at
+// the default load reaches -74 % critical TTFT P99 within the -1 %
+// tokens/s constraint and every held-out interval lies below -60 %; some
+// cold overload study cuts critical TTFT P99 by at least 80 % (how many is
+// logged); the warm start's median best after 20 trials beats the cold
+// one's.
+func TestJointSLORecord(t *testing.T) {
+	env := testEnv(t, 2)
+	var table strings.Builder
+	fmt.Fprintf(&table, "| sampler seed | best trial | critical TTFT P99 | tokens/s | held out (seeds 100-109) | 95 %% interval | better on | mechanism |\n|---:|---:|---:|---:|---:|---|---:|---|\n")
+	var criticals []float64
+	for seed := int64(1); seed <= 5; seed++ {
+		rec := runJoint(t, env, fmt.Sprintf("default-%d", seed), "", "", seed, 100, true)
+		criticals = append(criticals, rec.critical)
+		fmt.Fprintf(&table, "| %d | %d | %+.1f %% | %+.1f %% | %+.1f %% | [%+.1f %%, %+.1f %%] | %d/%d | %s, %s, %s |\n",
+			seed, rec.trial, 100*rec.critical, 100*rec.tokens, 100*rec.heldOut, 100*rec.ciLow, 100*rec.ciHigh,
+			rec.better, rec.heldOutSeeds, rec.scheduler, rec.priority, rec.admit)
+		if rec.tokens < -0.01 {
+			t.Errorf("seed %d: best trial costs %.2f %% tokens/s, beyond the template's -1 %% constraint", seed, 100*rec.tokens)
+		}
+		if rec.ciHigh >= -0.60 {
+			t.Errorf("seed %d: held-out interval [%.1f %%, %.1f %%] not below -60 %%", seed, 100*rec.ciLow, 100*rec.ciHigh)
+		}
+	}
+	sort.Float64s(criticals)
+	if criticals[2] > -0.74 {
+		t.Errorf("median best critical TTFT P99 %.1f %%, want -74 %% or better", 100*criticals[2])
+	}
+	t.Logf("joint-slo at the default load (orthogonal-slo), 100 trials, default sampler, 2 workers\n%s", table.String())
+
+	const overload = "orthogonal-slo@sustained-overload"
+	table.Reset()
+	fmt.Fprintf(&table, "| study | critical TTFT P99 | tokens/s | mechanism |\n|---|---:|---:|---|\n")
+	found := 0
+	for seed := int64(1); seed <= 10; seed++ {
+		rec := runJoint(t, env, fmt.Sprintf("overload-%d", seed), overload, "", seed, 100, false)
+		if rec.critical <= -0.80 {
+			found++
+		}
+		fmt.Fprintf(&table, "| cold, seed %d | %+.1f %% | %+.1f %% | %s, %s, %s |\n", seed, 100*rec.critical, 100*rec.tokens, rec.scheduler, rec.priority, rec.admit)
+	}
+	t.Logf("joint-slo in sustained overload, 100 trials, cold: %d of 10 studies cut critical TTFT P99 by 80 %% or more\n%s", found, table.String())
+	if found == 0 {
+		t.Errorf("no cold overload study cut critical TTFT P99 by 80 %%")
+	}
+
+	// Warm start: re-tuning at 1.2 x the rate, 30 trials, cold (sampler
+	// seed 10+k) against warm-started from default-k (same seed).
+	table.Reset()
+	fmt.Fprintf(&table, "| from | cold: best after 10 / 20 / 30 trials | warm: best after 10 / 20 / 30 |\n|---|---|---|\n")
+	var coldAt20, warmAt20 []float64
+	for k := int64(1); k <= 5; k++ {
+		cold := runJoint(t, env, fmt.Sprintf("near-cold-%d", k), "orthogonal-slo@rate-1.2x", "", 10+k, 30, false)
+		warm := runJoint(t, env, fmt.Sprintf("near-warm-%d", k), "orthogonal-slo@rate-1.2x", fmt.Sprintf("default-%d", k), 10+k, 30, false)
+		c, w := cold.bestScores, warm.bestScores
+		coldAt20, warmAt20 = append(coldAt20, c[19]), append(warmAt20, w[19])
+		fmt.Fprintf(&table, "| default-%d | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f |\n", k, c[9], c[19], c[29], w[9], w[19], w[29])
+	}
+	sort.Float64s(coldAt20)
+	sort.Float64s(warmAt20)
+	t.Logf("re-tuning joint-slo at orthogonal-slo@rate-1.2x (score: critical TTFT P99 / baseline's + penalties); median best after 20 trials: cold %.3f, warm %.3f\n%s",
+		coldAt20[2], warmAt20[2], table.String())
+	if warmAt20[2] >= coldAt20[2] {
+		t.Errorf("warm start: median best after 20 trials %.3f, no better than cold %.3f", warmAt20[2], coldAt20[2])
+	}
+}
