@@ -29,7 +29,7 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	$(GO) vet -tags quality ./studies
-	$(GO) test -tags quality ./studies -run '^(TestTPEAgainstRandom|TestHypervolumeBySampler|TestHistoryBoundQuality)$$' -count=1 -v -timeout 60m
+	$(GO) test -tags quality ./studies -run '^(TestTPEAgainstRandom|TestHypervolumeBySampler|TestHistoryBoundQuality|TestJointSLORecord)$$' -count=1 -v -timeout 60m
 
 fuzz:
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s
