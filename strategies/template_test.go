@@ -107,6 +107,10 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			return expect(slices.Equal(c.Routing.Scorers, want) && c.Scheduler == "priority-fcfs" && c.Priority.Name == "slo-class" &&
 				c.Priority.Base.Or(simcore.SLOCritical, 0) == 10, "config %+v", c)
 		},
+		"joint-kv": func(c cluster.Config) error {
+			return expect(slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "priority-fcfs" && c.Priority.Name == "slo-class" &&
+				c.Priority.Base.Or(simcore.SLOCritical, 0) == 10 && c.PreemptionPolicy == "fcfs", "config %+v", c)
+		},
 		"kv-pressure-full": func(c cluster.Config) error {
 			want := scorers("prefix-affinity", 3, "queue-depth", 2, "kv-pressure-slo", 3)
 			return expect(slices.Equal(c.Routing.Scorers, want) && c.Scheduler == "priority-fcfs" && c.Priority.Name == "slo-class",
@@ -149,7 +153,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 		},
 	}
 	seed001 := []string{"pressure-baseline", "round-robin", "kv-heavy", "kv-pressure", "kv-pressure-slo", "kv-pressure-joint",
-		"kv-pressure-full", "precise-routing"}
+		"kv-pressure-full", "precise-routing", "joint-kv"}
 	r := builtin(t)
 	names := slices.Sorted(func(yield func(string) bool) {
 		for name := range cases {
@@ -381,7 +385,7 @@ parameters:
 
 func TestGetUnknownListsNames(t *testing.T) {
 	_, err := builtin(t).Get("slo-casacde")
-	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, joint-slo,`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, joint-kv, joint-slo,`) {
 		t.Errorf("got %v", err)
 	}
 }

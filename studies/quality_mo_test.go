@@ -18,11 +18,11 @@ import (
 // objective, and random search (only trials within the constraints count,
 // as in the study's own front). It logs each sampler's median, range and
 // wins out of 10 against each other sampler; the templates are $OPTIMIZE_MO_TEMPLATES
-// (comma-separated) or slo-cascade and joint-slo where it exists. It
+// (comma-separated) or slo-cascade, joint-slo and joint-kv. It
 // asserts nothing: it is the measurement that picks the default sampler
 // for templates with several objectives (BENCHMARKS.md).
 func TestHypervolumeBySampler(t *testing.T) {
-	templates := []string{"slo-cascade", "joint-slo"}
+	templates := []string{"slo-cascade", "joint-slo", "joint-kv"}
 	if env := os.Getenv("OPTIMIZE_MO_TEMPLATES"); env != "" {
 		templates = strings.Split(env, ",")
 	}
