@@ -44,6 +44,9 @@ type BestJSON struct {
 	Deltas        map[string]any       `json:"deltas"`
 	SeedRange     map[string]SeedRange `json:"seed_range"`
 	BetterOnSeeds map[string]int       `json:"better_on_seeds"`
+	// Violates names the constraint the best trial misses, set only when
+	// no trial meets every constraint (the best is then the least bad).
+	Violates string `json:"violates,omitempty"`
 }
 
 // TrialJSON is a Pareto trial.
@@ -67,7 +70,7 @@ func (r *Report) JSON() ShowJSON {
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]
 		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Summary(), Deltas: deltas(b.Summary(), r.Baseline),
-			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}}
+			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b)}
 		for _, o := range r.Template.Objectives {
 			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), metricOf(o.Metric))
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
@@ -78,6 +81,17 @@ func (r *Report) JSON() ShowJSON {
 		out.Pareto = append(out.Pareto, TrialJSON{Trial: c.Number, Params: r.ParamMap(c.Params), Metrics: c.Summary()})
 	}
 	return out
+}
+
+// MissedConstraint names the constraint c misses when c is penalised, ""
+// otherwise. Said of the best trial, it means no trial meets every
+// constraint (the best score is then the least violation), which the
+// report must say, or its table reads as a strategy the user may pick.
+func (r *Report) MissedConstraint(c *Result) string {
+	if !r.Penalised(c) {
+		return ""
+	}
+	return r.failedConstraint(c.Summary(), r.Baseline)
 }
 
 // deltas mirrors the metrics' JSON with each number replaced by its
@@ -130,7 +144,10 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, o := range r.Template.Objectives {
 		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
 	}
-	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f)\n",
+	if missed := r.MissedConstraint(best); missed != "" {
+		fmt.Fprintf(w, "no trial meets every constraint: trial %d misses %s\n", best.Number, missed)
+	}
+	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f; trials within the constraints only)\n",
 		len(r.Pareto), r.Hypervolume, HypervolumeReference)
 	fmt.Fprintln(w, "best parameters (importance: share of the score's rank variance each explains, over all trials):")
 	pm := r.ParamMap(best.Params)

@@ -116,6 +116,8 @@ func (r *Report) validationRequest(o ValidateOptions) (validationRequest, error)
 	switch {
 	case r.Best < 0:
 		return req, usage("study %s has no complete trial to validate", r.Study.Name)
+	case o.Pareto && len(r.Pareto) == 0:
+		return req, usage("--pareto: study %s has no trial within its constraints, so its Pareto front is empty", r.Study.Name)
 	case o.Pareto:
 		for _, i := range r.Pareto {
 			req.Trials = append(req.Trials, r.Complete[i].Number)

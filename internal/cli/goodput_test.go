@@ -192,13 +192,32 @@ func TestTemplateAttainmentConstraint(t *testing.T) {
 	if progress := out + errs; !strings.Contains(progress, "(violates a constraint)") {
 		t.Errorf("no trial reported as violating the attainment floor:\n%s", progress)
 	}
+	// With every trial infeasible the report says so, the front is empty,
+	// and validating the front is a usage error.
+	code, out, errs = run(t, "--templates-dir", dir, "study", "show", "g", "--storage", dsn)
+	if code != 0 || !strings.Contains(out, "no trial meets every constraint: trial ") ||
+		!strings.Contains(out, "misses per_slo.critical.attainment ≥ 0.99") || !strings.Contains(out, "Pareto front: 0 trials · hypervolume 0.0000") {
+		t.Errorf("show: exit %d, want the missed constraint named and an empty front:\n%s%s", code, out, errs)
+	}
+	page := filepath.Join(t.TempDir(), "g.html")
+	code, _, errs = run(t, "--templates-dir", dir, "study", "report", "g", "--storage", dsn, "-o", page)
+	if html, err := os.ReadFile(page); code != 0 || err != nil || !strings.Contains(string(html), "misses per_slo.critical.attainment ≥ 0.99.") {
+		t.Errorf("report: exit %d (%s), read %v; want the missed constraint named", code, errs, err)
+	}
+	code, _, errs = run(t, "--templates-dir", dir, "study", "validate", "g", "--pareto", "--storage", dsn)
+	if code != 2 || !strings.Contains(errs, "--pareto: study g has no trial within its constraints, so its Pareto front is empty") {
+		t.Errorf("validate --pareto on an empty front: exit %d, stderr %q", code, errs)
+	}
 	code, out, errs = run(t, "--templates-dir", dir, "study", "show", "g", "--storage", dsn, "--output", "json")
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, errs)
 	}
 	var doc struct {
 		Baseline goodputRun
-		Best     struct{ Metrics goodputRun }
+		Best     struct {
+			Metrics  goodputRun
+			Violates string
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
@@ -210,6 +229,9 @@ func TestTemplateAttainmentConstraint(t *testing.T) {
 		t.Errorf("critical attainment %.3f at baseline (want in [0.55, 0.70]), %.3f at the best trial (want < 0.9)", base, best)
 	}
 	value(t, "best goodput", doc.Best.Metrics.Goodput)
+	if doc.Best.Violates != "per_slo.critical.attainment ≥ 0.99" {
+		t.Errorf("best.violates %q, want the attainment floor named", doc.Best.Violates)
+	}
 }
 
 // Bad slo_targets in a spec file stop simulate with one line naming the

@@ -51,6 +51,7 @@ type bestView struct {
 	Seeds                  []string // per objective, on how many seeds it beats the baseline
 	Pareto                 int
 	Hypervolume, Reference string
+	Violates               string // the sentence saying no trial meets every constraint, or ""
 }
 
 type plotView struct {
@@ -152,6 +153,9 @@ func best(r *studies.Report) *bestView {
 		Reference: strconv.FormatFloat(studies.HypervolumeReference, 'f', 1, 64)}
 	v.Table = table{Head: []string{"metric", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
 		Num: []bool{false, true, true, true, true}}
+	if missed := r.MissedConstraint(b); missed != "" {
+		v.Violates = fmt.Sprintf("No trial meets every constraint: trial %d misses %s.", b.Number, missed)
+	}
 	for _, row := range r.Table() {
 		v.Table.Rows = append(v.Table.Rows, []string{row.Name, g4(row.Baseline), g4(row.Best), pct(row.Delta),
 			g4(row.Seeds.Min) + " – " + g4(row.Seeds.Max)})

@@ -294,7 +294,8 @@ function baselineVsBest(show) {
     }
   }
   rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'tokens/s'), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
-  return card(`Baseline against the best trial (${show.best.trial}) per SLO class`,
+  const missed = show.best.violates ? el('p', { class: 'bad', id: 'best-violates' }, `No trial meets every constraint: trial ${show.best.trial} misses ${show.best.violates}.`) : null;
+  return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed,
     el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 1 ? { class: 'num' } : {}, h))), rows));
 }
 
