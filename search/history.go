@@ -165,8 +165,18 @@ func toQuantiles(complete []scored) {
 	}
 	for _, group := range [][]int{own, earlier} {
 		sort.SliceStable(group, func(a, b int) bool { return complete[group[a]].score < complete[group[b]].score })
-		for rank, i := range group {
-			complete[i].score = (float64(rank) + 0.5) / float64(len(group))
+		// Equal scores share their mean rank (ties are common: different
+		// weights often make the same routing decisions).
+		for start := 0; start < len(group); {
+			end := start + 1
+			for end < len(group) && complete[group[end]].score == complete[group[start]].score {
+				end++
+			}
+			q := (float64(start+end-1)/2 + 0.5) / float64(len(group))
+			for _, i := range group[start:end] {
+				complete[i].score = q
+			}
+			start = end
 		}
 	}
 }

@@ -31,7 +31,7 @@ var Methods = []struct {
 	Method Method
 	Doc    string
 }{
-	{MethodTPE, "TPE on the primary objective, infeasible trials ranked behind feasible ones"},
+	{MethodTPE, "TPE on the primary objective plus constraint penalties"},
 	{MethodParEGO, "aims at the Pareto front with random weights over the objectives per trial"},
 	{MethodRandom, "uniform draws"},
 	{MethodGrid, "the grid of every parameter's values"},
@@ -70,7 +70,8 @@ type Options struct {
 	GridPoints int
 	// Warm: the history holds an earlier study's trials (a warm start), so
 	// TPE proposes from the first trial on instead of drawing StartupTrials
-	// uniform points.
+	// uniform points, and ranks each study's trials by quantile within
+	// their own study (toQuantiles).
 	Warm bool
 	// NoLiar leaves pending trials invisible to TPE (goptuna's own
 	// behaviour) instead of lying about them (see liar.go); for comparisons.

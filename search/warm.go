@@ -11,8 +11,9 @@ import (
 const warmSource = "warm:"
 
 // Warm records a finished trial of an earlier study in this one's history
-// (a warm start): TPE, and the multi-objective sampler, learn from it as
-// from its own trials, but it is not one of the study's trials. values
+// (a warm start): TPE, and the multi-objective sampler, learn from it, by
+// its quantile among the earlier study's trials once this study has trials
+// of its own (toQuantiles), but it is not one of the study's trials. values
 // follow the space (NaN where inactive); ratios and penalty as in
 // TellObjectives (nil ratios: none recorded).
 func (s *Sampler) Warm(from string, values []float64, score float64, ratios []float64, penalty float64) error {

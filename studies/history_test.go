@@ -167,3 +167,34 @@ func BenchmarkHypervolumeHistory5000(b *testing.B) {
 		r.HypervolumeHistory()
 	}
 }
+
+// The best trial may miss a constraint: when no trial meets every one, or
+// when it misses by under a point and gains more than the penalty costs.
+// The report says which, naming the constraint.
+func TestViolationSentence(t *testing.T) {
+	tpl := &strategies.Template{
+		Objectives:  []strategies.Objective{{Name: "e2e_p99", Metric: "e2e_ms.p99", Minimize: true}},
+		Constraints: []strategies.Constraint{{Metric: "tokens_per_sec", MinRatioToBaseline: 0.99}},
+	}
+	var base metrics.Summary
+	base.E2E.P99, base.TokensPerSec = 100, 100
+	trial := func(n int, e2e, tps float64) Result {
+		var m metrics.Summary
+		m.E2E.P99, m.TokensPerSec = e2e, tps
+		violation := max(0, 0.99-tps/100)
+		return Result{Number: n, Objectives: []float64{e2e}, Score: search.Scalarize(e2e, 100, true, []float64{violation}, 0), Metrics: m}
+	}
+	r := &Report{Study: &storage.StudyRow{Name: "s"}, Template: tpl, Baseline: base}
+	r.Complete = []Result{trial(0, 50, 98.99), trial(1, 80, 100)} // 0.01 points short, at half the latency
+	if s := r.ViolationSentence(&r.Complete[1]); s != "" {
+		t.Fatalf("a feasible trial: %q", s)
+	}
+	want := "trial 0 misses tokens_per_sec ≥ 0.99 × baseline by under a point, which its score charges less than it gains; 1 of 2 trials meet every constraint"
+	if r.Complete[0].Score >= r.Complete[1].Score || r.ViolationSentence(&r.Complete[0]) != want {
+		t.Fatalf("scores %v, %v; sentence %q, want %q", r.Complete[0].Score, r.Complete[1].Score, r.ViolationSentence(&r.Complete[0]), want)
+	}
+	r.Complete = r.Complete[:1]
+	if s := r.ViolationSentence(&r.Complete[0]); s != "no trial meets every constraint: trial 0 misses tokens_per_sec ≥ 0.99 × baseline" {
+		t.Fatalf("no feasible trial: %q", s)
+	}
+}

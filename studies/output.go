@@ -44,9 +44,13 @@ type BestJSON struct {
 	Deltas        map[string]any       `json:"deltas"`
 	SeedRange     map[string]SeedRange `json:"seed_range"`
 	BetterOnSeeds map[string]int       `json:"better_on_seeds"`
-	// Violates names the constraint the best trial misses, set only when
-	// no trial meets every constraint (the best is then the least bad).
+	// Violates names the constraint the best trial misses, if any: its
+	// score counts the shortfall as a penalty, so it is best either
+	// because no trial meets every constraint (Feasible 0) or because it
+	// misses by less than a point and gains more than that elsewhere.
 	Violates string `json:"violates,omitempty"`
+	// Feasible counts the complete trials that meet every constraint.
+	Feasible int `json:"feasible"`
 }
 
 // TrialJSON is a Pareto trial.
@@ -70,7 +74,7 @@ func (r *Report) JSON() ShowJSON {
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]
 		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Summary(), Deltas: deltas(b.Summary(), r.Baseline),
-			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b)}
+			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b), Feasible: r.FeasibleCount()}
 		for _, o := range r.Template.Objectives {
 			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), metricOf(o.Metric))
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
@@ -84,14 +88,39 @@ func (r *Report) JSON() ShowJSON {
 }
 
 // MissedConstraint names the constraint c misses when c is penalised, ""
-// otherwise. Said of the best trial, it means no trial meets every
-// constraint (the best score is then the least violation), which the
-// report must say, or its table reads as a strategy the user may pick.
+// otherwise.
 func (r *Report) MissedConstraint(c *Result) string {
 	if !r.Penalised(c) {
 		return ""
 	}
 	return r.failedConstraint(c.Summary(), r.Baseline)
+}
+
+// FeasibleCount is the number of complete trials that meet every
+// constraint.
+func (r *Report) FeasibleCount() int {
+	n := 0
+	for i := range r.Complete {
+		if !r.Penalised(&r.Complete[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// ViolationSentence says that c (the best trial) misses a constraint, and
+// why it is best all the same; "" when it meets every one. A report must
+// say it, or its table reads as a strategy the user may pick.
+func (r *Report) ViolationSentence(c *Result) string {
+	missed := r.MissedConstraint(c)
+	if missed == "" {
+		return ""
+	}
+	if n := r.FeasibleCount(); n > 0 {
+		return fmt.Sprintf("trial %d misses %s by under a point, which its score charges less than it gains; %d of %d trials meet every constraint",
+			c.Number, missed, n, len(r.Complete))
+	}
+	return fmt.Sprintf("no trial meets every constraint: trial %d misses %s", c.Number, missed)
 }
 
 // deltas mirrors the metrics' JSON with each number replaced by its
@@ -144,8 +173,8 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, o := range r.Template.Objectives {
 		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
 	}
-	if missed := r.MissedConstraint(best); missed != "" {
-		fmt.Fprintf(w, "no trial meets every constraint: trial %d misses %s\n", best.Number, missed)
+	if s := r.ViolationSentence(best); s != "" {
+		fmt.Fprintln(w, s)
 	}
 	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f; trials within the constraints only)\n",
 		len(r.Pareto), r.Hypervolume, HypervolumeReference)

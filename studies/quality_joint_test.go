@@ -73,16 +73,16 @@ func runJointOf(t *testing.T, env *Env, template, name, workload, from string, s
 	return rec
 }
 
-// TestJointSLORecord is the joint-slo record of BENCHMARKS.md ("Joint
-// discovery"): five 100-trial studies at the default load (sampler seeds
-// 1-5), each best validated on held-out seeds 100-109; ten cold studies in
-// sustained overload (the workload's 2,000 req/s held for 10,000
-// requests); and re-tuning at 1.2 x the rate, cold against warm-started
-// from the default-load studies. Then five joint-kv studies (its
-// median best must cut critical TTFT P99 by 80 % under KV pressure). It asserts the issue's bars where a
-// study's outcome is not a matter of one sampler seed: the median best at
-// the default load reaches -74 % critical TTFT P99 within the -1 %
-// tokens/s constraint and every held-out interval lies below -60 %; some
+// TestJointSLORecord is the joint discovery record of BENCHMARKS.md: five
+// 100-trial joint-slo studies at the default load (sampler seeds 1-5),
+// each best validated on held-out seeds 100-109; five joint-kv studies,
+// validated the same way; ten cold joint-slo studies in sustained overload
+// (the workload's 2,000 req/s held for 10,000 requests); and re-tuning at
+// 1.2 x the rate, cold against warm-started from the default-load studies.
+// It asserts the bars where a study's outcome is not a matter of one
+// sampler seed: joint-slo's median best at the default load reaches -74 %
+// critical TTFT P99 within the -1 % tokens/s constraint and every held-out
+// interval lies below -60 %; joint-kv's median best reaches -80 %; some
 // cold overload study cuts critical TTFT P99 by at least 80 % (how many is
 // logged); the warm start's median best after 20 trials beats the cold
 // one's.

@@ -51,7 +51,7 @@ type CreateOptions struct {
 	Trials      int
 	Seeds       []int64
 	Workload    string // "" = the template's default; a built-in name or a spec file
-	Sampler     string // tpe, random, grid, parego
+	Sampler     string // a search.Methods name
 	SamplerSeed int64
 	// From names an earlier study of the same template whose complete
 	// trials seed this study's sampler (a warm start), or "".

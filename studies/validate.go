@@ -356,7 +356,7 @@ func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds 
 func (r *Report) failedConstraint(cand, base metrics.Summary) string {
 	ev := &evaluator{tpl: r.Template, baseline: &base}
 	for _, c := range r.Template.Constraints {
-		if v, err := ev.violation(&cand, c); err == nil && v > 1e-12 {
+		if v, err := ev.violation(&cand, c); err == nil && !(v <= 1e-12) { // NaN is a full shortfall, as in Scalarize
 			return ConstraintWords(c)
 		}
 	}

@@ -425,7 +425,7 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
-	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials")
+	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")
 	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")
 	cmd.Flags().BoolVar(&ablation, "ablation", false, "the stored ablation instead of the trials")
 	cmd.Flags().BoolVar(&history, "history", false, "per trial: objectives, score, best so far, feasibility; and the hypervolume so far")

@@ -78,7 +78,7 @@ func TestTemplateShowPrintsConditionsInOneColumn(t *testing.T) {
 	}
 	want := map[string]string{
 		"priority_policy":     "only when scheduler is priority-fcfs",
-		"critical_base":       "only when priority_policy is slo-class or slo-tiered",
+		"critical_base":       "only when scheduler is priority-fcfs",
 		"age_weight_per_ms":   "only when priority_policy is slo-tiered",
 		"probabilistic_power": "only when admission is probabilistic",
 	}

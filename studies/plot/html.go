@@ -153,8 +153,8 @@ func best(r *studies.Report) *bestView {
 		Reference: strconv.FormatFloat(studies.HypervolumeReference, 'f', 1, 64)}
 	v.Table = table{Head: []string{"metric", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
 		Num: []bool{false, true, true, true, true}}
-	if missed := r.MissedConstraint(b); missed != "" {
-		v.Violates = fmt.Sprintf("No trial meets every constraint: trial %d misses %s.", b.Number, missed)
+	if s := r.ViolationSentence(b); s != "" {
+		v.Violates = strings.ToUpper(s[:1]) + s[1:] + "."
 	}
 	for _, row := range r.Table() {
 		v.Table.Rows = append(v.Table.Rows, []string{row.Name, g4(row.Baseline), g4(row.Best), pct(row.Delta),

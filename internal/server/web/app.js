@@ -154,8 +154,10 @@ function paretoChart(h, xi, yi) {
   const f = frame('pareto', extent(xs.concat([h.baseline[xi]])), extent(ys.concat([h.baseline[yi]])), h.objectives[xi], h.objectives[yi]);
   const ordered = h.trials.slice().sort((a, b) => a.pareto - b.pareto);
   for (const t of ordered) {
+    // Infeasible trials are hollow: never on the front, however good they look.
     f.plot.append(sv('circle', { class: t.pareto ? 'front' : 'other', cx: f.x(t.objectives[xi]), cy: f.y(t.objectives[yi]), r: t.pareto ? 4.5 : 3,
-      fill: t.pareto ? '#d4493f' : '#9aa4b5', 'fill-opacity': t.pareto ? 0.9 : 0.4 }, sv('title', {}, `trial ${t.trial}`)));
+      fill: t.pareto ? '#d4493f' : t.feasible ? '#9aa4b5' : 'none', 'fill-opacity': t.pareto ? 0.9 : 0.4, stroke: t.feasible ? 'none' : '#9aa4b5' },
+    sv('title', {}, `trial ${t.trial}${t.feasible ? '' : ' (violates a constraint)'}`)));
   }
   const bx = f.x(h.baseline[xi]), by = f.y(h.baseline[yi]);
   f.plot.append(sv('path', { class: 'baseline', d: `M${bx - 6},${by - 6}L${bx + 6},${by + 6}M${bx - 6},${by + 6}L${bx + 6},${by - 6}`, stroke: '#1d2330', 'stroke-width': 2 }));
@@ -264,7 +266,7 @@ async function studyView(name) {
   const cards = [
     card('Optimisation history', historyChart(hist)),
     card('Hypervolume history', hypervolumeChart(hist)),
-    card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials; ×: baseline')), paretoBox),
+    card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials (within the constraints); hollow: violates one; ×: baseline')), paretoBox),
     card('Parameter importance', barsChart('importance', tpl.parameters.map((p) => p.name), tpl.parameters.map((p) => show.importance[p.name] || 0), (v) => v.toFixed(2))),
     Object.assign(card('Parallel coordinates', parallelChart(tpl, rows)), { className: 'card wide' }),
     baselineVsBest(show),
@@ -294,7 +296,10 @@ function baselineVsBest(show) {
     }
   }
   rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'tokens/s'), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
-  const missed = show.best.violates ? el('p', { class: 'bad', id: 'best-violates' }, `No trial meets every constraint: trial ${show.best.trial} misses ${show.best.violates}.`) : null;
+  const bt = show.best.trial, v = show.best.violates;
+  const missed = !v ? null : el('p', { class: 'bad', id: 'best-violates' }, show.best.feasible
+    ? `Trial ${bt} misses ${v} by under a point, which its score charges less than it gains; ${show.best.feasible} of ${show.trials_complete} trials meet every constraint.`
+    : `No trial meets every constraint: trial ${bt} misses ${v}.`);
   return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed,
     el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 1 ? { class: 'num' } : {}, h))), rows));
 }
