@@ -22,7 +22,9 @@ import (
 const MethodParEGO Method = "parego"
 
 // AttrObjectives holds a finished trial's objectives as ratios to the
-// baseline and its constraint penalty (JSON), for MethodParEGO.
+// baseline and its constraint penalty (JSON), for the model-based
+// samplers: ParEGO scalarises the ratios, both soften the penalty
+// (samplerViolationWeight).
 const AttrObjectives = "optimize_objectives"
 
 // chebyshevRho is the augmentation that breaks ties among points with the
@@ -32,20 +34,21 @@ const chebyshevRho = 0.05
 // streamWeights is the per-trial stream ParEGO's weights come from.
 const streamWeights uint64 = 101
 
-// paregoRecord is AttrObjectives' value.
-type paregoRecord struct {
+// objectivesRecord is AttrObjectives' value.
+type objectivesRecord struct {
 	Ratios  []float64 `json:"ratios"`
 	Penalty float64   `json:"penalty"`
 }
 
 // TellObjectives completes a trial like Tell and records its objectives
 // as ratios to the baseline (smaller is better) and its constraint
-// penalty, which MethodParEGO scalarises anew for every proposal.
+// penalty: MethodParEGO scalarises the ratios anew for every proposal, and
+// both model-based samplers rank by a softened penalty.
 func (s *Sampler) TellObjectives(trialID int, score float64, ratios []float64, penalty float64) error {
-	if s.method != MethodParEGO {
-		// Only ParEGO reads them; skipping the write saves a SQLite
-		// transaction per trial for the other samplers. A later study warm-
-		// started from this one recomputes them from its own trial rows.
+	if !s.modelBased() {
+		// Only TPE (the penalty) and ParEGO (the ratios too) read them;
+		// random and grid skip the write. A later study warm-started from
+		// this one recomputes them from its own trial rows.
 		return s.Tell(trialID, score)
 	}
 	for i, r := range ratios {
@@ -53,7 +56,7 @@ func (s *Sampler) TellObjectives(trialID int, score float64, ratios []float64, p
 			ratios[i] = RatioCap // a broken value counts as far worse than the baseline
 		}
 	}
-	js, _ := json.Marshal(paregoRecord{Ratios: ratios, Penalty: penalty})
+	js, _ := json.Marshal(objectivesRecord{Ratios: ratios, Penalty: penalty})
 	return s.transaction(func(st goptuna.Storage) error {
 		if err := st.SetTrialSystemAttr(trialID, AttrObjectives, string(js)); err != nil {
 			return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
@@ -77,30 +80,30 @@ func (s *Sampler) paregoWeights(number, n int) []float64 {
 	return w
 }
 
-// paregoRecord parses a complete trial's AttrObjectives once: a complete
+// recordOf parses a complete trial's AttrObjectives once: a complete
 // trial never changes, and parsing every trial's JSON on every proposal
 // would cost more than the model at thousands of trials. Records are kept
 // by the trial's position in the history (stable: trials come in id order
 // and are never removed), checked against its id. Runs with s.mu held.
-func (s *Sampler) paregoRecord(at int, t *goptuna.FrozenTrial) (paregoRecord, bool) {
-	if at < len(s.paregos) && s.paregos[at].id == t.ID {
-		return s.paregos[at].rec, len(s.paregos[at].rec.Ratios) > 0
+func (s *Sampler) recordOf(at int, t *goptuna.FrozenTrial) (objectivesRecord, bool) {
+	if at < len(s.records) && s.records[at].id == t.ID {
+		return s.records[at].rec, len(s.records[at].rec.Ratios) > 0
 	}
-	var rec paregoRecord
+	var rec objectivesRecord
 	if attr, ok := t.SystemAttrs[AttrObjectives]; ok && json.Unmarshal([]byte(attr), &rec) != nil {
-		rec = paregoRecord{}
+		rec = objectivesRecord{}
 	}
-	for len(s.paregos) <= at {
-		s.paregos = append(s.paregos, parsedRecord{})
+	for len(s.records) <= at {
+		s.records = append(s.records, parsedRecord{})
 	}
-	s.paregos[at] = parsedRecord{id: t.ID, rec: rec}
+	s.records[at] = parsedRecord{id: t.ID, rec: rec}
 	return rec, len(rec.Ratios) > 0
 }
 
 // parsedRecord is a complete trial's parsed AttrObjectives.
 type parsedRecord struct {
 	id  int
-	rec paregoRecord
+	rec objectivesRecord
 }
 
 // chebyshev is the augmented Chebyshev scalarisation of f under weights w.

@@ -132,7 +132,7 @@ type Sampler struct {
 	// the params are written, so that the next proposal in the process
 	// already sees the previous one as pending.
 	mu      sync.Mutex
-	paregos []parsedRecord // parsed AttrObjectives of complete trials, by position in the history
+	records []parsedRecord // parsed AttrObjectives of complete trials, by position in the history
 }
 
 // NewSampler creates the goptuna study (direction minimise) or loads it if
