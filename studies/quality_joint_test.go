@@ -82,10 +82,9 @@ func runJointOf(t *testing.T, env *Env, template, name, workload, from string, s
 // It asserts the bars where a study's outcome is not a matter of one
 // sampler seed: joint-slo's median best at the default load reaches -74 %
 // critical TTFT P99 within the -1 % tokens/s constraint and every held-out
-// interval lies below -60 %; joint-kv's median best reaches -80 %; some
-// cold overload study cuts critical TTFT P99 by at least 80 % (how many is
-// logged); the warm start's median best after 20 trials beats the cold
-// one's.
+// interval lies below -60 %; joint-kv's median best reaches -80 %; at
+// least 6 of the 10 cold overload studies cut critical TTFT P99 by 80 %;
+// the warm start's median best after 20 trials beats the cold one's.
 func TestJointSLORecord(t *testing.T) {
 	env := testEnv(t, 2)
 	var table strings.Builder
@@ -138,8 +137,8 @@ func TestJointSLORecord(t *testing.T) {
 		fmt.Fprintf(&table, "| cold, seed %d | %+.1f %% | %+.1f %% | %s, %s, %s |\n", seed, 100*rec.critical, 100*rec.tokens, rec.scheduler, rec.priority, rec.admit)
 	}
 	t.Logf("joint-slo in sustained overload, 100 trials, cold: %d of 10 studies cut critical TTFT P99 by 80 %% or more\n%s", found, table.String())
-	if found == 0 {
-		t.Errorf("no cold overload study cut critical TTFT P99 by 80 %%")
+	if found < 6 {
+		t.Errorf("%d of 10 cold overload studies cut critical TTFT P99 by 80 %%, want at least 6 (9 measured with the softened sampler penalty, 5 without)", found)
 	}
 
 	// Warm start: re-tuning at 1.2 x the rate, 30 trials, cold (sampler
