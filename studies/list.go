@@ -29,6 +29,9 @@ type StudySummary struct {
 	Minimize  bool     `json:"minimize,omitempty"` // the primary objective is minimised
 	BestTrial *int     `json:"best_trial,omitempty"`
 	BestDelta *float64 `json:"best_delta,omitempty"`
+	// BestViolates: the best trial misses a constraint (see
+	// Report.ViolationSentence), so its Δ is not a strategy to pick.
+	BestViolates bool `json:"best_violates,omitempty"`
 }
 
 // Summaries lists every study, oldest first.
@@ -48,8 +51,8 @@ func (e *Env) Summaries() ([]StudySummary, error) {
 		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
 		if tpl, err := e.Registry.Get(row.Template); err == nil {
 			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize
-			if d, n, ok := e.bestDelta(row.ID, row.Baseline, tpl); ok && !math.IsNaN(d) {
-				s.BestTrial, s.BestDelta = &n, &d
+			if d, n, violates, ok := e.bestDelta(row.ID, row.Baseline, tpl); ok && !math.IsNaN(d) {
+				s.BestTrial, s.BestDelta, s.BestViolates = &n, &d, violates
 			}
 		}
 		out = append(out, s)
@@ -57,23 +60,25 @@ func (e *Env) Summaries() ([]StudySummary, error) {
 	return out, nil
 }
 
-// bestDelta is the best trial's primary objective against the baseline.
-func (e *Env) bestDelta(studyID uint, baselineJSON string, tpl *strategies.Template) (float64, int, bool) {
+// bestDelta is the best trial's primary objective against the baseline,
+// its number, and whether it misses a constraint.
+func (e *Env) bestDelta(studyID uint, baselineJSON string, tpl *strategies.Template) (delta float64, number int, violates, ok bool) {
 	best, err := e.Store.BestTrial(studyID)
 	if err != nil || best == nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	var objectives []float64
 	var baseline metrics.Summary
 	if json.Unmarshal([]byte(best.Objectives), &objectives) != nil || json.Unmarshal([]byte(baselineJSON), &baseline) != nil ||
 		tpl.Primary >= len(objectives) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	b, err := strategies.Metric(&baseline, tpl.Objectives[tpl.Primary].Metric)
+	prim := tpl.Objectives[tpl.Primary]
+	b, err := strategies.Metric(&baseline, prim.Metric)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	return Delta(objectives[tpl.Primary], b), best.Number, true
+	return Delta(objectives[tpl.Primary], b), best.Number, penalised(best.Score, objectives[tpl.Primary], b, prim.Minimize), true
 }
 
 // stateOf is "complete", "running" or "incomplete" (stopped before its

@@ -199,6 +199,9 @@ func TestTemplateAttainmentConstraint(t *testing.T) {
 		!strings.Contains(out, "misses per_slo.critical.attainment ≥ 0.99") || !strings.Contains(out, "Pareto front: 0 trials · hypervolume 0.0000") {
 		t.Errorf("show: exit %d, want the missed constraint named and an empty front:\n%s%s", code, out, errs)
 	}
+	if code, out, errs = run(t, "--templates-dir", dir, "study", "list", "--storage", dsn); code != 0 || !strings.Contains(out, "), misses a constraint") {
+		t.Errorf("list: exit %d, want the best marked as missing a constraint:\n%s%s", code, out, errs)
+	}
 	page := filepath.Join(t.TempDir(), "g.html")
 	code, _, errs = run(t, "--templates-dir", dir, "study", "report", "g", "--storage", dsn, "-o", page)
 	if html, err := os.ReadFile(page); code != 0 || err != nil || !strings.Contains(string(html), "misses per_slo.critical.attainment ≥ 0.99.") {

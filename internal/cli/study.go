@@ -276,6 +276,9 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				best := ""
 				if r.BestDelta != nil {
 					best = fmt.Sprintf("%s %s (trial %d)", r.Primary, studies.Percent(*r.BestDelta), *r.BestTrial)
+					if r.BestViolates {
+						best += ", misses a constraint"
+					}
 				}
 				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7d  %-20s  %s\n", r.Name, r.Template, trials, r.Running, r.Created.Format(time.RFC3339), best)
 			}

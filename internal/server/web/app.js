@@ -226,7 +226,8 @@ async function listView() {
     el('td', { class: 'study-name' }, el('a', { href: '/study/' + enc(s.name) }, s.name)),
     el('td', {}, s.template), el('td', {}, el('span', { class: 'pill ' + s.state }, s.state)),
     el('td', { class: 'num' }, `${s.trials_complete}/${s.trials_total}`),
-    el('td', { class: 'num ' + ((s.minimize ? s.best_delta < 0 : s.best_delta > 0) ? 'good' : '') }, s.best_delta === undefined ? '–' : `${pct(s.best_delta)} ${s.primary}`)));
+    el('td', { class: 'num ' + (s.best_violates ? 'bad' : (s.minimize ? s.best_delta < 0 : s.best_delta > 0) ? 'good' : '') },
+      s.best_delta === undefined ? '–' : `${pct(s.best_delta)} ${s.primary}${s.best_violates ? ' (misses a constraint)' : ''}`)));
   const create = el('form', { class: 'create', on: { submit: createStudy } },
     el('select', { name: 'template' }, templates.map((t) => el('option', { value: t.name }, t.name))),
     el('input', { name: 'trials', type: 'number', value: '40', min: '1', style: 'width:80px' }),
