@@ -194,7 +194,7 @@ function parallelChart(tpl, rows) {
   }
   axes.forEach((a, i) => {
     svg.append(sv('line', { x1: xAt(i), x2: xAt(i), y1: m.t, y2: H - m.b, stroke: '#667085' }));
-    svg.append(sv('text', { x: xAt(i), y: H - 10, 'text-anchor': 'middle' }, a.p.name));
+    svg.append(sv('text', { x: xAt(i), y: H - 10, 'text-anchor': i === 0 ? 'start' : i === axes.length - 1 ? 'end' : 'middle' }, a.p.name));
     const lowText = a.p.type === 'categorical' ? a.p.choices[0] : num(a.p.low), highText = a.p.type === 'categorical' ? a.p.choices[a.p.choices.length - 1] : num(a.p.high);
     svg.append(sv('text', { x: xAt(i) + 4, y: H - m.b - 2 }, lowText), sv('text', { x: xAt(i) + 4, y: m.t + 10 }, highText));
   });
