@@ -31,9 +31,9 @@ type scored struct {
 // it as bad as one that does nothing and abandon it, and the study would
 // stop at a feasible −12 %. Ranked at 0.02 + 0.3, such trials enter TPE's
 // best group and draw the search to the mechanism, where feasible
-// settings exist. Measured (BENCHMARKS.md): sustained-overload studies
-// that find it 10 of 10 against 5 of 10, hypervolume at the default load
-// unchanged. It needs the trial's penalty, which TellObjectives records;
+// settings exist. Measured (BENCHMARKS.md): cold sustained-overload
+// studies that find it 9 of 10 against 5 of 10, hypervolume at the
+// default load unchanged. It needs the trial's penalty, which TellObjectives records;
 // a trial without a record (an older study resumed) is ranked by its
 // stored score.
 const samplerViolationWeight = 10.0

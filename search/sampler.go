@@ -37,8 +37,8 @@ var Methods = []struct {
 	{MethodGrid, "the grid of every parameter's values"},
 }
 
-// MethodNames is Methods' names, comma-separated.
-func MethodNames() string {
+// methodNames is Methods' names, comma-separated.
+func methodNames() string {
 	names := make([]string, len(Methods))
 	for i, m := range Methods {
 		names[i] = string(m.Method)
@@ -57,7 +57,7 @@ func ParseMethod(name string) (Method, error) {
 			return m.Method, nil
 		}
 	}
-	return "", fmt.Errorf("unknown sampler %q (allowed: %s)", name, MethodNames())
+	return "", fmt.Errorf("unknown sampler %q (allowed: %s)", name, methodNames())
 }
 
 // Options tune a Sampler; zero values mean the defaults.

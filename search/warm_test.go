@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -37,5 +38,53 @@ func TestWarmScoresBecomeQuantilesPerSource(t *testing.T) {
 	}
 	if len(ranks) != 5 {
 		t.Fatalf("own quantiles %v: want 5 distinct values", ranks)
+	}
+}
+
+// Through a real sampler: trials carried over with Warm and the study's
+// own trials reach TPE's history as quantiles within their own source,
+// equal scores sharing their mean rank; a sampler without Options.Warm
+// leaves every score as stored.
+func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
+	st := openStorage(t)
+	space := []Param{{Name: "x", Kind: Float, Low: 0, High: 1}}
+	s := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{Warm: true})
+	for i, score := range []float64{0.2, 0.3} { // the earlier study: better than anything here
+		if err := s.Warm("old", []float64{float64(i) / 10}, score, []float64{score}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n, score := range []float64{0.9, 0.9, 5} {
+		id, err := s.AskFixed(n, []float64{0.5 + float64(n)/10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.TellObjectives(id, score, []float64{score}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trials, err := st.GetAllTrials(s.StudyID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, 0, 5)
+	for _, h := range s.history(trials, 3, -1) {
+		got = append(got, h.score)
+	}
+	// earlier: ranks 0, 1 of 2; own: 0.9 and 0.9 share ranks 0-1, 5 is rank 2 of 3
+	want := []float64{0.25, 0.75, 1.0 / 3, 1.0 / 3, 2.5 / 3}
+	if len(got) != len(want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("history %v, want %v", got, want)
+		}
+	}
+	cold := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{})
+	for i, h := range cold.history(trials, 3, -1) {
+		if h.score != trials[i].Value {
+			t.Fatalf("without Options.Warm trial %d scores %v, stored %v", i, h.score, trials[i].Value)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func (r *Report) HypervolumeHistory() []float64 {
 	limit := make([][]float64, 0, 16)
 	hv := 0.0
 	for k := range r.Complete {
-		p := r.frontPoint(&r.Complete[k], base, minimize)
+		p, _ := r.frontPoint(&r.Complete[k], base, minimize)
 		if len(p) == len(ref) && insideBox(p, ref) && !weaklyDominated(front, p) {
 			limit = limit[:0]
 			for _, q := range front {

@@ -186,6 +186,7 @@ func TestViolationSentence(t *testing.T) {
 	}
 	r := &Report{Study: &storage.StudyRow{Name: "s"}, Template: tpl, Baseline: base}
 	r.Complete = []Result{trial(0, 50, 98.99), trial(1, 80, 100)} // 0.01 points short, at half the latency
+	r.pareto()
 	if s := r.ViolationSentence(&r.Complete[1]); s != "" {
 		t.Fatalf("a feasible trial: %q", s)
 	}
@@ -194,6 +195,7 @@ func TestViolationSentence(t *testing.T) {
 		t.Fatalf("scores %v, %v; sentence %q, want %q", r.Complete[0].Score, r.Complete[1].Score, r.ViolationSentence(&r.Complete[0]), want)
 	}
 	r.Complete = r.Complete[:1]
+	r.pareto()
 	if s := r.ViolationSentence(&r.Complete[0]); s != "no trial meets every constraint: trial 0 misses tokens_per_sec ≥ 0.99 × baseline" {
 		t.Fatalf("no feasible trial: %q", s)
 	}

@@ -97,16 +97,8 @@ func (r *Report) MissedConstraint(c *Result) string {
 }
 
 // FeasibleCount is the number of complete trials that meet every
-// constraint.
-func (r *Report) FeasibleCount() int {
-	n := 0
-	for i := range r.Complete {
-		if !r.Penalised(&r.Complete[i]) {
-			n++
-		}
-	}
-	return n
-}
+// constraint (counted with the front).
+func (r *Report) FeasibleCount() int { return r.feasible }
 
 // ViolationSentence says that c (the best trial) misses a constraint, and
 // why it is best all the same; "" when it meets every one. A report must

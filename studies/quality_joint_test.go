@@ -23,16 +23,11 @@ type jointRecord struct {
 	bestScores                 []float64 // the best score after each trial
 }
 
-// runJoint creates and runs one joint-slo study of trials trials (the
-// template's default sampler, 2 workers) named name on workload (empty:
-// the template's), warm-started from from when set, and reads its record;
+// runJoint creates and runs one study of template with trials trials (its
+// default sampler, 2 workers) named name on workload (empty: the
+// template's), warm-started from from when set, and reads its record;
 // validate adds the held-out seeds 100-109.
-func runJoint(t *testing.T, env *Env, name, workload, from string, seed int64, trials int, validate bool) jointRecord {
-	return runJointOf(t, env, "joint-slo", name, workload, from, seed, trials, validate)
-}
-
-// runJointOf is runJoint for any template.
-func runJointOf(t *testing.T, env *Env, template, name, workload, from string, seed int64, trials int, validate bool) jointRecord {
+func runJoint(t *testing.T, env *Env, template, name, workload, from string, seed int64, trials int, validate bool) jointRecord {
 	t.Helper()
 	ctx := context.Background()
 	row, err := env.Create(ctx, CreateOptions{Template: template, Name: name, Trials: trials,
@@ -91,7 +86,7 @@ func TestJointSLORecord(t *testing.T) {
 	fmt.Fprintf(&table, "| sampler seed | best trial | critical TTFT P99 | tokens/s | held out (seeds 100-109) | 95 %% interval | better on | mechanism |\n|---:|---:|---:|---:|---:|---|---:|---|\n")
 	var criticals []float64
 	for seed := int64(1); seed <= 5; seed++ {
-		rec := runJoint(t, env, fmt.Sprintf("default-%d", seed), "", "", seed, 100, true)
+		rec := runJoint(t, env, "joint-slo", fmt.Sprintf("default-%d", seed), "", "", seed, 100, true)
 		criticals = append(criticals, rec.critical)
 		fmt.Fprintf(&table, "| %d | %d | %+.1f %% | %+.1f %% | %+.1f %% | [%+.1f %%, %+.1f %%] | %d/%d | %s, %s, %s |\n",
 			seed, rec.trial, 100*rec.critical, 100*rec.tokens, 100*rec.heldOut, 100*rec.ciLow, 100*rec.ciHigh,
@@ -113,7 +108,7 @@ func TestJointSLORecord(t *testing.T) {
 	fmt.Fprintf(&table, "| sampler seed | best trial | critical TTFT P99 | tokens/s | held out (seeds 100-109) | 95 %% interval | better on | mechanism |\n|---:|---:|---:|---:|---:|---|---:|---|\n")
 	criticals = criticals[:0]
 	for seed := int64(1); seed <= 5; seed++ {
-		rec := runJointOf(t, env, "joint-kv", fmt.Sprintf("kv-%d", seed), "", "", seed, 100, true)
+		rec := runJoint(t, env, "joint-kv", fmt.Sprintf("kv-%d", seed), "", "", seed, 100, true)
 		criticals = append(criticals, rec.critical)
 		fmt.Fprintf(&table, "| %d | %d | %+.1f %% | %+.1f %% | %+.1f %% | [%+.1f %%, %+.1f %%] | %d/%d | %s, %s, %s |\n",
 			seed, rec.trial, 100*rec.critical, 100*rec.tokens, 100*rec.heldOut, 100*rec.ciLow, 100*rec.ciHigh,
@@ -130,7 +125,7 @@ func TestJointSLORecord(t *testing.T) {
 	fmt.Fprintf(&table, "| study | critical TTFT P99 | tokens/s | mechanism |\n|---|---:|---:|---|\n")
 	found := 0
 	for seed := int64(1); seed <= 10; seed++ {
-		rec := runJoint(t, env, fmt.Sprintf("overload-%d", seed), overload, "", seed, 100, false)
+		rec := runJoint(t, env, "joint-slo", fmt.Sprintf("overload-%d", seed), overload, "", seed, 100, false)
 		if rec.critical <= -0.80 {
 			found++
 		}
@@ -147,8 +142,8 @@ func TestJointSLORecord(t *testing.T) {
 	fmt.Fprintf(&table, "| from | cold: best after 10 / 20 / 30 trials | warm: best after 10 / 20 / 30 |\n|---|---|---|\n")
 	var coldAt20, warmAt20 []float64
 	for k := int64(1); k <= 5; k++ {
-		cold := runJoint(t, env, fmt.Sprintf("near-cold-%d", k), "orthogonal-slo@rate-1.2x", "", 10+k, 30, false)
-		warm := runJoint(t, env, fmt.Sprintf("near-warm-%d", k), "orthogonal-slo@rate-1.2x", fmt.Sprintf("default-%d", k), 10+k, 30, false)
+		cold := runJoint(t, env, "joint-slo", fmt.Sprintf("near-cold-%d", k), "orthogonal-slo@rate-1.2x", "", 10+k, 30, false)
+		warm := runJoint(t, env, "joint-slo", fmt.Sprintf("near-warm-%d", k), "orthogonal-slo@rate-1.2x", fmt.Sprintf("default-%d", k), 10+k, 30, false)
 		c, w := cold.bestScores, warm.bestScores
 		coldAt20, warmAt20 = append(coldAt20, c[19]), append(warmAt20, w[19])
 		fmt.Fprintf(&table, "| default-%d | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f |\n", k, c[9], c[19], c[29], w[9], w[19], w[29])

@@ -27,6 +27,7 @@ type Report struct {
 	Best        int   // index into Complete of the lowest score, -1 if none
 	Pareto      []int // indices into Complete
 	Hypervolume float64
+	feasible    int // complete trials that meet every constraint (pareto counts them)
 	// Validation and Ablation are the stored evidence (LoadEvidence), or nil.
 	Validation *Validation
 	Ablation   *Ablation
@@ -277,8 +278,12 @@ func (r *Report) pareto() {
 	}
 	base, minimize := r.baselineObjectives()
 	points := make([][]float64, len(r.Complete))
+	r.feasible = 0
 	for i := range r.Complete {
-		points[i] = r.frontPoint(&r.Complete[i], base, minimize)
+		var ok bool
+		if points[i], ok = r.frontPoint(&r.Complete[i], base, minimize); ok {
+			r.feasible++
+		}
 	}
 	r.Pareto = search.ParetoFront(points)
 	front := make([][]float64, len(r.Pareto))
@@ -293,17 +298,17 @@ func (r *Report) pareto() {
 }
 
 // frontPoint is c's objectives as ratios to the baseline (smaller is
-// better), or all NaN when c violates a constraint: NaN points are never on
-// a Pareto front and add no hypervolume.
-func (r *Report) frontPoint(c *Result, base []float64, minimize []bool) []float64 {
+// better) and true, or all NaN and false when c violates a constraint: NaN
+// points are never on a Pareto front and add no hypervolume.
+func (r *Report) frontPoint(c *Result, base []float64, minimize []bool) ([]float64, bool) {
 	if r.Penalised(c) {
 		p := make([]float64, len(base))
 		for i := range p {
 			p[i] = math.NaN()
 		}
-		return p
+		return p, false
 	}
-	return search.Normalize(c.Objectives, base, minimize)
+	return search.Normalize(c.Objectives, base, minimize), true
 }
 
 func (r *Report) baselineObjectives() (values []float64, minimize []bool) {

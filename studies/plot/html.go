@@ -51,7 +51,7 @@ type bestView struct {
 	Seeds                  []string // per objective, on how many seeds it beats the baseline
 	Pareto                 int
 	Hypervolume, Reference string
-	Violates               string // the sentence saying no trial meets every constraint, or ""
+	Violates               string // Report.ViolationSentence as a sentence, or ""
 }
 
 type plotView struct {
