@@ -117,7 +117,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 		return nil, err
 	}
 	tpl, _ := e.Registry.Get(o.Template)
-	if err := e.Store.Migrate(); err != nil {
+	if err := e.Migrate(); err != nil {
 		return nil, err
 	}
 	if _, err := e.Store.StudyByName(o.Name); err == nil {
@@ -248,9 +248,9 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 // warm seeds smp with from's complete trials: their parameters, scores
 // and objectives as ratios to from's own baseline.
 func warm(smp *search.Sampler, from *Report) error {
-	for _, c := range from.Complete {
-		ratios, penalty := samplerRatios(from.Template, &from.Baseline, c.Objectives, c.Score)
-		if err := smp.Warm(from.Study.Name, c.Params, c.Score, ratios, penalty); err != nil {
+	for i := range from.Complete {
+		c := &from.Complete[i]
+		if err := smp.Warm(from.Study.Name, c.Params, from.Evaluation(c)); err != nil {
 			return err
 		}
 	}

@@ -228,6 +228,9 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
 				ctx, stop := interruptible()
 				defer stop()
+				if err := env.Migrate(); err != nil {
+					return err
+				}
 				if err := env.Run(ctx, row); err != nil {
 					return studyError(err)
 				}
