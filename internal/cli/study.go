@@ -209,7 +209,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().Int64SliceVar(&seeds, "seeds", []int64{42, 43, 44}, "simulation seeds of every trial")
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME) or spec file (default: the template's)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
-	cmd.Flags().StringVar(&o.From, "from", "", "warm start: seed the sampler with the complete trials of this earlier study of the same template")
+	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", 1, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
 	f.bindRunFlags(cmd, true)

@@ -17,7 +17,8 @@ type workloadFlags struct {
 	numRequests                      int
 }
 
-// defaultWorkload is the seeds' target workload.
+// defaultWorkload is the target workload: three SLO classes that differ
+// only by class, at 2000 sessions/s.
 const defaultWorkload = "orthogonal-slo"
 
 func (w *workloadFlags) bind(fs *pflag.FlagSet) {

@@ -121,7 +121,7 @@ func (c *Catalog) Models() []string {
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
-// DefaultModel is the model the seeds were measured on.
+// DefaultModel is the model the baseline figures were measured on.
 const DefaultModel = "meta-llama/llama-3.1-8b-instruct"
 
 // Builtin reads the model profiles embedded from templates/models.
