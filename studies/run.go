@@ -173,7 +173,7 @@ func (e *Env) lease() time.Duration {
 	if e.Lease > 0 {
 		return e.Lease
 	}
-	return 30 * time.Second
+	return DefaultLease
 }
 
 // WorkerHostVar names the environment variable that overrides the host

@@ -44,6 +44,18 @@ type Env struct {
 	History int
 }
 
+// DefaultLease is how long a running trial may go without a heartbeat
+// before another worker rescues it (Env.Lease 0, --lease): heartbeats
+// come every third of it, and the longest trial measured takes 0.06 s.
+const DefaultLease = 30 * time.Second
+
+// Defaults is a create request's defaults, for the CLI's flags and the
+// HTTP API alike: 40 trials on seeds 42, 43 and 44, sampler seed 1, the
+// template's workload and sampler.
+func Defaults() CreateOptions {
+	return CreateOptions{Trials: 40, Seeds: []int64{42, 43, 44}, SamplerSeed: 1}
+}
+
 // CreateOptions are `optimize study create`'s arguments.
 type CreateOptions struct {
 	Template    string
