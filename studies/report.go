@@ -41,7 +41,7 @@ type Report struct {
 // memory carries them in Metrics and PerSeed.
 type Result struct {
 	Number     int
-	Params     []float64
+	Params     []search.Value // aligned with Template.Params
 	Objectives []float64
 	Score      float64
 	Metrics    metrics.Summary   // mean over the seeds (in-memory results)
@@ -200,7 +200,7 @@ func (e *Env) Load(name string) (*Report, error) {
 			continue
 		}
 		res := Result{Number: t.Number, Score: t.Score}
-		if res.Params, err = storage.DecodeParams([]byte(t.Params)); err != nil {
+		if res.Params, err = decodeParams(tpl, []byte(t.Params)); err != nil {
 			return nil, fmt.Errorf("trial %d: params: %v", t.Number, err)
 		}
 		if res.Objectives, err = storage.DecodeFloats(t.Objectives); err != nil {
@@ -332,21 +332,23 @@ func Delta(v, b float64) float64 {
 	return (v - b) / math.Abs(b)
 }
 
-// ParamMap names a trial's parameters (categoricals by their choice).
-func (r *Report) ParamMap(values []float64) map[string]any {
+// ParamMap names a trial's parameters: categoricals by their choice, nil
+// when inactive under this trial's choices.
+func (r *Report) ParamMap(values []search.Value) map[string]any {
 	out := make(map[string]any, len(values))
 	for i, p := range r.Template.Params {
-		if i >= len(values) {
-			break
-		}
-		switch {
-		case math.IsNaN(values[i]):
-			out[p.Name] = nil // inactive under this trial's choices
-		case p.Kind == strategies.Categorical && int(values[i]) < len(p.Choices):
-			out[p.Name] = p.Choices[int(values[i])]
-		default:
-			out[p.Name] = values[i]
-		}
+		out[p.Name] = values[i].Any()
 	}
 	return out
+}
+
+// decodeParams reads a trial's stored params column (a JSON array of
+// numbers, categoricals by index, null when inactive) into the template's
+// values.
+func decodeParams(tpl *strategies.Template, js []byte) ([]search.Value, error) {
+	stored, err := storage.DecodeParams(js)
+	if err != nil {
+		return nil, err
+	}
+	return tpl.Space().Decode(stored)
 }

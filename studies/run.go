@@ -89,11 +89,11 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 // renewing the lease, and records the result.
 func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) error {
 	t := claim.Trial
-	var values []float64
+	var values []search.Value
 	var gid int
 	var err error
 	if claim.Rescue != nil {
-		if values, err = storage.DecodeParams(claim.Rescue); err == nil {
+		if values, err = decodeParams(ev.tpl, claim.Rescue); err == nil {
 			gid, err = smp.AskFixed(t.Number, values)
 		}
 	} else {
@@ -103,7 +103,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		_ = e.Store.Release(t)
 		return fmt.Errorf("trial %d: propose: %v", t.Number, err)
 	}
-	if err := e.Store.SetProposal(t, gid, values); err != nil {
+	if err := e.Store.SetProposal(t, gid, ev.tpl.Space().Encode(values)); err != nil {
 		// Nothing records gid yet: fail it here, or the liar counts it
 		// as pending for ever.
 		_ = smp.Fail(gid)
@@ -134,7 +134,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 	return smp.TellObjectives(gid, score, ratios, penalty)
 }
 
-func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, []float64, float64, error) {
+func (e *Env) evaluate(ev *evaluator, values []search.Value) (metrics.Summary, []metrics.Summary, []float64, float64, error) {
 	cfg, err := ev.config(values)
 	if err != nil {
 		return metrics.Summary{}, nil, nil, 0, err
