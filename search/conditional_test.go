@@ -7,8 +7,8 @@ import (
 
 // conditionalSpace: "lr" matters only under the "adam" choice; a score
 // that depends on lr only there.
-func conditionalSpace() []Param {
-	return []Param{
+func conditionalSpace() Space {
+	return Space{
 		{Name: "opt", Kind: Categorical, Choices: []string{"sgd", "adam"}},
 		{Name: "lr", Kind: LogFloat, Low: 1e-4, High: 1, When: &When{Param: "opt", Choices: []string{"adam"}}},
 		{Name: "x", Kind: Float, Low: 0, High: 1},

@@ -1,7 +1,11 @@
-// Package search proposes parameter vectors for a study and scores what
-// comes back: ask/tell sampling (TPE, random, grid) over goptuna's rdb.v2
-// storage, scalarisation with constraint penalties, Pareto fronts,
-// hypervolume and parameter importance.
+// Package search declares the search space and proposes parameter vectors
+// over it for a study, and scores what comes back: the space (Param, with
+// its one Active rule and one range check, and Value, a number or a
+// choice by name: space.go, value.go), ask/tell sampling (TPE, random,
+// grid) over goptuna's rdb.v2 storage, scalarisation with constraint
+// penalties, Pareto fronts, hypervolume and parameter importance. Templates
+// (package strategies) build their parameters from Param, so the
+// dependency runs strategies → search only.
 //
 // goptuna's rdb.v2 storage holds the sampler's trials (so goptuna's
 // tooling reads them); the samplers are this package's own: goptuna's TPE

@@ -233,7 +233,7 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 				return fail("name", "duplicate parameter name %q", rp.name)
 			}
 		}
-		p := Param{Param: search.Param{Name: rp.name, Kind: search.Kind(rp.kind)}, Knob: rp.knob}
+		p := TemplateParam{Param: search.Param{Name: rp.name, Kind: search.Kind(rp.kind)}, Knob: rp.knob}
 		if !slices.Contains(search.Kinds, p.Kind) {
 			return fail("type", "%q is not a type (allowed: %s)", rp.kind, search.KindNames())
 		}
@@ -304,7 +304,7 @@ func condition(t *Template, w *rawWhen, fail failFunc) (*search.When, error) {
 
 type failFunc func(field, format string, args ...any) error
 
-func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
+func categoricalSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 	if rp.low != nil || rp.high != nil {
 		return fail("low", "a categorical parameter takes choices, not low/high")
 	}
@@ -332,7 +332,7 @@ func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
 	return nil
 }
 
-func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
+func numericSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 	k := p.setting
 	switch {
 	case rp.hasChoices:

@@ -23,13 +23,14 @@ import (
 	"optimize/simcore/cluster"
 )
 
-// Param is one tunable dimension of a template: its space (kind, range or
-// choices, condition) is a search.Param, the one description the samplers
-// sample, values are checked against and reports show; what the template
-// adds is which setting it tunes and its default. A value of it is a
-// search.Value: the number, or the choice by name; search.Inactive() while
-// its condition does not hold (it is then neither sampled nor applied).
-type Param struct {
+// TemplateParam is one tunable dimension of a template. Its space (kind,
+// range or choices, condition) is a search.Param, the one description the
+// samplers sample, values are checked against and reports show; what the
+// template adds is the setting it tunes and its default. A value of it is
+// a search.Value: the number, or the choice by name; search.Inactive()
+// while its condition does not hold (it is then neither sampled nor
+// applied).
+type TemplateParam struct {
 	search.Param
 	Default search.Value
 	Knob    string // the key of the setting it tunes
@@ -41,10 +42,10 @@ type Param struct {
 }
 
 // Setting is the setting the parameter tunes.
-func (p *Param) Setting() *Setting { return p.setting }
+func (p *TemplateParam) Setting() *Setting { return p.setting }
 
 // settingValue is the setting's value for v, an active value of p.
-func (p *Param) settingValue(v search.Value) float64 {
+func (p *TemplateParam) settingValue(v search.Value) float64 {
 	if p.Kind == search.Categorical {
 		return p.choiceValues[slices.Index(p.Choices, v.Choice)]
 	}
@@ -107,7 +108,7 @@ type Template struct {
 	Base              string // template whose mechanism is inherited, or ""
 	Workload          string // default built-in workload
 	File              string // where it was loaded from
-	Params            []Param
+	Params            []TemplateParam
 	Objectives        []Objective
 	Primary           int // index into Objectives
 	Constraints       []Constraint
@@ -133,7 +134,7 @@ func (t *Template) Space() search.Space { return t.space }
 func (t *Template) Mechanism() []Fixed {
 	out := make([]Fixed, 0, len(t.mechanism))
 	for _, s := range t.mechanism {
-		if !slices.ContainsFunc(t.Params, func(p Param) bool { return p.Knob == s.setting.Key }) {
+		if !slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.Knob == s.setting.Key }) {
 			out = append(out, Fixed{Knob: s.setting.Key, Value: s.setting.format(s.value), From: s.from})
 		}
 	}

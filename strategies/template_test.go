@@ -329,7 +329,7 @@ func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
 		}
 	}
 	precise, _ := r.Get("precise-routing")
-	if i := slices.IndexFunc(precise.Params, func(p Param) bool { return p.When != nil }); i < 0 || !precise.Defaults()[i].Absent() {
+	if i := slices.IndexFunc(precise.Params, func(p TemplateParam) bool { return p.When != nil }); i < 0 || !precise.Defaults()[i].Absent() {
 		t.Error("precise-routing's index capacity should be conditional and inactive at the defaults")
 	}
 }

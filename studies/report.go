@@ -337,6 +337,9 @@ func Delta(v, b float64) float64 {
 func (r *Report) ParamMap(values []search.Value) map[string]any {
 	out := make(map[string]any, len(values))
 	for i, p := range r.Template.Params {
+		if i >= len(values) {
+			break
+		}
 		out[p.Name] = values[i].Any()
 	}
 	return out

@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"optimize/search"
-	"optimize/strategies"
 	"optimize/studies"
 )
 
@@ -22,7 +21,7 @@ import (
 // for float and int, logarithmic for log-float, the choice index over the
 // last index for a categorical (0.5 for a single choice). An inactive
 // value has no position (NaN).
-func axisPosition(p *strategies.Param, v search.Value) float64 {
+func axisPosition(p search.Param, v search.Value) float64 {
 	x := v.Number
 	switch {
 	case v.Absent():
@@ -78,7 +77,7 @@ func parallelLines(r *studies.Report) (lines []plotter.XYs, ts []float64, lo, hi
 		var line plotter.XYs
 		for j := range tpl.Params {
 			if !c.Params[j].Absent() {
-				line = append(line, plotter.XY{X: float64(j), Y: axisPosition(&tpl.Params[j], c.Params[j])})
+				line = append(line, plotter.XY{X: float64(j), Y: axisPosition(tpl.Params[j].Param, c.Params[j])})
 			}
 		}
 		t := 0.0

@@ -217,11 +217,11 @@ func TestParetoObjectives(t *testing.T) {
 }
 
 func TestAxisPosition(t *testing.T) {
-	logp := &strategies.Param{Param: search.Param{Kind: search.LogFloat, Low: 0.001, High: 0.1}}
-	cat := &strategies.Param{Param: search.Param{Kind: search.Categorical, Choices: []string{"a", "b", "c", "d"}}}
-	lin := &strategies.Param{Param: search.Param{Kind: search.Int, Low: 0, High: 512}}
+	logp := search.Param{Kind: search.LogFloat, Low: 0.001, High: 0.1}
+	cat := search.Param{Kind: search.Categorical, Choices: []string{"a", "b", "c", "d"}}
+	lin := search.Param{Kind: search.Int, Low: 0, High: 512}
 	for _, c := range []struct {
-		p    *strategies.Param
+		p    search.Param
 		v    search.Value
 		want float64
 	}{{logp, search.Value{Number: 0.01}, 0.5}, {logp, search.Value{Number: 0.1}, 1}, {cat, search.Value{Choice: "c"}, 2.0 / 3}, {lin, search.Value{Number: 128}, 0.25}} {
