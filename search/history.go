@@ -135,16 +135,17 @@ func bounded(complete []scored, recent int) []scored {
 // hasAllParams reports whether a proposal is fully written: every axis is
 // stored, or is conditional on a stored axis whose choice leaves it
 // inactive.
-func hasAllParams(params map[string]float64, space []Param) bool {
-	values := make([]float64, len(space))
+func hasAllParams(params map[string]float64, space Space) bool {
+	internal := make([]float64, len(space))
 	for i, p := range space {
 		v, ok := params[p.Name]
-		switch {
-		case ok:
-			values[i] = v
-		case p.When != nil && !Active(space[:i+1], values[:i+1])[i]:
-			values[i] = math.NaN()
-		default:
+		if !ok {
+			v = math.NaN()
+		}
+		internal[i] = v
+	}
+	for i, on := range space.Active(space.values(internal)) {
+		if on && math.IsNaN(internal[i]) {
 			return false
 		}
 	}

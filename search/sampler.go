@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,7 +124,7 @@ type Sampler struct {
 	storage   goptuna.Storage
 	studyName string
 	studyID   int
-	space     []Param
+	space     Space
 	method    Method
 	seed      int64
 	opts      Options
@@ -141,7 +142,7 @@ type Sampler struct {
 // a load. The caller must have run rdb.RunAutoMigrate once beforehand:
 // gorm's AutoMigrate checks for each table and then creates it, so
 // concurrent migrations of a fresh database race and one fails.
-func NewSampler(storage goptuna.Storage, studyName string, space []Param, method Method, seed int64, opts Options) (*Sampler, error) {
+func NewSampler(storage goptuna.Storage, studyName string, space Space, method Method, seed int64, opts Options) (*Sampler, error) {
 	if storage == nil {
 		return nil, errors.New("storage: nil")
 	}
@@ -152,7 +153,7 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 	if err != nil {
 		return nil, fmt.Errorf("method: %w", err)
 	}
-	if err := validateSpace(space); err != nil {
+	if err := space.Validate(); err != nil {
 		return nil, err
 	}
 	if opts, err = opts.withDefaults(); err != nil {
@@ -161,7 +162,7 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 	s := &Sampler{
 		storage:   storage,
 		studyName: studyName,
-		space:     append([]Param(nil), space...),
+		space:     slices.Clone(space),
 		method:    method,
 		seed:      seed,
 		opts:      opts,
@@ -229,7 +230,7 @@ func isStartupRace(err error) bool {
 }
 
 // Space returns a copy of the search space.
-func (s *Sampler) Space() []Param { return append([]Param(nil), s.space...) }
+func (s *Sampler) Space() Space { return slices.Clone(s.space) }
 
 // StudyID is goptuna's id of the study.
 func (s *Sampler) StudyID() int { return s.studyID }
@@ -239,7 +240,7 @@ func (s *Sampler) StudyID() int { return s.studyID }
 // only on (seed, number, completed and pending history), so a sequential
 // study is repeatable and two processes asking different numbers do not
 // collide by accident. On error no RUNNING trial is left behind.
-func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
+func (s *Sampler) Ask(number int) (trialID int, values []Value, err error) {
 	if number < 0 {
 		return 0, nil, fmt.Errorf("number: must be >= 0, got %d", number)
 	}
@@ -253,24 +254,24 @@ func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("ask trial %d: create: %w", number, err)
 	}
-	values, source, err := s.propose(number, trialID)
+	internal, source, err := s.propose(number, trialID)
 	if err == nil {
-		err = s.transaction(func(st goptuna.Storage) error { return record(st, s.space, trialID, number, source, values) })
+		err = s.transaction(func(st goptuna.Storage) error { return record(st, s.space, trialID, number, source, internal) })
 	}
 	if err != nil {
 		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
 		return 0, nil, fmt.Errorf("ask trial %d: %w", number, err)
 	}
-	return trialID, values, nil
+	return trialID, s.space.values(internal), nil
 }
 
 // AskFixed creates a RUNNING trial with the given vector (a rescued trial,
 // the baseline point, an enqueued suggestion).
-func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error) {
+func (s *Sampler) AskFixed(number int, values []Value) (trialID int, err error) {
 	if number < 0 {
 		return 0, fmt.Errorf("number: must be >= 0, got %d", number)
 	}
-	if err := validateValues(s.space, values); err != nil {
+	if err := s.space.validateValues(values); err != nil {
 		return 0, err
 	}
 	if s.modelBased() {
@@ -282,7 +283,7 @@ func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error
 		return 0, fmt.Errorf("ask fixed trial %d: create: %w", number, err)
 	}
 	if err := s.transaction(func(st goptuna.Storage) error {
-		return record(st, s.space, trialID, number, "fixed", values)
+		return record(st, s.space, trialID, number, "fixed", s.space.Encode(values))
 	}); err != nil {
 		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
 		return 0, fmt.Errorf("ask fixed trial %d: %w", number, err)
@@ -346,7 +347,7 @@ func (s *Sampler) modelBased() bool {
 func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {
 	switch s.method {
 	case MethodGrid:
-		return deactivate(s.space, s.grid.point(number)), "grid", nil
+		return s.space.deactivate(s.grid.point(number)), "grid", nil
 	case MethodRandom:
 		return drawUniformVector(s.space, newTrialRand(s.seed, number, streamUniform)), "random", nil
 	}
@@ -370,7 +371,7 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	rng := newTrialRand(s.seed, number, streamTPE)
 	values := make([]float64, len(s.space))
 	for i, p := range s.space {
-		if p.When != nil && !Active(s.space[:i+1], values[:i+1])[i] {
+		if p.When != nil && !s.space[:i+1].Active(s.space.values(values[:i+1]))[i] {
 			values[i] = math.NaN() // only earlier axes decide, and they are drawn
 			continue
 		}
@@ -392,9 +393,10 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	return values, "tpe", nil
 }
 
-// record writes the active params with goptuna distributions (so TPE and
-// goptuna tooling read them) and our number/source as system attributes.
-func record(st goptuna.Storage, space []Param, trialID, number int, source string, values []float64) error {
+// record writes the active params of values (categoricals by index) with
+// goptuna distributions (so TPE and goptuna tooling read them) and our
+// number/source as system attributes.
+func record(st goptuna.Storage, space Space, trialID, number int, source string, values []float64) error {
 	for i, p := range space {
 		if math.IsNaN(values[i]) {
 			continue // inactive: TPE models p only from trials where it was active

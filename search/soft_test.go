@@ -16,7 +16,7 @@ func TestSamplerRanksWithASoftenedPenalty(t *testing.T) {
 	space := []Param{{Name: "x", Kind: Float, Low: 0, High: 1}}
 	s := newTestSampler(t, st, "soft", space, MethodTPE, 1, Options{})
 	tell := func(number int, x, ratio, shortfall float64) {
-		id, err := s.AskFixed(number, []float64{x})
+		id, err := s.AskFixed(number, vector(space, x))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,12 +50,12 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 	space := []Param{{Name: "x", Kind: Float, Low: 0, High: 1}}
 	s := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{Warm: true})
 	for i, score := range []float64{0.2, 0.3} { // the earlier study: better than anything here
-		if err := s.Warm("old", []float64{float64(i) / 10}, ratioEvaluation(score, 0)); err != nil {
+		if err := s.Warm("old", vector(space, float64(i)/10), ratioEvaluation(score, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for n, score := range []float64{0.9, 0.9, 5} {
-		id, err := s.AskFixed(n, []float64{0.5 + float64(n)/10})
+		id, err := s.AskFixed(n, vector(space, 0.5+float64(n)/10))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,11 +89,15 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 // renewing the lease, and records the result.
 func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) error {
 	t := claim.Trial
-	var values []float64
+	var values []search.Value
 	var gid int
 	var err error
 	if claim.Rescue != nil {
-		if values, err = storage.DecodeParams(claim.Rescue); err == nil {
+		var stored []float64
+		if stored, err = storage.DecodeParams(claim.Rescue); err == nil {
+			values, err = ev.tpl.Space().Decode(stored)
+		}
+		if err == nil {
 			gid, err = smp.AskFixed(t.Number, values)
 		}
 	} else {
@@ -103,7 +107,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		_ = e.Store.Release(t)
 		return fmt.Errorf("trial %d: propose: %v", t.Number, err)
 	}
-	if err := e.Store.SetProposal(t, gid, values); err != nil {
+	if err := e.Store.SetProposal(t, gid, ev.tpl.Space().Encode(values)); err != nil {
 		// Nothing records gid yet: fail it here, or the liar counts it
 		// as pending for ever.
 		_ = smp.Fail(gid)
@@ -137,7 +141,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 
 // evaluate runs values on every seed and judges the mean against the
 // baseline.
-func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, search.Evaluation, error) {
+func (e *Env) evaluate(ev *evaluator, values []search.Value) (metrics.Summary, []metrics.Summary, search.Evaluation, error) {
 	cfg, err := ev.config(values)
 	if err != nil {
 		return metrics.Summary{}, nil, search.Evaluation{}, err
