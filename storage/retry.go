@@ -40,11 +40,12 @@ const RetryWindowVar = "OPTIMIZE_STORAGE_RETRY"
 const DefaultRetryWindow = 2 * time.Minute
 
 // Retries wait firstRetryDelay, then twice as long each time, at most
-// maxRetryDelay: a server back in a second is seen within 0.1 s + 0.2 s +
-// ..., one down for minutes is asked every 2 s.
+// maxRetryDelay: an operation asks again 0.1, 0.3, 0.7, 1.5, 2.5, 3.5, ...
+// seconds after its first failure, so a server back after a restart is
+// seen within a second of it.
 const (
 	firstRetryDelay = 100 * time.Millisecond
-	maxRetryDelay   = 2 * time.Second
+	maxRetryDelay   = time.Second
 )
 
 func retryWindow() (time.Duration, error) {

@@ -364,13 +364,18 @@ func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, range
 // hook): our row and the sampler's result are written together or not at
 // all. After a lost connection the transaction runs again; when an earlier
 // run committed unseen, this one finds the trial complete already and
-// answers ErrLeaseLost, so the result is still recorded once.
+// answers ErrLeaseLost, so the result is still recorded once. Database
+// errors come back as they are, for the transaction's retry to read.
 func (s *Store) CompleteIn(st goptuna.Storage, t *TrialRow, score float64, objectives []float64, ranges [][2]float64, mean metrics.Summary, seeds []int64, perSeed []metrics.Summary) error {
 	tx, err := stepTx(st)
 	if err != nil {
 		return err
 	}
-	return s.completeError(t, s.complete(tx, t, score, objectives, ranges, mean, seeds, perSeed))
+	err = s.complete(tx, t, score, objectives, ranges, mean, seeds, perSeed)
+	if errors.Is(err, ErrLeaseLost) {
+		return fmt.Errorf("trial %d: %w", t.Number, err)
+	}
+	return err
 }
 
 func (s *Store) complete(tx *gorm.DB, t *TrialRow, score float64, objectives []float64, ranges [][2]float64, mean metrics.Summary, seeds []int64, perSeed []metrics.Summary) error {

@@ -137,7 +137,12 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		}
 		return nil
 	}
-	return err // on an error the trial stays running in both ledgers: rescued once its lease expires
+	if err != nil {
+		// The trial stays running in both ledgers: rescued once its
+		// lease expires.
+		return fmt.Errorf("storage %s: complete trial %d: %s", e.Store.Label, t.Number, err)
+	}
+	return nil
 }
 
 func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, []float64, float64, error) {
