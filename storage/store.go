@@ -96,7 +96,9 @@ func OpenExisting(dsn string) (*Store, error) {
 // "postgres://user:pass@host:port/db". Failures to reach the server are
 // retried with backoff for $OPTIMIZE_CONNECT_TIMEOUT (default 10 s) before
 // giving up with one clear line; the server's own refusals (no such
-// database, authentication) are reported at once.
+// database, authentication) are reported at once. Once open, a PostgreSQL
+// connection lost later is retried for $OPTIMIZE_STORAGE_RETRY (default
+// DefaultRetryWindow; see retry.go).
 func Open(dsn string) (*Store, error) {
 	window, err := connectWindow()
 	if err != nil {
