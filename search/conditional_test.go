@@ -63,7 +63,7 @@ func TestConditionalAxesAreSampledOnlyWhenActive(t *testing.T) {
 				t.Fatalf("%d of 40 trials chose adam; want both branches explored", active)
 			}
 			trials, _ := storage.GetAllTrials(s.StudyID())
-			if got := len(observations(s.history(trials, 40, -1), "lr")); got != active {
+			if got := len(observations(s.history(trials, 40), "lr")); got != active {
 				t.Errorf("TPE would model lr from %d trials, want the %d where it was active", got, active)
 			}
 		})

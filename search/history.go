@@ -55,8 +55,9 @@ const (
 
 // history returns what trial number's TPE proposal models, in trial
 // order: the bounded complete trials, then the pending ones carrying the
-// liar's score (unless Options.NoLiar). Runs with s.mu held.
-func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []scored {
+// liar's score (unless Options.NoLiar). The asking trial is not among
+// them: it is written after its proposal. Runs with s.mu held.
+func (s *Sampler) history(trials []goptuna.FrozenTrial, number int) []scored {
 	var weights []float64
 	complete := make([]scored, 0, len(trials))
 	for i := range trials {
@@ -103,7 +104,7 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 		t := &trials[i]
 		// A trial still being written (some params missing) stays out:
 		// its position is not known yet.
-		if t.State == goptuna.TrialStateRunning && t.ID != askingID && hasAllParams(t.InternalParams, s.space) {
+		if t.State == goptuna.TrialStateRunning && hasAllParams(t.InternalParams, s.space) {
 			out = append(out, scored{params: t.InternalParams, score: lie})
 		}
 	}

@@ -307,19 +307,18 @@ func TestPendingTrialsCarryTheLie(t *testing.T) {
 		{ID: 2, State: goptuna.TrialStateComplete, Value: 3, InternalParams: params},
 		{ID: 3, State: goptuna.TrialStateRunning, InternalParams: params},               // pending: lied about
 		{ID: 4, State: goptuna.TrialStateRunning, InternalParams: map[string]float64{}}, // params not written yet
-		{ID: 5, State: goptuna.TrialStateRunning, InternalParams: params},               // the trial being asked
 		{ID: 6, State: goptuna.TrialStateFail, InternalParams: params},
 	}
 	s := &Sampler{space: space, method: MethodTPE}
 	var scores []float64
-	for _, h := range s.history(trials, 6, 5) {
+	for _, h := range s.history(trials, 6) {
 		scores = append(scores, h.score)
 	}
 	if want := []float64{1, 3, 3}; !reflect.DeepEqual(scores, want) {
 		t.Fatalf("history scores %v, want %v: the two complete trials, then the pending one at the worst score", scores, want)
 	}
 	s.opts.NoLiar = true
-	if got := len(s.history(trials, 6, 5)); got != 2 {
+	if got := len(s.history(trials, 6)); got != 2 {
 		t.Fatalf("without the liar the history holds %d trials, want the 2 complete", got)
 	}
 }

@@ -68,7 +68,7 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make([]float64, 0, 5)
-	for _, h := range s.history(trials, 3, -1) {
+	for _, h := range s.history(trials, 3) {
 		got = append(got, h.score)
 	}
 	// earlier: ranks 0, 1 of 2; own: 0.9 and 0.9 share ranks 0-1, 5 is rank 2 of 3
@@ -82,7 +82,7 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 		}
 	}
 	cold := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{})
-	for i, h := range cold.history(trials, 3, -1) {
+	for i, h := range cold.history(trials, 3) {
 		if h.score != trials[i].Value {
 			t.Fatalf("without Options.Warm trial %d scores %v, stored %v", i, h.score, trials[i].Value)
 		}
