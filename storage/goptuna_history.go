@@ -47,7 +47,7 @@ type trialCache struct {
 const maxListedIDs = 1000
 
 func newSamplerStorage(store *Store) *samplerStorage {
-	return &samplerStorage{Storage: rdb.NewStorage(store.DB), db: store.DB, store: store,
+	return &samplerStorage{Storage: rdb.NewStorage(store.db), db: store.db, store: store,
 		studies: map[int]*trialCache{}, dists: map[string]any{}}
 }
 

@@ -28,7 +28,7 @@ func migratedStore(t *testing.T) *Store {
 // goptuna does (0, 1, 2, ... per study).
 func TestSamplerStorageMatchesGoptuna(t *testing.T) {
 	st := migratedStore(t)
-	ours, theirs := st.Goptuna(), rdb.NewStorage(st.DB)
+	ours, theirs := st.Goptuna(), rdb.NewStorage(st.db)
 	a, err := ours.CreateNewStudy("a")
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestSamplerStorageTransaction(t *testing.T) {
 	if err := s.Transaction(func(tx goptuna.Storage) error { return tx.SetTrialSystemAttr(id, "k", "second") }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := rdb.NewStorage(st.DB).GetTrial(id)
+	got, err := rdb.NewStorage(st.db).GetTrial(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestSamplerStorageTransaction(t *testing.T) {
 	if err == nil {
 		t.Fatal("setting a parameter twice succeeded")
 	}
-	if got, _ := rdb.NewStorage(st.DB).GetTrial(id); len(got.InternalParams) != 2 {
+	if got, _ := rdb.NewStorage(st.db).GetTrial(id); len(got.InternalParams) != 2 {
 		t.Fatalf("a failed transaction left params %v", got.InternalParams)
 	}
 }

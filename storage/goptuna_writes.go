@@ -195,6 +195,6 @@ func stepTx(st goptuna.Storage) (*gorm.DB, error) {
 // the caller read the rows is failed too.
 func failSamplerTrials(tx *gorm.DB, ids []uint, now time.Time) error {
 	return tx.Table("trials").
-		Where("state = ? AND trial_id IN (?)", "RUNNING", tx.Model(&TrialRow{}).Select("goptuna_id").Where("id IN ?", ids)).
+		Where("state = ? AND trial_id IN (?)", "RUNNING", tx.Model(&trialRow{}).Select("goptuna_id").Where("id IN ?", ids)).
 		Updates(map[string]any{"state": "FAIL", "datetime_complete": now}).Error
 }

@@ -14,7 +14,7 @@ import (
 
 // ledger is a study in both ledgers: our study row and a sampler over
 // goptuna's tables of the same SQLite database.
-func ledger(t *testing.T) (*Store, *StudyRow, *search.Sampler) {
+func ledger(t *testing.T) (*Store, *Study, *search.Sampler) {
 	t.Helper()
 	st := openTemp(t)
 	row := newStudy(t, st, 3)
@@ -30,7 +30,7 @@ func ledger(t *testing.T) (*Store, *StudyRow, *search.Sampler) {
 // lost connection would, after the step's other writes went through.
 func trigger(t *testing.T, st *Store, sql string) {
 	t.Helper()
-	if err := st.DB.Exec(sql).Error; err != nil {
+	if err := st.db.Exec(sql).Error; err != nil {
 		t.Fatal(err)
 	}
 }
@@ -49,16 +49,16 @@ func samplerTrials(t *testing.T, st *Store, smp *search.Sampler) map[goptuna.Tri
 	return n
 }
 
-func trialRow(t *testing.T, st *Store, id uint) TrialRow {
+func readTrialRow(t *testing.T, st *Store, id uint) trialRow {
 	t.Helper()
-	var r TrialRow
-	if err := st.DB.First(&r, id).Error; err != nil {
+	var r trialRow
+	if err := st.db.First(&r, id).Error; err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func propose(st *Store, tr *TrialRow) search.Record {
+func propose(st *Store, tr *Trial) search.Record {
 	return func(g goptuna.Storage, gid int, values []float64) error { return st.ProposalIn(g, tr, gid, values) }
 }
 
@@ -75,7 +75,7 @@ func TestAskIsOneTransaction(t *testing.T) {
 	if _, _, err := smp.AskWith(c.Trial.Number, propose(st, c.Trial)); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("AskWith = %v, want the database's error", err)
 	}
-	if r := trialRow(t, st, c.Trial.ID); r.GoptunaID != 0 || r.Params != "" || r.State != TrialRunning {
+	if r := readTrialRow(t, st, c.Trial.ID); r.GoptunaID != 0 || r.Params != "" || r.State != TrialRunning {
 		t.Errorf("our row after the failed ask: goptuna id %d, params %q, %s; want it unchanged", r.GoptunaID, r.Params, r.State)
 	}
 	if n := samplerTrials(t, st, smp); len(n) != 0 {
@@ -87,7 +87,7 @@ func TestAskIsOneTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := trialRow(t, st, c.Trial.ID); r.GoptunaID != gid || r.Params != EncodeParams(smp.Space().Encode(values)) {
+	if r := readTrialRow(t, st, c.Trial.ID); r.GoptunaID != gid || r.Params != EncodeParams(smp.Space().Encode(values)) {
 		t.Errorf("our row after the ask: goptuna id %d, params %q; want %d, %q", r.GoptunaID, r.Params, gid, EncodeParams(smp.Space().Encode(values)))
 	}
 }
@@ -110,11 +110,11 @@ func TestCompleteIsOneTransaction(t *testing.T) {
 	if err := smp.TellObjectivesWith(gid, half, complete); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("TellObjectivesWith = %v, want the database's error", err)
 	}
-	seeds, err := st.TrialSeedRows(c.Trial.ID)
+	seeds, err := st.SeedMetrics(c.Trial.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := trialRow(t, st, c.Trial.ID); r.State != TrialRunning || r.Objectives != "" || len(seeds) != 0 {
+	if r := readTrialRow(t, st, c.Trial.ID); r.State != TrialRunning || r.Objectives != "" || len(seeds) != 0 {
 		t.Errorf("our row after the failed tell: %s, objectives %q, %d seed rows; want running, none", r.State, r.Objectives, len(seeds))
 	}
 	if n := samplerTrials(t, st, smp); n[goptuna.TrialStateRunning] != 1 || len(n) != 1 {

@@ -2,8 +2,8 @@ package storage
 
 import "time"
 
-// StudyRow is one study: what it optimises, how, and its baseline.
-type StudyRow struct {
+// studyRow is one study: what it optimises, how, and its baseline.
+type studyRow struct {
 	ID          uint   `gorm:"primaryKey"`
 	Name        string `gorm:"size:255;uniqueIndex;not null"`
 	Template    string `gorm:"size:255;not null"`
@@ -29,8 +29,8 @@ const (
 	TrialFailed   = "failed" // a dead worker's trial, rescued and re-run under a new number
 )
 
-// TrialRow is one parameter vector evaluated on every seed.
-type TrialRow struct {
+// trialRow is one parameter vector evaluated on every seed.
+type trialRow struct {
 	ID uint `gorm:"primaryKey"`
 	// The indexes serve the queries every trial makes, so that their cost
 	// does not grow with the study: (study, number) the next number,
@@ -66,8 +66,8 @@ type TrialRow struct {
 	FinishedAt  *time.Time
 }
 
-// TrialSeedRow is one trial's metrics on one seed.
-type TrialSeedRow struct {
+// trialSeedRow is one trial's metrics on one seed.
+type trialSeedRow struct {
 	ID      uint   `gorm:"primaryKey"`
 	TrialID uint   `gorm:"not null;index"`
 	Seed    int64  `gorm:"not null"`

@@ -133,7 +133,7 @@ func (s *Store) retry(ctx context.Context, fn func() error) error {
 // nothing behind outside the database that a second run would double.
 func (s *Store) transaction(fn func(tx *gorm.DB) error) error {
 	ctx := context.WithValue(context.Background(), retryStartKey{}, time.Now())
-	return s.retry(ctx, func() error { return s.DB.WithContext(ctx).Transaction(fn) })
+	return s.retry(ctx, func() error { return s.db.WithContext(ctx).Transaction(fn) })
 }
 
 // outage reports a lost connection once when it is lost and once when it

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/c-bata/goptuna"
@@ -33,7 +34,7 @@ const EnvVar = "OPTIMIZE_STORAGE"
 
 // Store is an open database.
 type Store struct {
-	DB       *gorm.DB
+	db       *gorm.DB
 	Postgres bool
 	Label    string // the DSN with any password hidden, for messages
 
@@ -47,6 +48,36 @@ type Store struct {
 	// (retry.go); outage reports it.
 	retryFor time.Duration
 	outage   outage
+
+	statements atomic.Int64 // sent so far (Statements)
+}
+
+// Statements is how many SQL statements the store has sent since it was
+// opened (each query, write and raw statement once; a retried one again):
+// what a study's storage work per trial is measured in.
+func (s *Store) Statements() int64 { return s.statements.Load() }
+
+// countStatements registers the counter behind Statements.
+func (s *Store) countStatements() error {
+	count := func(d *gorm.DB) {
+		if !d.DryRun { // a subquery is built in a dry run: it is part of its statement
+			s.statements.Add(1)
+		}
+	}
+	cb := s.db.Callback()
+	for _, err := range []error{
+		cb.Query().After("gorm:query").Register("optimize:count", count),
+		cb.Create().After("gorm:create").Register("optimize:count", count),
+		cb.Update().After("gorm:update").Register("optimize:count", count),
+		cb.Delete().After("gorm:delete").Register("optimize:count", count),
+		cb.Row().After("gorm:row").Register("optimize:count", count),
+		cb.Raw().After("gorm:raw").Register("optimize:count", count),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Resolve picks the DSN: the flag if given, else $OPTIMIZE_STORAGE, else
@@ -145,7 +176,11 @@ func Open(dsn string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("storage %s: cannot connect: %s%s", st.Label, scrub(oneLine(err), dsn), tried)
 	}
-	st.DB, st.retryFor = db, retryFor
+	st.db, st.retryFor = db, retryFor
+	if err := st.countStatements(); err != nil {
+		closeQuietly(db)
+		return nil, fmt.Errorf("storage %s: %s", st.Label, oneLine(err))
+	}
 	if st.Postgres {
 		sqlDB, err := db.DB()
 		if err != nil {
@@ -291,27 +326,27 @@ func hidePassword(dsn string) string {
 // gorm's AutoMigrate checks for each table and then creates it, so
 // concurrent migrations of a fresh database race and one fails.
 func (s *Store) Migrate() error {
-	if err := rdb.RunAutoMigrate(s.DB); err != nil {
+	if err := rdb.RunAutoMigrate(s.db); err != nil {
 		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
 	}
-	if err := s.DB.Exec(trialsByStudy).Error; err != nil {
+	if err := s.db.Exec(trialsByStudy).Error; err != nil {
 		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
 	}
-	if err := s.DB.AutoMigrate(&StudyRow{}, &TrialRow{}, &TrialSeedRow{}); err != nil {
+	if err := s.db.AutoMigrate(&studyRow{}, &trialRow{}, &trialSeedRow{}); err != nil {
 		return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
 	}
-	m := s.DB.Migrator()
+	m := s.db.Migrator()
 	// Older databases have a study column "definition", NOT NULL without a
 	// default, that nothing reads any more: new studies could not be added.
-	if m.HasColumn(&StudyRow{}, "definition") {
-		if err := m.DropColumn(&StudyRow{}, "definition"); err != nil {
+	if m.HasColumn(&studyRow{}, "definition") {
+		if err := m.DropColumn(&studyRow{}, "definition"); err != nil {
 			return fmt.Errorf("storage %s: migrate: drop study_rows.definition: %s", s.Label, oneLine(err))
 		}
 	}
 	// idx_trial_report replaced idx_study_report when the violation columns
 	// joined what a report reads per trial.
-	if m.HasIndex(&TrialRow{}, "idx_study_report") {
-		if err := m.DropIndex(&TrialRow{}, "idx_study_report"); err != nil {
+	if m.HasIndex(&trialRow{}, "idx_study_report") {
+		if err := m.DropIndex(&trialRow{}, "idx_study_report"); err != nil {
 			return fmt.Errorf("storage %s: migrate: drop idx_study_report: %s", s.Label, oneLine(err))
 		}
 	}
@@ -327,7 +362,7 @@ func (s *Store) Goptuna() goptuna.Storage {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
-	sqlDB, err := s.DB.DB()
+	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}

@@ -23,46 +23,66 @@ import (
 var ErrStudyNotFound = errors.New("study not found")
 
 // StudyByName loads a study.
-func (s *Store) StudyByName(name string) (*StudyRow, error) {
-	var st StudyRow
-	err := s.DB.Where("name = ?", name).First(&st).Error
+func (s *Store) StudyByName(name string) (*Study, error) {
+	var row studyRow
+	err := s.db.Where("name = ?", name).First(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || missingTable(err) {
 		return nil, fmt.Errorf("%w: %q", ErrStudyNotFound, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: %s", s.Label, oneLine(err))
 	}
+	st, err := row.study()
+	if err != nil {
+		return nil, err
+	}
 	return &st, nil
 }
 
 // Studies lists every study, oldest first.
-func (s *Store) Studies() ([]StudyRow, error) {
-	var out []StudyRow
-	err := s.DB.Order("id").Find(&out).Error
-	return out, err
+func (s *Store) Studies() ([]Study, error) {
+	var rows []studyRow
+	if err := s.db.Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("storage %s: studies: %s", s.Label, oneLine(err))
+	}
+	out := make([]Study, len(rows))
+	for i := range rows {
+		var err error
+		if out[i], err = rows[i].study(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-// Trials returns a study's trials in number order, every column.
-func (s *Store) Trials(studyID uint) ([]TrialRow, error) {
-	var out []TrialRow
-	err := s.DB.Where("study_id = ?", studyID).Order("number").Find(&out).Error
-	return out, err
+// CreateStudy stores a new study (with its baseline) and sets its ID and
+// creation time.
+func (s *Store) CreateStudy(st *Study) error {
+	row, err := st.row()
+	if err != nil {
+		return fmt.Errorf("study %s: %v", st.Name, err)
+	}
+	if err := s.db.Create(row).Error; err != nil {
+		return fmt.Errorf("storage %s: create study %s: %s", s.Label, st.Name, oneLine(err))
+	}
+	st.ID, st.CreatedAt = row.ID, row.CreatedAt
+	return nil
 }
 
-// Trial is one trial as a report reads it, its columns decoded.
-type Trial struct {
-	ID         uint
-	Number     int
-	State      string
-	Params     []float64 // aligned with the template's parameters; NaN where inactive
-	Score      float64
-	Objectives []float64 // the template's objectives, means over the seeds; NaN where missing
-	// Judged says whether the row holds its constraint violations: rows
-	// written before they were stored do not, until back-filled.
-	Judged     bool
-	Violations []float64    // each constraint's shortfall (NaN: not measured)
-	Violation  float64      // their total (search.Evaluation.Violation)
-	SeedRanges [][2]float64 // each objective's range over the seeds; nil when not stored
+// Trials returns a study's trials in number order, decoded.
+func (s *Store) Trials(studyID uint) ([]Trial, error) {
+	var rows []trialRow
+	if err := s.db.Where("study_id = ?", studyID).Order("number").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("storage %s: trials: %s", s.Label, oneLine(err))
+	}
+	out := make([]Trial, len(rows))
+	for i := range rows {
+		var err error
+		if out[i], err = rows[i].trial(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ReportTrials returns a study's trials in number order with only the
@@ -96,7 +116,7 @@ func (s *Store) reportTrials(rest string, args ...any) ([]Trial, error) {
 	if cols.violation {
 		judged = "violations, violation"
 	}
-	rows, err := s.DB.Raw("SELECT id, number, state, params, score, objectives, "+ranges+", "+judged+
+	rows, err := s.db.Raw("SELECT id, number, state, params, score, objectives, "+ranges+", "+judged+
 		" FROM trial_rows WHERE "+rest, args...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: trials: %s", s.Label, oneLine(err))
@@ -162,22 +182,39 @@ func decodeRanges(js string, objectives int) [][2]float64 {
 	return out
 }
 
-// TrialMetrics returns one trial's mean metrics (JSON metrics.Summary).
-func (s *Store) TrialMetrics(trialID uint) (string, error) {
-	var t TrialRow
-	if err := s.DB.Select("metrics").Where("id = ?", trialID).Take(&t).Error; err != nil {
-		return "", fmt.Errorf("storage %s: trial metrics: %s", s.Label, oneLine(err))
+// TrialMetrics returns one trial's mean metrics over the seeds.
+func (s *Store) TrialMetrics(trialID uint) (metrics.Summary, error) {
+	var t trialRow
+	if err := s.db.Select("number", "metrics").Where("id = ?", trialID).Take(&t).Error; err != nil {
+		return metrics.Summary{}, fmt.Errorf("storage %s: trial metrics: %s", s.Label, oneLine(err))
 	}
-	return t.Metrics, nil
+	m, err := decodeMetrics(t.Metrics)
+	if err != nil {
+		return m, fmt.Errorf("trial %d: metrics: %v", t.Number, err)
+	}
+	return m, nil
 }
 
-// TrialSeedRows returns one trial's per-seed rows.
-func (s *Store) TrialSeedRows(trialID uint) ([]TrialSeedRow, error) {
-	var rows []TrialSeedRow
-	if err := s.DB.Where("trial_id = ?", trialID).Order("id").Find(&rows).Error; err != nil {
+// SeedMetrics returns one trial's metrics on each seed, in the order they
+// were stored (the study's seed order).
+func (s *Store) SeedMetrics(trialID uint) ([]SeedRun, error) {
+	var rows []trialSeedRow
+	if err := s.db.Where("trial_id = ?", trialID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("storage %s: per-seed metrics: %s", s.Label, oneLine(err))
 	}
-	return rows, nil
+	return seedRuns(rows)
+}
+
+func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
+	out := make([]SeedRun, len(rows))
+	for i, r := range rows {
+		m, err := decodeMetrics(r.Metrics)
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: metrics: %v", r.Seed, err)
+		}
+		out[i] = SeedRun{Seed: r.Seed, Metrics: m}
+	}
+	return out, nil
 }
 
 // trialColumns says which of the trial table's later columns a database
@@ -188,44 +225,54 @@ type trialColumns struct{ seedRanges, violation bool }
 // columns is asked once per store.
 func (s *Store) columns() trialColumns {
 	s.columnsOnce.Do(func() {
-		m := s.DB.Migrator()
-		s.cols = trialColumns{seedRanges: m.HasColumn(&TrialRow{}, "seed_ranges"), violation: m.HasColumn(&TrialRow{}, "violation")}
+		m := s.db.Migrator()
+		s.cols = trialColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation")}
 	})
 	return s.cols
 }
 
-// SeedRows returns the per-seed rows of a study's trials by trial id.
-func (s *Store) SeedRows(studyID uint) (map[uint][]TrialSeedRow, error) {
-	var rows []TrialSeedRow
-	err := s.DB.Where("trial_id IN (?)", s.DB.Model(&TrialRow{}).Select("id").Where("study_id = ?", studyID)).
+// StudySeedMetrics returns every trial's per-seed metrics of a study, by
+// trial id.
+func (s *Store) StudySeedMetrics(studyID uint) (map[uint][]SeedRun, error) {
+	var rows []trialSeedRow
+	err := s.db.Where("trial_id IN (?)", s.db.Model(&trialRow{}).Select("id").Where("study_id = ?", studyID)).
 		Order("id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: per-seed metrics: %s", s.Label, oneLine(err))
 	}
-	out := make(map[uint][]TrialSeedRow)
+	byTrial := make(map[uint][]trialSeedRow)
 	for _, r := range rows {
-		out[r.TrialID] = append(out[r.TrialID], r)
+		byTrial[r.TrialID] = append(byTrial[r.TrialID], r)
+	}
+	out := make(map[uint][]SeedRun, len(byTrial))
+	for id, rows := range byTrial {
+		var err error
+		if out[id], err = seedRuns(rows); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 // Counts returns how many of a study's trials are complete and running.
 func (s *Store) Counts(studyID uint) (complete, running int64, err error) {
-	if err = s.DB.Model(&TrialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
+	if err = s.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
 		return
 	}
-	err = s.DB.Model(&TrialRow{}).Where("study_id = ? AND state = ?", studyID, TrialRunning).Count(&running).Error
+	err = s.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", studyID, TrialRunning).Count(&running).Error
 	return
 }
 
 // Claim is the outcome of ClaimTrial.
 type Claim struct {
-	Trial  *TrialRow // the new running trial, nil when none may start
-	Rescue []byte    // JSON params to re-run (a dead worker's trial), nil for a fresh proposal
-	Done   bool      // the study has its total of complete trials
+	Trial *Trial // the new running trial, nil when none may start
+	// Rescue is the stored parameter vector to re-run (a dead worker's
+	// trial; NaN where inactive), nil for a fresh proposal.
+	Rescue []float64
+	Done   bool // the study has its total of complete trials
 	// Failed are the dead workers' trials this claim marked failed, here
 	// and in the sampler's tables, in the claim's transaction.
-	Failed []TrialRow
+	Failed []Trial
 }
 
 // ClaimTrial starts the study's next trial for worker, inside one
@@ -240,7 +287,7 @@ type Claim struct {
 //
 // A read-only look comes first (idle): when it finds nothing to claim or
 // rescue, no write transaction is taken.
-func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, isAlive func(owner string) bool) (Claim, error) {
+func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isAlive func(owner string) bool) (Claim, error) {
 	done, idle, err := s.idle(study.ID, lease, isAlive)
 	if err != nil {
 		return Claim{}, fmt.Errorf("storage %s: claim a trial: %s", s.Label, oneLine(err))
@@ -251,7 +298,7 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 	var claim Claim
 	err = s.transaction(func(tx *gorm.DB) error {
 		claim = Claim{} // a run again after a lost connection starts afresh
-		var locked StudyRow
+		var locked studyRow
 		q := tx
 		if s.Postgres {
 			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
@@ -262,14 +309,14 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 		// Sorted here, not by ORDER BY number: that would lead SQLite's
 		// planner to walk the whole study by idx_study_number instead of
 		// the few running rows by idx_study_state_score.
-		var running []TrialRow
+		var running []trialRow
 		if err := tx.Where("study_id = ? AND state = ?", study.ID, TrialRunning).Find(&running).Error; err != nil {
 			return err
 		}
-		slices.SortFunc(running, func(a, b TrialRow) int { return cmp.Compare(a.Number, b.Number) })
+		slices.SortFunc(running, func(a, b trialRow) int { return cmp.Compare(a.Number, b.Number) })
 		now := time.Now()
 		live := 0
-		var rescue *TrialRow
+		var rescue *trialRow
 		for i := range running {
 			t := &running[i]
 			if !leaseLost(t, now, lease, isAlive) {
@@ -278,7 +325,7 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			}
 			// Only while still running: on PostgreSQL the owner's Complete
 			// may commit between the read above and this write.
-			res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).
+			res := tx.Model(&trialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).
 				Updates(map[string]any{"state": TrialFailed, "finished_at": now})
 			if res.Error != nil {
 				return res.Error
@@ -287,7 +334,11 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 				live++ // it completed meanwhile: counted like a live trial
 				continue
 			}
-			claim.Failed = append(claim.Failed, *t)
+			failed, err := t.trial()
+			if err != nil {
+				return err
+			}
+			claim.Failed = append(claim.Failed, failed)
 			if rescue == nil && t.Params != "" {
 				rescue = t // one that died before its proposal ran nothing
 			}
@@ -303,7 +354,7 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			}
 		}
 		var complete int64
-		if err := tx.Model(&TrialRow{}).Where("study_id = ? AND state = ?", study.ID, TrialComplete).Count(&complete).Error; err != nil {
+		if err := tx.Model(&trialRow{}).Where("study_id = ? AND state = ?", study.ID, TrialComplete).Count(&complete).Error; err != nil {
 			return err
 		}
 		if int(complete) >= locked.TrialsTotal {
@@ -319,7 +370,7 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			// read by idx_study_state_score and the lowest picked here).
 			// NOT EXISTS goes through idx_study_rescue: a NOT IN list of
 			// every rescue would be read whole for each claim.
-			var orphans []TrialRow
+			var orphans []trialRow
 			err := tx.Where("study_id = ? AND state = ? AND params <> '' AND NOT EXISTS (?)", study.ID, TrialFailed,
 				tx.Table("trial_rows AS r").Select("1").Where("r.study_id = trial_rows.study_id AND r.rescue_of = trial_rows.number")).
 				Find(&orphans).Error
@@ -333,24 +384,27 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			}
 		}
 		var last struct{ N *int }
-		if err := tx.Model(&TrialRow{}).Select("MAX(number) AS n").Where("study_id = ?", study.ID).Scan(&last).Error; err != nil {
+		if err := tx.Model(&trialRow{}).Select("MAX(number) AS n").Where("study_id = ?", study.ID).Scan(&last).Error; err != nil {
 			return err
 		}
 		next := 0
 		if last.N != nil {
 			next = *last.N + 1
 		}
-		t := &TrialRow{StudyID: study.ID, Number: next, State: TrialRunning, Worker: worker,
+		t := &trialRow{StudyID: study.ID, Number: next, State: TrialRunning, Worker: worker,
 			HeartbeatAt: now, StartedAt: now, RescueOf: -1}
 		if rescue != nil {
 			t.RescueOf = rescue.Number
 			t.Params = rescue.Params
-			claim.Rescue = []byte(rescue.Params)
+			var err error
+			if claim.Rescue, err = DecodeFloats(rescue.Params); err != nil {
+				return fmt.Errorf("trial %d: params: %v", rescue.Number, err)
+			}
 		}
 		if err := tx.Create(t).Error; err != nil {
 			return err
 		}
-		claim.Trial = t
+		claim.Trial = &Trial{ID: t.ID, Number: t.Number, State: t.State, Worker: t.Worker, RescueOf: t.RescueOf}
 		return nil
 	})
 	if err != nil {
@@ -366,12 +420,12 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 // transaction still decides every claim; reads racing with writers only
 // delay one to the next poll (complete counts never drop).
 func (s *Store) idle(studyID uint, lease time.Duration, isAlive func(owner string) bool) (done, idle bool, err error) {
-	var study StudyRow
-	if err := s.DB.Select("trials_total").First(&study, studyID).Error; err != nil {
+	var study studyRow
+	if err := s.db.Select("trials_total").First(&study, studyID).Error; err != nil {
 		return false, false, err
 	}
-	var running []TrialRow
-	if err := s.DB.Select("worker", "heartbeat_at").Where("study_id = ? AND state = ?", studyID, TrialRunning).Find(&running).Error; err != nil {
+	var running []trialRow
+	if err := s.db.Select("worker", "heartbeat_at").Where("study_id = ? AND state = ?", studyID, TrialRunning).Find(&running).Error; err != nil {
 		return false, false, err
 	}
 	now := time.Now()
@@ -381,7 +435,7 @@ func (s *Store) idle(studyID uint, lease time.Duration, isAlive func(owner strin
 		}
 	}
 	var complete int64
-	if err := s.DB.Model(&TrialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
+	if err := s.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
 		return false, false, err
 	}
 	done = int(complete) >= study.TrialsTotal
@@ -390,18 +444,18 @@ func (s *Store) idle(studyID uint, lease time.Duration, isAlive func(owner strin
 
 // leaseLost reports whether a running trial's worker is gone: no heartbeat
 // for lease, or an owner that isAlive says is dead.
-func leaseLost(t *TrialRow, now time.Time, lease time.Duration, isAlive func(owner string) bool) bool {
+func leaseLost(t *trialRow, now time.Time, lease time.Duration, isAlive func(owner string) bool) bool {
 	return now.Sub(t.HeartbeatAt) > lease || (isAlive != nil && !isAlive(t.Worker))
 }
 
 // Heartbeat renews a running trial's lease.
-func (s *Store) Heartbeat(t *TrialRow) error {
-	return s.DB.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).
+func (s *Store) Heartbeat(t *Trial) error {
+	return s.db.Model(&trialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).
 		Update("heartbeat_at", time.Now()).Error
 }
 
 // SetProposal records the sampler's trial id and parameters.
-func (s *Store) SetProposal(t *TrialRow, goptunaID int, params []float64) error {
+func (s *Store) SetProposal(t *Trial, goptunaID int, params []float64) error {
 	return s.transaction(func(tx *gorm.DB) error { return setProposal(tx, t, goptunaID, params) })
 }
 
@@ -411,7 +465,7 @@ func (s *Store) SetProposal(t *TrialRow, goptunaID int, params []float64) error 
 // its claim, or has a proposal already (an earlier run of this
 // transaction committed although its connection was lost); nothing of
 // this one is kept.
-func (s *Store) ProposalIn(st goptuna.Storage, t *TrialRow, goptunaID int, params []float64) error {
+func (s *Store) ProposalIn(st goptuna.Storage, t *Trial, goptunaID int, params []float64) error {
 	tx, err := stepTx(st)
 	if err != nil {
 		return err
@@ -419,9 +473,9 @@ func (s *Store) ProposalIn(st goptuna.Storage, t *TrialRow, goptunaID int, param
 	return setProposal(tx, t, goptunaID, params)
 }
 
-func setProposal(tx *gorm.DB, t *TrialRow, goptunaID int, params []float64) error {
+func setProposal(tx *gorm.DB, t *Trial, goptunaID int, params []float64) error {
 	encoded := EncodeParams(params)
-	res := tx.Model(&TrialRow{}).Where("id = ? AND state = ? AND goptuna_id = 0", t.ID, TrialRunning).
+	res := tx.Model(&trialRow{}).Where("id = ? AND state = ? AND goptuna_id = 0", t.ID, TrialRunning).
 		Updates(map[string]any{"goptuna_id": goptunaID, "params": encoded})
 	if res.Error != nil {
 		return res.Error
@@ -429,7 +483,7 @@ func setProposal(tx *gorm.DB, t *TrialRow, goptunaID int, params []float64) erro
 	if res.RowsAffected != 1 {
 		return fmt.Errorf("trial %d: %w", t.Number, ErrLeaseLost)
 	}
-	t.GoptunaID, t.Params = goptunaID, encoded
+	t.GoptunaID, t.Params = goptunaID, slices.Clone(params)
 	return nil
 }
 
@@ -458,7 +512,7 @@ type Outcome struct {
 // ErrLeaseLost; any other error is the database's, or a value that
 // cannot be stored. A NaN objective or violation is stored as null (JSON
 // has no NaN), a NaN total violation as a full shortfall of 1.
-func (s *Store) Complete(t *TrialRow, o Outcome) error {
+func (s *Store) Complete(t *Trial, o Outcome) error {
 	err := s.transaction(func(tx *gorm.DB) error { return s.complete(tx, t, o) })
 	return s.completeError(t, err)
 }
@@ -469,7 +523,7 @@ func (s *Store) Complete(t *TrialRow, o Outcome) error {
 // run committed unseen, this one finds the trial complete already and
 // answers ErrLeaseLost, so the result is still recorded once. Database
 // errors come back as they are, for the transaction's retry to read.
-func (s *Store) CompleteIn(st goptuna.Storage, t *TrialRow, o Outcome) error {
+func (s *Store) CompleteIn(st goptuna.Storage, t *Trial, o Outcome) error {
 	tx, err := stepTx(st)
 	if err != nil {
 		return err
@@ -481,7 +535,7 @@ func (s *Store) CompleteIn(st goptuna.Storage, t *TrialRow, o Outcome) error {
 	return err
 }
 
-func (s *Store) complete(tx *gorm.DB, t *TrialRow, o Outcome) error {
+func (s *Store) complete(tx *gorm.DB, t *Trial, o Outcome) error {
 	if len(o.Seeds) != len(o.PerSeed) {
 		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(o.PerSeed), len(o.Seeds))
 	}
@@ -501,15 +555,15 @@ func (s *Store) complete(tx *gorm.DB, t *TrialRow, o Outcome) error {
 		}
 		set["violations"], set["violation"] = EncodeFloats(o.Violations), total
 	}
-	rows := make([]TrialSeedRow, len(o.Seeds))
+	rows := make([]trialSeedRow, len(o.Seeds))
 	for i, seed := range o.Seeds {
 		js, err := encodeMetrics(o.PerSeed[i])
 		if err != nil {
 			return fmt.Errorf("trial %d: seed %d: metrics: %v", t.Number, seed, err)
 		}
-		rows[i] = TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: js}
+		rows[i] = trialSeedRow{TrialID: t.ID, Seed: seed, Metrics: js}
 	}
-	res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
+	res := tx.Model(&trialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -522,7 +576,7 @@ func (s *Store) complete(tx *gorm.DB, t *TrialRow, o Outcome) error {
 	return tx.Create(&rows).Error
 }
 
-func (s *Store) completeError(t *TrialRow, err error) error {
+func (s *Store) completeError(t *Trial, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -535,13 +589,13 @@ func (s *Store) completeError(t *TrialRow, err error) error {
 // Release gives a claimed trial back unfinished (clean shutdown): it is
 // deleted so that its number is not counted and its parameters are
 // proposed afresh.
-func (s *Store) Release(t *TrialRow) error {
+func (s *Store) Release(t *Trial) error {
 	return s.transaction(func(tx *gorm.DB) error { return release(tx, t) })
 }
 
 // ReleaseIn is Release in the sampler's transaction st (search's Fail
 // hook): the sampler's trial fails as ours is given back.
-func (s *Store) ReleaseIn(st goptuna.Storage, t *TrialRow) error {
+func (s *Store) ReleaseIn(st goptuna.Storage, t *Trial) error {
 	tx, err := stepTx(st)
 	if err != nil {
 		return err
@@ -549,24 +603,24 @@ func (s *Store) ReleaseIn(st goptuna.Storage, t *TrialRow) error {
 	return release(tx, t)
 }
 
-func release(tx *gorm.DB, t *TrialRow) error {
-	return tx.Where("id = ? AND state = ?", t.ID, TrialRunning).Delete(&TrialRow{}).Error
+func release(tx *gorm.DB, t *Trial) error {
+	return tx.Where("id = ? AND state = ?", t.ID, TrialRunning).Delete(&trialRow{}).Error
 }
 
 // DeleteStudy removes a study and all its trials (ours; goptuna's study is
 // removed by the caller through goptuna).
-func (s *Store) DeleteStudy(st *StudyRow) error {
+func (s *Store) DeleteStudy(st *Study) error {
 	return s.transaction(func(tx *gorm.DB) error {
 		if err := deleteEvidence(tx, st.ID); err != nil {
 			return err
 		}
-		if err := tx.Where("trial_id IN (?)", tx.Model(&TrialRow{}).Select("id").Where("study_id = ?", st.ID)).Delete(&TrialSeedRow{}).Error; err != nil {
+		if err := tx.Where("trial_id IN (?)", tx.Model(&trialRow{}).Select("id").Where("study_id = ?", st.ID)).Delete(&trialSeedRow{}).Error; err != nil {
 			return err
 		}
-		if err := tx.Where("study_id = ?", st.ID).Delete(&TrialRow{}).Error; err != nil {
+		if err := tx.Where("study_id = ?", st.ID).Delete(&trialRow{}).Error; err != nil {
 			return err
 		}
-		return tx.Delete(&StudyRow{}, st.ID).Error
+		return tx.Delete(&studyRow{}, st.ID).Error
 	})
 }
 
@@ -638,7 +692,7 @@ func (s *Store) Fingerprint(studyID uint) (string, error) {
 		Finished sql.NullString
 		MaxID    int64
 	}
-	err := s.DB.Model(&TrialRow{}).Where("study_id = ?", studyID).
+	err := s.db.Model(&trialRow{}).Where("study_id = ?", studyID).
 		Select("COUNT(*) AS n, SUM(CASE WHEN state = ? THEN 1 ELSE 0 END) AS running, MAX(finished_at) AS finished, MAX(id) AS max_id", TrialRunning).
 		Scan(&t).Error
 	if err != nil {
@@ -648,10 +702,10 @@ func (s *Store) Fingerprint(studyID uint) (string, error) {
 		Updated sql.NullString
 		Runs    int64
 	}
-	if s.DB.Migrator().HasTable(&EvidenceRow{}) {
-		err := s.DB.Model(&EvidenceRow{}).Where("study_id = ?", studyID).Select("MAX(updated_at) AS updated").Scan(&evidence).Error
+	if s.db.Migrator().HasTable(&evidenceRow{}) {
+		err := s.db.Model(&evidenceRow{}).Where("study_id = ?", studyID).Select("MAX(updated_at) AS updated").Scan(&evidence).Error
 		if err == nil {
-			err = s.DB.Model(&EvidenceRunRow{}).Where("study_id = ?", studyID).Count(&evidence.Runs).Error
+			err = s.db.Model(&evidenceRunRow{}).Where("study_id = ?", studyID).Count(&evidence.Runs).Error
 		}
 		if err != nil {
 			return "", fmt.Errorf("storage %s: fingerprint: %s", s.Label, oneLine(err))
@@ -659,8 +713,8 @@ func (s *Store) Fingerprint(studyID uint) (string, error) {
 	}
 	// The study's id, creation and total tell a study from another that
 	// took its name after a delete.
-	var st StudyRow
-	if err := s.DB.Select("id", "created_at", "trials_total").Where("id = ?", studyID).Take(&st).Error; err != nil {
+	var st studyRow
+	if err := s.db.Select("id", "created_at", "trials_total").Where("id = ?", studyID).Take(&st).Error; err != nil {
 		return "", fmt.Errorf("storage %s: fingerprint: %s", s.Label, oneLine(err))
 	}
 	return fmt.Sprintf("%d/%d/%d/%d/%d/%s/%d/%s/%d", st.ID, st.CreatedAt.UnixNano(), st.TrialsTotal, t.N, t.Running,
@@ -692,9 +746,9 @@ type Judgement struct {
 // StoreViolations back-fills the violations of trials written before they
 // were stored, in one transaction; it needs a migrated database.
 func (s *Store) StoreViolations(js []Judgement) error {
-	err := s.DB.Transaction(func(tx *gorm.DB) error {
+	err := s.db.Transaction(func(tx *gorm.DB) error {
 		for _, j := range js {
-			err := tx.Model(&TrialRow{}).Where("id = ?", j.TrialID).
+			err := tx.Model(&trialRow{}).Where("id = ?", j.TrialID).
 				Updates(map[string]any{"violations": EncodeFloats(j.Violations), "violation": j.Violation}).Error
 			if err != nil {
 				return err
@@ -716,8 +770,8 @@ func (s *Store) Unjudged() ([]string, error) {
 		return nil, nil
 	}
 	var names []string
-	err := s.DB.Model(&StudyRow{}).Where("id IN (?)",
-		s.DB.Model(&TrialRow{}).Select("study_id").Where("state = ? AND violation IS NULL", TrialComplete)).
+	err := s.db.Model(&studyRow{}).Where("id IN (?)",
+		s.db.Model(&trialRow{}).Select("study_id").Where("state = ? AND violation IS NULL", TrialComplete)).
 		Order("id").Pluck("name", &names).Error
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: studies to back-fill: %s", s.Label, oneLine(err))

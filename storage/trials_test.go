@@ -26,10 +26,11 @@ func openTemp(t *testing.T) *Store {
 	return st
 }
 
-func newStudy(t *testing.T, st *Store, total int) *StudyRow {
+func newStudy(t *testing.T, st *Store, total int) *Study {
 	t.Helper()
-	row := &StudyRow{Name: "s", Template: "x", Workload: "w", Seeds: "[42]", Sampler: "tpe", TrialsTotal: total}
-	if err := st.DB.Create(row).Error; err != nil {
+	row := &Study{Name: "s", Template: "x", Workload: "w", Seeds: []int64{42}, Sampler: "tpe", TrialsTotal: total,
+		BaselineSeeds: []metrics.Summary{{}}}
+	if err := st.CreateStudy(row); err != nil {
 		t.Fatal(err)
 	}
 	return row
@@ -102,13 +103,13 @@ func TestExpiredLeaseIsRescued(t *testing.T) {
 	live, _ := st.ClaimTrial(row, "live", time.Minute, nil)
 	st.SetProposal(live.Trial, 8, []float64{0.5, 1})
 	// The dead worker stopped beating long ago.
-	st.DB.Model(&TrialRow{}).Where("id = ?", dead.Trial.ID).Update("heartbeat_at", time.Now().Add(-time.Hour))
+	st.db.Model(&trialRow{}).Where("id = ?", dead.Trial.ID).Update("heartbeat_at", time.Now().Add(-time.Hour))
 	c, err := st.ClaimTrial(row, "new", time.Minute, nil)
 	if err != nil || c.Trial == nil {
 		t.Fatalf("claim: %+v %v", c, err)
 	}
-	if string(c.Rescue) != "[0.25,3]" || c.Trial.RescueOf != dead.Trial.Number || c.Trial.Number != 2 {
-		t.Fatalf("rescue %s of %d as number %d", c.Rescue, c.Trial.RescueOf, c.Trial.Number)
+	if EncodeFloats(c.Rescue) != "[0.25,3]" || c.Trial.RescueOf != dead.Trial.Number || c.Trial.Number != 2 {
+		t.Fatalf("rescue %v of %d as number %d", c.Rescue, c.Trial.RescueOf, c.Trial.Number)
 	}
 	trials, _ := st.Trials(row.ID)
 	if trials[0].State != TrialFailed || trials[1].State != TrialRunning {
@@ -137,7 +138,7 @@ func TestDeadOwnerRescuedAtOnce(t *testing.T) {
 	first, _ := st.ClaimTrial(row, "gone", time.Hour, nil)
 	st.SetProposal(first.Trial, 1, []float64{9})
 	c, _ := st.ClaimTrial(row, "me", time.Hour, func(owner string) bool { return owner != "gone" })
-	if string(c.Rescue) != "[9]" {
+	if EncodeFloats(c.Rescue) != "[9]" {
 		t.Fatalf("dead owner's trial not rescued: %+v", c)
 	}
 }
@@ -153,7 +154,7 @@ func TestSQLiteConnectionSettings(t *testing.T) {
 	defer st.Close()
 	for pragma, want := range map[string]string{"journal_mode": "wal", "busy_timeout": "10000", "foreign_keys": "1"} {
 		var got string
-		if err := st.DB.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil || got != want {
+		if err := st.db.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
 		}
 	}
@@ -168,8 +169,8 @@ func TestCompleteStoresEverySeed(t *testing.T) {
 	if err := st.Complete(c.Trial, Outcome{Score: 1, Mean: metrics.Summary{Completed: 2}, Seeds: []int64{42, 43, 44}, PerSeed: perSeed}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []TrialSeedRow
-	st.DB.Where("trial_id = ?", c.Trial.ID).Order("id").Find(&rows)
+	var rows []trialSeedRow
+	st.db.Where("trial_id = ?", c.Trial.ID).Order("id").Find(&rows)
 	if len(rows) != 3 {
 		t.Fatalf("%d per-seed rows, want 3", len(rows))
 	}
@@ -189,7 +190,7 @@ func TestCompleteReportsDatabaseErrors(t *testing.T) {
 	st := openTemp(t)
 	row := newStudy(t, st, 1)
 	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
-	if err := st.DB.Exec(`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
+	if err := st.db.Exec(`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
 		t.Fatal(err)
 	}
 	err := st.Complete(c.Trial, Outcome{Score: 1, Seeds: []int64{42}, PerSeed: []metrics.Summary{{}}})
@@ -216,7 +217,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 	defer other.Close()
 	hold := func(check func()) {
 		t.Helper()
-		tx := other.DB.Begin() // BEGIN IMMEDIATE: the write lock
+		tx := other.db.Begin() // BEGIN IMMEDIATE: the write lock
 		if tx.Error != nil {
 			t.Fatal(tx.Error)
 		}
@@ -244,8 +245,14 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 
 // studyRowV1 is the study table as older versions created it.
 type studyRowV1 struct {
-	StudyRow
-	Definition string `gorm:"type:text;not null"`
+	ID                                 uint   `gorm:"primaryKey"`
+	Name                               string `gorm:"size:255;uniqueIndex;not null"`
+	Template, Workload, Seeds, Sampler string
+	SamplerSeed                        int64
+	TrialsTotal                        int
+	Baseline, BaselineSeeds            string `gorm:"type:text"`
+	Definition                         string `gorm:"type:text;not null"`
+	CreatedAt                          time.Time
 }
 
 func (studyRowV1) TableName() string { return "study_rows" }
@@ -258,17 +265,17 @@ func TestMigrateDropsRetiredDefinitionColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.DB.AutoMigrate(&studyRowV1{}); err != nil {
+	if err := st.db.AutoMigrate(&studyRowV1{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DB.Create(&studyRowV1{StudyRow: StudyRow{Name: "old", Seeds: "[42]"}, Definition: "{}"}).Error; err != nil {
+	if err := st.db.Create(&studyRowV1{Name: "old", Seeds: "[42]", Baseline: "{}", BaselineSeeds: "[{}]", Definition: "{}"}).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Migrate(); err != nil {
 		t.Fatal(err)
 	}
 	newStudy(t, st, 1)
-	if old, err := st.StudyByName("old"); err != nil || old.Seeds != "[42]" {
+	if old, err := st.StudyByName("old"); err != nil || len(old.Seeds) != 1 || old.Seeds[0] != 42 {
 		t.Fatalf("the old study after Migrate: %+v, %v", old, err)
 	}
 }
@@ -321,8 +328,12 @@ func TestCompleteStoresNaNAsNull(t *testing.T) {
 		got.Violations[0] != 0 || !math.IsNaN(got.Violations[1]) || got.SeedRanges[1] != [2]float64{1, 3} || !math.IsNaN(got.SeedRanges[0][0]) {
 		t.Fatalf("read back %+v", got)
 	}
-	js, err := st.TrialMetrics(got.ID)
-	if err != nil || !strings.Contains(js, `"completed":7`) || !strings.Contains(js, `"slo_gap":null`) {
-		t.Fatalf("metrics %q, %v", js, err)
+	var stored string
+	st.db.Model(&trialRow{}).Select("metrics").Where("id = ?", got.ID).Scan(&stored)
+	if !strings.Contains(stored, `"completed":7`) || !strings.Contains(stored, `"slo_gap":null`) {
+		t.Fatalf("stored metrics %q", stored)
+	}
+	if m, err := st.TrialMetrics(got.ID); err != nil || m.Completed != 7 {
+		t.Fatalf("metrics read back %+v, %v", m, err)
 	}
 }

@@ -48,26 +48,15 @@ func (r runs) seeds(key string, seeds []int64) ([]metrics.Summary, bool) {
 
 // storedRuns reads the study's stored evidence runs whose key starts with
 // prefix.
-func (e *Env) storedRuns(row *storage.StudyRow, prefix string) (runs, error) {
-	raw, err := e.Store.EvidenceRuns(row.ID, prefix)
-	if err != nil {
-		return nil, err
-	}
-	out := make(runs, len(raw))
-	for k, js := range raw {
-		var m metrics.Summary
-		if err := json.Unmarshal([]byte(js), &m); err != nil {
-			return nil, fmt.Errorf("evidence run %s seed %d: %v", k.Key, k.Seed, err)
-		}
-		out[k] = m
-	}
-	return out, nil
+func (e *Env) storedRuns(row *storage.Study, prefix string) (runs, error) {
+	stored, err := e.Store.EvidenceRuns(row.ID, prefix)
+	return runs(stored), err
 }
 
 // runJobs runs the jobs not stored yet on e.Workers goroutines, storing
 // each as it finishes, with a progress bar labelled label. When ctx ends,
 // jobs in flight finish and are stored; the rest are left for next time.
-func (e *Env) runJobs(ctx context.Context, row *storage.StudyRow, label string, jobs []job) error {
+func (e *Env) runJobs(ctx context.Context, row *storage.Study, label string, jobs []job) error {
 	done, err := e.storedRuns(row, "")
 	if err != nil {
 		return err
@@ -101,8 +90,7 @@ func (e *Env) runJobs(ctx context.Context, row *storage.StudyRow, label string, 
 			for j := range queue {
 				m, err := simulate(j.cfg, j.spec, j.seed)
 				if err == nil {
-					js, _ := json.Marshal(m)
-					err = e.Store.PutEvidenceRun(row.ID, j.key, j.seed, string(js))
+					err = e.Store.PutEvidenceRun(row.ID, j.key, j.seed, m)
 				}
 				if err != nil {
 					errs <- fmt.Errorf("%s, seed %d: %v", j.key, j.seed, err)

@@ -2,10 +2,11 @@ package studies
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"optimize/storage"
+	"optimize/internal/testkit"
 )
 
 // A validation of several trials runs the baseline once per workload and
@@ -50,7 +51,8 @@ func TestValidationPlanAndRegimeVerdicts(t *testing.T) {
 // A trial whose per-seed rows are gone cannot be shown as zeros: the
 // report says which trial and why.
 func TestMissingSeedRowsAreAnError(t *testing.T) {
-	env := testEnv(t, 1)
+	path := filepath.Join(t.TempDir(), "m.db")
+	env := testEnvAt(t, path, 1)
 	ctx := context.Background()
 	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "m", Trials: 3, Seeds: []int64{42, 43}, Sampler: "random", SamplerSeed: 1})
 	if err != nil {
@@ -67,7 +69,7 @@ func TestMissingSeedRowsAreAnError(t *testing.T) {
 	best := r.Complete[r.Best].Number
 	for _, tr := range trials {
 		if tr.Number == best {
-			env.Store.DB.Where("trial_id = ?", tr.ID).Delete(&storage.TrialSeedRow{})
+			testkit.DB(t, path).Exec("DELETE FROM trial_seed_rows WHERE trial_id = ?", tr.ID)
 		}
 	}
 	r, err = env.Load("m")

@@ -25,7 +25,7 @@ func syntheticReport(n int, seed uint64) *Report {
 	}}
 	var base metrics.Summary
 	base.E2E.P99, base.TokensPerSec, base.TTFT.P99, base.ITL.P99 = 100, 100, 100, 100
-	r := &Report{Study: &storage.StudyRow{Name: "synthetic"}, Template: tpl, Baseline: base, Best: -1}
+	r := &Report{Study: &storage.Study{Name: "synthetic"}, Template: tpl, Baseline: base, Best: -1}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for i := range n {
 		obj := make([]float64, 4)
@@ -201,7 +201,7 @@ func TestViolationSentence(t *testing.T) {
 		e := search.Judge([]float64{e2e}, []float64{100}, []bool{true}, []float64{violation}, 0)
 		return Result{Number: n, Objectives: []float64{e2e}, Score: e.Score(0), Violations: e.Violations, Violation: e.Violation(), Metrics: m}
 	}
-	r := &Report{Study: &storage.StudyRow{Name: "s"}, Template: tpl, Baseline: base}
+	r := &Report{Study: &storage.Study{Name: "s"}, Template: tpl, Baseline: base}
 	r.Complete = []Result{trial(0, 50, 98.99), trial(1, 80, 100)} // 0.01 points short, at half the latency
 	r.pareto()
 	if s := r.ViolationSentence(&r.Complete[1]); s != "" {

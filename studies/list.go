@@ -1,7 +1,6 @@
 package studies
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 	"time"
@@ -52,7 +51,7 @@ func (e *Env) Summaries() ([]StudySummary, error) {
 		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
 		if tpl, err := e.Registry.Get(row.Template); err == nil {
 			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize
-			if d, n, violates, ok := e.bestDelta(row.ID, row.Baseline, tpl); ok && !math.IsNaN(d) {
+			if d, n, violates, ok := e.bestDelta(row.ID, &row.Baseline, tpl); ok && !math.IsNaN(d) {
 				s.BestTrial, s.BestDelta, s.BestViolates = &n, &d, violates
 			}
 		}
@@ -63,27 +62,25 @@ func (e *Env) Summaries() ([]StudySummary, error) {
 
 // bestDelta is the best trial's primary objective against the baseline,
 // its number, and whether it misses a constraint.
-func (e *Env) bestDelta(studyID uint, baselineJSON string, tpl *strategies.Template) (delta float64, number int, violates, ok bool) {
+func (e *Env) bestDelta(studyID uint, baseline *metrics.Summary, tpl *strategies.Template) (delta float64, number int, violates, ok bool) {
 	best, err := e.Store.BestTrial(studyID)
 	if err != nil || best == nil {
 		return 0, 0, false, false
 	}
-	var baseline metrics.Summary
-	if json.Unmarshal([]byte(baselineJSON), &baseline) != nil || tpl.Primary >= len(best.Objectives) {
+	if tpl.Primary >= len(best.Objectives) {
 		return 0, 0, false, false
 	}
 	prim := tpl.Objectives[tpl.Primary]
-	b, err := strategies.Metric(&baseline, prim.Metric)
+	b, err := strategies.Metric(baseline, prim.Metric)
 	if err != nil {
 		return 0, 0, false, false
 	}
 	if !best.Judged { // stored by an older release: judge its metrics
-		var mean metrics.Summary
-		js, err := e.Store.TrialMetrics(best.ID)
-		if err != nil || json.Unmarshal([]byte(js), &mean) != nil {
+		mean, err := e.Store.TrialMetrics(best.ID)
+		if err != nil {
 			return 0, 0, false, false
 		}
-		judged, err := judge(tpl, &baseline, &mean)
+		judged, err := judge(tpl, baseline, &mean)
 		if err != nil {
 			return 0, 0, false, false
 		}

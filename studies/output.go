@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"optimize/search"
@@ -167,7 +168,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.Failed > 0 {
 		fmt.Fprintf(w, " (%d rescued)", r.Failed)
 	}
-	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s", r.Study.Workload, r.Study.Seeds, r.Study.Sampler)
+	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s", r.Study.Workload, strings.ReplaceAll(fmt.Sprint(r.Study.Seeds), " ", ","), r.Study.Sampler)
 	if r.Study.WarmFrom != "" {
 		fmt.Fprintf(w, " · warm-started from study %s", r.Study.WarmFrom)
 	}

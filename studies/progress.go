@@ -19,7 +19,7 @@ type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	bar   *progressbar.ProgressBar
-	row   *storage.StudyRow
+	row   *storage.Study
 	store *storage.Store
 	start time.Time
 	done0 int // complete trials when this process started
@@ -28,7 +28,7 @@ type progress struct {
 	describe func(t *storage.Trial) string
 }
 
-func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store, describe func(*storage.Trial) string) *progress {
+func newProgress(w io.Writer, row *storage.Study, store *storage.Store, describe func(*storage.Trial) string) *progress {
 	p := &progress{w: w, row: row, store: store, start: time.Now(), describe: describe}
 	complete, _, _ := store.Counts(row.ID)
 	p.done0, p.shown = int(complete), int(complete)

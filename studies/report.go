@@ -1,7 +1,6 @@
 package studies
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -15,7 +14,7 @@ import (
 
 // Report is a study's state and results.
 type Report struct {
-	Study       *storage.StudyRow
+	Study       *storage.Study
 	Template    *strategies.Template
 	Baseline    metrics.Summary
 	Seeds       []int64           // the study's seeds
@@ -80,29 +79,21 @@ func (t *storedTrial) load() {
 	if t.loaded {
 		return
 	}
-	js, err := t.store.TrialMetrics(t.id)
+	m, err := t.store.TrialMetrics(t.id)
 	if err != nil {
 		t.err = fmt.Errorf("trial %d: %v", t.number, err)
 		return
 	}
-	var m metrics.Summary
-	if err := json.Unmarshal([]byte(js), &m); err != nil {
-		t.err = fmt.Errorf("trial %d: metrics: %v", t.number, err)
-		return
-	}
-	rows, err := t.store.TrialSeedRows(t.id)
+	runs, err := t.store.SeedMetrics(t.id)
 	if err != nil {
 		t.err = fmt.Errorf("trial %d: %v", t.number, err)
 		return
 	}
 	perSeed := make([]metrics.Summary, len(t.seeds))
 	found := 0
-	for _, row := range rows {
-		if i := slices.Index(t.seeds, row.Seed); i >= 0 {
-			if err := json.Unmarshal([]byte(row.Metrics), &perSeed[i]); err != nil {
-				t.err = fmt.Errorf("trial %d: seed %d: metrics: %v", t.number, row.Seed, err)
-				return
-			}
+	for _, run := range runs {
+		if i := slices.Index(t.seeds, run.Seed); i >= 0 {
+			perSeed[i] = run.Metrics
 			found++
 		}
 	}
@@ -185,16 +176,7 @@ func (e *Env) Load(name string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Study: row, Template: tpl, Best: -1}
-	if err := json.Unmarshal([]byte(row.Baseline), &r.Baseline); err != nil {
-		return nil, fmt.Errorf("study %s: baseline: %v", name, err)
-	}
-	if err := json.Unmarshal([]byte(row.Seeds), &r.Seeds); err != nil {
-		return nil, fmt.Errorf("study %s: seeds: %v", name, err)
-	}
-	if err := json.Unmarshal([]byte(row.BaselineSeeds), &r.BaseSeeds); err != nil || len(r.BaseSeeds) != len(r.Seeds) {
-		return nil, fmt.Errorf("study %s: baseline per seed: %d runs for %d seeds (%v)", name, len(r.BaseSeeds), len(r.Seeds), err)
-	}
+	r := &Report{Study: row, Template: tpl, Best: -1, Baseline: row.Baseline, Seeds: row.Seeds, BaseSeeds: row.BaselineSeeds}
 	trials, err := e.Store.ReportTrials(row.ID)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package studies
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 	"testing"
@@ -19,7 +18,7 @@ func TestReportCarriesPerSeedMetrics(t *testing.T) {
 	if len(r.Seeds) != 3 || len(r.BaseSeeds) != 3 {
 		t.Fatalf("seeds %v, %d baseline runs", r.Seeds, len(r.BaseSeeds))
 	}
-	rows, err := env.Store.SeedRows(r.Study.ID)
+	rows, err := env.Store.StudySeedMetrics(r.Study.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func TestReportCarriesPerSeedMetrics(t *testing.T) {
 			t.Fatalf("trial %d: %d per-seed runs", c.Number, len(seeds))
 		}
 		for _, row := range rows[trialID(t, env, r, c.Number)] {
-			if i := slices.Index(r.Seeds, row.Seed); get(&seeds[i]) != seedValue(t, row.Metrics, get) {
+			if i := slices.Index(r.Seeds, row.Seed); get(&seeds[i]) != get(&row.Metrics) {
 				t.Fatalf("trial %d: PerSeed[%d] is not seed %d's run", c.Number, i, row.Seed)
 			}
 		}
@@ -76,12 +75,4 @@ func trialID(t *testing.T, env *Env, r *Report, number int) uint {
 	}
 	t.Fatalf("no trial %d", number)
 	return 0
-}
-
-func seedValue(t *testing.T, js string, get func(*metrics.Summary) float64) float64 {
-	var m metrics.Summary
-	if err := json.Unmarshal([]byte(js), &m); err != nil {
-		t.Fatal(err)
-	}
-	return get(&m)
 }

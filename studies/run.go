@@ -22,7 +22,7 @@ import (
 // is cancelled (trials in flight then finish and are recorded). Trials are
 // claimed one at a time through the database, so any number of processes
 // may run the same study.
-func (e *Env) Run(ctx context.Context, row *storage.StudyRow) error {
+func (e *Env) Run(ctx context.Context, row *storage.Study) error {
 	ev, err := e.evaluator(row)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (e *Env) Run(ctx context.Context, row *storage.StudyRow) error {
 }
 
 // workLoop claims and runs trials until the study is done or ctx ends.
-func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator, smp *search.Sampler, p *progress) error {
+func (e *Env) workLoop(ctx context.Context, row *storage.Study, ev *evaluator, smp *search.Sampler, p *progress) error {
 	for ctx.Err() == nil {
 		// The claim fails dead workers' trials in both ledgers itself.
 		claim, err := e.Store.ClaimTrial(row, e.Worker, e.lease(), isAlive)
@@ -98,11 +98,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 	var gid int
 	var err error
 	if claim.Rescue != nil {
-		var stored []float64
-		if stored, err = storage.DecodeParams(claim.Rescue); err == nil {
-			values, err = ev.tpl.Space().Decode(stored)
-		}
-		if err == nil {
+		if values, err = ev.tpl.Space().Decode(claim.Rescue); err == nil {
 			gid, err = smp.AskFixedWith(t.Number, values, propose)
 		}
 	} else {
@@ -164,7 +160,7 @@ func (e *Env) evaluate(ev *evaluator, values []search.Value) (metrics.Summary, [
 }
 
 // heartbeat renews t's lease until the returned stop is called.
-func (e *Env) heartbeat(t *storage.TrialRow) (stop func()) {
+func (e *Env) heartbeat(t *storage.Trial) (stop func()) {
 	done := make(chan struct{})
 	every := e.lease() / 3
 	go func() {

@@ -3,27 +3,30 @@ package studies
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/c-bata/goptuna"
 
+	"optimize/internal/testkit"
 	"optimize/storage"
 )
 
 // failingStudy creates a small study, installs trigger (SQL run on the
 // study's SQLite file) and runs the study with a deadline, so that a run
 // that never ends fails the test instead of hanging it.
-func failingStudy(t *testing.T, trials int, trigger string) (*Env, *storage.StudyRow, error) {
+func failingStudy(t *testing.T, trials int, trigger string) (*Env, *storage.Study, error) {
 	t.Helper()
-	env := testEnv(t, 1)
+	path := filepath.Join(t.TempDir(), "f.db")
+	env := testEnvAt(t, path, 1)
 	row, err := env.Create(context.Background(), CreateOptions{Template: "slo-cascade", Name: "f", Trials: trials,
 		Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.DB.Exec(trigger).Error; err != nil {
+	if err := testkit.DB(t, path).Exec(trigger).Error; err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -32,7 +35,7 @@ func failingStudy(t *testing.T, trials int, trigger string) (*Env, *storage.Stud
 }
 
 // samplerStates counts the study's goptuna trials by state.
-func samplerStates(t *testing.T, env *Env, row *storage.StudyRow) map[goptuna.TrialState]int {
+func samplerStates(t *testing.T, env *Env, row *storage.Study) map[goptuna.TrialState]int {
 	t.Helper()
 	gs := env.Store.Goptuna()
 	id, err := gs.GetStudyIDFromName(goptunaName(row))
@@ -64,7 +67,7 @@ func TestCompleteErrorStopsTheRun(t *testing.T) {
 		t.Errorf("sampler trials %v, want the one trial still running", n)
 	}
 	trials, _ := env.Store.Trials(row.ID)
-	if len(trials) != 1 || trials[0].State != storage.TrialRunning || trials[0].Objectives != "" {
+	if len(trials) != 1 || trials[0].State != storage.TrialRunning || trials[0].Objectives != nil {
 		t.Errorf("trial rows %+v, want the one trial still running without a result", trials)
 	}
 }
@@ -84,7 +87,7 @@ func TestLostLeaseIsNotAnError(t *testing.T) {
 	for _, tr := range trials {
 		states = append(states, tr.State)
 	}
-	if strings.Join(states, " ") != "failed complete complete" || trials[1].RescueOf != 0 || trials[1].Params != trials[0].Params {
+	if strings.Join(states, " ") != "failed complete complete" || trials[1].RescueOf != 0 || storage.EncodeParams(trials[1].Params) != storage.EncodeParams(trials[0].Params) {
 		t.Errorf("trials %v (trial 1 rescues %d), want trial 0 failed and re-run as trial 1", states, trials[1].RescueOf)
 	}
 }
@@ -108,11 +111,12 @@ func TestSetProposalErrorLeavesNoSamplerTrial(t *testing.T) {
 
 // A study whose sampler cannot be created is not left behind half-made.
 func TestCreateLeavesNothingWhenTheSamplerFails(t *testing.T) {
-	env := testEnv(t, 1)
+	path := filepath.Join(t.TempDir(), "h.db")
+	env := testEnvAt(t, path, 1)
 	if err := env.Store.Migrate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.DB.Exec("CREATE TRIGGER no_sampler BEFORE INSERT ON studies BEGIN SELECT RAISE(ABORT, 'disk full'); END").Error; err != nil {
+	if err := testkit.DB(t, path).Exec("CREATE TRIGGER no_sampler BEFORE INSERT ON studies BEGIN SELECT RAISE(ABORT, 'disk full'); END").Error; err != nil {
 		t.Fatal(err)
 	}
 	_, err := env.Create(context.Background(), CreateOptions{Template: "slo-cascade", Name: "half", Trials: 2, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})

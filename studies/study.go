@@ -16,7 +16,6 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/cluster"
-	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
 )
@@ -124,7 +123,7 @@ func DefaultSampler(tpl *strategies.Template) string {
 
 // Create validates everything, then writes the study and its baseline.
 // Nothing is written when validation fails.
-func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, error) {
+func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, error) {
 	if err := Validate(e.Registry, &o); err != nil {
 		return nil, err
 	}
@@ -137,9 +136,8 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 	} else if !errors.Is(err, storage.ErrStudyNotFound) {
 		return nil, err
 	}
-	seeds, _ := json.Marshal(o.Seeds)
-	row := &storage.StudyRow{
-		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: string(seeds),
+	row := &storage.Study{
+		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: o.Seeds,
 		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
 	}
 	var from *Report
@@ -161,8 +159,8 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 	if err := e.runBaseline(ev, row); err != nil {
 		return nil, err
 	}
-	if err := e.Store.DB.Create(row).Error; err != nil {
-		return nil, fmt.Errorf("storage %s: %v", e.Store.Label, err)
+	if err := e.Store.CreateStudy(row); err != nil {
+		return nil, err
 	}
 	smp, err := e.sampler(row, tpl) // creates the goptuna study once, here
 	if err == nil && from != nil {
@@ -181,7 +179,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.StudyRow, e
 // otherwise is a usage error naming the first difference; none is (nil,
 // nil). A create retried after it succeeded (a Kubernetes Job's pod
 // restarted) can so tell that its work is done.
-func (e *Env) Existing(o CreateOptions) (*storage.StudyRow, error) {
+func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 	row, err := e.Store.StudyByName(o.Name)
 	if errors.Is(err, storage.ErrStudyNotFound) {
 		return nil, nil
@@ -193,7 +191,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.StudyRow, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	seeds, _ := json.Marshal(o.Seeds)
+	seeds := func(s []int64) string { js, _ := json.Marshal(s); return string(js) } // as the user wrote them
 	for _, d := range []struct {
 		flag      string
 		have, ask any
@@ -201,7 +199,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.StudyRow, error) {
 		{"TEMPLATE", row.Template, tpl.Name},
 		{"--trials", row.TrialsTotal, o.Trials},
 		{"--workload", row.Workload, o.Workload},
-		{"--seeds", row.Seeds, string(seeds)},
+		{"--seeds", seeds(row.Seeds), seeds(o.Seeds)},
 		{"--sampler", row.Sampler, o.Sampler},
 		{"--sampler-seed", row.SamplerSeed, o.SamplerSeed},
 		{"--from", row.WarmFrom, o.From},
@@ -214,7 +212,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.StudyRow, error) {
 }
 
 // runBaseline evaluates the baseline in the study's environment.
-func (e *Env) runBaseline(ev *evaluator, row *storage.StudyRow) error {
+func (e *Env) runBaseline(ev *evaluator, row *storage.Study) error {
 	studyCfg, err := ev.config(ev.tpl.Defaults())
 	if err != nil {
 		return err
@@ -227,14 +225,12 @@ func (e *Env) runBaseline(ev *evaluator, row *storage.StudyRow) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %v", err)
 	}
-	m, _ := json.Marshal(mean)
-	ps, _ := json.Marshal(perSeed)
-	row.Baseline, row.BaselineSeeds = string(m), string(ps)
+	row.Baseline, row.BaselineSeeds = mean, perSeed
 	return nil
 }
 
 // evaluator rebuilds a study's evaluator from its row.
-func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
+func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	tpl, err := e.Registry.Get(row.Template)
 	if err != nil {
 		return nil, err
@@ -243,16 +239,9 @@ func (e *Env) evaluator(row *storage.StudyRow) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	var seeds []int64
-	if err := json.Unmarshal([]byte(row.Seeds), &seeds); err != nil {
-		return nil, fmt.Errorf("study %s: seeds: %v", row.Name, err)
-	}
-	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl, seeds: seeds}
-	if row.Baseline != "" {
-		ev.baseline = new(metrics.Summary)
-		if err := json.Unmarshal([]byte(row.Baseline), ev.baseline); err != nil {
-			return nil, fmt.Errorf("study %s: baseline: %v", row.Name, err)
-		}
+	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl, seeds: row.Seeds}
+	if len(row.BaselineSeeds) > 0 { // measured (not while Create runs it)
+		ev.baseline = &row.Baseline
 	}
 	return ev, nil
 }
@@ -270,7 +259,7 @@ func warm(smp *search.Sampler, from *Report) error {
 }
 
 // sampler opens the study's sampler.
-func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.Sampler, error) {
+func (e *Env) sampler(row *storage.Study, tpl *strategies.Template) (*search.Sampler, error) {
 	opts := samplerOptions()
 	opts.Warm = row.WarmFrom != ""
 	opts.History = e.History
@@ -282,10 +271,10 @@ func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.
 }
 
 // goptunaName names the goptuna study after ours.
-func goptunaName(row *storage.StudyRow) string { return "optimize:" + row.Name }
+func goptunaName(row *storage.Study) string { return "optimize:" + row.Name }
 
 // Delete removes a study: our rows and goptuna's study.
-func (e *Env) Delete(row *storage.StudyRow) error {
+func (e *Env) Delete(row *storage.Study) error {
 	if err := e.Store.DeleteStudy(row); err != nil {
 		return err
 	}

@@ -271,8 +271,7 @@ func TestValidateResumesAfterInterrupt(t *testing.T) {
 	defer st.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		var n int64
-		st.DB.Model(&storage.EvidenceRunRow{}).Count(&n)
+		n := evidenceRuns(t, st, "ev")
 		if n >= 5 || time.Now().After(deadline) {
 			break
 		}
@@ -282,8 +281,7 @@ func TestValidateResumesAfterInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-p.done
-	var kept int64
-	st.DB.Model(&storage.EvidenceRunRow{}).Count(&kept)
+	kept := evidenceRuns(t, st, "ev")
 	if kept == 0 || kept >= 60 {
 		t.Fatalf("%d runs kept after the interrupt; want some, not all 60 (stderr %s)", kept, p.err.String())
 	}
@@ -294,8 +292,7 @@ func TestValidateResumesAfterInterrupt(t *testing.T) {
 	if want := fmt.Sprintf("%d stored already", kept); !strings.Contains(errs, want) {
 		t.Errorf("resume did not reuse the %d kept runs: %s", kept, errs)
 	}
-	var total int64
-	st.DB.Model(&storage.EvidenceRunRow{}).Count(&total)
+	total := evidenceRuns(t, st, "ev")
 	if total != 60 {
 		t.Errorf("%d runs stored, want exactly 60 (2 configurations × 3 workloads × 10 seeds), none twice", total)
 	}
@@ -304,4 +301,18 @@ func TestValidateResumesAfterInterrupt(t *testing.T) {
 	if resumed != whole {
 		t.Errorf("resumed validation differs from one made in a single go")
 	}
+}
+
+// evidenceRuns counts the study's stored evidence runs.
+func evidenceRuns(t *testing.T, st *storage.Store, name string) int {
+	t.Helper()
+	row, err := st.StudyByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.EvidenceRuns(row.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(runs)
 }

@@ -74,7 +74,7 @@ func (f *studyFlags) checkRunFlags(flag string, least int) error {
 func (f *studyFlags) env(s Streams) (*studies.Env, error) { return f.open(s, true) }
 
 // withStudy opens the storage of study name and hands both to fn.
-func (f *studyFlags) withStudy(s Streams, name string, fn func(*studies.Env, *storage.StudyRow) error) error {
+func (f *studyFlags) withStudy(s Streams, name string, fn func(*studies.Env, *storage.Study) error) error {
 	env, err := f.existing(s, name)
 	if err != nil {
 		return studyError(err)
@@ -176,7 +176,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 				return err
 			}
 			defer env.Store.Close()
-			var row *storage.StudyRow
+			var row *storage.Study
 			if ifAbsent {
 				if row, err = env.Existing(o); err != nil {
 					return studyError(err)
@@ -227,7 +227,7 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 			if err := f.checkRunFlags("workers", 1); err != nil {
 				return err
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				ctx, stop := interruptible()
 				defer stop()
 				if err := env.Migrate(); err != nil {
@@ -305,7 +305,7 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				if cmd.Flags().Changed("trial") {
 					return showTrial(s, env, row.Name, trial, output)
 				}
@@ -373,7 +373,7 @@ func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Delete a study and all its trials",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				if err := env.Delete(row); err != nil {
 					return failed(err)
 				}
@@ -395,7 +395,7 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			if format != "csv" && format != "json" {
 				return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := env.Load(row.Name)
 				if err != nil {
 					return studyError(err)
@@ -451,7 +451,7 @@ func newStudyWait(s Streams, f *studyFlags) *cobra.Command {
 			if poll <= 0 {
 				return fmt.Errorf("--poll: must be > 0, got %v", poll)
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				ctx, stop := interruptible()
 				defer stop()
 				for {

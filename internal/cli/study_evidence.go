@@ -54,7 +54,7 @@ continues where it stopped, and ` + "`study show`" + ` includes the result.`,
 				}
 				o.Seeds = list
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				tpl, err := env.Registry.Get(row.Template)
 				if err != nil {
 					return studyError(err)
@@ -117,7 +117,7 @@ includes the result.`,
 			if f.workers < 1 {
 				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				tpl, err := env.Registry.Get(row.Template)
 				if err != nil {
 					return studyError(err)

@@ -44,7 +44,7 @@ func newStudyPlot(s Streams, f *studyFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := env.Load(row.Name)
 				if err != nil {
 					return studyError(err)
@@ -83,7 +83,7 @@ and the stored validation and ablation when there are any. It has no
 script and refers to nothing outside itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := env.Load(row.Name)
 				if err != nil {
 					return studyError(err)

@@ -164,9 +164,9 @@ func TestStudySurvivesKill9(t *testing.T) {
 	cmd.Wait()
 	row, _ := st.StudyByName("k")
 	before, _ := st.Trials(row.ID)
-	var killed []storage.TrialRow
+	var killed []storage.Trial
 	for _, tr := range before {
-		if tr.State == storage.TrialRunning && tr.Params != "" {
+		if tr.State == storage.TrialRunning && tr.Params != nil {
 			killed = append(killed, tr)
 		}
 	}
@@ -182,14 +182,14 @@ func TestStudySurvivesKill9(t *testing.T) {
 	params := map[string]bool{}
 	done := finishedTrials(t, after)
 	for _, tr := range done {
-		params[tr.Params] = true
+		params[storage.EncodeParams(tr.Params)] = true
 	}
 	if complete := len(done); complete != 40 {
 		t.Fatalf("%d complete trials after resume, want exactly 40", complete)
 	}
 	for _, k := range killed {
-		if !params[k.Params] {
-			t.Errorf("killed trial %d (params %s) was not redone", k.Number, k.Params)
+		if !params[storage.EncodeParams(k.Params)] {
+			t.Errorf("killed trial %d (params %v) was not redone", k.Number, k.Params)
 		}
 	}
 	t.Logf("%d trials were in flight at the kill; %d trial rows in all", len(killed), len(after))
@@ -197,10 +197,10 @@ func TestStudySurvivesKill9(t *testing.T) {
 
 // finishedTrials checks a finished study's trial rows — numbers unique,
 // nothing left running — and returns the complete ones.
-func finishedTrials(t *testing.T, trials []storage.TrialRow) []storage.TrialRow {
+func finishedTrials(t *testing.T, trials []storage.Trial) []storage.Trial {
 	t.Helper()
 	seen := map[int]bool{}
-	var done []storage.TrialRow
+	var done []storage.Trial
 	for _, tr := range trials {
 		if seen[tr.Number] {
 			t.Fatalf("trial number %d used twice", tr.Number)

@@ -86,7 +86,7 @@ total, nothing lost (start a worker again to continue).`,
 // stopped maps a worker's end by signal (err is context.Canceled; its
 // trials in flight were recorded) to ExitStopped, or to success when the
 // study (row; nil: every study) has its total all the same.
-func stopped(env *studies.Env, row *storage.StudyRow, err error) error {
+func stopped(env *studies.Env, row *storage.Study, err error) error {
 	if !errors.Is(err, context.Canceled) {
 		return studyError(err)
 	}

@@ -35,7 +35,7 @@ func testWorkerSIGTERM(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trials := func() []storage.TrialRow {
+	trials := func() []storage.Trial {
 		rows, err := st.Trials(row.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -43,13 +43,13 @@ func testWorkerSIGTERM(t *testing.T, dsn string) {
 		return rows
 	}
 	// A trial whose parameters are proposed is being simulated.
-	var inFlight []storage.TrialRow
+	var inFlight []storage.Trial
 	for deadline := time.Now().Add(30 * time.Second); len(inFlight) == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the worker never had a trial in flight\n%s", w.err.String())
 		}
 		for _, tr := range trials() {
-			if tr.State == storage.TrialRunning && tr.Params != "" {
+			if tr.State == storage.TrialRunning && tr.Params != nil {
 				inFlight = append(inFlight, tr)
 			}
 		}
@@ -71,7 +71,7 @@ func testWorkerSIGTERM(t *testing.T, dsn string) {
 	if len(after) >= total {
 		t.Fatalf("the worker ran all %d trials before SIGTERM landed: nothing tested", len(after))
 	}
-	byNumber := map[int]storage.TrialRow{}
+	byNumber := map[int]storage.Trial{}
 	for _, tr := range after {
 		byNumber[tr.Number] = tr
 	}
@@ -82,7 +82,7 @@ func testWorkerSIGTERM(t *testing.T, dsn string) {
 		}
 	}
 	for _, f := range inFlight {
-		if tr := byNumber[f.Number]; tr.State != storage.TrialComplete || tr.Worker != f.Worker || tr.Params != f.Params {
+		if tr := byNumber[f.Number]; tr.State != storage.TrialComplete || tr.Worker != f.Worker || storage.EncodeParams(tr.Params) != storage.EncodeParams(f.Params) {
 			t.Errorf("trial %d, in flight at SIGTERM, ended %s by %s, want complete by %s with its parameters", f.Number, tr.State, tr.Worker, f.Worker)
 		}
 	}

@@ -130,7 +130,7 @@ func runWorkers(t *testing.T, dsn string, n int, kill bool) {
 		procs[i] = start(t, fmt.Sprintf("worker %d", i), workerBin, []string{studies.WorkerHostVar + "=" + host},
 			"--storage", dsn, "--study", study, "--concurrency", conc, "--lease", lease.String())
 	}
-	var killed []storage.TrialRow
+	var killed []storage.Trial
 	if kill {
 		killed = killMidTrial(t, dsn, study, procs[0])
 	}
@@ -179,7 +179,7 @@ func runWorkers(t *testing.T, dsn string, n int, kill bool) {
 
 // killMidTrial waits until p has a proposed trial in flight, kills p with
 // SIGKILL and returns p's trials left running.
-func killMidTrial(t *testing.T, dsn, study string, p *proc) []storage.TrialRow {
+func killMidTrial(t *testing.T, dsn, study string, p *proc) []storage.Trial {
 	t.Helper()
 	st, err := waitForTrials(dsn, study, 2)
 	if err != nil {
@@ -187,13 +187,13 @@ func killMidTrial(t *testing.T, dsn, study string, p *proc) []storage.TrialRow {
 	}
 	defer st.Close()
 	row, _ := st.StudyByName(study)
-	mine := func() (running []storage.TrialRow) {
+	mine := func() (running []storage.Trial) {
 		trials, err := st.Trials(row.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tr := range trials {
-			if tr.State == storage.TrialRunning && strings.HasPrefix(tr.Worker, "machine-a:") && tr.Params != "" {
+			if tr.State == storage.TrialRunning && strings.HasPrefix(tr.Worker, "machine-a:") && tr.Params != nil {
 				running = append(running, tr)
 			}
 		}
@@ -217,9 +217,9 @@ func killMidTrial(t *testing.T, dsn, study string, p *proc) []storage.TrialRow {
 
 // checkRescued: killed trial k is failed, and exactly one complete trial
 // re-ran its parameters, on another worker, once its lease had expired.
-func checkRescued(t *testing.T, trials []storage.TrialRow, k storage.TrialRow) {
+func checkRescued(t *testing.T, trials []storage.Trial, k storage.Trial) {
 	t.Helper()
-	var redo []storage.TrialRow
+	var redo []storage.Trial
 	for _, tr := range trials {
 		if tr.Number == k.Number && tr.State != storage.TrialFailed {
 			t.Errorf("killed trial %d ended %s, want failed", k.Number, tr.State)
@@ -232,8 +232,8 @@ func checkRescued(t *testing.T, trials []storage.TrialRow, k storage.TrialRow) {
 		t.Fatalf("killed trial %d was re-run %d times, want once", k.Number, len(redo))
 	}
 	r := redo[0]
-	if r.Params != k.Params || !strings.HasPrefix(r.Worker, "machine-b:") {
-		t.Errorf("trial %d re-ran %s on %s, want %s on another worker", r.Number, r.Params, r.Worker, k.Params)
+	if storage.EncodeParams(r.Params) != storage.EncodeParams(k.Params) || !strings.HasPrefix(r.Worker, "machine-b:") {
+		t.Errorf("trial %d re-ran %v on %s, want %v on another worker", r.Number, r.Params, r.Worker, k.Params)
 	}
 	// (1 ms of slack: PostgreSQL keeps microseconds, rounded.)
 	if wait := r.StartedAt.Sub(k.HeartbeatAt); wait < lease-time.Millisecond {

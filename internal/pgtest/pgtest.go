@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"optimize/storage"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 )
 
 // EnvVar names the admin DSN.
@@ -26,7 +28,13 @@ func DB(t testing.TB) string {
 	if admin == "" {
 		t.Skipf("PostgreSQL tests skipped: set %s to an admin DSN such as postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (.ci/run starts a server and sets it)", EnvVar)
 	}
-	st, err := storage.Open(admin)
+	// A connection of its own: creating and dropping databases is no
+	// part of the store's API.
+	st, err := gorm.Open(postgres.Open(admin), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatalf("%s: %v", EnvVar, err)
+	}
+	sqlDB, err := st.DB()
 	if err != nil {
 		t.Fatalf("%s: %v", EnvVar, err)
 	}
@@ -34,13 +42,13 @@ func DB(t testing.TB) string {
 	if len(name) > 63 { // PostgreSQL's identifier limit
 		name = fmt.Sprintf("optimize_%d", rand.IntN(1e9))
 	}
-	if err := st.DB.Exec(`CREATE DATABASE "` + name + `"`).Error; err != nil {
-		st.Close()
+	if err := st.Exec(`CREATE DATABASE "` + name + `"`).Error; err != nil {
+		sqlDB.Close()
 		t.Fatalf("create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		defer st.Close()
-		if err := st.DB.Exec(`DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`).Error; err != nil {
+		defer sqlDB.Close()
+		if err := st.Exec(`DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`).Error; err != nil {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})

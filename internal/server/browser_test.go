@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/studies"
 )
@@ -106,8 +107,8 @@ func TestDashboardInChromium(t *testing.T) {
 	env := newEnv(t)
 	runStudy(t, env, "s1", 12)
 	hostile := "<script>alert(1)</script>"
-	if err := env.Store.DB.Create(&storage.StudyRow{Name: hostile, Template: "slo-cascade", Workload: "orthogonal-slo", Seeds: "[42]",
-		Sampler: "tpe", TrialsTotal: 1}).Error; err != nil {
+	if err := env.Store.CreateStudy(&storage.Study{Name: hostile, Template: "slo-cascade", Workload: "orthogonal-slo", Seeds: []int64{42},
+		Sampler: "tpe", TrialsTotal: 1, BaselineSeeds: []metrics.Summary{{}}}); err != nil {
 		t.Fatal(err)
 	}
 	ts := newServer(t, env, "127.0.0.1:0", "")

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
+	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
@@ -248,7 +250,7 @@ func TestCreateRunsAndShutdownLosesNothing(t *testing.T) {
 		t.Fatalf("after shutdown: %d complete, %d running; want some complete, none running", complete, running)
 	}
 	row.TrialsTotal = int(complete) + 3 // finish quickly: the total is the study's
-	if err := env.Store.DB.Model(row).Update("trials_total", row.TrialsTotal).Error; err != nil {
+	if err := testkit.DB(t, env.Store.Label).Exec("UPDATE study_rows SET trials_total = ? WHERE id = ?", row.TrialsTotal, row.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Run(context.Background(), row); err != nil {
@@ -291,7 +293,7 @@ func TestReportCacheFollowsTheStudy(t *testing.T) {
 		t.Fatalf("%d complete, want 3", n)
 	}
 	row, _ := env.Store.StudyByName("c")
-	env.Store.DB.Model(row).Update("trials_total", 5)
+	testkit.DB(t, env.Store.Label).Exec("UPDATE study_rows SET trials_total = 5 WHERE id = ?", row.ID)
 	row.TrialsTotal = 5
 	if err := env.Run(context.Background(), row); err != nil {
 		t.Fatal(err)
@@ -307,8 +309,8 @@ func TestPagesCarryTheirFirstDocuments(t *testing.T) {
 	env := newEnv(t)
 	runStudy(t, env, "p1", 3)
 	hostile := "<script>alert(1)</script>"
-	if err := env.Store.DB.Create(&storage.StudyRow{Name: "x", Template: "slo-cascade", Workload: hostile, Seeds: "[42]",
-		Sampler: "tpe", TrialsTotal: 1}).Error; err != nil {
+	if err := env.Store.CreateStudy(&storage.Study{Name: "x", Template: "slo-cascade", Workload: hostile, Seeds: []int64{42},
+		Sampler: "tpe", TrialsTotal: 1, BaselineSeeds: []metrics.Summary{{}}}); err != nil {
 		t.Fatal(err)
 	}
 	ts := newServer(t, env, "127.0.0.1:0", "")

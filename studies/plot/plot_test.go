@@ -69,7 +69,7 @@ func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int
 			base["per_slo."+class+".count"] = 1000 // a class without requests has no metrics
 		}
 	}
-	r := &studies.Report{Study: &storage.StudyRow{Name: "syn", Template: template, Workload: tpl.Workload, Sampler: "tpe", TrialsTotal: n},
+	r := &studies.Report{Study: &storage.Study{Name: "syn", Template: template, Workload: tpl.Workload, Sampler: "tpe", TrialsTotal: n},
 		Template: tpl, Baseline: summaryAt(t, base), Seeds: []int64{42}, Best: -1}
 	r.BaseSeeds = []metrics.Summary{r.Baseline}
 	rng := rand.New(rand.NewPCG(1, 2))

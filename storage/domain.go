@@ -1,0 +1,132 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"optimize/simcore/metrics"
+)
+
+// Study is a study as the rest of the program sees it: what it optimises,
+// how, and its baseline's metrics, decoded from its row.
+type Study struct {
+	ID          uint
+	Name        string
+	Template    string
+	Workload    string
+	Seeds       []int64
+	Sampler     string
+	SamplerSeed int64
+	TrialsTotal int
+	// WarmFrom names the study whose complete trials seeded this one's
+	// sampler (its provenance), or "".
+	WarmFrom string
+	// Baseline is the baseline's mean metrics over the seeds;
+	// BaselineSeeds the same on each seed, in Seeds order.
+	Baseline      metrics.Summary
+	BaselineSeeds []metrics.Summary
+	CreatedAt     time.Time
+}
+
+// Trial is one trial, its columns decoded. A claimed trial (Claim.Trial)
+// is also the handle its worker passes back to record its proposal and
+// result.
+type Trial struct {
+	ID        uint
+	Number    int
+	State     string
+	Worker    string
+	GoptunaID int       // the sampler's id of the trial, 0 before its proposal
+	RescueOf  int       // the failed trial whose parameters it re-runs, -1 for none
+	Params    []float64 // aligned with the template's parameters; NaN where inactive
+	Score     float64
+	// Objectives are the template's objectives, means over the seeds; NaN
+	// where missing.
+	Objectives []float64
+	// Judged says whether the row holds its constraint violations: rows
+	// written before they were stored do not, until back-filled.
+	Judged      bool
+	Violations  []float64    // each constraint's shortfall (NaN: not measured)
+	Violation   float64      // their total (search.Evaluation.Violation)
+	SeedRanges  [][2]float64 // each objective's range over the seeds; nil when not stored
+	StartedAt   time.Time
+	HeartbeatAt time.Time  // its worker's last sign of life
+	FinishedAt  *time.Time // nil while running
+}
+
+// SeedRun is one trial's metrics on one seed.
+type SeedRun struct {
+	Seed    int64
+	Metrics metrics.Summary
+}
+
+// row encodes a study for its table.
+func (st *Study) row() (*studyRow, error) {
+	seeds, err := json.Marshal(st.Seeds)
+	if err != nil {
+		return nil, err
+	}
+	base, err := encodeMetrics(st.Baseline)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %v", err)
+	}
+	perSeed, err := encodeMetrics(st.BaselineSeeds)
+	if err != nil {
+		return nil, fmt.Errorf("baseline per seed: %v", err)
+	}
+	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
+		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
+		Baseline: base, BaselineSeeds: perSeed, CreatedAt: st.CreatedAt}, nil
+}
+
+// study decodes a study's row.
+func (r *studyRow) study() (Study, error) {
+	st := Study{ID: r.ID, Name: r.Name, Template: r.Template, Workload: r.Workload, Sampler: r.Sampler,
+		SamplerSeed: r.SamplerSeed, TrialsTotal: r.TrialsTotal, WarmFrom: r.WarmFrom, CreatedAt: r.CreatedAt}
+	if err := json.Unmarshal([]byte(r.Seeds), &st.Seeds); err != nil {
+		return st, fmt.Errorf("study %s: seeds: %v", r.Name, err)
+	}
+	if err := json.Unmarshal([]byte(r.Baseline), &st.Baseline); err != nil {
+		return st, fmt.Errorf("study %s: baseline: %v", r.Name, err)
+	}
+	if err := json.Unmarshal([]byte(r.BaselineSeeds), &st.BaselineSeeds); err != nil || len(st.BaselineSeeds) != len(st.Seeds) {
+		return st, fmt.Errorf("study %s: baseline per seed: %d runs for %d seeds (%v)", r.Name, len(st.BaselineSeeds), len(st.Seeds), err)
+	}
+	return st, nil
+}
+
+// trial decodes a trial's row (every column a report reads; not its
+// metrics, which TrialMetrics reads on demand).
+func (r *trialRow) trial() (Trial, error) {
+	t := Trial{ID: r.ID, Number: r.Number, State: r.State, Worker: r.Worker, GoptunaID: r.GoptunaID, RescueOf: r.RescueOf,
+		Score: r.Score, StartedAt: r.StartedAt, HeartbeatAt: r.HeartbeatAt, FinishedAt: r.FinishedAt}
+	if r.State != TrialComplete && r.Params == "" {
+		return t, nil // claimed, not yet proposed
+	}
+	var err error
+	if t.Params, err = DecodeFloats(r.Params); err != nil {
+		return t, fmt.Errorf("trial %d: params: %v", r.Number, err)
+	}
+	if r.State != TrialComplete {
+		return t, nil
+	}
+	if t.Objectives, err = DecodeFloats(r.Objectives); err != nil {
+		return t, fmt.Errorf("trial %d: objectives: %v", r.Number, err)
+	}
+	t.SeedRanges = decodeRanges(r.SeedRanges, len(t.Objectives))
+	if r.Violation != nil {
+		if t.Violations, err = DecodeFloats(r.Violations); err != nil {
+			return t, fmt.Errorf("trial %d: violations: %v", r.Number, err)
+		}
+		t.Violation, t.Judged = *r.Violation, true
+	}
+	return t, nil
+}
+
+// decodeMetrics reads a metrics column.
+func decodeMetrics(js string) (metrics.Summary, error) {
+	var m metrics.Summary
+	err := json.Unmarshal([]byte(js), &m)
+	return m, err
+}
