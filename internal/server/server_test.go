@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"optimize/simcore/cluster"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
@@ -31,7 +30,7 @@ func newEnv(t *testing.T) *studies.Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := cluster.Standard()
+	base, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ type ClassSummary struct {
 	TTFT      Dist    `json:"ttft_ms"`
 	E2E       Dist    `json:"e2e_ms"`
 	// TTFTAttainment is the fraction of the class's requests whose first
-	// token came within its --slo-ttft target: requests still in flight at
+	// token came within its TTFT target (slo.ttft_target_ms.<class>): requests still in flight at
 	// the end count if they had their first token in time; rejected,
 	// dropped and never-prefilled ones miss it. Absent without a target.
 	TTFTAttainment *float64 `json:"ttft_attainment,omitempty"`
