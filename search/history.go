@@ -33,7 +33,7 @@ type scored struct {
 // best group and draw the search to the mechanism, where feasible
 // settings exist. Measured (BENCHMARKS.md): cold sustained-overload
 // studies that find it 9 of 10 against 5 of 10, hypervolume at the
-// default load unchanged. It needs the trial's penalty, which TellObjectives records;
+// default load unchanged. It needs the trial's violation, which TellObjectives records;
 // a trial without a record (an older study resumed) is ranked by its
 // stored score.
 const samplerViolationWeight = 10.0
@@ -66,8 +66,9 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 		}
 		score := t.Value
 		if rec, ok := s.recordOf(i, t); ok {
-			soft := rec.Penalty * samplerViolationWeight / DefaultViolationWeight
-			score = t.Value - rec.Penalty + soft
+			v := rec.violation()
+			soft := samplerViolationWeight * v
+			score = t.Value - DefaultViolationWeight*v + soft
 			if s.method == MethodParEGO {
 				if weights == nil {
 					weights = s.paregoWeights(number, len(rec.Ratios))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/c-bata/goptuna"
 )
@@ -36,15 +37,30 @@ const streamWeights uint64 = 101
 
 // objectivesRecord is AttrObjectives' value.
 type objectivesRecord struct {
-	Ratios  []float64 `json:"ratios"`
-	Penalty float64   `json:"penalty"`
+	Ratios []float64 `json:"ratios"`
+	// Violation is the trial's total constraint shortfall
+	// (Evaluation.Violation). Records written before it existed hold
+	// Penalty, DefaultViolationWeight × the shortfall, instead.
+	Violation *float64 `json:"violation,omitempty"`
+	Penalty   float64  `json:"penalty,omitempty"`
 }
 
-// TellObjectives completes a trial like Tell and records its objectives
-// as ratios to the baseline (smaller is better) and its constraint
-// penalty: MethodParEGO scalarises the ratios anew for every proposal, and
-// both model-based samplers rank by a softened penalty.
-func (s *Sampler) TellObjectives(trialID int, score float64, ratios []float64, penalty float64) error {
+// violation is the record's total constraint shortfall.
+func (r objectivesRecord) violation() float64 {
+	if r.Violation != nil {
+		return *r.Violation
+	}
+	return r.Penalty / DefaultViolationWeight
+}
+
+// TellObjectives completes a trial with its evaluation: its score under
+// DefaultViolationWeight (what Tell stores), and a record of its
+// objectives as ratios to the baseline (smaller is better) and its total
+// constraint violation: MethodParEGO scalarises the ratios anew for every
+// proposal, and both model-based samplers rank with a softened penalty.
+func (s *Sampler) TellObjectives(trialID int, e Evaluation) error {
+	score, violation := e.Score(DefaultViolationWeight), e.Violation()
+	ratios := slices.Clone(e.Ratios)
 	if !s.modelBased() {
 		// Only TPE (the penalty) and ParEGO (the ratios too) read them;
 		// random and grid skip the write. A later study warm-started from
@@ -56,7 +72,7 @@ func (s *Sampler) TellObjectives(trialID int, score float64, ratios []float64, p
 			ratios[i] = RatioCap // a broken value counts as far worse than the baseline
 		}
 	}
-	js, _ := json.Marshal(objectivesRecord{Ratios: ratios, Penalty: penalty})
+	js, _ := json.Marshal(objectivesRecord{Ratios: ratios, Violation: &violation})
 	return s.transaction(func(st goptuna.Storage) error {
 		if err := st.SetTrialSystemAttr(trialID, AttrObjectives, string(js)); err != nil {
 			return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)

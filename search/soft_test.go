@@ -20,8 +20,7 @@ func TestSamplerRanksWithASoftenedPenalty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		penalty := DefaultViolationWeight * shortfall
-		if err := s.TellObjectives(id, Scalarize(ratio, 1, true, []float64{shortfall}, 0), []float64{ratio}, penalty); err != nil {
+		if err := s.TellObjectives(id, ratioEvaluation(ratio, shortfall)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +42,7 @@ func TestSamplerRanksWithASoftenedPenalty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.TellObjectives(id, 30.02, []float64{0.02}, 30); err != nil {
+	if err := r.TellObjectives(id, ratioEvaluation(0.02, 0.03)); err != nil {
 		t.Fatal(err)
 	}
 	rt, err := st.GetAllTrials(r.StudyID())

@@ -14,9 +14,8 @@ const warmSource = "warm:"
 // (a warm start): TPE, and the multi-objective sampler, learn from it, by
 // its quantile among the earlier study's trials once this study has trials
 // of its own (toQuantiles), but it is not one of the study's trials. values
-// follow the space (NaN where inactive); ratios and penalty as in
-// TellObjectives (nil ratios: none recorded).
-func (s *Sampler) Warm(from string, values []float64, score float64, ratios []float64, penalty float64) error {
+// follow the space (NaN where inactive); e as in TellObjectives.
+func (s *Sampler) Warm(from string, values []float64, e Evaluation) error {
 	if err := validateValues(s.space, values); err != nil {
 		return fmt.Errorf("warm start from %s: %w", from, err)
 	}
@@ -30,8 +29,5 @@ func (s *Sampler) Warm(from string, values []float64, score float64, ratios []fl
 		_ = s.Fail(id)
 		return fmt.Errorf("warm start from %s: %w", from, err)
 	}
-	if ratios == nil {
-		return s.Tell(id, score)
-	}
-	return s.TellObjectives(id, score, ratios, penalty)
+	return s.TellObjectives(id, e)
 }

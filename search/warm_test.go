@@ -50,7 +50,7 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 	space := []Param{{Name: "x", Kind: Float, Low: 0, High: 1}}
 	s := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{Warm: true})
 	for i, score := range []float64{0.2, 0.3} { // the earlier study: better than anything here
-		if err := s.Warm("old", []float64{float64(i) / 10}, score, []float64{score}, 0); err != nil {
+		if err := s.Warm("old", []float64{float64(i) / 10}, ratioEvaluation(score, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.TellObjectives(id, score, []float64{score}, 0); err != nil {
+		if err := s.TellObjectives(id, ratioEvaluation(score, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}

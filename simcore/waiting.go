@@ -8,8 +8,8 @@ import (
 // Waiting is a request while it waits in an instance's queue: what
 // schedulers and priority policies read, and what the running Request is
 // rebuilt from when batch formation reaches it. An overloaded cluster
-// queues most of its arrivals (about 700k at once in the seeds' baseline
-// at a million requests), so a waiting request is 72 bytes without a
+// queues most of its arrivals (about 700k at once in the baseline on
+// orthogonal-slo at a million requests), so a waiting request is 72 bytes without a
 // pointer where a Request is 192 with two slices: the queues hold the most
 // memory of a long run, and the garbage collector skips them. What the
 // queue knows is left out: the instance, and the content's block counts,

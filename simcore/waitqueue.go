@@ -3,8 +3,8 @@ package simcore
 // WaitQueue is an instance's queue of requests waiting for a running slot.
 // It keeps them as Waiting records in fixed-size chunks: pushing at either
 // end and popping the front are O(1), and an overloaded instance's queue
-// (about 90k requests per instance in the seeds' baseline at a million
-// requests) costs its records and at most two spare chunks, never a slice
+// (about 90k requests per instance in the baseline on orthogonal-slo at a
+// million requests) costs its records and at most two spare chunks, never a slice
 // twice its size or a copy of it. A request that never ran is folded into
 // its record and its Request returned to the pool; the front one is
 // unfolded into a Request again when batch formation asks for it, and

@@ -35,25 +35,32 @@ type TrialRow struct {
 	// The indexes serve the queries every trial makes, so that their cost
 	// does not grow with the study: (study, number) the next number,
 	// (study, state, score) the counts and the best trial, (study,
-	// rescue_of) whether a failed trial was re-run; idx_study_report holds
+	// rescue_of) whether a failed trial was re-run; idx_trial_report holds
 	// every column a report reads for each trial (Store.Trials), so that
 	// loading a study never reads the rows' large metrics.
-	StudyID   uint   `gorm:"not null;uniqueIndex:idx_study_number;index:idx_study_state_score,priority:1;index:idx_study_rescue,priority:1;index:idx_study_report,priority:1"`
-	Number    int    `gorm:"not null;uniqueIndex:idx_study_number;index:idx_study_state_score,priority:4;index:idx_study_report,priority:2"`
-	State     string `gorm:"size:16;not null;index;index:idx_study_state_score,priority:2;index:idx_study_report,priority:3"`
+	StudyID   uint   `gorm:"not null;uniqueIndex:idx_study_number;index:idx_study_state_score,priority:1;index:idx_study_rescue,priority:1;index:idx_trial_report,priority:1"`
+	Number    int    `gorm:"not null;uniqueIndex:idx_study_number;index:idx_study_state_score,priority:4;index:idx_trial_report,priority:2"`
+	State     string `gorm:"size:16;not null;index;index:idx_study_state_score,priority:2;index:idx_trial_report,priority:3"`
 	GoptunaID int
-	Params    string `gorm:"type:text;index:idx_study_report,priority:5"` // JSON []float64, aligned with the template's parameters
+	Params    string `gorm:"type:text;index:idx_trial_report,priority:5"` // JSON []float64, aligned with the template's parameters
 	// RescueOf is the number of the failed trial whose parameters this one
 	// re-runs (-1 for none).
 	RescueOf   int     `gorm:"index:idx_study_rescue,priority:2"`
-	Score      float64 `gorm:"index:idx_study_state_score,priority:3;index:idx_study_report,priority:4"`
-	Objectives string  `gorm:"type:text;index:idx_study_report,priority:6"` // JSON []float64, the template's objectives (means over seeds)
+	Score      float64 `gorm:"index:idx_study_state_score,priority:3;index:idx_trial_report,priority:4"`
+	Objectives string  `gorm:"type:text;index:idx_trial_report,priority:6"` // JSON []float64, the template's objectives (means over seeds)
 	Metrics    string  `gorm:"type:text"`                                   // JSON metrics.Summary (means over seeds)
 	// SeedRanges is each objective's lowest and highest value over the
 	// seeds (JSON [][2]float64), so that listing trials needs no per-seed
 	// rows; empty in rows written before it existed.
-	SeedRanges  string `gorm:"type:text;index:idx_study_report,priority:7"`
-	Worker      string `gorm:"size:255"`
+	SeedRanges string `gorm:"type:text;index:idx_trial_report,priority:7"`
+	// Violations is each constraint's relative shortfall (JSON []float64,
+	// 0 when met, null when it could not be measured) and Violation their
+	// total (search.Evaluation.Violation): whether the trial is feasible
+	// is decided from it alone. Rows written before they existed hold
+	// NULL until Migrate's caller back-fills them.
+	Violations  string   `gorm:"type:text;index:idx_trial_report,priority:9"`
+	Violation   *float64 `gorm:"index:idx_trial_report,priority:8"`
+	Worker      string   `gorm:"size:255"`
 	HeartbeatAt time.Time
 	StartedAt   time.Time
 	FinishedAt  *time.Time

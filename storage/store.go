@@ -39,8 +39,8 @@ type Store struct {
 	Postgres bool
 	Label    string // the DSN with any password hidden, for messages
 
-	seedRangesOnce sync.Once
-	seedRanges     bool
+	columnsOnce sync.Once
+	cols        trialColumns
 
 	samplerOnce sync.Once
 	sampler     *samplerStorage
@@ -282,13 +282,22 @@ func (s *Store) Migrate() error {
 	if err := s.DB.AutoMigrate(&StudyRow{}, &TrialRow{}, &TrialSeedRow{}); err != nil {
 		return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
 	}
+	m := s.DB.Migrator()
 	// Older databases have a study column "definition", NOT NULL without a
 	// default, that nothing reads any more: new studies could not be added.
-	if m := s.DB.Migrator(); m.HasColumn(&StudyRow{}, "definition") {
+	if m.HasColumn(&StudyRow{}, "definition") {
 		if err := m.DropColumn(&StudyRow{}, "definition"); err != nil {
 			return fmt.Errorf("storage %s: migrate: drop study_rows.definition: %s", s.Label, oneLine(err))
 		}
 	}
+	// idx_trial_report replaced idx_study_report when the violation columns
+	// joined what a report reads per trial.
+	if m.HasIndex(&TrialRow{}, "idx_study_report") {
+		if err := m.DropIndex(&TrialRow{}, "idx_study_report"); err != nil {
+			return fmt.Errorf("storage %s: migrate: drop idx_study_report: %s", s.Label, oneLine(err))
+		}
+	}
+	s.columnsOnce = sync.Once{} // the columns may have changed
 	return nil
 }
 

@@ -48,34 +48,117 @@ func (s *Store) Trials(studyID uint) ([]TrialRow, error) {
 	return out, err
 }
 
+// Trial is one trial as a report reads it, its columns decoded.
+type Trial struct {
+	ID         uint
+	Number     int
+	State      string
+	Params     []float64 // aligned with the template's parameters; NaN where inactive
+	Score      float64
+	Objectives []float64 // the template's objectives, means over the seeds; NaN where missing
+	// Judged says whether the row holds its constraint violations: rows
+	// written before they were stored do not, until back-filled.
+	Judged     bool
+	Violations []float64    // each constraint's shortfall (NaN: not measured)
+	Violation  float64      // their total (search.Evaluation.Violation)
+	SeedRanges [][2]float64 // each objective's range over the seeds; nil when not stored
+}
+
 // ReportTrials returns a study's trials in number order with only the
 // columns a report reads for every trial: id, number, state, params,
-// score, objectives and seed ranges (idx_study_report covers them). The mean metrics (the largest column), read
-// for a few trials only, come from TrialMetrics. Fewer columns, scanned
-// without gorm's reflection, load a 10,000-trial study in a third of the
-// time a full Find took.
-func (s *Store) ReportTrials(studyID uint) ([]TrialRow, error) {
-	ranges := "''"
-	if s.hasSeedRanges() {
-		ranges = "seed_ranges"
-	}
-	rows, err := s.DB.Raw("SELECT id, number, state, params, score, objectives, "+ranges+
-		" FROM trial_rows WHERE study_id = ? ORDER BY number", studyID).Rows()
-	if err != nil {
+// score, objectives, violations and seed ranges (idx_trial_report covers
+// them). The mean metrics (the largest column), read for a few trials
+// only, come from TrialMetrics. Fewer columns, scanned without gorm's
+// reflection, load a 10,000-trial study in a third of the time a full
+// Find took.
+func (s *Store) ReportTrials(studyID uint) ([]Trial, error) {
+	return s.reportTrials("study_id = ? ORDER BY number", studyID)
+}
+
+// BestTrial returns a study's complete trial with the lowest score, or nil.
+func (s *Store) BestTrial(studyID uint) (*Trial, error) {
+	best, err := s.reportTrials("study_id = ? AND state = ? ORDER BY score, number LIMIT 1", studyID, TrialComplete)
+	if err != nil || len(best) == 0 {
 		return nil, err
 	}
+	return &best[0], nil
+}
+
+// reportTrials reads the report's columns of the trials that the rest of
+// a query (a condition and an order) selects.
+func (s *Store) reportTrials(rest string, args ...any) ([]Trial, error) {
+	cols := s.columns()
+	ranges, judged := "''", "NULL, NULL"
+	if cols.seedRanges {
+		ranges = "seed_ranges"
+	}
+	if cols.violation {
+		judged = "violations, violation"
+	}
+	rows, err := s.DB.Raw("SELECT id, number, state, params, score, objectives, "+ranges+", "+judged+
+		" FROM trial_rows WHERE "+rest, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("storage %s: trials: %s", s.Label, oneLine(err))
+	}
 	defer rows.Close()
-	var out []TrialRow
+	var out []Trial
 	for rows.Next() {
-		var t TrialRow
-		var params, objectives, seedRanges sql.NullString
-		if err := rows.Scan(&t.ID, &t.Number, &t.State, &params, &t.Score, &objectives, &seedRanges); err != nil {
-			return nil, err
+		var t Trial
+		var params, objectives, seedRanges, violations sql.NullString
+		var violation sql.NullFloat64
+		if err := rows.Scan(&t.ID, &t.Number, &t.State, &params, &t.Score, &objectives, &seedRanges, &violations, &violation); err != nil {
+			return nil, fmt.Errorf("storage %s: trials: %s", s.Label, oneLine(err))
 		}
-		t.StudyID, t.Params, t.Objectives, t.SeedRanges = studyID, params.String, objectives.String, seedRanges.String
+		if t.State == TrialComplete {
+			if err := t.decode(params.String, objectives.String, seedRanges.String, violations, violation); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage %s: trials: %s", s.Label, oneLine(err))
+	}
+	return out, nil
+}
+
+// decode reads a complete trial's JSON columns.
+func (t *Trial) decode(params, objectives, seedRanges string, violations sql.NullString, violation sql.NullFloat64) error {
+	var err error
+	if t.Params, err = DecodeFloats(params); err != nil {
+		return fmt.Errorf("trial %d: params: %v", t.Number, err)
+	}
+	if t.Objectives, err = DecodeFloats(objectives); err != nil {
+		return fmt.Errorf("trial %d: objectives: %v", t.Number, err)
+	}
+	t.SeedRanges = decodeRanges(seedRanges, len(t.Objectives))
+	if violations.Valid && violation.Valid {
+		if t.Violations, err = DecodeFloats(violations.String); err != nil {
+			return fmt.Errorf("trial %d: violations: %v", t.Number, err)
+		}
+		t.Violation, t.Judged = violation.Float64, true
+	}
+	return nil
+}
+
+var unbracket = strings.NewReplacer("[", "", "]", "")
+
+// decodeRanges reads the seed_ranges column ([[min,max],...], one pair per
+// objective); nil when it is empty or does not fit.
+func decodeRanges(js string, objectives int) [][2]float64 {
+	js = strings.TrimSpace(js)
+	if len(js) < 2 || js[0] != '[' || js[len(js)-1] != ']' {
+		return nil
+	}
+	flat, err := DecodeFloats("[" + unbracket.Replace(js[1:len(js)-1]) + "]")
+	if err != nil || len(flat) != 2*objectives {
+		return nil
+	}
+	out := make([][2]float64, objectives)
+	for i := range out {
+		out[i] = [2]float64{flat[2*i], flat[2*i+1]}
+	}
+	return out
 }
 
 // TrialMetrics returns one trial's mean metrics (JSON metrics.Summary).
@@ -96,12 +179,18 @@ func (s *Store) TrialSeedRows(trialID uint) ([]TrialSeedRow, error) {
 	return rows, nil
 }
 
-// hasSeedRanges reports whether the trial table has the seed_ranges
-// column (a database migrated before it existed has not; workers do not
-// migrate), asked once per store.
-func (s *Store) hasSeedRanges() bool {
-	s.seedRangesOnce.Do(func() { s.seedRanges = s.DB.Migrator().HasColumn(&TrialRow{}, "seed_ranges") })
-	return s.seedRanges
+// trialColumns says which of the trial table's later columns a database
+// has: one migrated before they existed has not, and workers do not
+// migrate (concurrent migrations race).
+type trialColumns struct{ seedRanges, violation bool }
+
+// columns is asked once per store.
+func (s *Store) columns() trialColumns {
+	s.columnsOnce.Do(func() {
+		m := s.DB.Migrator()
+		s.cols = trialColumns{seedRanges: m.HasColumn(&TrialRow{}, "seed_ranges"), violation: m.HasColumn(&TrialRow{}, "violation")}
+	})
+	return s.cols
 }
 
 // SeedRows returns the per-seed rows of a study's trials by trial id.
@@ -311,27 +400,55 @@ func (s *Store) SetProposal(t *TrialRow, goptunaID int, params []float64) error 
 // the rescuer's result counts instead.
 var ErrLeaseLost = errors.New("lost its lease before it finished")
 
-// Complete stores a finished trial with its per-seed metrics (perSeed[i]
-// ran on seeds[i]) in one transaction. A trial rescued meanwhile is not
-// recorded twice: that is ErrLeaseLost; any other error is the database's.
-// ranges holds each objective's lowest and highest value over the seeds.
-func (s *Store) Complete(t *TrialRow, score float64, objectives []float64, ranges [][2]float64, mean metrics.Summary, seeds []int64, perSeed []metrics.Summary) error {
-	if len(seeds) != len(perSeed) {
-		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(perSeed), len(seeds))
+// Outcome is a finished trial's result: its score, objectives and
+// constraint violations (search.Evaluation), each objective's lowest and
+// highest value over the seeds, and its metrics, mean and per seed
+// (PerSeed[i] ran on Seeds[i]).
+type Outcome struct {
+	Score      float64
+	Objectives []float64
+	Violations []float64
+	Violation  float64
+	Ranges     [][2]float64
+	Mean       metrics.Summary
+	Seeds      []int64
+	PerSeed    []metrics.Summary
+}
+
+// Complete stores a finished trial with its per-seed metrics in one
+// transaction. A trial rescued meanwhile is not recorded twice: that is
+// ErrLeaseLost; any other error is the database's, or a value that
+// cannot be stored. A NaN objective or violation is stored as null (JSON
+// has no NaN), a NaN total violation as a full shortfall of 1.
+func (s *Store) Complete(t *TrialRow, o Outcome) error {
+	if len(o.Seeds) != len(o.PerSeed) {
+		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(o.PerSeed), len(o.Seeds))
 	}
-	obj, _ := json.Marshal(objectives)
-	m, _ := json.Marshal(mean)
-	set := map[string]any{"state": TrialComplete, "score": score, "objectives": string(obj), "metrics": string(m), "finished_at": time.Now()}
-	if s.hasSeedRanges() {
-		rg, _ := json.Marshal(ranges)
-		set["seed_ranges"] = string(rg)
+	m, err := encodeMetrics(o.Mean)
+	if err != nil {
+		return fmt.Errorf("trial %d: metrics: %v", t.Number, err)
 	}
-	rows := make([]TrialSeedRow, len(seeds))
-	for i, seed := range seeds {
-		js, _ := json.Marshal(perSeed[i])
-		rows[i] = TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: string(js)}
+	set := map[string]any{"state": TrialComplete, "score": o.Score, "objectives": EncodeFloats(o.Objectives), "metrics": m, "finished_at": time.Now()}
+	cols := s.columns()
+	if cols.seedRanges {
+		set["seed_ranges"] = encodeRanges(o.Ranges)
 	}
-	err := s.DB.Transaction(func(tx *gorm.DB) error {
+	if cols.violation {
+		total := o.Violation
+		if math.IsNaN(total) {
+			total = 1
+		}
+		set["violations"], set["violation"] = EncodeFloats(o.Violations), total
+	}
+	rows := make([]TrialSeedRow, len(o.Seeds))
+	for i, seed := range o.Seeds {
+		js, err := encodeMetrics(o.PerSeed[i])
+		if err != nil {
+			return fmt.Errorf("trial %d: seed %d: metrics: %v", t.Number, seed, err)
+		}
+		rows[i] = TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: js}
+	}
+	err = s.DB.Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
 		if res.Error != nil {
 			return res.Error
@@ -388,7 +505,11 @@ func missingTable(err error) bool {
 
 // EncodeParams is the params column's JSON: a number per parameter, null
 // for an inactive one (NaN in memory; JSON has no NaN).
-func EncodeParams(values []float64) string {
+func EncodeParams(values []float64) string { return EncodeFloats(values) }
+
+// EncodeFloats is a flat JSON array of numbers, null for NaN (JSON has no
+// NaN) — the params, objectives and violations columns.
+func EncodeFloats(values []float64) string {
 	out := make([]*float64, len(values))
 	for i := range values {
 		if !math.IsNaN(values[i]) {
@@ -431,19 +552,6 @@ func DecodeFloats(js string) ([]float64, error) {
 	return out, nil
 }
 
-// BestTrial returns a study's complete trial with the lowest score, or nil.
-func (s *Store) BestTrial(studyID uint) (*TrialRow, error) {
-	var t TrialRow
-	err := s.DB.Where("study_id = ? AND state = ?", studyID, TrialComplete).Order("score, number").Limit(1).Find(&t).Error
-	if err != nil {
-		return nil, fmt.Errorf("storage %s: best trial: %s", s.Label, oneLine(err))
-	}
-	if t.ID == 0 {
-		return nil, nil
-	}
-	return &t, nil
-}
-
 // Fingerprint changes whenever anything a study's report shows changes: a
 // trial starting, finishing or failing, or its evidence being updated. A
 // reader may keep what it built from the study while it is unchanged.
@@ -481,4 +589,62 @@ func (s *Store) Fingerprint(studyID uint) (string, error) {
 	}
 	return fmt.Sprintf("%d/%d/%d/%d/%d/%s/%d/%s/%d", st.ID, st.CreatedAt.UnixNano(), st.TrialsTotal, t.N, t.Running,
 		t.Finished.String, t.MaxID, evidence.Updated.String, evidence.Runs), nil
+}
+
+// encodeRanges is the seed_ranges column's JSON; a NaN bound is null.
+func encodeRanges(ranges [][2]float64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, r := range ranges {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(EncodeFloats(r[:]))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Judgement is one trial's constraint violations, per constraint and in
+// total (see Outcome).
+type Judgement struct {
+	TrialID    uint
+	Violations []float64
+	Violation  float64
+}
+
+// StoreViolations back-fills the violations of trials written before they
+// were stored, in one transaction; it needs a migrated database.
+func (s *Store) StoreViolations(js []Judgement) error {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
+		for _, j := range js {
+			err := tx.Model(&TrialRow{}).Where("id = ?", j.TrialID).
+				Updates(map[string]any{"violations": EncodeFloats(j.Violations), "violation": j.Violation}).Error
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storage %s: back-fill violations: %s", s.Label, oneLine(err))
+	}
+	return nil
+}
+
+// Unjudged lists the names of the studies that have complete trials
+// stored without their violations (by a release before they were
+// stored), for a back-fill; none on a database without the column.
+func (s *Store) Unjudged() ([]string, error) {
+	if !s.columns().violation {
+		return nil, nil
+	}
+	var names []string
+	err := s.DB.Model(&StudyRow{}).Where("id IN (?)",
+		s.DB.Model(&TrialRow{}).Select("study_id").Where("state = ? AND violation IS NULL", TrialComplete)).
+		Order("id").Pluck("name", &names).Error
+	if err != nil {
+		return nil, fmt.Errorf("storage %s: studies to back-fill: %s", s.Label, oneLine(err))
+	}
+	return names, nil
 }

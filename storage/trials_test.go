@@ -63,7 +63,7 @@ func TestClaimsRespectTotalUnderConcurrency(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := st.Complete(c.Trial, 1, []float64{1}, [][2]float64{{1, 1}}, metrics.Summary{}, []int64{42}, []metrics.Summary{{}}); err != nil {
+				if err := st.Complete(c.Trial, Outcome{Score: 1, Objectives: []float64{1}, Ranges: [][2]float64{{1, 1}}, Seeds: []int64{42}, PerSeed: []metrics.Summary{{}}}); err != nil {
 					errs <- err
 					return
 				}
@@ -115,11 +115,11 @@ func TestExpiredLeaseIsRescued(t *testing.T) {
 		t.Fatalf("states %s %s", trials[0].State, trials[1].State)
 	}
 	// The dead worker comes back: its result must not count twice.
-	if err := st.Complete(dead.Trial, 1, nil, nil, metrics.Summary{}, nil, nil); !errors.Is(err, ErrLeaseLost) {
+	if err := st.Complete(dead.Trial, Outcome{Score: 1}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("a rescued trial's late result: err = %v, want ErrLeaseLost", err)
 	}
 	// With 1 complete of 3 and two running, a fourth worker waits.
-	if err := st.Complete(live.Trial, 1, nil, nil, metrics.Summary{}, nil, nil); err != nil {
+	if err := st.Complete(live.Trial, Outcome{Score: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := st.ClaimTrial(row, "x", time.Minute, nil); c.Trial == nil || c.Done {
@@ -165,7 +165,7 @@ func TestCompleteStoresEverySeed(t *testing.T) {
 	row := newStudy(t, st, 1)
 	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
 	perSeed := []metrics.Summary{{Completed: 1}, {Completed: 2}, {Completed: 3}}
-	if err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{Completed: 2}, []int64{42, 43, 44}, perSeed); err != nil {
+	if err := st.Complete(c.Trial, Outcome{Score: 1, Mean: metrics.Summary{Completed: 2}, Seeds: []int64{42, 43, 44}, PerSeed: perSeed}); err != nil {
 		t.Fatal(err)
 	}
 	var rows []TrialSeedRow
@@ -178,7 +178,7 @@ func TestCompleteStoresEverySeed(t *testing.T) {
 			t.Errorf("row %d: seed %d metrics %s", i, r.Seed, r.Metrics)
 		}
 	}
-	if err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{}, []int64{42}, nil); err == nil {
+	if err := st.Complete(c.Trial, Outcome{Score: 1, Seeds: []int64{42}}); err == nil {
 		t.Error("seeds and per-seed results of different lengths were accepted")
 	}
 }
@@ -192,7 +192,7 @@ func TestCompleteReportsDatabaseErrors(t *testing.T) {
 	if err := st.DB.Exec(`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
 		t.Fatal(err)
 	}
-	err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{}, []int64{42}, []metrics.Summary{{}})
+	err := st.Complete(c.Trial, Outcome{Score: 1, Seeds: []int64{42}, PerSeed: []metrics.Summary{{}}})
 	if err == nil || errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v, want the database's error", err)
 	}
@@ -232,7 +232,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 			t.Errorf("nothing claimable: got %+v, %v", c, err)
 		}
 	})
-	if err := st.Complete(c.Trial, 1, nil, nil, metrics.Summary{}, nil, nil); err != nil {
+	if err := st.Complete(c.Trial, Outcome{Score: 1}); err != nil {
 		t.Fatal(err)
 	}
 	hold(func() {
@@ -293,5 +293,36 @@ func TestDecodeFloats(t *testing.T) {
 		if err != nil || len(back) != len(v) {
 			t.Fatalf("round trip of %v: %v, %v", v, back, err)
 		}
+	}
+}
+
+// A NaN objective, violation or metric is stored as null, never lost: the
+// trial reads back with its NaN objective and the total violation it was
+// given (a missing value is a full shortfall), and its metrics are there.
+func TestCompleteStoresNaNAsNull(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 1)
+	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
+	if err := st.SetProposal(c.Trial, 1, []float64{0.5, math.NaN()}); err != nil {
+		t.Fatal(err)
+	}
+	mean := metrics.Summary{Completed: 7, SLOGap: math.NaN()}
+	out := Outcome{Score: 1010, Objectives: []float64{math.NaN(), 2}, Violations: []float64{0, math.NaN()}, Violation: 2,
+		Ranges: [][2]float64{{math.NaN(), math.NaN()}, {1, 3}}, Mean: mean, Seeds: []int64{42}, PerSeed: []metrics.Summary{mean}}
+	if err := st.Complete(c.Trial, out); err != nil {
+		t.Fatal(err)
+	}
+	trials, err := st.ReportTrials(row.ID)
+	if err != nil || len(trials) != 1 {
+		t.Fatalf("%d trials, %v", len(trials), err)
+	}
+	got := trials[0]
+	if !got.Judged || got.Violation != 2 || !math.IsNaN(got.Objectives[0]) || got.Objectives[1] != 2 ||
+		got.Violations[0] != 0 || !math.IsNaN(got.Violations[1]) || got.SeedRanges[1] != [2]float64{1, 3} || !math.IsNaN(got.SeedRanges[0][0]) {
+		t.Fatalf("read back %+v", got)
+	}
+	js, err := st.TrialMetrics(got.ID)
+	if err != nil || !strings.Contains(js, `"completed":7`) || !strings.Contains(js, `"slo_gap":null`) {
+		t.Fatalf("metrics %q, %v", js, err)
 	}
 }

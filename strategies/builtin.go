@@ -13,11 +13,12 @@ import (
 // the server and the studies reach the built-ins through these functions.
 
 // DefaultModel is the model whose profile the simulator runs on when no
-// model is named: the one the built-in strategies were measured on.
+// model is named: the one the baseline figures were measured on.
 const DefaultModel = "meta-llama/llama-3.1-8b-instruct"
 
 // DefaultWorkload is the workload a template, a study or a simulation runs
-// when it names none.
+// when it names none: three SLO classes that differ only by class, at 2000
+// sessions/s.
 const DefaultWorkload = "orthogonal-slo"
 
 // BuiltinWorkloads are the workload specs embedded from templates/workloads.

@@ -42,7 +42,8 @@ var (
 )
 
 // checkBase is the configuration load-time checks apply defaults to: the
-// simulator's defaults with the seeds' KV size (coefficients 0 are valid).
+// simulator's defaults with the default model's KV size (llama-3.1-8b,
+// H100, TP2: 132139 blocks; coefficients 0 are valid).
 func checkBase() cluster.Config {
 	c := cluster.Defaults()
 	c.TotalKVBlocks = 132139

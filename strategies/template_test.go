@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// profileBase is the simulator's defaults with the seeds' model profile
+// profileBase is the simulator's defaults with the default model profile
 // (llama-3.1-8b, H100, TP2), as the CLI builds it.
 func profileBase(t testing.TB) cluster.Config {
 	t.Helper()
@@ -72,7 +72,7 @@ func expect(ok bool, format string, args ...any) error {
 
 // Every built-in template loads, its defaults build a valid configuration
 // that the simulator accepts, and that configuration has the mechanism the
-// template's seed describes.
+// template's description names.
 func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 	pa3qd2kv2 := scorers("prefix-affinity", 3, "queue-depth", 2, "kv-utilization", 2)
 	cases := map[string]func(c cluster.Config) error{
@@ -152,7 +152,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				c.Priority.Base.Or(simcore.SLOCritical, -1) == 10, "priority %+v", c.Priority)
 		},
 	}
-	seed001 := []string{"pressure-baseline", "round-robin", "kv-heavy", "kv-pressure", "kv-pressure-slo", "kv-pressure-joint",
+	kvPressureTemplates := []string{"pressure-baseline", "round-robin", "kv-heavy", "kv-pressure", "kv-pressure-slo", "kv-pressure-joint",
 		"kv-pressure-full", "precise-routing", "joint-kv"}
 	r := builtin(t)
 	names := slices.Sorted(func(yield func(string) bool) {
@@ -185,7 +185,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			if cfg.KVCPUBlocks == 0 {
 				t.Error("every strategy keeps the CPU KV tier")
 			}
-			if slices.Contains(seed001, name) {
+			if slices.Contains(kvPressureTemplates, name) {
 				if err := pressure(cfg); err != nil {
 					t.Error(err)
 				}

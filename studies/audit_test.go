@@ -218,7 +218,13 @@ func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std clust
 		if err != nil {
 			return nil, err
 		}
-		return ev.objectives(&mean)
+		out := make([]float64, len(tpl.Objectives))
+		for i, o := range tpl.Objectives {
+			if out[i], err = strategies.Metric(&mean, o.Metric); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	}
 	row := func(what string, a, b []float64) measuredRow {
 		m := measuredRow{auditRow: auditRow{template: tpl.Name, what: what}, moved: map[string]float64{}}

@@ -1,7 +1,6 @@
 package studies
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -105,45 +104,36 @@ func (ev *evaluator) objectives(s *metrics.Summary) ([]float64, error) {
 	return out, nil
 }
 
-// score is what the sampler minimises: the primary objective relative to
-// the baseline plus penalties for violated constraints.
-func (ev *evaluator) score(s *metrics.Summary, objectives []float64) (float64, error) {
-	p := ev.tpl.Primary
-	prim := ev.tpl.Objectives[p]
-	base, err := strategies.Metric(ev.baseline, prim.Metric)
-	if err != nil {
-		return 0, err
-	}
-	var violations []float64
-	for _, c := range ev.tpl.Constraints {
-		v, err := ev.violation(s, c)
-		if err != nil {
-			return 0, err
-		}
-		violations = append(violations, v)
-	}
-	return search.Scalarize(objectives[p], base, prim.Minimize, violations, 0), nil
+// judge evaluates a run's mean summary against the baseline: the
+// template's objectives, their ratios to the baseline's and each
+// constraint's shortfall.
+func (ev *evaluator) judge(s *metrics.Summary) (search.Evaluation, error) {
+	return judge(ev.tpl, ev.baseline, s)
 }
 
-// ratios is every objective as a ratio to the baseline (smaller is
-// better), and the constraint penalty in score: what a multi-objective
-// sampler weighs afresh for every proposal.
-func (ev *evaluator) ratios(objectives []float64, score float64) ([]float64, float64) {
-	return samplerRatios(ev.tpl, ev.baseline, objectives, score)
-}
-
-// samplerRatios is ratios for any trial of tpl against baseline (also the
-// trials a warm start carries over).
-func samplerRatios(tpl *strategies.Template, baseline *metrics.Summary, objectives []float64, score float64) ([]float64, float64) {
+// judge evaluates summary s of a trial of tpl against baseline.
+func judge(tpl *strategies.Template, baseline, s *metrics.Summary) (search.Evaluation, error) {
+	objectives := make([]float64, len(tpl.Objectives))
 	base := make([]float64, len(tpl.Objectives))
 	minimize := make([]bool, len(tpl.Objectives))
 	for i, o := range tpl.Objectives {
-		base[i], _ = strategies.Metric(baseline, o.Metric)
+		var err error
+		if objectives[i], err = strategies.Metric(s, o.Metric); err != nil {
+			return search.Evaluation{}, err
+		}
+		if base[i], err = strategies.Metric(baseline, o.Metric); err != nil {
+			return search.Evaluation{}, err
+		}
 		minimize[i] = o.Minimize
 	}
-	p := tpl.Primary
-	penalty := score - search.Scalarize(objectives[p], base[p], minimize[p], nil, 0)
-	return search.Normalize(objectives, base, minimize), max(0, penalty)
+	violations := make([]float64, len(tpl.Constraints))
+	for i, c := range tpl.Constraints {
+		var err error
+		if violations[i], err = violation(baseline, s, c); err != nil {
+			return search.Evaluation{}, err
+		}
+	}
+	return search.Judge(objectives, base, minimize, violations, tpl.Primary), nil
 }
 
 // violation is a constraint's shortfall, 0 when met. A ratio bound r is
@@ -151,12 +141,12 @@ func samplerRatios(tpl *strategies.Template, baseline *metrics.Summary, objectiv
 // relative to the bound, or absolute when the bound is 0. A ratio to a
 // baseline of 0 is the absolute bound r × 0 = 0: a baseline that dropped
 // nothing lets a strategy drop nothing.
-func (ev *evaluator) violation(s *metrics.Summary, c strategies.Constraint) (float64, error) {
+func violation(baseline, s *metrics.Summary, c strategies.Constraint) (float64, error) {
 	v, err := strategies.Metric(s, c.Metric)
 	if err != nil {
 		return 0, err
 	}
-	b, err := strategies.Metric(ev.baseline, c.Metric)
+	b, err := strategies.Metric(baseline, c.Metric)
 	if err != nil {
 		return 0, err
 	}
@@ -212,18 +202,16 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 }
 
 // describe puts a trial's primary objective against the baseline, e.g.
-// "critical_ttft_p99 -69.7%", and says when the trial's score carries a
-// constraint penalty.
-func (ev *evaluator) describe(t *storage.TrialRow) string {
-	var objectives []float64
-	if json.Unmarshal([]byte(t.Objectives), &objectives) != nil || ev.tpl.Primary >= len(objectives) {
+// "critical_ttft_p99 -69.7%", and says when the trial misses a
+// constraint.
+func (ev *evaluator) describe(t *storage.Trial) string {
+	if ev.tpl.Primary >= len(t.Objectives) {
 		return fmt.Sprintf("score %.3f", t.Score)
 	}
 	prim := ev.tpl.Objectives[ev.tpl.Primary]
-	v := objectives[ev.tpl.Primary]
 	base, _ := strategies.Metric(ev.baseline, prim.Metric)
-	out := fmt.Sprintf("%s %+.1f%%", prim.Name, 100*Delta(v, base))
-	if penalised(t.Score, v, base, prim.Minimize) {
+	out := fmt.Sprintf("%s %+.1f%%", prim.Name, 100*Delta(t.Objectives[ev.tpl.Primary], base))
+	if t.Judged && !search.Feasible(t.Violation) {
 		out += " (violates a constraint)"
 	}
 	return out

@@ -9,7 +9,7 @@ import (
 )
 
 func TestConstraintViolation(t *testing.T) {
-	ev := &evaluator{baseline: &metrics.Summary{TokensPerSec: 1000, E2E: metrics.Dist{P99: 200}}}
+	base := &metrics.Summary{TokensPerSec: 1000, E2E: metrics.Dist{P99: 200}}
 	run := &metrics.Summary{TokensPerSec: 900, E2E: metrics.Dist{P99: 300}, Dropped: 3, Rejected: 0}
 	cases := []struct {
 		name string
@@ -34,7 +34,7 @@ func TestConstraintViolation(t *testing.T) {
 		{"min ratio to a zero baseline met", strategies.Constraint{Metric: "dropped", MinRatioToBaseline: 0.9}, 0},
 	}
 	for _, c := range cases {
-		got, err := ev.violation(run, c.c)
+		got, err := violation(base, run, c.c)
 		if err != nil || math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: violation = %v, %v; want %v", c.name, got, err, c.want)
 		}

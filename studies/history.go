@@ -96,13 +96,25 @@ func keepUndominated(front [][]float64, p []float64) [][]float64 {
 	return append(out, p)
 }
 
-// BestHistory is, per complete trial in number order, the lowest score of
-// the trials up to it (the optimisation-history curve).
-func (r *Report) BestHistory() []float64 {
+// BestFeasibleSoFar is, per complete trial in number order, the primary
+// objective of the best feasible trial up to it — the lowest value of a
+// minimised objective, the highest of a maximised one — and NaN before
+// the first feasible trial. It never rises on a minimised objective
+// (never falls on a maximised one): an infeasible trial, however good its
+// value or score, is not a strategy the user may pick. It is the
+// optimisation-history line of the plots, the report and the dashboard
+// (through History). The best trial `show` names is the lowest score
+// instead, which may knowingly miss a constraint by under a point.
+func (r *Report) BestFeasibleSoFar() []float64 {
+	p := r.Template.Primary
+	minimize := r.Template.Objectives[p].Minimize
 	out := make([]float64, len(r.Complete))
-	best := math.Inf(1)
-	for i, c := range r.Complete {
-		best = min(best, c.Score)
+	best := math.NaN()
+	for i := range r.Complete {
+		c := &r.Complete[i]
+		if v := c.Objectives[p]; c.Feasible() && (math.IsNaN(best) || minimize && v < best || !minimize && v > best) {
+			best = v
+		}
 		out[i] = best
 	}
 	return out
@@ -113,21 +125,4 @@ func (r *Report) BestHistory() []float64 {
 func (r *Report) PrimaryBaseline() float64 {
 	v, _ := strategies.Metric(&r.Baseline, r.Template.Objectives[r.Template.Primary].Metric)
 	return v
-}
-
-// Penalised reports whether c's score carries a constraint penalty: it
-// exceeds the score of its primary objective alone (the trial violates a
-// constraint).
-func (r *Report) Penalised(c *Result) bool {
-	p := r.Template.Primary
-	if p >= len(c.Objectives) {
-		return false
-	}
-	return penalised(c.Score, c.Objectives[p], r.PrimaryBaseline(), r.Template.Objectives[p].Minimize)
-}
-
-// penalised compares a score with the primary objective's unpenalised
-// score (search.Scalarize without violations).
-func penalised(score, primary, baseline float64, minimize bool) bool {
-	return score > search.Scalarize(primary, baseline, minimize, nil, 0)+1e-9
 }

@@ -1,6 +1,10 @@
 package studies
 
-import "optimize/search"
+import (
+	"math"
+
+	"optimize/search"
+)
 
 // HistoryJSON is `study export NAME --history --format json` (and GET
 // /api/studies/{name}/history): what an optimisation-history view draws,
@@ -18,13 +22,17 @@ type HistoryJSON struct {
 }
 
 // HistoryPoint is one complete trial: its objectives, its score (what the
-// sampler minimised), the best score so far, and whether it met every
-// constraint (an infeasible trial's score carries a penalty).
+// sampler minimised), whether it met every constraint (an infeasible
+// trial's score carries a penalty), and the primary objective of the best
+// feasible trial so far (Report.BestFeasibleSoFar; null before the first
+// feasible trial), also as a ratio to the baseline (smaller is better), so
+// that studies of different baselines compare.
 type HistoryPoint struct {
 	Trial      int   `json:"trial"`
 	Objectives []num `json:"objectives"`
 	Score      num   `json:"score"`
 	Best       num   `json:"best"`
+	BestRatio  num   `json:"best_ratio"`
 	Feasible   bool  `json:"feasible"`
 	Pareto     bool  `json:"pareto"`
 }
@@ -42,13 +50,14 @@ func (r *Report) History() HistoryJSON {
 	for _, i := range r.Pareto {
 		pareto[i] = true
 	}
-	best := 0.0
+	best := r.BestFeasibleSoFar()
 	for i, c := range r.Complete {
-		if i == 0 || c.Score < best {
-			best = c.Score
+		ratio := search.Normalize(best[i:i+1], base[p:p+1], minimize[p:p+1])[0]
+		if math.IsNaN(best[i]) {
+			ratio = math.NaN()
 		}
-		pt := HistoryPoint{Trial: c.Number, Score: num(c.Score), Best: num(best), Pareto: pareto[i],
-			Feasible: c.Score <= search.Scalarize(c.Objectives[p], base[p], minimize[p], nil, 0)+1e-9}
+		pt := HistoryPoint{Trial: c.Number, Score: num(c.Score), Best: num(best[i]), BestRatio: num(ratio), Pareto: pareto[i],
+			Feasible: c.Feasible()}
 		for _, v := range c.Objectives {
 			pt.Objectives = append(pt.Objectives, num(v))
 		}

@@ -32,11 +32,12 @@ func syntheticReport(n int, seed uint64) *Report {
 		for d := range obj {
 			obj[d] = 100 * (0.3 + 1.9*rng.Float64()) // ratio 0.3 to 2.2
 		}
-		score := obj[0] / 100
+		score, violation := obj[0]/100, 0.0
 		if rng.IntN(4) == 0 {
-			score += 3 // a constraint penalty
+			violation = 0.003 // a constraint missed by 0.3 points
+			score += search.DefaultViolationWeight * violation
 		}
-		r.Complete = append(r.Complete, Result{Number: i, Objectives: obj, Score: score})
+		r.Complete = append(r.Complete, Result{Number: i, Objectives: obj, Score: score, Violations: []float64{violation}, Violation: violation})
 	}
 	r.pareto()
 	return r
@@ -70,7 +71,7 @@ func TestHypervolumeHistory(t *testing.T) {
 	ref := []float64{HypervolumeReference, HypervolumeReference, HypervolumeReference, HypervolumeReference}
 	var points [][]float64
 	for k, c := range r.Complete[:80] {
-		if !r.Penalised(&c) {
+		if c.Feasible() {
 			points = append(points, search.Normalize(c.Objectives, base, minimize))
 		}
 		if want := search.Hypervolume(points, ref); math.Abs(h[k]-want) > 1e-12*max(want, 1) {
@@ -89,13 +90,13 @@ func TestInfeasibleTrialsNeverOnTheFront(t *testing.T) {
 		t.Fatalf("front of %d, hypervolume %v: the fixture is too small to say anything", len(front), hv)
 	}
 	for _, i := range front {
-		if r.Penalised(&r.Complete[i]) {
+		if !r.Complete[i].Feasible() {
 			t.Fatalf("trial %d is penalised and on the front", r.Complete[i].Number)
 		}
 	}
 	k := -1
 	for i := range r.Complete {
-		if r.Penalised(&r.Complete[i]) {
+		if !r.Complete[i].Feasible() {
 			k = i
 			break
 		}
@@ -109,6 +110,7 @@ func TestInfeasibleTrialsNeverOnTheFront(t *testing.T) {
 		t.Fatalf("hypervolume history ends at %v, report %v", h[len(h)-1], hv)
 	}
 	r.Complete[k].Score = r.Complete[k].Objectives[0] / 100 // the same trial, feasible
+	r.Complete[k].Violations, r.Complete[k].Violation = []float64{0}, 0
 	r.pareto()
 	if !slices.Equal(r.Pareto, []int{k}) || r.Hypervolume < hv {
 		t.Fatalf("the same trial made feasible: front %v (want [%d]), hypervolume %v (was %v)", r.Pareto, k, r.Hypervolume, hv)
@@ -129,35 +131,49 @@ func TestHypervolumeHistoryEdges(t *testing.T) {
 	}
 }
 
-func TestBestHistoryAndPenalised(t *testing.T) {
+// The best-feasible line is the lowest primary value among the feasible
+// trials so far: it never rises, ignores infeasible trials however good
+// their value, and is NaN until the first feasible trial.
+func TestBestFeasibleSoFar(t *testing.T) {
 	r := syntheticReport(200, 2)
-	best := r.BestHistory()
-	penalised := 0
+	// The first three trials miss a constraint, the second with the best
+	// value of the whole study.
+	for i := range 3 {
+		c := &r.Complete[i]
+		c.Violations, c.Violation = []float64{0.004}, 0.004
+	}
+	r.Complete[1].Objectives[0] = 1
+	r.Complete[3].Violations, r.Complete[3].Violation = []float64{0}, 0
+	best := r.BestFeasibleSoFar()
+	infeasible, lowest := 0, math.Inf(1)
 	for i, c := range r.Complete {
-		if best[i] > c.Score || (i > 0 && best[i] > best[i-1]) {
-			t.Fatalf("trial %d: best so far %v, score %v, previous best %v", i, best[i], c.Score, best[max(i-1, 0)])
+		if c.Feasible() {
+			lowest = min(lowest, c.Objectives[0])
+		} else {
+			infeasible++
 		}
-		if r.Penalised(&c) {
-			penalised++
+		want := lowest
+		if math.IsInf(lowest, 1) {
+			want = math.NaN()
 		}
-	}
-	if best[len(best)-1] != r.Complete[r.bestIndex()].Score {
-		t.Fatalf("final best %v", best[len(best)-1])
-	}
-	// syntheticReport adds a penalty to about one trial in four.
-	if penalised < 30 || penalised > 70 {
-		t.Fatalf("%d of 200 trials penalised, want about 50", penalised)
-	}
-}
-
-func (r *Report) bestIndex() int {
-	b := 0
-	for i, c := range r.Complete {
-		if c.Score < r.Complete[b].Score {
-			b = i
+		if !(best[i] == want || math.IsNaN(best[i]) && math.IsNaN(want)) || i > 3 && best[i] > best[i-1] {
+			t.Fatalf("trial %d: best feasible so far %v, want %v (previous %v)", i, best[i], want, best[max(i-1, 0)])
 		}
 	}
-	return b
+	if !math.IsNaN(best[0]) || !math.IsNaN(best[2]) || math.IsNaN(best[3]) || best[199] <= 1 {
+		t.Fatalf("best feasible %v … %v: NaN until trial 3, never the infeasible 1", best[:4], best[199])
+	}
+	// syntheticReport makes about one trial in four infeasible.
+	if infeasible < 30 || infeasible > 70 {
+		t.Fatalf("%d of 200 trials infeasible, want about 50", infeasible)
+	}
+	// A maximised objective: the line never falls.
+	r.Template.Objectives[0], r.Template.Primary = r.Template.Objectives[1], 0
+	for i, b := range r.BestFeasibleSoFar()[4:] {
+		if prev := r.BestFeasibleSoFar()[3+i]; b < prev {
+			t.Fatalf("maximised: trial %d falls from %v to %v", 4+i, prev, b)
+		}
+	}
 }
 
 func BenchmarkHypervolumeHistory5000(b *testing.B) {
@@ -182,7 +198,8 @@ func TestViolationSentence(t *testing.T) {
 		var m metrics.Summary
 		m.E2E.P99, m.TokensPerSec = e2e, tps
 		violation := max(0, 0.99-tps/100)
-		return Result{Number: n, Objectives: []float64{e2e}, Score: search.Scalarize(e2e, 100, true, []float64{violation}, 0), Metrics: m}
+		e := search.Judge([]float64{e2e}, []float64{100}, []bool{true}, []float64{violation}, 0)
+		return Result{Number: n, Objectives: []float64{e2e}, Score: e.Score(0), Violations: e.Violations, Violation: e.Violation(), Metrics: m}
 	}
 	r := &Report{Study: &storage.StudyRow{Name: "s"}, Template: tpl, Baseline: base}
 	r.Complete = []Result{trial(0, 50, 98.99), trial(1, 80, 100)} // 0.01 points short, at half the latency

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"optimize/search"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
 )
@@ -67,10 +68,8 @@ func (e *Env) bestDelta(studyID uint, baselineJSON string, tpl *strategies.Templ
 	if err != nil || best == nil {
 		return 0, 0, false, false
 	}
-	var objectives []float64
 	var baseline metrics.Summary
-	if json.Unmarshal([]byte(best.Objectives), &objectives) != nil || json.Unmarshal([]byte(baselineJSON), &baseline) != nil ||
-		tpl.Primary >= len(objectives) {
+	if json.Unmarshal([]byte(baselineJSON), &baseline) != nil || tpl.Primary >= len(best.Objectives) {
 		return 0, 0, false, false
 	}
 	prim := tpl.Objectives[tpl.Primary]
@@ -78,7 +77,19 @@ func (e *Env) bestDelta(studyID uint, baselineJSON string, tpl *strategies.Templ
 	if err != nil {
 		return 0, 0, false, false
 	}
-	return Delta(objectives[tpl.Primary], b), best.Number, penalised(best.Score, objectives[tpl.Primary], b, prim.Minimize), true
+	if !best.Judged { // stored by an older release: judge its metrics
+		var mean metrics.Summary
+		js, err := e.Store.TrialMetrics(best.ID)
+		if err != nil || json.Unmarshal([]byte(js), &mean) != nil {
+			return 0, 0, false, false
+		}
+		judged, err := judge(tpl, &baseline, &mean)
+		if err != nil {
+			return 0, 0, false, false
+		}
+		best.Violation = judged.Violation()
+	}
+	return Delta(best.Objectives[tpl.Primary], b), best.Number, !search.Feasible(best.Violation), true
 }
 
 // stateOf is "complete", "running" or "incomplete" (stopped before its

@@ -49,6 +49,9 @@ type BestJSON struct {
 	// because no trial meets every constraint (Feasible 0) or because it
 	// misses by less than a point and gains more than that elsewhere.
 	Violates string `json:"violates,omitempty"`
+	// ViolationSentence says it as `show` does (Report.ViolationSentence),
+	// so that the dashboard shows the sentence rather than rebuild it.
+	ViolationSentence string `json:"violation_sentence,omitempty"`
 	// Feasible counts the complete trials that meet every constraint.
 	Feasible int `json:"feasible"`
 }
@@ -74,7 +77,7 @@ func (r *Report) JSON() ShowJSON {
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]
 		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Summary(), Deltas: deltas(b.Summary(), r.Baseline),
-			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b), Feasible: r.FeasibleCount()}
+			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b), ViolationSentence: r.ViolationSentence(b), Feasible: r.FeasibleCount()}
 		for _, o := range r.Template.Objectives {
 			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), metricOf(o.Metric))
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
@@ -87,13 +90,26 @@ func (r *Report) JSON() ShowJSON {
 	return out
 }
 
-// MissedConstraint names the constraint c misses when c is penalised, ""
-// otherwise.
+// MissedConstraint names the constraint c misses, "" when it is feasible.
 func (r *Report) MissedConstraint(c *Result) string {
-	if !r.Penalised(c) {
+	if c.Feasible() {
 		return ""
 	}
-	return r.failedConstraint(c.Summary(), r.Baseline)
+	return r.missed(r.Evaluation(c))
+}
+
+// missed names the first constraint e misses (or its first objective
+// that could not be measured), "" when it misses none.
+func (r *Report) missed(e search.Evaluation) string {
+	if i := e.Missed(); i >= 0 {
+		return ConstraintWords(r.Template.Constraints[i])
+	}
+	for i, v := range e.Objectives {
+		if math.IsNaN(v) {
+			return r.Template.Objectives[i].Name + " (not measured)"
+		}
+	}
+	return ""
 }
 
 // FeasibleCount is the number of complete trials that meet every

@@ -25,10 +25,10 @@ type progress struct {
 	done0 int // complete trials when this process started
 	shown int // complete trials in the last line printed
 	// describe says how a trial does on the primary objective.
-	describe func(t *storage.TrialRow) string
+	describe func(t *storage.Trial) string
 }
 
-func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store, describe func(*storage.TrialRow) string) *progress {
+func newProgress(w io.Writer, row *storage.StudyRow, store *storage.Store, describe func(*storage.Trial) string) *progress {
 	p := &progress{w: w, row: row, store: store, start: time.Now(), describe: describe}
 	complete, _, _ := store.Counts(row.ID)
 	p.done0, p.shown = int(complete), int(complete)
@@ -72,13 +72,11 @@ func (p *progress) trialDone() {
 
 // best describes the lowest-score complete trial.
 func (p *progress) best() string {
-	var t storage.TrialRow
-	err := p.store.DB.Where("study_id = ? AND state = ?", p.row.ID, storage.TrialComplete).
-		Order("score, number").First(&t).Error
-	if err != nil {
+	t, err := p.store.BestTrial(p.row.ID)
+	if err != nil || t == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%s (trial %d)", p.describe(&t), t.Number)
+	return fmt.Sprintf("%s (trial %d)", p.describe(t), t.Number)
 }
 
 func (p *progress) finish() {

@@ -97,7 +97,8 @@ func fillHistory(b *testing.B, path string, space []search.Param, method search.
 			b.Fatal(err)
 		}
 		score, spread := syntheticScore(space, values)
-		if err := smp.TellObjectives(id, score, []float64{1 + score, 1 + spread}, 0); err != nil {
+		e := search.Evaluation{Objectives: []float64{score, spread}, Ratios: []float64{score, 1 + spread}}
+		if err := smp.TellObjectives(id, e); err != nil {
 			b.Fatal(err)
 		}
 	}

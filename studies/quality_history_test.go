@@ -28,7 +28,7 @@ func TestHistoryBoundQuality(t *testing.T) {
 			env := testEnv(t, 2)
 			env.History = bound.history
 			r := runTemplateStudy(t, env, "slo-cascade", "tpe", seed, trials)
-			best = append(best, r.Complete[r.bestIndex()].Score)
+			best = append(best, r.Complete[r.Best].Score)
 			t.Logf("%s, seed %d: best score %.4f", bound.name, seed, best[len(best)-1])
 		}
 		sorted := append([]float64(nil), best...)

@@ -5,6 +5,7 @@ package studies
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func runJoint(t *testing.T, env *Env, template, name, workload, from string, see
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := jointRecord{seed: seed, trial: r.Complete[r.Best].Number, bestScores: r.BestHistory()}
+	rec := jointRecord{seed: seed, trial: r.Complete[r.Best].Number, bestScores: bestScores(r)}
 	for _, row := range r.Table() {
 		switch row.Name {
 		case "critical_ttft_p99":
@@ -161,4 +162,16 @@ func medianCritical(recs []jointRecord) float64 {
 	}
 	sort.Float64s(c)
 	return c[len(c)/2]
+}
+
+// bestScores is, per complete trial in number order, the lowest score so
+// far (what the sampler reached, penalties included).
+func bestScores(r *Report) []float64 {
+	out := make([]float64, len(r.Complete))
+	best := math.Inf(1)
+	for i, c := range r.Complete {
+		best = min(best, c.Score)
+		out[i] = best
+	}
+	return out
 }

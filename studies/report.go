@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"optimize/search"
@@ -33,6 +32,9 @@ type Report struct {
 	Ablation   *Ablation
 	// EvidenceError says why stored evidence could not be rebuilt, or "".
 	EvidenceError string
+	// backfill holds the violations computed for trials stored without
+	// them (an older release's rows), for Env.Migrate to store.
+	backfill []storage.Judgement
 }
 
 // Result is one complete trial. A loaded study's results read their full
@@ -43,6 +45,10 @@ type Result struct {
 	Number     int
 	Params     []float64
 	Objectives []float64
+	// Violations is each constraint's shortfall and Violation their total,
+	// as stored with the trial: Feasible is decided from it alone.
+	Violations []float64
+	Violation  float64
 	Score      float64
 	Metrics    metrics.Summary   // mean over the seeds (in-memory results)
 	PerSeed    []metrics.Summary // on each seed, in Report.Seeds order (in-memory results)
@@ -113,6 +119,9 @@ func (t *storedTrial) detailErr() error {
 	defer t.mu.Unlock()
 	return t.err
 }
+
+// Feasible reports whether the trial meets every constraint.
+func (c *Result) Feasible() bool { return search.Feasible(c.Violation) }
 
 // Summary is the trial's metrics, means over the seeds.
 func (c *Result) Summary() metrics.Summary {
@@ -199,15 +208,15 @@ func (e *Env) Load(name string) (*Report, error) {
 			r.Failed++
 			continue
 		}
-		res := Result{Number: t.Number, Score: t.Score}
-		if res.Params, err = storage.DecodeParams([]byte(t.Params)); err != nil {
-			return nil, fmt.Errorf("trial %d: params: %v", t.Number, err)
+		res := Result{Number: t.Number, Score: t.Score, Params: t.Params, Objectives: t.Objectives,
+			Violations: t.Violations, Violation: t.Violation,
+			ranges: t.SeedRanges, // nil: computed from the seeds instead
+			stored: &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds}}
+		if !t.Judged {
+			if err := r.judgeStored(&res, t.ID); err != nil {
+				return nil, err
+			}
 		}
-		if res.Objectives, err = storage.DecodeFloats(t.Objectives); err != nil {
-			return nil, fmt.Errorf("trial %d: objectives: %v", t.Number, err)
-		}
-		res.ranges = decodeRanges(t.SeedRanges, len(res.Objectives)) // nil: computed from the seeds instead
-		res.stored = &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds}
 		if r.Best < 0 || res.Score < r.Complete[r.Best].Score {
 			r.Best = len(r.Complete)
 		}
@@ -217,24 +226,21 @@ func (e *Env) Load(name string) (*Report, error) {
 	return r, nil
 }
 
-var unbracket = strings.NewReplacer("[", "", "]", "")
-
-// decodeRanges reads the seed_ranges column ([[min,max],...], one pair per
-// objective); nil when it is empty or does not fit.
-func decodeRanges(js string, objectives int) [][2]float64 {
-	js = strings.TrimSpace(js)
-	if len(js) < 2 || js[0] != '[' || js[len(js)-1] != ']' {
-		return nil
+// judgeStored computes the violations of a trial stored without them (by
+// a release before they were stored) from its stored metrics, exactly as
+// its score was computed, and keeps them for Env.Migrate to store.
+func (r *Report) judgeStored(c *Result, id uint) error {
+	mean := c.Summary()
+	if err := c.stored.detailErr(); err != nil {
+		return err
 	}
-	flat, err := storage.DecodeFloats("[" + unbracket.Replace(js[1:len(js)-1]) + "]")
-	if err != nil || len(flat) != 2*objectives {
-		return nil
+	judged, err := judge(r.Template, &r.Baseline, &mean)
+	if err != nil {
+		return fmt.Errorf("trial %d: constraints: %v", c.Number, err)
 	}
-	out := make([][2]float64, objectives)
-	for i := range out {
-		out[i] = [2]float64{flat[2*i], flat[2*i+1]}
-	}
-	return out
+	c.Violations, c.Violation = judged.Violations, judged.Violation()
+	r.backfill = append(r.backfill, storage.Judgement{TrialID: id, Violations: c.Violations, Violation: c.Violation})
+	return nil
 }
 
 // SeedRange is the lowest and highest value a metric took over the seeds.
@@ -301,7 +307,7 @@ func (r *Report) pareto() {
 // better) and true, or all NaN and false when c violates a constraint: NaN
 // points are never on a Pareto front and add no hypervolume.
 func (r *Report) frontPoint(c *Result, base []float64, minimize []bool) ([]float64, bool) {
-	if r.Penalised(c) {
+	if !c.Feasible() {
 		p := make([]float64, len(base))
 		for i := range p {
 			p[i] = math.NaN()
@@ -330,6 +336,12 @@ func Delta(v, b float64) float64 {
 		return math.NaN()
 	}
 	return (v - b) / math.Abs(b)
+}
+
+// Evaluation is c judged against the baseline, from what is stored.
+func (r *Report) Evaluation(c *Result) search.Evaluation {
+	base, minimize := r.baselineObjectives()
+	return search.Judge(c.Objectives, base, minimize, c.Violations, r.Template.Primary)
 }
 
 // ParamMap names a trial's parameters (categoricals by their choice).

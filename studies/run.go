@@ -111,7 +111,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		return fmt.Errorf("trial %d: %v", t.Number, err)
 	}
 	stop := e.heartbeat(t)
-	mean, perSeed, objectives, score, err := e.evaluate(ev, values)
+	mean, perSeed, judged, err := e.evaluate(ev, values)
 	stop()
 	if err != nil {
 		_ = smp.Fail(gid)
@@ -123,32 +123,31 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		sp := Spread(perSeed, metricOf(o.Metric))
 		ranges[k] = [2]float64{sp.Min, sp.Max}
 	}
-	if err := e.Store.Complete(t, score, objectives, ranges, mean, ev.seeds, perSeed); err != nil {
+	out := storage.Outcome{Score: judged.Score(search.DefaultViolationWeight), Objectives: judged.Objectives,
+		Violations: judged.Violations, Violation: judged.Violation(), Ranges: ranges, Mean: mean, Seeds: ev.seeds, PerSeed: perSeed}
+	if err := e.Store.Complete(t, out); err != nil {
 		_ = smp.Fail(gid)
 		if errors.Is(err, storage.ErrLeaseLost) {
 			return nil // rescued by another worker meanwhile: its copy counts
 		}
 		return err // the trial stays running: rescued once its lease expires
 	}
-	ratios, penalty := ev.ratios(objectives, score)
-	return smp.TellObjectives(gid, score, ratios, penalty)
+	return smp.TellObjectives(gid, judged)
 }
 
-func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, []float64, float64, error) {
+// evaluate runs values on every seed and judges the mean against the
+// baseline.
+func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, search.Evaluation, error) {
 	cfg, err := ev.config(values)
 	if err != nil {
-		return metrics.Summary{}, nil, nil, 0, err
+		return metrics.Summary{}, nil, search.Evaluation{}, err
 	}
 	mean, perSeed, err := ev.run(cfg)
 	if err != nil {
-		return metrics.Summary{}, nil, nil, 0, err
+		return metrics.Summary{}, nil, search.Evaluation{}, err
 	}
-	obj, err := ev.objectives(&mean)
-	if err != nil {
-		return metrics.Summary{}, nil, nil, 0, err
-	}
-	score, err := ev.score(&mean, obj)
-	return mean, perSeed, obj, score, err
+	judged, err := ev.judge(&mean)
+	return mean, perSeed, judged, err
 }
 
 // heartbeat renews t's lease until the returned stop is called.
@@ -174,7 +173,7 @@ func (e *Env) lease() time.Duration {
 	if e.Lease > 0 {
 		return e.Lease
 	}
-	return 30 * time.Second
+	return DefaultLease
 }
 
 // WorkerHostVar names the environment variable that overrides the host

@@ -354,13 +354,11 @@ func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds 
 // failedConstraint names the first template constraint the candidate's
 // mean misses against the baseline's mean; "" when all hold.
 func (r *Report) failedConstraint(cand, base metrics.Summary) string {
-	ev := &evaluator{tpl: r.Template, baseline: &base}
-	for _, c := range r.Template.Constraints {
-		if v, err := ev.violation(&cand, c); err == nil && !(v <= 1e-12) { // NaN is a full shortfall, as in Scalarize
-			return ConstraintWords(c)
-		}
+	judged, err := judge(r.Template, &base, &cand)
+	if err != nil { // a template's metrics are checked at load: cannot happen
+		return ""
 	}
-	return ""
+	return r.missed(judged)
 }
 
 // ConstraintWords renders a constraint, e.g. "tokens_per_sec ≥ 0.98 × baseline".

@@ -129,7 +129,7 @@ var pressureSeeds = []string{"--seeds", "42,43,44,45,46,47,48,49,50,51"}
 // there waits about 2.6 s in the queue before it is scheduled. Per seed the
 // two scorers' TTFT P99 differ by 4.7% on average (either way); over the
 // ten seeds kv-pressure's mean TTFT P99 is 0.3% lower and its reloaded
-// blocks 3.0% fewer, within the seeds' noise.
+// blocks 3.0% fewer, within the seed-to-seed noise.
 func TestTieredKVAndPressureRouting(t *testing.T) {
 	const utilScorers, pressureScorers = "prefix-affinity:3,queue-depth:2,kv-utilization:2", "prefix-affinity:3,queue-depth:2,kv-pressure:2"
 	flags := with(pressureFlags, pressureSeeds...)
@@ -172,7 +172,7 @@ func TestTieredKVAndPressureRouting(t *testing.T) {
 	if moved < 0.015 {
 		t.Errorf("kv-pressure moved the per-seed TTFT P99 by %.2f%% on average, want ≥ 1.5%%: does it see the transfers?", 100*moved)
 	}
-	// ...but gains nothing: the means stay within the seeds' noise. If
+	// ...but gains nothing: the means stay within the seed-to-seed noise. If
 	// kv-pressure ever lowers them beyond it, assert that gain here instead.
 	if dP99 < -0.05 || dP99 > 0.05 {
 		t.Errorf("kv-pressure mean TTFT P99 %+.1f%% on kv-utilization's, want within ±5%%", 100*dP99)

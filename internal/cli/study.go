@@ -55,7 +55,7 @@ func (f *studyFlags) bindRunFlags(cmd *cobra.Command, createOnly bool) {
 }
 
 func bindLease(cmd *cobra.Command, f *studyFlags) {
-	cmd.Flags().DurationVar(&f.lease, "lease", 30*time.Second, "a running trial whose worker sent no heartbeat for this long is rescued")
+	cmd.Flags().DurationVar(&f.lease, "lease", studies.DefaultLease, "a running trial whose worker sent no heartbeat for this long is rescued")
 }
 
 // checkRunFlags rejects a worker count below least (named flag) and a
@@ -206,12 +206,13 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.Name, "name", "", "study name (default: TEMPLATE-<timestamp>)")
-	cmd.Flags().IntVar(&o.Trials, "trials", 40, "total complete trials of the study (resume continues to it)")
-	cmd.Flags().Int64SliceVar(&seeds, "seeds", []int64{42, 43, 44}, "simulation seeds of every trial")
+	def := studies.Defaults()
+	cmd.Flags().IntVar(&o.Trials, "trials", def.Trials, "total complete trials of the study (resume continues to it)")
+	cmd.Flags().Int64SliceVar(&seeds, "seeds", def.Seeds, "simulation seeds of every trial")
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME) or spec file (default: the template's)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
-	cmd.Flags().StringVar(&o.From, "from", "", "warm start: seed the sampler with the complete trials of this earlier study of the same template")
-	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", 1, "seed of the sampler (the study is repeatable with one worker)")
+	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
+	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
 	f.bindRunFlags(cmd, true)
 	return cmd
@@ -229,6 +230,9 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.StudyRow) error {
 				ctx, stop := interruptible()
 				defer stop()
+				if err := env.Migrate(); err != nil {
+					return err
+				}
 				if err := env.Run(ctx, row); err != nil {
 					return studyError(err)
 				}

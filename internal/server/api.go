@@ -189,8 +189,8 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	o := studies.CreateOptions{Template: req.Template, Name: req.Name, Trials: 40, Seeds: []int64{42, 43, 44},
-		Workload: req.Workload, Sampler: req.Sampler, SamplerSeed: 1, From: req.From}
+	o := studies.Defaults()
+	o.Template, o.Name, o.Workload, o.Sampler, o.From = req.Template, req.Name, req.Workload, req.Sampler, req.From
 	if req.Trials != nil {
 		o.Trials = *req.Trials
 	}

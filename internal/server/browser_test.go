@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"optimize/storage"
+	"optimize/studies"
 )
 
 // chromium finds Debian's chromium (which .ci/run installs).
@@ -160,6 +162,66 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if len(b.requests) < 5 {
 		t.Errorf("only %d requests recorded: %v", len(b.requests), b.requests)
+	}
+	for _, p := range b.problems {
+		t.Errorf("browser: %s", p)
+	}
+}
+
+// On a sustained-overload joint-slo study whose first trials all miss the
+// tokens/s constraint (sampler seed 1: trials 0–5 infeasible, one at
+// 1,614 ms against the first feasible trial's 4,056 ms), the dashboard's
+// history line is the best feasible value so far as the server sends it:
+// it starts at the first feasible trial and never rises.
+func TestDashboardBestFeasibleLineNeverRises(t *testing.T) {
+	env := newEnv(t)
+	env.Workers = 1
+	row, err := env.Create(context.Background(), studies.CreateOptions{Template: "joint-slo", Name: "ov", Trials: 8,
+		Seeds: []int64{42, 43, 44}, Workload: "orthogonal-slo@sustained-overload", Sampler: "tpe", SamplerSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	r, err := env.Load("ov")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := -1
+	for i := range r.Complete {
+		if r.Complete[i].Feasible() && first < 0 {
+			first = i
+		}
+	}
+	if first < 3 {
+		t.Fatalf("first feasible trial %d: the study no longer starts infeasible", first)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	b := newBrowser(t)
+	var points string
+	var infeasible int
+	b.run(t, chromedp.Navigate(ts.URL+"/study/ov"), chromedp.WaitVisible("svg#history polyline.best", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('svg#history polyline.best').getAttribute('points')`, &points),
+		chromedp.Evaluate(`document.querySelectorAll('svg#history circle.infeasible').length`, &infeasible))
+	var ys []float64
+	for pt := range strings.FieldsSeq(points) {
+		_, y, _ := strings.Cut(pt, ",")
+		v, err := strconv.ParseFloat(y, 64)
+		if err != nil {
+			t.Fatalf("points %q: %v", points, err)
+		}
+		ys = append(ys, v)
+	}
+	// SVG's y grows downwards: a value that never rises has a y that never
+	// shrinks.
+	if len(ys) != len(r.Complete)-first || infeasible < first {
+		t.Fatalf("line of %d points (want %d, from trial %d); %d infeasible marks", len(ys), len(r.Complete)-first, first, infeasible)
+	}
+	for i := 1; i < len(ys); i++ {
+		if ys[i] < ys[i-1] {
+			t.Fatalf("the best feasible line rises at point %d: %v", i, points)
+		}
 	}
 	for _, p := range b.problems {
 		t.Errorf("browser: %s", p)

@@ -59,7 +59,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Log = io.Discard
 	}
 	// Tables are made once, here, not by concurrent creates.
-	if err := cfg.Env.Store.Migrate(); err != nil {
+	if err := cfg.Env.Migrate(); err != nil {
 		return nil, err
 	}
 	if err := cfg.Env.Store.MigrateEvidence(); err != nil {

@@ -9,7 +9,7 @@ import (
 	"optimize/simcore/workload"
 )
 
-// baselineConfig is the seeds' llm-d-parity baseline on 8 instances.
+// baselineConfig is the llm-d-parity baseline on 8 instances.
 func baselineConfig() Config {
 	c := testConfig(8, 132139)
 	c.Routing = route.Config{
@@ -22,7 +22,7 @@ func baselineConfig() Config {
 }
 
 // BenchmarkBaseline runs the whole simulation (workload generation
-// included) of the seeds' baseline workload scaled to n requests.
+// included) of the baseline's workload (orthogonal-slo) scaled to n requests.
 // Simulated requests per second = n / (ns/op · 1e-9).
 func BenchmarkBaseline(b *testing.B) {
 	spec, err := builtinWorkloads.Spec("orthogonal-slo")

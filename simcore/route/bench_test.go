@@ -123,8 +123,10 @@ func (w *workload) reportKV(sink KVEventSink, chosen int) {
 	w.routed++
 }
 
-// seedProfiles are the seeds' scorers in the profiles the seeds test.
-func seedProfiles() []Config {
+// strategyProfiles are weighted profiles that combine the KV-pressure,
+// SLO-aware and precise-prefix scorers with the default ones, as the
+// strategy templates do.
+func strategyProfiles() []Config {
 	return []Config{
 		{Policy: "weighted", Scorers: []ScorerWeight{{"prefix-affinity", 3}, {"queue-depth", 2}, {"kv-pressure", 3}}},
 		{Policy: "weighted", Scorers: []ScorerWeight{{"prefix-affinity", 3}, {"queue-depth", 2}, {"kv-pressure-slo", 3}}},
@@ -168,7 +170,7 @@ func TestRoute_DoesNotAllocate(t *testing.T) {
 		{Policy: "least-loaded"},
 		{Policy: "round-robin"},
 	}
-	for _, cfg := range append(configs, seedProfiles()...) {
+	for _, cfg := range append(configs, strategyProfiles()...) {
 		for _, newLoad := range []func(int) *workload{newWorkload, newSessionWorkload} {
 			r, w := warmRouter(t, cfg, newLoad, fillRecords)
 			if allocs := testing.AllocsPerRun(2000, func() { w.route(r) }); allocs != 0 {
@@ -180,7 +182,7 @@ func TestRoute_DoesNotAllocate(t *testing.T) {
 
 // A profile with precise-prefix, and only such a profile, takes KV events.
 func TestNew_RouterIsKVEventSinkExactlyWithPrecisePrefix(t *testing.T) {
-	for _, cfg := range append(seedProfiles(), Config{Policy: "weighted"}, Config{Policy: "least-loaded", Scorers: []ScorerWeight{{"precise-prefix", 1}}}) {
+	for _, cfg := range append(strategyProfiles(), Config{Policy: "weighted"}, Config{Policy: "least-loaded", Scorers: []ScorerWeight{{"precise-prefix", 1}}}) {
 		_, isSink := mustNew(t, cfg, 4, nil).(KVEventSink)
 		wantSink := cfg.Policy == "weighted" && slices.ContainsFunc(cfg.Scorers, func(s ScorerWeight) bool { return s.Name == "precise-prefix" })
 		if isSink != wantSink {
@@ -236,9 +238,10 @@ func BenchmarkRoutePrecisePrefix(b *testing.B) {
 	}
 }
 
-// BenchmarkRouteSeedScorers routes with the seeds' SLO-aware profiles.
-func BenchmarkRouteSeedScorers(b *testing.B) {
-	for _, cfg := range seedProfiles()[1:4] {
+// BenchmarkRouteSLOScorers routes with the SLO-aware profiles
+// (kv-pressure-slo and slo-priority).
+func BenchmarkRouteSLOScorers(b *testing.B) {
+	for _, cfg := range strategyProfiles()[1:4] {
 		b.Run(cfg.Scorers[0].Name+"+"+cfg.Scorers[len(cfg.Scorers)-1].Name, func(b *testing.B) {
 			benchRoute(b, cfg, newWorkload, fillRecords)
 		})

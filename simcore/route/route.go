@@ -1,14 +1,16 @@
 // Package route chooses the instance that serves each admitted request, as
 // BLIS's routing policies do: round-robin, least-loaded, or a weighted sum
 // of scorers (queue-depth, kv-utilization, load-balance, prefix-affinity),
-// plus the seeds' scorers (kv-pressure, kv-pressure-slo, slo-priority),
+// plus this project's own KV-pressure and SLO-aware scorers (kv-pressure,
+// kv-pressure-slo, slo-priority),
 // llm-d's precise prefix scorer (precise-prefix), fed by KV events, and
 // llm-d-style token-load and session-affinity scorers.
 //
 // Read route.go for the API, policies.go for the routers, scorers.go for the
-// scorers, scorers_slo.go for the seeds' scorers, scorers_session.go for
-// token-load and session-affinity, prefix_index.go for the router-side
-// prefix record and kv_mirror.go for the KV-event mirror. Route runs
+// scorers, scorers_slo.go for the KV-pressure and SLO-aware scorers,
+// scorers_session.go for token-load and session-affinity, prefix_index.go
+// for the router-side prefix record and kv_mirror.go for the KV-event
+// mirror. Route runs
 // once per request, so routers keep their scratch buffers from New and never
 // allocate; ties are broken with the router RNG exactly where BLIS draws
 // from it, so the stream advances identically.

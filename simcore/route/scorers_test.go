@@ -164,7 +164,7 @@ func TestRequestBlocks_OncePerDecision(t *testing.T) {
 // A router routes a request object it has seen before, changed (the engine
 // recycles them), exactly as it routes a new one.
 func TestWeighted_RecycledRequestsRouteAsNewOnes(t *testing.T) {
-	for _, cfg := range append(seedProfiles(), Config{Policy: "weighted"}) {
+	for _, cfg := range append(strategyProfiles(), Config{Policy: "weighted"}) {
 		for _, newLoad := range []func(int) *workload{newWorkload, newSessionWorkload} {
 			recycled, wr := warmRouter(t, cfg, newLoad, 0)
 			fresh, wf := warmRouter(t, cfg, newLoad, 0)

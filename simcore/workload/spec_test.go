@@ -135,7 +135,7 @@ func TestEmptySpec(t *testing.T) {
 func TestBuiltins(t *testing.T) {
 	names := builtins.Names()
 	if len(names) == 0 || !contains(names, "orthogonal-slo") {
-		t.Fatalf("BuiltinNames = %v", names)
+		t.Fatalf("builtin workloads = %v", names)
 	}
 	for _, name := range names {
 		spec, err := builtins.Spec(name)

@@ -17,32 +17,31 @@ import (
 )
 
 // historyMarks splits the trials' primary objective values by trial number
-// into trials within the constraints and trials whose score carries a
-// constraint penalty; incumbent is the primary value of the trial with
-// the lowest score so far, per trial.
+// into trials within the constraints and trials that miss one; incumbent
+// is the best feasible value so far (Report.BestFeasibleSoFar), from the
+// first feasible trial on.
 func historyMarks(r *studies.Report) (feasible, infeasible, incumbent plotter.XYs) {
 	prim := r.Template.Primary
-	best := -1
+	best := r.BestFeasibleSoFar()
 	for i := range r.Complete {
 		c := &r.Complete[i]
 		pt := plotter.XY{X: float64(c.Number), Y: c.Objectives[prim]}
-		if r.Penalised(c) {
-			infeasible = append(infeasible, pt)
-		} else {
+		if c.Feasible() {
 			feasible = append(feasible, pt)
+		} else {
+			infeasible = append(infeasible, pt)
 		}
-		if best < 0 || c.Score < r.Complete[best].Score {
-			best = i
+		if !math.IsNaN(best[i]) {
+			incumbent = append(incumbent, plotter.XY{X: pt.X, Y: best[i]})
 		}
-		incumbent = append(incumbent, plotter.XY{X: pt.X, Y: r.Complete[best].Objectives[prim]})
 	}
 	return
 }
 
 // History is the optimisation history: every complete trial's primary
 // objective against its number (a cross where the trial violates a
-// constraint), the primary value of the best trial so far (lowest score)
-// as a step line, and the baseline's value.
+// constraint), the best feasible value so far as a step line (it never
+// rises on a minimised objective), and the baseline's value.
 func History(r *studies.Report) (*gplot.Plot, error) {
 	if len(r.Complete) == 0 {
 		return nil, noTrials(r)
@@ -51,20 +50,23 @@ func History(r *studies.Report) (*gplot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Optimisation history of %s: %s per trial", r.Study.Name, o.Name), "trial number", objectiveLabel(o))
 	feasible, infeasible, incumbent := historyMarks(r)
 	base := r.PrimaryBaseline()
-	baseLine, err := hline(incumbent[0].X, incumbent[len(incumbent)-1].X, base)
+	baseLine, err := hline(float64(r.Complete[0].Number), float64(r.Complete[len(r.Complete)-1].Number), base)
 	if err != nil {
 		return nil, err
 	}
 	baseLine.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
-	step, err := plotter.NewLine(incumbent)
-	if err != nil {
-		return nil, err
-	}
-	step.StepStyle = plotter.PostStep
-	step.LineStyle = draw.LineStyle{Color: ink, Width: vg.Points(1.6)}
-	p.Add(plotter.NewGrid(), baseLine, step)
+	p.Add(plotter.NewGrid(), baseLine)
 	p.Legend.Add(strings.TrimSpace(fmt.Sprintf("baseline %.4g %s", base, Unit(o.Metric))), baseLine)
-	p.Legend.Add("best so far (lowest score)", step)
+	if len(incumbent) > 0 { // none while no trial meets every constraint
+		step, err := plotter.NewLine(incumbent)
+		if err != nil {
+			return nil, err
+		}
+		step.StepStyle = plotter.PostStep
+		step.LineStyle = draw.LineStyle{Color: ink, Width: vg.Points(1.6)}
+		p.Add(step)
+		p.Legend.Add("best feasible so far", step)
+	}
 	if err := addScatter(p, feasible, draw.CircleGlyph{}, blue, 2.6, "trial"); err != nil {
 		return nil, err
 	}

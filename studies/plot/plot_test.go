@@ -95,12 +95,16 @@ func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int
 			values[o.Metric] = obj[k]
 		}
 		m := summaryAt(t, values)
-		score := search.Scalarize(obj[tpl.Primary], 100, tpl.Objectives[tpl.Primary].Minimize, nil, 0)
+		violation := 0.0
 		if i%5 == 4 {
-			score += 2
+			violation = 0.002
 			penalised++
 		}
-		r.Complete = append(r.Complete, studies.Result{Number: i, Params: params, Objectives: obj, Score: score, Metrics: m, PerSeed: []metrics.Summary{m}})
+		b100 := slices.Repeat([]float64{100}, len(obj))
+		e := search.Judge(obj, b100, mins, []float64{violation}, tpl.Primary)
+		score := e.Score(search.DefaultViolationWeight)
+		r.Complete = append(r.Complete, studies.Result{Number: i, Params: params, Objectives: obj, Score: score,
+			Violations: e.Violations, Violation: e.Violation(), Metrics: m, PerSeed: []metrics.Summary{m}})
 		if r.Best < 0 || score < r.Complete[r.Best].Score {
 			r.Best = i
 		}
@@ -170,23 +174,35 @@ func glyphPaths(svg string) (circles, crosses int) {
 	return
 }
 
-// The history marks every trial once, penalised trials as crosses, and
-// its step line follows the lowest score so far.
+// The history marks every trial once, infeasible trials as crosses, and
+// its step line is the best feasible value so far: it starts at the first
+// feasible trial and never rises (the primary is minimised), even where an
+// infeasible trial has the better value or score.
 func TestHistoryMarksEveryTrial(t *testing.T) {
 	r, penalised := syntheticReport(t, "slo-cascade", 40)
+	// The first four trials miss a constraint, the second with a value far
+	// better than any other trial's.
+	for i := range 4 {
+		c := &r.Complete[i]
+		c.Violations, c.Violation, c.Score = []float64{0.003}, 0.003, c.Score+3
+	}
+	r.Complete[1].Objectives[r.Template.Primary] = 1
+	penalised += 4 // and trial 4, as every fifth
 	feasible, infeasible, incumbent := historyMarks(r)
-	if len(feasible)+len(infeasible) != 40 || len(infeasible) != penalised || penalised != 8 {
+	if len(feasible)+len(infeasible) != 40 || len(infeasible) != penalised || penalised != 12 {
 		t.Fatalf("%d circles and %d crosses for 40 trials of which %d penalised", len(feasible), len(infeasible), penalised)
 	}
-	best := r.BestHistory()
+	if len(incumbent) != 35 || incumbent[0].X != 5 {
+		t.Fatalf("the line has %d points from trial %v, want 35 from the first feasible trial, 5", len(incumbent), incumbent[0].X)
+	}
+	lowest := math.Inf(1)
 	for i, pt := range incumbent {
-		// The step is at the primary value of a trial so far with the best score.
-		found := false
-		for _, c := range r.Complete[:i+1] {
-			found = found || c.Score == best[i] && c.Objectives[r.Template.Primary] == pt.Y
+		lowest = min(lowest, r.Complete[int(pt.X)].Objectives[r.Template.Primary])
+		if !r.Complete[int(pt.X)].Feasible() {
+			lowest = incumbent[max(i-1, 0)].Y
 		}
-		if !found || (i > 0 && best[i] > best[i-1]) {
-			t.Fatalf("trial %d: step at %v, no trial up to it has that primary value and the best score %v", i, pt.Y, best[i])
+		if pt.Y != lowest || (i > 0 && pt.Y > incumbent[i-1].Y) || pt.Y == 1 {
+			t.Fatalf("trial %v: step at %v, want the lowest feasible value so far %v", pt.X, pt.Y, lowest)
 		}
 	}
 	p, err := History(r)
@@ -198,8 +214,8 @@ func TestHistoryMarksEveryTrial(t *testing.T) {
 		t.Fatal(err)
 	}
 	circles, crosses := glyphPaths(svg.String())
-	if circles != 32+1 || crosses != 8+1 {
-		t.Fatalf("SVG has %d circles and %d crosses, want 32 and 8 plus one of each in the legend", circles, crosses)
+	if circles != 28+1 || crosses != 12+1 {
+		t.Fatalf("SVG has %d circles and %d crosses, want 28 and 12 plus one of each in the legend", circles, crosses)
 	}
 }
 

@@ -121,14 +121,8 @@ function historyChart(h) {
   const f = frame('history', extent(h.trials.map((t) => t.trial).concat([0])), extent(vals.concat([h.baseline[p]])), 'trial', h.primary);
   const base = h.baseline[p];
   f.plot.append(sv('line', { x1: f.m.l, x2: f.W - f.m.r, y1: f.y(base), y2: f.y(base), stroke: '#999', 'stroke-dasharray': '4 3' }));
-  // Best feasible value so far, as a step line.
-  let best = null;
-  const steps = [];
-  for (const t of h.trials) {
-    const v = t.objectives[p];
-    if (t.feasible && (best === null || (h.minimize ? v < best : v > best))) best = v;
-    if (best !== null) steps.push([f.x(t.trial), f.y(best)]);
-  }
+  // The best feasible value so far, as the server computes it (null before the first feasible trial).
+  const steps = h.trials.filter((t) => t.best !== null).map((t) => [f.x(t.trial), f.y(t.best)]);
   if (steps.length) f.plot.append(line(steps, { stroke: '#1a9c5b', 'stroke-width': 2, class: 'best' }));
   for (const t of h.trials) {
     const attrs = { class: 'trial' + (t.feasible ? '' : ' infeasible'), cx: f.x(t.trial), cy: f.y(t.objectives[p]), r: 3,
@@ -297,10 +291,7 @@ function baselineVsBest(show) {
     }
   }
   rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'tokens/s'), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
-  const bt = show.best.trial, v = show.best.violates;
-  const missed = !v ? null : el('p', { class: 'bad', id: 'best-violates' }, show.best.feasible
-    ? `Trial ${bt} misses ${v} by under a point, which its score charges less than it gains; ${show.best.feasible} of ${show.trials_complete} trials meet every constraint.`
-    : `No trial meets every constraint: trial ${bt} misses ${v}.`);
+  const missed = show.best.violation_sentence ? el('p', { class: 'bad', id: 'best-violates' }, show.best.violation_sentence) : null;
   return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed,
     el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 1 ? { class: 'num' } : {}, h))), rows));
 }
@@ -365,9 +356,9 @@ async function compareView(names) {
   const hists = await Promise.all(names.map((n) => api(`studies/${enc(n)}/history`)));
   const palette = ['#2f6fed', '#d4493f', '#1a9c5b', '#c98a16', '#7b4bd1'];
   const maxTrial = Math.max(1, ...hists.map((h) => h.trials.length));
-  const best = hists.map((h) => h.trials.map((t) => t.best));
-  const f = frame('compare-history', [0, maxTrial], extent(best.flat()), 'trial (in order)', 'best score so far (ratio to its baseline, + penalties)');
-  best.forEach((b, i) => f.plot.append(line(b.map((v, k) => [f.x(k + 1), f.y(v)]), { stroke: palette[i % palette.length], 'stroke-width': 2 })));
+  const best = hists.map((h) => h.trials.map((t, k) => [k + 1, t.best_ratio]).filter(([, v]) => v !== null));
+  const f = frame('compare-history', [0, maxTrial], extent(best.flat().map(([, v]) => v).concat([1])), 'trial (in order)', 'best feasible primary so far / baseline');
+  best.forEach((b, i) => f.plot.append(line(b.map(([k, v]) => [f.x(k), f.y(v)]), { stroke: palette[i % palette.length], 'stroke-width': 2 })));
   const ratio = (h, t, k) => h.baseline[k] ? t.objectives[k] / h.baseline[k] : null;
   const pts = hists.map((h) => h.trials.filter((t) => t.pareto).map((t) => [ratio(h, t, 0), ratio(h, t, Math.min(1, h.objectives.length - 1))]));
   const g = frame('compare-pareto', extent(pts.flat().map((p) => p[0]).concat([1])), extent(pts.flat().map((p) => p[1]).concat([1])),

@@ -1,0 +1,30 @@
+package studies
+
+import "fmt"
+
+// Migrate brings the database to this release's schema and back-fills
+// what older releases did not store: each complete trial's constraint
+// violations, computed from its stored metrics against the study's
+// baseline exactly as its stored score was. `study create`, `study
+// resume` and `serve` call it; workers do not (concurrent migrations of
+// a fresh database race), and a report on a database not yet migrated
+// computes the violations in memory instead.
+func (e *Env) Migrate() error {
+	if err := e.Store.Migrate(); err != nil {
+		return err
+	}
+	names, err := e.Store.Unjudged()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		r, err := e.Load(name)
+		if err != nil {
+			return fmt.Errorf("study %s: back-fill violations: %v", name, err)
+		}
+		if err := e.Store.StoreViolations(r.backfill); err != nil {
+			return err
+		}
+	}
+	return nil
+}

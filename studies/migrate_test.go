@@ -1,0 +1,140 @@
+package studies
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+
+	"optimize/internal/pgtest"
+	"optimize/search"
+)
+
+// The testdata databases were written by the release before violations
+// were stored (commit 49ace42): `study create joint-slo --trials 8 --name
+// old --workers 1 --sampler-seed 1 --workload
+// orthogonal-slo@sustained-overload`, on SQLite and on PostgreSQL
+// (pg_dump --inserts). Its first six trials miss the tokens/s constraint;
+// the last two meet it. That release's history line rose from 1,614 ms
+// (trial 1, infeasible) to 4,056 ms (trial 6, the first feasible trial).
+const (
+	releaseSQLite   = "testdata/release-49ace42.sqlite.gz"
+	releasePostgres = "testdata/release-49ace42.pg.sql.gz"
+)
+
+var releaseFeasible = []bool{false, false, false, false, false, false, true, true}
+
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestMigrateReleaseSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, gunzip(t, releaseSQLite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkMigratedRelease(t, testEnvAt(t, path, 1))
+}
+
+func TestMigrateReleasePostgres(t *testing.T) {
+	dsn := pgtest.DB(t)
+	db, err := gorm.Open(postgres.Open(dsn), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stmt := range bytes.SplitSeq(gunzip(t, releasePostgres), []byte(";\n")) {
+		var lines []string // the statement without pg_dump's comment lines
+		for line := range strings.SplitSeq(string(stmt), "\n") {
+			if !strings.HasPrefix(line, "--") {
+				lines = append(lines, line)
+			}
+		}
+		if s := strings.TrimSpace(strings.Join(lines, "\n")); s != "" {
+			if err := db.Exec(s).Error; err != nil {
+				t.Fatalf("restore: %v\n%s", err, s)
+			}
+		}
+	}
+	if sql, err := db.DB(); err == nil {
+		sql.Close()
+	}
+	checkMigratedRelease(t, testEnvAt(t, dsn, 1))
+}
+
+// checkMigratedRelease reads the old release's study before and after
+// Migrate: before, its violations are computed in memory; after, they are
+// stored, every trial is judged, scores and the show document are
+// unchanged, and feasibility agrees with the old release's (the score
+// above the primary ratio alone by more than 1e-9, so 1e-12 of violation).
+func checkMigratedRelease(t *testing.T, env *Env) {
+	t.Helper()
+	before, err := env.Load("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.backfill) != 8 {
+		t.Fatalf("%d trials judged in memory before the migration, want 8", len(before.backfill))
+	}
+	if err := env.Migrate(); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := env.Store.Unjudged(); err != nil || len(names) != 0 {
+		t.Fatalf("after the migration, studies still to back-fill: %v, %v", names, err)
+	}
+	after, err := env.Load("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.backfill) != 0 || len(after.Complete) != 8 {
+		t.Fatalf("after the migration %d trials judged in memory, %d complete; want 0 and 8", len(after.backfill), len(after.Complete))
+	}
+	var feasible []bool
+	for i := range after.Complete {
+		c, b := &after.Complete[i], &before.Complete[i]
+		feasible = append(feasible, c.Feasible())
+		e := after.Evaluation(c)
+		oldPenalty := c.Score - search.Score(e.Ratios[e.Primary], 0, 0)
+		if c.Score != b.Score || c.Violation != b.Violation || !slices.Equal(c.Violations, b.Violations) ||
+			math.Abs(oldPenalty-search.DefaultViolationWeight*c.Violation) > 1e-9 || math.Abs(e.Score(0)-c.Score) > 1e-9 {
+			t.Fatalf("trial %d: score %v (in memory %v), violation %v (in memory %v), old penalty %v",
+				c.Number, c.Score, b.Score, c.Violation, b.Violation, oldPenalty)
+		}
+		if !c.Feasible() && c.Violation < 0.01 {
+			t.Fatalf("trial %d misses the constraint by only %v", c.Number, c.Violation)
+		}
+	}
+	if !slices.Equal(feasible, releaseFeasible) {
+		t.Fatalf("feasible %v, want %v", feasible, releaseFeasible)
+	}
+	// The history line starts at the first feasible trial and never rises.
+	best := after.BestFeasibleSoFar()
+	if !math.IsNaN(best[5]) || best[6] != after.Complete[6].Objectives[0] || best[7] != best[6] {
+		t.Fatalf("best feasible so far %v: NaN to trial 5, then trial 6's %v", best, after.Complete[6].Objectives[0])
+	}
+	if bj, aj := before.JSON(), after.JSON(); bj.Best.Trial != aj.Best.Trial || aj.Best.Violates != "" || aj.Hypervolume != bj.Hypervolume {
+		t.Fatalf("show before and after the migration: best %d and %d (misses %q), hypervolume %v and %v",
+			bj.Best.Trial, aj.Best.Trial, aj.Best.Violates, bj.Hypervolume, aj.Hypervolume)
+	}
+}

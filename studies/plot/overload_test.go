@@ -1,0 +1,68 @@
+package plot
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"optimize/storage"
+	"optimize/strategies"
+	"optimize/studies"
+)
+
+// The history plot of a sustained-overload joint-slo study whose first
+// six trials miss the tokens/s constraint (studies/testdata: written by
+// the release before violations were stored). That release drew a "best
+// so far (lowest score)" line that rose from trial 1's 1,614 ms to trial
+// 6's 4,056 ms when the best score passed from an infeasible trial to a
+// feasible one; the best-feasible line starts at trial 6 and never rises.
+func TestHistoryOfAnOverloadStudyNeverRises(t *testing.T) {
+	f, err := os.Open("../testdata/release-49ace42.sqlite.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, zr); err != nil || out.Close() != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := strategies.Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &studies.Env{Store: st, Registry: reg, Base: std, Progress: io.Discard}
+	r, err := env.Load("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	feasible, infeasible, incumbent := historyMarks(r)
+	if len(infeasible) != 6 || len(feasible) != 2 || len(incumbent) != 2 || incumbent[0].X != 6 {
+		t.Fatalf("%d infeasible and %d feasible marks, line of %d points from trial %v; want 6, 2 and 2 from trial 6",
+			len(infeasible), len(feasible), len(incumbent), incumbent[0].X)
+	}
+	if incumbent[1].Y > incumbent[0].Y || incumbent[0].Y < 4000 || incumbent[0].Y > 4100 {
+		t.Fatalf("line %v: want trial 6's 4,056 ms, never rising", incumbent)
+	}
+	if _, err := History(r); err != nil {
+		t.Fatal(err)
+	}
+}
