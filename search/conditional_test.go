@@ -7,10 +7,10 @@ import (
 
 // conditionalSpace: "lr" matters only under the "adam" choice; a score
 // that depends on lr only there.
-func conditionalSpace() []Param {
-	return []Param{
+func conditionalSpace() Space {
+	return Space{
 		{Name: "opt", Kind: Categorical, Choices: []string{"sgd", "adam"}},
-		{Name: "lr", Kind: LogFloat, Low: 1e-4, High: 1, When: &When{Param: 0, Choices: []float64{1}}},
+		{Name: "lr", Kind: LogFloat, Low: 1e-4, High: 1, When: &When{Param: "opt", Choices: []string{"adam"}}},
 		{Name: "x", Kind: Float, Low: 0, High: 1},
 	}
 }
@@ -34,7 +34,11 @@ func TestConditionalAxesAreSampledOnlyWhenActive(t *testing.T) {
 			s := newTestSampler(t, storage, "cond-"+string(method), conditionalSpace(), method, 3, Options{GridPoints: 3})
 			active := 0
 			for n := 0; n < 40; n++ {
-				id, v, err := s.Ask(n)
+				id, vals, err := s.Ask(n)
+				if vals[0].Choice != "adam" && vals[0].Choice != "sgd" {
+					t.Fatalf("trial %d: opt=%+v, want a choice by name", n, vals[0])
+				}
+				v := s.space.Encode(vals)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -59,7 +63,7 @@ func TestConditionalAxesAreSampledOnlyWhenActive(t *testing.T) {
 				t.Fatalf("%d of 40 trials chose adam; want both branches explored", active)
 			}
 			trials, _ := storage.GetAllTrials(s.StudyID())
-			if got := len(observations(s.history(trials, 40, -1), "lr")); got != active {
+			if got := len(observations(s.history(trials, 40), "lr")); got != active {
 				t.Errorf("TPE would model lr from %d trials, want the %d where it was active", got, active)
 			}
 		})
@@ -69,13 +73,13 @@ func TestConditionalAxesAreSampledOnlyWhenActive(t *testing.T) {
 // AskFixed takes NaN for an inactive axis and rejects a value there.
 func TestAskFixedConditional(t *testing.T) {
 	s := newTestSampler(t, openStorage(t), "fixed", conditionalSpace(), MethodTPE, 1, Options{})
-	if _, err := s.AskFixed(0, []float64{0, math.NaN(), 0.5}); err != nil {
+	if _, err := s.AskFixed(0, vector(s.space, 0, math.NaN(), 0.5)); err != nil {
 		t.Fatalf("inactive NaN refused: %v", err)
 	}
-	if _, err := s.AskFixed(1, []float64{0, 0.01, 0.5}); err == nil {
+	if _, err := s.AskFixed(1, vector(s.space, 0, 0.01, 0.5)); err == nil {
 		t.Error("a value for an inactive axis was accepted")
 	}
-	if _, err := s.AskFixed(2, []float64{1, math.NaN(), 0.5}); err == nil {
+	if _, err := s.AskFixed(2, vector(s.space, 1, math.NaN(), 0.5)); err == nil {
 		t.Error("NaN for an active axis was accepted")
 	}
 }
@@ -84,14 +88,14 @@ func TestAskFixedConditional(t *testing.T) {
 // too: here the branch decides most of the score.
 func TestImportanceWithInactiveValues(t *testing.T) {
 	space := conditionalSpace()
-	var values [][]float64
+	var values [][]Value
 	var scores []float64
 	for i := 0; i < 40; i++ {
 		v := []float64{float64(i % 2), math.NaN(), float64(i%10) / 10}
 		if v[0] == 1 {
 			v[1] = 0.01
 		}
-		values, scores = append(values, v), append(scores, conditionalScore(v))
+		values, scores = append(values, vector(space, v...)), append(scores, conditionalScore(v))
 	}
 	imp := Importance(values, scores, space)
 	// lr's presence carries the same information as the branch, so the

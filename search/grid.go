@@ -24,7 +24,7 @@ type grid struct {
 	size int
 }
 
-func newGrid(space []Param, floatPoints int) (*grid, error) {
+func newGrid(space Space, floatPoints int) (*grid, error) {
 	g := &grid{size: 1}
 	for _, p := range space {
 		axis := gridAxis(p, floatPoints)

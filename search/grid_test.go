@@ -62,8 +62,8 @@ func TestGridOrderIsOdometerAndWraps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(values, g.point(number)) {
-			t.Fatalf("Ask(%d) = %v, want %v", number, values, g.point(number))
+		if got := s.space.Encode(values); !reflect.DeepEqual(got, g.point(number)) {
+			t.Fatalf("Ask(%d) = %v, want %v", number, got, g.point(number))
 		}
 		seen[fmt.Sprint(values)] = true
 		if err := s.Tell(id, 0); err != nil {

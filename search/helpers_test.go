@@ -45,6 +45,9 @@ func newTestSampler(t testing.TB, storage goptuna.Storage, name string, space []
 	return s
 }
 
+// vector is xs as Values of space (categoricals by index, NaN inactive).
+func vector(space Space, xs ...float64) []Value { return space.values(xs) }
+
 // mixedSpace has one axis of every kind.
 func mixedSpace() []Param {
 	return []Param{
@@ -74,10 +77,11 @@ func runStudy(t testing.TB, s *Sampler, from, to int, objective func([]float64) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Tell(id, objective(values)); err != nil {
+		x := s.space.Encode(values)
+		if err := s.Tell(id, objective(x)); err != nil {
 			t.Fatal(err)
 		}
-		proposals = append(proposals, values)
+		proposals = append(proposals, x)
 	}
 	return proposals
 }

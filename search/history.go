@@ -55,8 +55,9 @@ const (
 
 // history returns what trial number's TPE proposal models, in trial
 // order: the bounded complete trials, then the pending ones carrying the
-// liar's score (unless Options.NoLiar). Runs with s.mu held.
-func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []scored {
+// liar's score (unless Options.NoLiar). The asking trial is not among
+// them: it is written after its proposal. Runs with s.mu held.
+func (s *Sampler) history(trials []goptuna.FrozenTrial, number int) []scored {
 	var weights []float64
 	complete := make([]scored, 0, len(trials))
 	for i := range trials {
@@ -103,7 +104,7 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number, askingID int) []
 		t := &trials[i]
 		// A trial still being written (some params missing) stays out:
 		// its position is not known yet.
-		if t.State == goptuna.TrialStateRunning && t.ID != askingID && hasAllParams(t.InternalParams, s.space) {
+		if t.State == goptuna.TrialStateRunning && hasAllParams(t.InternalParams, s.space) {
 			out = append(out, scored{params: t.InternalParams, score: lie})
 		}
 	}
@@ -135,16 +136,17 @@ func bounded(complete []scored, recent int) []scored {
 // hasAllParams reports whether a proposal is fully written: every axis is
 // stored, or is conditional on a stored axis whose choice leaves it
 // inactive.
-func hasAllParams(params map[string]float64, space []Param) bool {
-	values := make([]float64, len(space))
+func hasAllParams(params map[string]float64, space Space) bool {
+	internal := make([]float64, len(space))
 	for i, p := range space {
 		v, ok := params[p.Name]
-		switch {
-		case ok:
-			values[i] = v
-		case p.When != nil && !Active(space[:i+1], values[:i+1])[i]:
-			values[i] = math.NaN()
-		default:
+		if !ok {
+			v = math.NaN()
+		}
+		internal[i] = v
+	}
+	for i, on := range space.Active(space.values(internal)) {
+		if on && math.IsNaN(internal[i]) {
 			return false
 		}
 	}

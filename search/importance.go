@@ -25,9 +25,9 @@ const maxImportanceBins = 10
 // attributed, so read it as a ranking, not an exact decomposition. A NaN
 // value (a conditional parameter, inactive in that trial) is a bin of its
 // own: being inactive is one of the parameter's states.
-func Importance(values [][]float64, scores []float64, space []Param) []float64 {
+func Importance(values [][]Value, scores []float64, space Space) []float64 {
 	importance := make([]float64, len(space))
-	rows, ys := usableTrials(values, scores, len(space))
+	rows, ys := usableTrials(values, scores, space)
 	n := len(ys)
 	if n < 4 {
 		return importance
@@ -58,14 +58,16 @@ func Importance(values [][]float64, scores []float64, space []Param) []float64 {
 	return importance
 }
 
-func usableTrials(values [][]float64, scores []float64, dims int) ([][]float64, []float64) {
+// usableTrials are the trials with a score and a full vector, each vector
+// encoded (categoricals by index, inactive NaN) for binning.
+func usableTrials(values [][]Value, scores []float64, space Space) ([][]float64, []float64) {
 	var rows [][]float64
 	var ys []float64
 	for i, row := range values {
-		if i >= len(scores) || len(row) != dims || math.IsNaN(scores[i]) {
+		if i >= len(scores) || len(row) != len(space) || math.IsNaN(scores[i]) {
 			continue
 		}
-		rows = append(rows, row)
+		rows = append(rows, space.Encode(row))
 		ys = append(ys, scores[i])
 	}
 	return rows, ys

@@ -32,7 +32,7 @@ func TestImportanceFindsTheDrivingParameter(t *testing.T) {
 	values, scores := randomTrials(rng, 40, func(v []float64) float64 {
 		return 10*sq(v[0]-0.7) + 0.1*rng.Float64()
 	})
-	got := Importance(values, scores, importanceSpace())
+	got := Importance(vectors(values), scores, importanceSpace())
 	t.Logf("importance %.3f", got)
 	if got[0] < 0.7 {
 		t.Fatalf("driver importance %.3f, want the bulk", got[0])
@@ -53,7 +53,7 @@ func TestImportanceFindsTheDrivingParameter(t *testing.T) {
 		}
 		return s
 	})
-	got = Importance(values, scores, importanceSpace())
+	got = Importance(vectors(values), scores, importanceSpace())
 	t.Logf("importance %.3f", got)
 	if got[3] < 0.6 {
 		t.Fatalf("mode importance %.3f, want the bulk", got[3])
@@ -67,9 +67,18 @@ func TestImportanceWithoutSignal(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(4))
 	values, scores := randomTrials(rng, 40, func([]float64) float64 { return 5 })
-	for _, g := range Importance(values, scores, space) {
+	for _, g := range Importance(vectors(values), scores, space) {
 		if g != 0 {
 			t.Fatalf("constant scores gave importance %v", g)
 		}
 	}
+}
+
+// vectors is rows of importanceSpace's values as Values.
+func vectors(rows [][]float64) [][]Value {
+	out := make([][]Value, len(rows))
+	for i, r := range rows {
+		out[i] = vector(importanceSpace(), r...)
+	}
+	return out
 }

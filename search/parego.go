@@ -2,7 +2,6 @@ package search
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 
@@ -59,26 +58,32 @@ func (r objectivesRecord) violation() float64 {
 // constraint violation: MethodParEGO scalarises the ratios anew for every
 // proposal, and both model-based samplers rank with a softened penalty.
 func (s *Sampler) TellObjectives(trialID int, e Evaluation) error {
+	return s.TellObjectivesWith(trialID, e, nil)
+}
+
+// TellObjectivesWith is TellObjectives with the caller's record (nil:
+// none) written in the same transaction, before the sampler's.
+func (s *Sampler) TellObjectivesWith(trialID int, e Evaluation, rec Record) error {
 	score, violation := e.Score(DefaultViolationWeight), e.Violation()
 	ratios := slices.Clone(e.Ratios)
 	if !s.modelBased() {
 		// Only TPE (the penalty) and ParEGO (the ratios too) read them;
 		// random and grid skip the write. A later study warm-started from
 		// this one recomputes them from its own trial rows.
-		return s.Tell(trialID, score)
+		return s.tellWith(trialID, score, "", rec)
 	}
 	for i, r := range ratios {
 		if math.IsNaN(r) || math.IsInf(r, 0) {
 			ratios[i] = RatioCap // a broken value counts as far worse than the baseline
 		}
 	}
-	js, _ := json.Marshal(objectivesRecord{Ratios: ratios, Violation: &violation})
-	return s.transaction(func(st goptuna.Storage) error {
-		if err := st.SetTrialSystemAttr(trialID, AttrObjectives, string(js)); err != nil {
-			return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
-		}
-		return tell(st, trialID, score)
-	})
+	// A record JSON cannot hold leaves the trial without one: it is then
+	// ranked by its stored score, as a trial of an older study.
+	js, err := json.Marshal(objectivesRecord{Ratios: ratios, Violation: &violation})
+	if err != nil {
+		js = nil
+	}
+	return s.tellWith(trialID, score, string(js), rec)
 }
 
 // paregoWeights draws trial number's weights, uniform on the simplex.

@@ -85,7 +85,7 @@ func TestHelperProcessRunsTrials(t *testing.T) {
 		if err != nil {
 			t.Fatal(fmt.Errorf("worker %d: %w", worker, err))
 		}
-		if err := s.Tell(id, mixedObjective(values)); err != nil {
+		if err := s.Tell(id, mixedObjective(s.space.Encode(values))); err != nil {
 			t.Fatal(err)
 		}
 	}

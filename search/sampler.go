@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,7 +124,7 @@ type Sampler struct {
 	storage   goptuna.Storage
 	studyName string
 	studyID   int
-	space     []Param
+	space     Space
 	method    Method
 	seed      int64
 	opts      Options
@@ -141,7 +142,7 @@ type Sampler struct {
 // a load. The caller must have run rdb.RunAutoMigrate once beforehand:
 // gorm's AutoMigrate checks for each table and then creates it, so
 // concurrent migrations of a fresh database race and one fails.
-func NewSampler(storage goptuna.Storage, studyName string, space []Param, method Method, seed int64, opts Options) (*Sampler, error) {
+func NewSampler(storage goptuna.Storage, studyName string, space Space, method Method, seed int64, opts Options) (*Sampler, error) {
 	if storage == nil {
 		return nil, errors.New("storage: nil")
 	}
@@ -152,7 +153,7 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 	if err != nil {
 		return nil, fmt.Errorf("method: %w", err)
 	}
-	if err := validateSpace(space); err != nil {
+	if err := space.Validate(); err != nil {
 		return nil, err
 	}
 	if opts, err = opts.withDefaults(); err != nil {
@@ -161,7 +162,7 @@ func NewSampler(storage goptuna.Storage, studyName string, space []Param, method
 	s := &Sampler{
 		storage:   storage,
 		studyName: studyName,
-		space:     append([]Param(nil), space...),
+		space:     slices.Clone(space),
 		method:    method,
 		seed:      seed,
 		opts:      opts,
@@ -229,7 +230,7 @@ func isStartupRace(err error) bool {
 }
 
 // Space returns a copy of the search space.
-func (s *Sampler) Space() []Param { return append([]Param(nil), s.space...) }
+func (s *Sampler) Space() Space { return slices.Clone(s.space) }
 
 // StudyID is goptuna's id of the study.
 func (s *Sampler) StudyID() int { return s.studyID }
@@ -239,64 +240,124 @@ func (s *Sampler) StudyID() int { return s.studyID }
 // only on (seed, number, completed and pending history), so a sequential
 // study is repeatable and two processes asking different numbers do not
 // collide by accident. On error no RUNNING trial is left behind.
-func (s *Sampler) Ask(number int) (trialID int, values []float64, err error) {
+func (s *Sampler) Ask(number int) (trialID int, values []Value, err error) {
+	return s.AskWith(number, nil)
+}
+
+// Record is the caller's own record of a sampler step, written in the
+// step's transaction: st is the transaction's storage (on a Transactional
+// storage, the one its Transaction hands out, on which the caller writes
+// its rows too), trialID the step's trial and stored its parameter vector
+// as stored (Space.Encode: categoricals by index, NaN where inactive; nil
+// for Tell and Fail). Its error undoes the sampler's writes of the step as
+// well: the sampler's rows and the caller's change together or not at
+// all.
+type Record func(st goptuna.Storage, trialID int, stored []float64) error
+
+// AskWith is Ask with the caller's record of the proposal (nil: none)
+// written in the same transaction, after the sampler's.
+func (s *Sampler) AskWith(number int, rec Record) (trialID int, values []Value, err error) {
 	if number < 0 {
 		return 0, nil, fmt.Errorf("number: must be >= 0, got %d", number)
 	}
 	if s.modelBased() {
-		// Held until the params are written, so that the next in-process
-		// proposal already sees this trial as pending.
+		// Held until the trial is written, so that the next in-process
+		// proposal already sees this one as pending.
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	}
-	trialID, err = s.storage.CreateNewTrial(s.studyID)
+	// Proposed before the trial exists: the history a proposal models
+	// leaves out the asking trial (and any trial whose parameters are not
+	// all written), so creating it first would change nothing but keep a
+	// RUNNING trial without parameters while the model runs.
+	stored, source, err := s.propose(number)
 	if err != nil {
-		return 0, nil, fmt.Errorf("ask trial %d: create: %w", number, err)
-	}
-	values, source, err := s.propose(number, trialID)
-	if err == nil {
-		err = s.transaction(func(st goptuna.Storage) error { return record(st, s.space, trialID, number, source, values) })
-	}
-	if err != nil {
-		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
 		return 0, nil, fmt.Errorf("ask trial %d: %w", number, err)
 	}
-	return trialID, values, nil
+	if trialID, err = s.write(number, source, stored, rec); err != nil {
+		return 0, nil, fmt.Errorf("ask trial %d: %w", number, err)
+	}
+	return trialID, s.space.values(stored), nil
 }
 
 // AskFixed creates a RUNNING trial with the given vector (a rescued trial,
 // the baseline point, an enqueued suggestion).
-func (s *Sampler) AskFixed(number int, values []float64) (trialID int, err error) {
+func (s *Sampler) AskFixed(number int, values []Value) (trialID int, err error) {
+	return s.AskFixedWith(number, values, nil)
+}
+
+// AskFixedWith is AskFixed with the caller's record of the trial (nil:
+// none) written in the same transaction, after the sampler's.
+func (s *Sampler) AskFixedWith(number int, values []Value, rec Record) (trialID int, err error) {
 	if number < 0 {
 		return 0, fmt.Errorf("number: must be >= 0, got %d", number)
 	}
-	if err := validateValues(s.space, values); err != nil {
+	if err := s.space.validateValues(values); err != nil {
 		return 0, err
 	}
 	if s.modelBased() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	}
-	trialID, err = s.storage.CreateNewTrial(s.studyID)
-	if err != nil {
-		return 0, fmt.Errorf("ask fixed trial %d: create: %w", number, err)
-	}
-	if err := s.transaction(func(st goptuna.Storage) error {
-		return record(st, s.space, trialID, number, "fixed", values)
-	}); err != nil {
-		_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail)
+	if trialID, err = s.write(number, "fixed", s.space.Encode(values), rec); err != nil {
 		return 0, fmt.Errorf("ask fixed trial %d: %w", number, err)
+	}
+	return trialID, nil
+}
+
+// write creates the trial with its parameters and attributes, and rec's
+// record, in one transaction. A storage without transactions may have
+// created the trial before a later write failed: it is marked FAIL.
+func (s *Sampler) write(number int, source string, values []float64, rec Record) (int, error) {
+	trialID := -1
+	err := s.transaction(func(st goptuna.Storage) error {
+		id, err := st.CreateNewTrial(s.studyID)
+		if err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+		trialID = id
+		if err := record(st, s.space, id, number, source, values); err != nil {
+			return err
+		}
+		if rec != nil {
+			return rec(st, id, values)
+		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := s.storage.(Transactional); !ok && trialID >= 0 {
+			_ = s.storage.SetTrialState(trialID, goptuna.TrialStateFail) // best effort: the error says what failed
+		}
+		return 0, err
 	}
 	return trialID, nil
 }
 
 // Tell completes a trial with its score (minimised; must be finite —
 // failed evaluations go to Fail).
-func (s *Sampler) Tell(trialID int, score float64) error {
+func (s *Sampler) Tell(trialID int, score float64) error { return s.tellWith(trialID, score, "", nil) }
+
+// tellWith completes a trial with its score, its objectives record (""
+// for none) and the caller's record (nil: none) in one transaction. The
+// caller's record is written first: its error (a trial no longer the
+// caller's to complete) is the step's, whatever the sampler would say.
+func (s *Sampler) tellWith(trialID int, score float64, objectives string, rec Record) error {
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		return fmt.Errorf("tell trial %d: score must be finite, got %g", trialID, score)
 	}
-	return s.transaction(func(st goptuna.Storage) error { return tell(st, trialID, score) })
+	return s.transaction(func(st goptuna.Storage) error {
+		if rec != nil {
+			if err := rec(st, trialID, nil); err != nil {
+				return err
+			}
+		}
+		if objectives != "" {
+			if err := st.SetTrialSystemAttr(trialID, AttrObjectives, objectives); err != nil {
+				return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
+			}
+		}
+		return tell(st, trialID, score)
+	})
 }
 
 func tell(st goptuna.Storage, trialID int, score float64) error {
@@ -330,11 +391,22 @@ func (s *Sampler) transaction(fn func(goptuna.Storage) error) error {
 
 // Fail marks a trial FAIL; TPE ignores it. Failing a finished trial returns
 // an error wrapping goptuna.ErrTrialCannotBeUpdated.
-func (s *Sampler) Fail(trialID int) error {
-	if err := s.storage.SetTrialState(trialID, goptuna.TrialStateFail); err != nil {
-		return fmt.Errorf("fail trial %d: %w", trialID, err)
-	}
-	return nil
+func (s *Sampler) Fail(trialID int) error { return s.FailWith(trialID, nil) }
+
+// FailWith is Fail with the caller's record (nil: none) written in the
+// same transaction.
+func (s *Sampler) FailWith(trialID int, rec Record) error {
+	return s.transaction(func(st goptuna.Storage) error {
+		if rec != nil {
+			if err := rec(st, trialID, nil); err != nil {
+				return err
+			}
+		}
+		if err := st.SetTrialState(trialID, goptuna.TrialStateFail); err != nil {
+			return fmt.Errorf("fail trial %d: %w", trialID, err)
+		}
+		return nil
+	})
 }
 
 // modelBased reports whether proposals read the history (TPE, and ParEGO
@@ -343,18 +415,18 @@ func (s *Sampler) modelBased() bool {
 	return s.method == MethodTPE || s.method == MethodParEGO
 }
 
-func (s *Sampler) propose(number, trialID int) ([]float64, string, error) {
+func (s *Sampler) propose(number int) ([]float64, string, error) {
 	switch s.method {
 	case MethodGrid:
-		return deactivate(s.space, s.grid.point(number)), "grid", nil
+		return s.space.deactivate(s.grid.point(number)), "grid", nil
 	case MethodRandom:
 		return drawUniformVector(s.space, newTrialRand(s.seed, number, streamUniform)), "random", nil
 	}
-	return s.proposeTPE(number, trialID)
+	return s.proposeTPE(number)
 }
 
 // proposeTPE runs with s.mu held.
-func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
+func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
 	uniform := newTrialRand(s.seed, number, streamUniform)
 	if number < s.opts.StartupTrials && !s.opts.Warm {
 		return drawUniformVector(s.space, uniform), "startup", nil
@@ -366,11 +438,11 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	if countCompleted(trials) < minModelTrials {
 		return drawUniformVector(s.space, uniform), "startup", nil
 	}
-	history := s.history(trials, number, trialID)
+	history := s.history(trials, number)
 	rng := newTrialRand(s.seed, number, streamTPE)
 	values := make([]float64, len(s.space))
 	for i, p := range s.space {
-		if p.When != nil && !Active(s.space[:i+1], values[:i+1])[i] {
+		if p.When != nil && !s.space[:i+1].Active(s.space.values(values[:i+1]))[i] {
 			values[i] = math.NaN() // only earlier axes decide, and they are drawn
 			continue
 		}
@@ -392,9 +464,10 @@ func (s *Sampler) proposeTPE(number, trialID int) ([]float64, string, error) {
 	return values, "tpe", nil
 }
 
-// record writes the active params with goptuna distributions (so TPE and
-// goptuna tooling read them) and our number/source as system attributes.
-func record(st goptuna.Storage, space []Param, trialID, number int, source string, values []float64) error {
+// record writes the active params of values (categoricals by index) with
+// goptuna distributions (so TPE and goptuna tooling read them) and our
+// number/source as system attributes.
+func record(st goptuna.Storage, space Space, trialID, number int, source string, values []float64) error {
 	for i, p := range space {
 		if math.IsNaN(values[i]) {
 			continue // inactive: TPE models p only from trials where it was active

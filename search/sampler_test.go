@@ -29,7 +29,7 @@ func TestNewSamplerRejectsBadInputNamingTheField(t *testing.T) {
 		{"int fraction", []Param{{Name: "n", Kind: Int, Low: 0.5, High: 3}}, MethodTPE, Options{}, `param "n": int bounds must be whole`},
 		{"nan bound", []Param{{Name: "x", Kind: Float, Low: math.NaN(), High: 1}}, MethodTPE, Options{}, `param "x": bounds must be finite`},
 		{"no choices", []Param{{Name: "c", Kind: Categorical}}, MethodTPE, Options{}, `param "c": categorical needs at least one choice`},
-		{"unknown kind", []Param{{Name: "k", Kind: Kind(9)}}, MethodTPE, Options{}, `param "k": unknown kind 9`},
+		{"unknown kind", []Param{{Name: "k", Kind: "real"}}, MethodTPE, Options{}, `param "k": unknown kind "real" (allowed: float, int, log-float, categorical)`},
 		{"duplicate", []Param{good[0], good[0]}, MethodTPE, Options{}, `param "w": duplicate name`},
 		{"no name", []Param{{Kind: Float, High: 1}}, MethodTPE, Options{}, "param[0].Name is empty"},
 		{"unknown method", good, Method("cmaes"), Options{}, `method: unknown sampler "cmaes"`},
@@ -210,10 +210,11 @@ func TestIntegerUpperBoundIsDrawn(t *testing.T) {
 		s := newTestSampler(t, storage, "top-"+string(method), space, method, 5, Options{StartupTrials: 5})
 		top := map[int]bool{}
 		for number := 0; number < 30; number++ {
-			id, values, err := s.Ask(number)
+			id, vals, err := s.Ask(number)
 			if err != nil {
 				t.Fatal(err)
 			}
+			values := s.space.Encode(vals)
 			trial, err := storage.GetTrial(id)
 			if err != nil {
 				t.Fatal(err)
@@ -243,12 +244,15 @@ func TestAskFixedValidatesAndStoresTheVector(t *testing.T) {
 		{math.NaN(), 1, 1, 0},
 	}
 	for _, values := range bad {
-		if _, err := s.AskFixed(0, values); err == nil {
+		if _, err := s.AskFixed(0, vector(s.space, values...)); err == nil {
 			t.Fatalf("AskFixed(%v) accepted", values)
 		}
 	}
 	want := []float64{0.5, 4, 10, 2}
-	id, err := s.AskFixed(0, want)
+	if _, err := s.AskFixed(0, []Value{{Number: 0}, {Number: 1}, {Number: 1}, {Choice: "d"}}); err == nil {
+		t.Fatal("AskFixed accepted a choice that is not one of the parameter's")
+	}
+	id, err := s.AskFixed(0, vector(s.space, want...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,19 +307,18 @@ func TestPendingTrialsCarryTheLie(t *testing.T) {
 		{ID: 2, State: goptuna.TrialStateComplete, Value: 3, InternalParams: params},
 		{ID: 3, State: goptuna.TrialStateRunning, InternalParams: params},               // pending: lied about
 		{ID: 4, State: goptuna.TrialStateRunning, InternalParams: map[string]float64{}}, // params not written yet
-		{ID: 5, State: goptuna.TrialStateRunning, InternalParams: params},               // the trial being asked
 		{ID: 6, State: goptuna.TrialStateFail, InternalParams: params},
 	}
 	s := &Sampler{space: space, method: MethodTPE}
 	var scores []float64
-	for _, h := range s.history(trials, 6, 5) {
+	for _, h := range s.history(trials, 6) {
 		scores = append(scores, h.score)
 	}
 	if want := []float64{1, 3, 3}; !reflect.DeepEqual(scores, want) {
 		t.Fatalf("history scores %v, want %v: the two complete trials, then the pending one at the worst score", scores, want)
 	}
 	s.opts.NoLiar = true
-	if got := len(s.history(trials, 6, 5)); got != 2 {
+	if got := len(s.history(trials, 6)); got != 2 {
 		t.Fatalf("without the liar the history holds %d trials, want the 2 complete", got)
 	}
 }
@@ -370,7 +373,7 @@ func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 	setup := newTestSampler(t, storage, "liar", space, MethodTPE, 1, Options{})
 	for i := 0; i < 12; i++ {
 		n := math.Round((float64(i) + 0.5) / 12 * 20)
-		id, err := setup.AskFixed(i, []float64{n})
+		id, err := setup.AskFixed(i, vector(space, n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +381,7 @@ func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := setup.AskFixed(12, []float64{6}); err != nil { // pending, never told
+	if _, err := setup.AskFixed(12, vector(space, 6)); err != nil { // pending, never told
 		t.Fatal(err)
 	}
 
@@ -393,7 +396,7 @@ func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 			if err := s.Fail(id); err != nil { // keep it out of later proposals
 				t.Fatal(err)
 			}
-			d := math.Abs(values[0] - 6)
+			d := math.Abs(values[0].Number - 6)
 			mean += d / seeds
 			if d <= 1 {
 				near++

@@ -16,7 +16,7 @@ func TestSamplerRanksWithASoftenedPenalty(t *testing.T) {
 	space := []Param{{Name: "x", Kind: Float, Low: 0, High: 1}}
 	s := newTestSampler(t, st, "soft", space, MethodTPE, 1, Options{})
 	tell := func(number int, x, ratio, shortfall float64) {
-		id, err := s.AskFixed(number, []float64{x})
+		id, err := s.AskFixed(number, vector(space, x))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestSamplerRanksWithASoftenedPenalty(t *testing.T) {
 	if trials[0].Value < 30 || trials[1].Value != 0.87 {
 		t.Fatalf("stored scores %v and %v, want 30.02 and 0.87", trials[0].Value, trials[1].Value)
 	}
-	h := s.history(trials, 2, -1)
+	h := s.history(trials, 2)
 	if len(h) != 2 || h[0].score > 0.33 || h[0].score < 0.31 || h[1].score != 0.87 {
 		t.Fatalf("sampler's scores %v, want 0.32 and 0.87", []float64{h[0].score, h[1].score})
 	}

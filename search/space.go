@@ -1,7 +1,11 @@
-// Package search proposes parameter vectors for a study and scores what
-// comes back: ask/tell sampling (TPE, random, grid) over goptuna's rdb.v2
-// storage, scalarisation with constraint penalties, Pareto fronts,
-// hypervolume and parameter importance.
+// Package search declares the search space and proposes parameter vectors
+// over it for a study, and scores what comes back: the space (Param, with
+// its one Active rule and one range check, and Value, a number or a
+// choice by name: space.go, value.go), ask/tell sampling (TPE, random,
+// grid) over goptuna's rdb.v2 storage, scalarisation with constraint
+// penalties, Pareto fronts, hypervolume and parameter importance. Templates
+// (package strategies) build their parameters from Param, so the
+// dependency runs strategies → search only.
 //
 // goptuna's rdb.v2 storage holds the sampler's trials (so goptuna's
 // tooling reads them); the samplers are this package's own: goptuna's TPE
@@ -16,87 +20,96 @@ import (
 	"math/rand"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/c-bata/goptuna"
 )
 
-// Kind is the type of one search-space axis.
-type Kind int
+// Kind is a parameter's value type; the names are those templates write.
+type Kind string
 
+// Parameter kinds. Bounds are inclusive.
 const (
 	// Float is uniform on [Low, High].
-	Float Kind = iota
+	Float Kind = "float"
 	// Int is uniform on the whole numbers Low..High, both included.
-	Int
+	Int Kind = "int"
 	// LogFloat is uniform in log space on [Low, High]; Low must be > 0.
-	LogFloat
-	// Categorical takes the index of one of Choices (0..len(Choices)-1).
-	Categorical
+	LogFloat Kind = "log-float"
+	// Categorical takes one of Choices.
+	Categorical Kind = "categorical"
 )
 
-func (k Kind) String() string {
-	switch k {
-	case Float:
-		return "float"
-	case Int:
-		return "int"
-	case LogFloat:
-		return "log-float"
-	case Categorical:
-		return "categorical"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
+// Kinds lists every kind, in the order errors name them.
+var Kinds = []Kind{Float, Int, LogFloat, Categorical}
 
-// Param is one axis of the search space. Bounds are inclusive. Values are
-// always float64: integers are whole numbers, categoricals are indices.
+// Param is one parameter of a search space: the one description of a
+// tunable dimension that templates declare, the samplers sample, values
+// are checked against and reports display. Bounds are inclusive.
 type Param struct {
 	Name      string
 	Kind      Kind
-	Low, High float64
-	Choices   []string
-	// When, if set, makes the axis conditional: it is sampled only while
-	// an earlier categorical axis takes one of the given choices, and is
-	// NaN (inactive: neither stored nor shown to TPE) otherwise, so that
-	// its TPE model sees only the trials where it was active.
+	Low, High float64  // numeric kinds
+	Choices   []string // categorical
+	// When, if set, makes the parameter conditional: it is active only
+	// while an earlier categorical parameter is active and takes one of the
+	// given choices. An inactive parameter's value is Inactive: neither
+	// sampled, stored, shown to TPE nor applied, so that its TPE model sees
+	// only the trials where it was active.
 	When *When
 }
 
-// When names an earlier categorical axis and the choice indices under
-// which a conditional axis is active.
+// When names an earlier categorical parameter and the choices of it under
+// which a conditional parameter is active.
 type When struct {
-	Param   int
-	Choices []float64
+	Param   string
+	Choices []string
 }
 
-// Active reports which axes are active at values: those without a
-// condition, and those whose condition's axis is active and takes one of
-// its choices.
-func Active(space []Param, values []float64) []bool {
-	active := make([]bool, len(space))
-	for i, p := range space {
-		active[i] = p.When == nil || (active[p.When.Param] && slices.Contains(p.When.Choices, values[p.When.Param]))
+// Space is an ordered list of parameters; a vector of values over it is a
+// []Value of the same length.
+type Space []Param
+
+// Index is the position of the parameter called name, or -1.
+func (s Space) Index(name string) int {
+	return slices.IndexFunc(s, func(p Param) bool { return p.Name == name })
+}
+
+// Active reports which parameters are active at values: those without a
+// condition, and those whose condition's parameter is active and takes one
+// of the condition's choices.
+func (s Space) Active(values []Value) []bool {
+	active := make([]bool, len(s))
+	for i, p := range s {
+		w := p.When
+		if w == nil {
+			active[i] = true
+			continue
+		}
+		j := s.Index(w.Param)
+		active[i] = j >= 0 && j < i && active[j] && slices.Contains(w.Choices, values[j].Choice)
 	}
 	return active
 }
 
-// deactivate sets the inactive axes of values to NaN.
-func deactivate(space []Param, values []float64) []float64 {
-	for i, on := range Active(space, values) {
+// deactivate sets the inactive axes of internal (values as the sampler
+// holds them: categoricals by index) to NaN.
+func (s Space) deactivate(internal []float64) []float64 {
+	for i, on := range s.Active(s.values(internal)) {
 		if !on {
-			values[i] = math.NaN()
+			internal[i] = math.NaN()
 		}
 	}
-	return values
+	return internal
 }
 
-// validateSpace returns a one-line error naming the first bad field.
-func validateSpace(space []Param) error {
-	if len(space) == 0 {
+// Validate returns a one-line error naming the first bad field.
+func (s Space) Validate() error {
+	if len(s) == 0 {
 		return fmt.Errorf("search space: no parameters")
 	}
-	seen := make(map[string]bool, len(space))
-	for i, p := range space {
+	seen := make(map[string]bool, len(s))
+	for i, p := range s {
 		if p.Name == "" {
 			return fmt.Errorf("search space: param[%d].Name is empty", i)
 		}
@@ -108,12 +121,16 @@ func validateSpace(space []Param) error {
 			return err
 		}
 		if w := p.When; w != nil {
-			if w.Param < 0 || w.Param >= i || space[w.Param].Kind != Categorical {
-				return fmt.Errorf("param %q: a condition names an earlier categorical param, got index %d", p.Name, w.Param)
+			j := s.Index(w.Param)
+			if j < 0 || j >= i || s[j].Kind != Categorical {
+				return fmt.Errorf("param %q: a condition names an earlier categorical param, got %q", p.Name, w.Param)
+			}
+			if len(w.Choices) == 0 {
+				return fmt.Errorf("param %q: a condition needs at least one choice of %q", p.Name, w.Param)
 			}
 			for _, c := range w.Choices {
-				if c != math.Trunc(c) || c < 0 || int(c) >= len(space[w.Param].Choices) {
-					return fmt.Errorf("param %q: condition choice %g is not an index of %q's choices", p.Name, c, space[w.Param].Name)
+				if !slices.Contains(s[j].Choices, c) {
+					return fmt.Errorf("param %q: condition choice %q is not one of %q's choices", p.Name, c, w.Param)
 				}
 			}
 		}
@@ -144,31 +161,36 @@ func (p Param) validate() error {
 			return fmt.Errorf("param %q: categorical needs at least one choice", p.Name)
 		}
 	default:
-		return fmt.Errorf("param %q: unknown kind %d (want Float, Int, LogFloat or Categorical)", p.Name, int(p.Kind))
+		return fmt.Errorf("param %q: unknown kind %q (allowed: %s)", p.Name, p.Kind, KindNames())
 	}
 	return nil
 }
 
-// validateValues checks a vector handed to AskFixed against the space:
-// inactive axes NaN, active ones in range.
-func validateValues(space []Param, values []float64) error {
-	if len(values) != len(space) {
-		return fmt.Errorf("values: got %d, the search space has %d parameters", len(values), len(space))
+// KindNames is Kinds, comma-separated, for errors.
+func KindNames() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
 	}
-	for i, on := range Active(space, values) {
-		p, v := space[i], values[i]
+	return strings.Join(names, ", ")
+}
+
+// validateValues checks a vector given to AskFixed or Warm against the
+// space: inactive parameters Inactive, active ones in range.
+func (s Space) validateValues(values []Value) error {
+	if len(values) != len(s) {
+		return fmt.Errorf("values: got %d, the search space has %d parameters", len(values), len(s))
+	}
+	for i, on := range s.Active(values) {
+		p, v := s[i], values[i]
 		if !on {
-			if !math.IsNaN(v) {
-				return fmt.Errorf("values[%d] (%s): %g given while the param is inactive (want NaN)", i, p.Name, v)
+			if !v.Absent() {
+				return fmt.Errorf("values[%d] (%s): %s given while the param is inactive", i, p.Name, p.Format(v))
 			}
 			continue
 		}
-		low, high := p.bounds()
-		if math.IsNaN(v) || v < low || v > high {
-			return fmt.Errorf("values[%d] (%s): %g outside [%g, %g]", i, p.Name, v, low, high)
-		}
-		if (p.Kind == Int || p.Kind == Categorical) && v != math.Trunc(v) {
-			return fmt.Errorf("values[%d] (%s): %g is not a whole number", i, p.Name, v)
+		if err := p.Check(v); err != nil {
+			return fmt.Errorf("values[%d]: %v", i, err)
 		}
 	}
 	return nil
@@ -284,15 +306,14 @@ func (p Param) clamp(v float64) float64 {
 	return math.Min(math.Max(v, low), high)
 }
 
-// drawUniformVector samples every axis from one stream.
 // drawUniformVector draws every axis, active or not, so that the stream
 // advances the same whatever the conditions, then masks the inactive ones.
-func drawUniformVector(space []Param, rng *rand.Rand) []float64 {
+func drawUniformVector(space Space, rng *rand.Rand) []float64 {
 	values := make([]float64, len(space))
 	for i, p := range space {
 		values[i] = p.drawUniform(rng)
 	}
-	return deactivate(space, values)
+	return space.deactivate(values)
 }
 
 // Streams keep the random numbers used for different purposes in one trial

@@ -61,7 +61,7 @@ func bestTrueValueAfter40(t *testing.T, method Method, seed int64) float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		truth := bowl(values)
+		truth := bowl(s.space.Encode(values))
 		observed := truth + noise.NormFloat64()
 		if err := s.Tell(id, observed); err != nil {
 			t.Fatal(err)

@@ -50,12 +50,12 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 	space := []Param{{Name: "x", Kind: Float, Low: 0, High: 1}}
 	s := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{Warm: true})
 	for i, score := range []float64{0.2, 0.3} { // the earlier study: better than anything here
-		if err := s.Warm("old", []float64{float64(i) / 10}, ratioEvaluation(score, 0)); err != nil {
+		if err := s.Warm("old", vector(space, float64(i)/10), ratioEvaluation(score, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for n, score := range []float64{0.9, 0.9, 5} {
-		id, err := s.AskFixed(n, []float64{0.5 + float64(n)/10})
+		id, err := s.AskFixed(n, vector(space, 0.5+float64(n)/10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make([]float64, 0, 5)
-	for _, h := range s.history(trials, 3, -1) {
+	for _, h := range s.history(trials, 3) {
 		got = append(got, h.score)
 	}
 	// earlier: ranks 0, 1 of 2; own: 0.9 and 0.9 share ranks 0-1, 5 is rank 2 of 3
@@ -82,7 +82,7 @@ func TestWarmHistoryRanksEachSourceByQuantile(t *testing.T) {
 		}
 	}
 	cold := newTestSampler(t, st, "warm", space, MethodTPE, 1, Options{})
-	for i, h := range cold.history(trials, 3, -1) {
+	for i, h := range cold.history(trials, 3) {
 		if h.score != trials[i].Value {
 			t.Fatalf("without Options.Warm trial %d scores %v, stored %v", i, h.score, trials[i].Value)
 		}

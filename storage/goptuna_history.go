@@ -23,7 +23,8 @@ import (
 // last call and those that were still unfinished then.
 type samplerStorage struct {
 	*rdb.Storage
-	db *gorm.DB
+	db    *gorm.DB
+	store *Store // its transactions, retried after a lost connection
 
 	mu      sync.Mutex
 	studies map[int]*trialCache
@@ -45,8 +46,8 @@ type trialCache struct {
 // parameters, PostgreSQL 65,535).
 const maxListedIDs = 1000
 
-func newSamplerStorage(db *gorm.DB) *samplerStorage {
-	return &samplerStorage{Storage: rdb.NewStorage(db), db: db,
+func newSamplerStorage(store *Store) *samplerStorage {
+	return &samplerStorage{Storage: rdb.NewStorage(store.DB), db: store.DB, store: store,
 		studies: map[int]*trialCache{}, dists: map[string]any{}}
 }
 

@@ -44,6 +44,11 @@ type Store struct {
 
 	samplerOnce sync.Once
 	sampler     *samplerStorage
+
+	// retryFor bounds how long a lost PostgreSQL connection is retried
+	// (retry.go); outage reports it.
+	retryFor time.Duration
+	outage   outage
 }
 
 // Resolve picks the DSN: the flag if given, else $OPTIMIZE_STORAGE, else
@@ -93,9 +98,15 @@ func OpenExisting(dsn string) (*Store, error) {
 // "postgres://user:pass@host:port/db". Failures to reach the server are
 // retried with backoff for $OPTIMIZE_CONNECT_TIMEOUT (default 10 s) before
 // giving up with one clear line; the server's own refusals (no such
-// database, authentication) are reported at once.
+// database, authentication) are reported at once. Once open, a PostgreSQL
+// connection lost later is retried for $OPTIMIZE_STORAGE_RETRY (default
+// DefaultRetryWindow; see retry.go).
 func Open(dsn string) (*Store, error) {
 	window, err := connectWindow()
+	if err != nil {
+		return nil, err
+	}
+	retryFor, err := retryWindow()
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +117,9 @@ func Open(dsn string) (*Store, error) {
 	if st.Postgres {
 		dialector = postgres.Open(withConnectTimeout(dsn, window))
 	}
-	cfg := &gorm.Config{Logger: logger.Discard}
+	// On PostgreSQL a single write is sent without a transaction around
+	// it, so that retryingPool can send it again after a lost connection.
+	cfg := &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: st.Postgres}
 	var db *gorm.DB
 	delay := 200 * time.Millisecond
 	start := time.Now()
@@ -118,7 +131,7 @@ func Open(dsn string) (*Store, error) {
 		if err == nil {
 			err = ping(db)
 		}
-		if err == nil || !st.Postgres || !transient(err) || time.Now().Add(delay).After(deadline) {
+		if err == nil || !st.Postgres || refused(err) || time.Now().Add(delay).After(deadline) {
 			break
 		}
 		closeQuietly(db)
@@ -134,7 +147,16 @@ func Open(dsn string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("storage %s: cannot connect: %s%s", st.Label, scrub(oneLine(err), dsn), tried)
 	}
-	st.DB = db
+	st.DB, st.retryFor = db, retryFor
+	if st.Postgres {
+		sqlDB, err := db.DB()
+		if err != nil {
+			closeQuietly(db)
+			return nil, fmt.Errorf("storage %s: %s", st.Label, oneLine(err))
+		}
+		pool := &retryingPool{db: sqlDB, store: st}
+		db.ConnPool, db.Statement.ConnPool = pool, pool
+	}
 	if !st.Postgres {
 		if err := db.Exec("PRAGMA foreign_keys = ON").Error; err != nil {
 			return nil, fmt.Errorf("storage %s: %s", st.Label, oneLine(err))
@@ -155,15 +177,13 @@ func connectWindow() (time.Duration, error) {
 	return d, nil
 }
 
-// transient reports whether a connection error may go away by itself: no
-// answer from the server, or a server starting up or full. A server that
-// answers "no such database" or "authentication failed" will say it again.
-func transient(err error) bool {
+// refused reports whether a failed connection was the server's answer,
+// which it will give again: "no such database", "authentication failed".
+// Anything else (no answer at all, a server starting up or full) may go
+// away by itself.
+func refused(err error) bool {
 	var pg *pgconn.PgError
-	if !errors.As(err, &pg) {
-		return true
-	}
-	return pg.Code == "57P03" || pg.Code == "53300" || strings.HasPrefix(pg.Code, "08")
+	return errors.As(err, &pg) && !lostConnection(err)
 }
 
 // withConnectTimeout bounds each connection attempt (the OS would wait
@@ -303,7 +323,7 @@ func (s *Store) Migrate() error {
 
 // Goptuna returns goptuna's storage over the same database.
 func (s *Store) Goptuna() goptuna.Storage {
-	s.samplerOnce.Do(func() { s.sampler = newSamplerStorage(s.DB) })
+	s.samplerOnce.Do(func() { s.sampler = newSamplerStorage(s) })
 	return s.sampler
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/c-bata/goptuna"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -222,8 +223,8 @@ type Claim struct {
 	Trial  *TrialRow // the new running trial, nil when none may start
 	Rescue []byte    // JSON params to re-run (a dead worker's trial), nil for a fresh proposal
 	Done   bool      // the study has its total of complete trials
-	// Failed are the dead workers' trials this claim marked failed: the
-	// caller fails them in the sampler too.
+	// Failed are the dead workers' trials this claim marked failed, here
+	// and in the sampler's tables, in the claim's transaction.
 	Failed []TrialRow
 }
 
@@ -248,7 +249,8 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 		return Claim{Done: done}, nil
 	}
 	var claim Claim
-	err = s.DB.Transaction(func(tx *gorm.DB) error {
+	err = s.transaction(func(tx *gorm.DB) error {
+		claim = Claim{} // a run again after a lost connection starts afresh
 		var locked StudyRow
 		q := tx
 		if s.Postgres {
@@ -288,6 +290,16 @@ func (s *Store) ClaimTrial(study *StudyRow, worker string, lease time.Duration, 
 			claim.Failed = append(claim.Failed, *t)
 			if rescue == nil && t.Params != "" {
 				rescue = t // one that died before its proposal ran nothing
+			}
+		}
+		if len(claim.Failed) > 0 {
+			ids := make([]uint, len(claim.Failed))
+			for i, f := range claim.Failed {
+				ids[i] = f.ID
+			}
+			// No longer a pending point for the sampler's liar.
+			if err := failSamplerTrials(tx, ids, now); err != nil {
+				return err
 			}
 		}
 		var complete int64
@@ -390,9 +402,35 @@ func (s *Store) Heartbeat(t *TrialRow) error {
 
 // SetProposal records the sampler's trial id and parameters.
 func (s *Store) SetProposal(t *TrialRow, goptunaID int, params []float64) error {
-	t.GoptunaID, t.Params = goptunaID, EncodeParams(params)
-	return s.DB.Model(&TrialRow{}).Where("id = ?", t.ID).
-		Updates(map[string]any{"goptuna_id": goptunaID, "params": t.Params}).Error
+	return s.transaction(func(tx *gorm.DB) error { return setProposal(tx, t, goptunaID, params) })
+}
+
+// ProposalIn records the sampler's trial id and parameters in the
+// sampler's transaction st (search's Ask hook), so that the proposal is in
+// both ledgers or in neither. ErrLeaseLost: t is no longer running under
+// its claim, or has a proposal already (an earlier run of this
+// transaction committed although its connection was lost); nothing of
+// this one is kept.
+func (s *Store) ProposalIn(st goptuna.Storage, t *TrialRow, goptunaID int, params []float64) error {
+	tx, err := stepTx(st)
+	if err != nil {
+		return err
+	}
+	return setProposal(tx, t, goptunaID, params)
+}
+
+func setProposal(tx *gorm.DB, t *TrialRow, goptunaID int, params []float64) error {
+	encoded := EncodeParams(params)
+	res := tx.Model(&TrialRow{}).Where("id = ? AND state = ? AND goptuna_id = 0", t.ID, TrialRunning).
+		Updates(map[string]any{"goptuna_id": goptunaID, "params": encoded})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("trial %d: %w", t.Number, ErrLeaseLost)
+	}
+	t.GoptunaID, t.Params = goptunaID, encoded
+	return nil
 }
 
 // ErrLeaseLost is Complete's answer for a trial that is no longer running
@@ -421,6 +459,29 @@ type Outcome struct {
 // cannot be stored. A NaN objective or violation is stored as null (JSON
 // has no NaN), a NaN total violation as a full shortfall of 1.
 func (s *Store) Complete(t *TrialRow, o Outcome) error {
+	err := s.transaction(func(tx *gorm.DB) error { return s.complete(tx, t, o) })
+	return s.completeError(t, err)
+}
+
+// CompleteIn is Complete in the sampler's transaction st (search's Tell
+// hook): our row and the sampler's result are written together or not at
+// all. After a lost connection the transaction runs again; when an earlier
+// run committed unseen, this one finds the trial complete already and
+// answers ErrLeaseLost, so the result is still recorded once. Database
+// errors come back as they are, for the transaction's retry to read.
+func (s *Store) CompleteIn(st goptuna.Storage, t *TrialRow, o Outcome) error {
+	tx, err := stepTx(st)
+	if err != nil {
+		return err
+	}
+	err = s.complete(tx, t, o)
+	if errors.Is(err, ErrLeaseLost) {
+		return fmt.Errorf("trial %d: %w", t.Number, err)
+	}
+	return err
+}
+
+func (s *Store) complete(tx *gorm.DB, t *TrialRow, o Outcome) error {
 	if len(o.Seeds) != len(o.PerSeed) {
 		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(o.PerSeed), len(o.Seeds))
 	}
@@ -448,39 +509,54 @@ func (s *Store) Complete(t *TrialRow, o Outcome) error {
 		}
 		rows[i] = TrialSeedRow{TrialID: t.ID, Seed: seed, Metrics: js}
 	}
-	err = s.DB.Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return ErrLeaseLost
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		return tx.Create(&rows).Error
-	})
-	if errors.Is(err, ErrLeaseLost) {
-		return fmt.Errorf("trial %d: %w", t.Number, err)
+	res := tx.Model(&TrialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
+	if res.Error != nil {
+		return res.Error
 	}
-	if err != nil {
-		return fmt.Errorf("storage %s: complete trial %d: %s", s.Label, t.Number, oneLine(err))
+	if res.RowsAffected != 1 {
+		return ErrLeaseLost
 	}
-	return nil
+	if len(rows) == 0 {
+		return nil
+	}
+	return tx.Create(&rows).Error
+}
+
+func (s *Store) completeError(t *TrialRow, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrLeaseLost):
+		return fmt.Errorf("trial %d: %w", t.Number, ErrLeaseLost)
+	}
+	return fmt.Errorf("storage %s: complete trial %d: %s", s.Label, t.Number, oneLine(err))
 }
 
 // Release gives a claimed trial back unfinished (clean shutdown): it is
 // deleted so that its number is not counted and its parameters are
 // proposed afresh.
 func (s *Store) Release(t *TrialRow) error {
-	return s.DB.Where("id = ? AND state = ?", t.ID, TrialRunning).Delete(&TrialRow{}).Error
+	return s.transaction(func(tx *gorm.DB) error { return release(tx, t) })
+}
+
+// ReleaseIn is Release in the sampler's transaction st (search's Fail
+// hook): the sampler's trial fails as ours is given back.
+func (s *Store) ReleaseIn(st goptuna.Storage, t *TrialRow) error {
+	tx, err := stepTx(st)
+	if err != nil {
+		return err
+	}
+	return release(tx, t)
+}
+
+func release(tx *gorm.DB, t *TrialRow) error {
+	return tx.Where("id = ? AND state = ?", t.ID, TrialRunning).Delete(&TrialRow{}).Error
 }
 
 // DeleteStudy removes a study and all its trials (ours; goptuna's study is
 // removed by the caller through goptuna).
 func (s *Store) DeleteStudy(st *StudyRow) error {
-	return s.DB.Transaction(func(tx *gorm.DB) error {
+	return s.transaction(func(tx *gorm.DB) error {
 		if err := deleteEvidence(tx, st.ID); err != nil {
 			return err
 		}

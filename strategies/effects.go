@@ -2,9 +2,10 @@ package strategies
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 
+	"optimize/search"
 	"optimize/simcore/errtext"
 )
 
@@ -15,7 +16,7 @@ const maxProbes = 1 << 16
 
 // probe is one point of a template's space that load-time checks evaluate.
 type probe struct {
-	values []float64
+	values []search.Value
 	// extreme is the numeric parameter moved to an end of its range, or -1.
 	extreme int
 }
@@ -72,19 +73,19 @@ func (t *Template) tunes(s *Setting) bool {
 
 // probes lists the points checkEffects evaluates.
 func (t *Template) probes() ([]probe, error) {
-	combos := [][]float64{make([]float64, len(t.Params))}
+	combos := [][]search.Value{make([]search.Value, len(t.Params))}
 	for i := range combos[0] {
 		combos[0][i] = t.Params[i].Default
 	}
 	for i, p := range t.Params {
-		if p.Kind != Categorical {
+		if p.Kind != search.Categorical {
 			continue
 		}
-		next := make([][]float64, 0, len(combos)*len(p.Choices))
+		next := make([][]search.Value, 0, len(combos)*len(p.Choices))
 		for _, c := range combos {
-			for j := range p.Choices {
-				v := append([]float64(nil), c...)
-				v[i] = float64(j)
+			for _, choice := range p.Choices {
+				v := slices.Clone(c)
+				v[i] = search.Value{Choice: choice}
 				next = append(next, v)
 			}
 		}
@@ -95,19 +96,19 @@ func (t *Template) probes() ([]probe, error) {
 	}
 	var out []probe
 	for _, c := range combos {
-		for i, on := range t.Active(c) {
+		for i, on := range t.space.Active(c) {
 			if !on {
-				c[i] = math.NaN()
+				c[i] = search.Inactive()
 			}
 		}
 		out = append(out, probe{values: c, extreme: -1})
 		for i, p := range t.Params {
-			if p.Kind == Categorical || math.IsNaN(c[i]) {
+			if p.Kind == search.Categorical || c[i].Absent() {
 				continue
 			}
 			for _, end := range []float64{p.Low, p.High} {
-				v := append([]float64(nil), c...)
-				v[i] = end
+				v := slices.Clone(c)
+				v[i] = search.Value{Number: end}
 				out = append(out, probe{values: v, extreme: i})
 			}
 		}
@@ -125,14 +126,14 @@ func (t *Template) probeText(pr probe) string {
 	for i, p := range t.Params {
 		v := pr.values[i]
 		switch {
-		case math.IsNaN(v):
+		case v.Absent():
 		case i == pr.extreme:
 			end := "high"
-			if v == p.Low {
+			if v.Number == p.Low {
 				end = "low"
 			}
 			parts = append(parts, fmt.Sprintf("%s=%s (its %s end)", p.Name, p.Format(v), end))
-		case p.Kind == Categorical && v != p.Default:
+		case p.Kind == search.Categorical && v != p.Default:
 			parts = append(parts, p.Name+"="+p.Format(v))
 		}
 	}

@@ -1,6 +1,10 @@
 package strategies
 
-import "math"
+import (
+	"math"
+
+	"optimize/search"
+)
 
 // TemplateSummary is one row of `template list --output json` (and GET
 // /api/templates).
@@ -31,13 +35,13 @@ type TemplateJSON struct {
 
 // ParamJSON is one parameter's space.
 type ParamJSON struct {
-	Name    string   `json:"name"`
-	Type    Kind     `json:"type"`
-	Low     *float64 `json:"low,omitempty"`
-	High    *float64 `json:"high,omitempty"`
-	Choices []string `json:"choices,omitempty"`
-	Default string   `json:"default"`
-	Setting string   `json:"setting"`
+	Name    string      `json:"name"`
+	Type    search.Kind `json:"type"`
+	Low     *float64    `json:"low,omitempty"`
+	High    *float64    `json:"high,omitempty"`
+	Choices []string    `json:"choices,omitempty"`
+	Default string      `json:"default"`
+	Setting string      `json:"setting"`
 	When    *struct {
 		Param   string   `json:"param"`
 		Choices []string `json:"choices"`
@@ -73,7 +77,7 @@ func (t *Template) JSON() TemplateJSON {
 		Sampler: t.Sampler}
 	for _, p := range t.Params {
 		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Default: p.Format(p.Default), Setting: p.Knob}
-		if p.Kind != Categorical {
+		if p.Kind != search.Categorical {
 			pj.Low, pj.High = ptr(p.Low), ptr(p.High)
 		}
 		if p.When != nil {

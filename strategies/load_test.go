@@ -43,7 +43,7 @@ func TestValidTemplate(t *testing.T) {
 	if want := (Constraint{Metric: "tokens_per_sec", MinRatioToBaseline: 0.98}); len(tpl.Constraints) != 1 || tpl.Constraints[0] != want {
 		t.Errorf("constraints %+v", tpl.Constraints)
 	}
-	if got := tpl.Defaults(); got[0] != 0.01 || got[1] != 256 || got[2] != 1 {
+	if got := tpl.Defaults(); got[0].Number != 0.01 || got[1].Number != 256 || got[2].Choice != "slo-tiered" {
 		t.Errorf("defaults %v", got)
 	}
 }
@@ -111,7 +111,7 @@ func TestMalformedTemplates(t *testing.T) {
 			"user/t.yaml: parameters[1].high: line 9: low and high are both 5: fix the value in the mechanism instead"},
 		{"missing high", edit("low: 0, high: 512,", "low: 0,"), "user/t.yaml: parameters[1].high: line 9: required for a int parameter"},
 		{"default out of range", edit("default: 256", "default: 600"),
-			"user/t.yaml: parameters[1].default: line 9: chunk=600 out of range [0, 512]"},
+			"user/t.yaml: parameters[1].default: line 9: chunk: 600 is out of range (allowed: whole numbers in [0, 512])"},
 		{"default not a number", edit("default: 256", "default: lots"),
 			`user/t.yaml: parameters[1].default: line 9: "lots" is not a number (range [0, 512])`},
 		{"missing default", edit(", default: 256", ""), "user/t.yaml: parameters[1].default: line 9: required: a value in [0, 512]"},

@@ -178,14 +178,10 @@ func (t *Template) inherit(base *Template) {
 	t.mechanism = slices.Clone(base.mechanism)
 	defaults := base.Defaults()
 	for i, p := range base.Params {
-		v := defaults[i]
-		if math.IsNaN(v) {
+		if defaults[i].Absent() {
 			continue // inactive at the base's defaults: not applied there either
 		}
-		if p.Kind == Categorical {
-			v = p.choiceValues[int(v)]
-		}
-		t.mechanism = put(t.mechanism, fixed{setting: p.setting, value: v, from: base.Name})
+		t.mechanism = put(t.mechanism, fixed{setting: p.setting, value: p.settingValue(defaults[i]), from: base.Name})
 	}
 	t.Workload = base.Workload
 	t.Objectives, t.Primary = slices.Clone(base.Objectives), base.Primary
@@ -235,9 +231,9 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 				return fail("name", "duplicate parameter name %q", rp.name)
 			}
 		}
-		p := Param{Name: rp.name, Kind: Kind(rp.kind), Knob: rp.knob}
-		if !slices.Contains([]Kind{Float, Int, LogFloat, Categorical}, p.Kind) {
-			return fail("type", "%q is not a type (allowed: float, int, log-float, categorical)", rp.kind)
+		p := TemplateParam{Param: search.Param{Name: rp.name, Kind: search.Kind(rp.kind)}, Knob: rp.knob}
+		if !slices.Contains(search.Kinds, p.Kind) {
+			return fail("type", "%q is not a type (allowed: %s)", rp.kind, search.KindNames())
 		}
 		k, ok := LookupSetting(rp.knob)
 		if !ok {
@@ -255,7 +251,7 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 			}
 		}
 		var err error
-		if p.Kind == Categorical {
+		if p.Kind == search.Categorical {
 			err = categoricalSpace(&p, &rp, fail)
 		} else {
 			err = numericSpace(&p, &rp, fail)
@@ -269,31 +265,34 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 			}
 		}
 		t.Params = append(t.Params, p)
+		t.space = append(t.space, p.Param)
+	}
+	if err := t.space.Validate(); err != nil && len(t.space) > 0 {
+		return errtext.New(raw.file, "parameters", "%v", err)
 	}
 	return nil
 }
 
 // condition resolves a parameter's when: an earlier categorical parameter
 // and some of its choices.
-func condition(t *Template, w *rawWhen, fail failFunc) (*Condition, error) {
-	i := slices.IndexFunc(t.Params, func(q Param) bool { return q.Name == w.param })
+func condition(t *Template, w *rawWhen, fail failFunc) (*search.When, error) {
+	i := t.space.Index(w.param)
 	if i < 0 {
 		return nil, fail("when", "%q is not a parameter declared before this one (a condition names an earlier categorical parameter)", w.param)
 	}
 	q := &t.Params[i]
-	if q.Kind != Categorical {
+	if q.Kind != search.Categorical {
 		return nil, fail("when", "parameter %s is %s; a condition names a categorical parameter", q.Name, q.Kind)
 	}
-	c := &Condition{Param: q.Name, Index: i}
+	c := &search.When{Param: q.Name}
 	for _, v := range w.values {
-		j := slices.Index(q.Choices, v)
-		if j < 0 {
+		if !slices.Contains(q.Choices, v) {
 			return nil, fail("when", "%q is not a choice of parameter %s %s", v, q.Name, q.RangeText())
 		}
 		if slices.Contains(c.Choices, v) {
 			return nil, fail("when", "choice %q given twice", v)
 		}
-		c.Choices, c.values = append(c.Choices, v), append(c.values, float64(j))
+		c.Choices = append(c.Choices, v)
 	}
 	if len(c.Choices) == 0 {
 		return nil, fail("when", "give at least one choice of parameter %s", q.Name)
@@ -303,7 +302,7 @@ func condition(t *Template, w *rawWhen, fail failFunc) (*Condition, error) {
 
 type failFunc func(field, format string, args ...any) error
 
-func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
+func categoricalSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 	if rp.low != nil || rp.high != nil {
 		return fail("low", "a categorical parameter takes choices, not low/high")
 	}
@@ -324,22 +323,21 @@ func categoricalSpace(p *Param, rp *rawParam, fail failFunc) error {
 	if rp.defaultValue == nil {
 		return fail("default", "required: one of %s", strings.Join(p.Choices, ", "))
 	}
-	i := slices.Index(p.Choices, rp.defaultValue.Value)
-	if i < 0 {
+	if !slices.Contains(p.Choices, rp.defaultValue.Value) {
 		return fail("default", "%q is not one of the choices %s", rp.defaultValue.Value, p.RangeText())
 	}
-	p.Default = float64(i)
+	p.Default = search.Value{Choice: rp.defaultValue.Value}
 	return nil
 }
 
-func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
+func numericSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 	k := p.setting
 	switch {
 	case rp.hasChoices:
 		return fail("choices", "only a categorical parameter takes choices")
-	case k.Kind == Categorical:
+	case k.Kind == search.Categorical:
 		return fail("type", "setting %s takes %s: use type categorical", k.Key, k.ValuesText())
-	case k.Kind == Int && p.Kind != Int:
+	case k.Kind == search.Int && p.Kind != search.Int:
 		return fail("type", "setting %s takes whole numbers: use type int (or categorical)", k.Key)
 	case rp.low == nil:
 		return fail("low", "required for a %s parameter", p.Kind)
@@ -352,9 +350,9 @@ func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
 		return fail("low", "bounds inverted: low %s > high %s", formatNumber(p.Low), formatNumber(p.High))
 	case p.Low == p.High:
 		return fail("high", "low and high are both %s: fix the value in the mechanism instead", formatNumber(p.Low))
-	case p.Kind == LogFloat && p.Low <= 0:
+	case p.Kind == search.LogFloat && p.Low <= 0:
 		return fail("low", "a log-float parameter needs low > 0, got %s", formatNumber(p.Low))
-	case p.Kind == Int && (p.Low != math.Trunc(p.Low) || p.High != math.Trunc(p.High)):
+	case p.Kind == search.Int && (p.Low != math.Trunc(p.Low) || p.High != math.Trunc(p.High)):
 		return fail("low", "an int parameter needs whole bounds, got [%s, %s]", formatNumber(p.Low), formatNumber(p.High))
 	}
 	if err := k.check(p.Low); err != nil {
@@ -370,10 +368,10 @@ func numericSpace(p *Param, rp *rawParam, fail failFunc) error {
 	if rp.defaultValue.Tag != "!!int" && rp.defaultValue.Tag != "!!float" || rp.defaultValue.Decode(&v) != nil {
 		return fail("default", "%q is not a number (range %s)", rp.defaultValue.Value, p.RangeText())
 	}
-	if err := p.Check(v); err != nil {
+	p.Default = search.Value{Number: v}
+	if err := p.Check(p.Default); err != nil {
 		return fail("default", "%v", err)
 	}
-	p.Default = v
 	return nil
 }
 

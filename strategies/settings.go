@@ -2,12 +2,11 @@ package strategies
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
+	"optimize/search"
 	"optimize/simcore/cluster"
 )
 
@@ -26,7 +25,7 @@ type Setting struct {
 	Flag, Item string
 	// Kind is Float, Int or Categorical (a boolean is categorical false,
 	// true); never log-float: the scale is a parameter's business.
-	Kind      Kind
+	Kind      search.Kind
 	Low, High float64  // numeric: the inclusive range the simulator accepts
 	Choices   []string // categorical
 	Unit      string
@@ -140,63 +139,44 @@ func (s *Setting) FlagText() string {
 	return "--" + s.Flag + " " + s.Item + "=V"
 }
 
+// domain is the setting's accepted values as a search.Param, so that a
+// setting's value is read and range-checked as a parameter's is.
+func (s *Setting) domain() search.Param {
+	return search.Param{Name: s.Key, Kind: s.Kind, Low: s.Low, High: s.High, Choices: s.Choices}
+}
+
 // parse reads one value as written in a template, a flag or --set: a
-// number in range, or one of the choices (returned as its index). The
-// message is the same whichever of them it came from; callers prefix it
-// with where it came from.
+// number in range, or one of the choices (returned as its index, the
+// setting's own encoding). The message is the same whichever of them it
+// came from; callers prefix it with where it came from.
 func (s *Setting) parse(text string) (float64, error) {
-	text = strings.TrimSpace(text)
-	if s.Kind == Categorical {
-		if i := slices.Index(s.Choices, text); i >= 0 {
-			return float64(i), nil
-		}
-		return 0, fmt.Errorf("%s: %q is not allowed (allowed: %s)", s.Key, text, strings.Join(s.Choices, ", "))
-	}
-	v, err := strconv.ParseFloat(text, 64)
+	v, err := s.domain().Parse(text)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a number (allowed: %s)", s.Key, text, s.ValuesText())
+		return 0, err
 	}
-	return v, s.check(v)
+	if s.Kind == search.Categorical {
+		return float64(slices.Index(s.Choices, v.Choice)), nil
+	}
+	return v.Number, nil
 }
 
 // check reports a numeric value the setting does not accept.
-func (s *Setting) check(v float64) error {
-	if math.IsNaN(v) || v < s.Low || v > s.High {
-		return fmt.Errorf("%s: %s is out of range (allowed: %s)", s.Key, formatNumber(v), s.ValuesText())
-	}
-	if s.Kind == Int && v != math.Trunc(v) {
-		return fmt.Errorf("%s: %s is not a whole number (allowed: %s)", s.Key, formatNumber(v), s.ValuesText())
-	}
-	return nil
-}
+func (s *Setting) check(v float64) error { return s.domain().Check(search.Value{Number: v}) }
 
 // ValuesText describes the accepted values, e.g. "whole numbers in [0, 512]".
-func (s *Setting) ValuesText() string {
-	switch s.Kind {
-	case Categorical:
-		return "one of " + strings.Join(s.Choices, ", ")
-	case Int:
-		return fmt.Sprintf("whole numbers in [%s, %s]", formatNumber(s.Low), formatNumber(s.High))
-	}
-	return fmt.Sprintf("numbers in [%s, %s]", formatNumber(s.Low), formatNumber(s.High))
-}
+func (s *Setting) ValuesText() string { return s.domain().AllowedText() }
 
 // format renders a value: the choice, or the number.
 func (s *Setting) format(v float64) string {
-	if s.Kind == Categorical {
+	if s.Kind == search.Categorical {
 		return s.Choices[int(v)]
 	}
 	return formatNumber(v)
 }
 
-// formatNumber prints whole numbers below 1e10 in full (2147483647, not
-// 2.147483647e+09) and anything else in the shortest form.
-func formatNumber(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e10 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
+// formatNumber is search.FormatNumber: whole numbers in full, anything
+// else in the shortest form.
+func formatNumber(v float64) string { return search.FormatNumber(v) }
 
 // settingKeysHint lists the setting families compactly for an
 // unknown-key error: per-class and per-scorer keys collapse to <class>

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
@@ -77,7 +78,7 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *int64 { return &c.MaxScheduledTokens }))
 	add(int64Field("batch.long_prefill_token_threshold", "long-prefill-token-threshold", 0, maxInt32, "tokens", "prefill chunk cap per step (0 = no chunking)", CompChunking,
 		func(c *cluster.Config) *int64 { return &c.PrefillThreshold }))
-	add(perClass("batch.prefill_threshold", "slo-prefill-threshold", Int, 0, maxInt32, "tokens", "prefill chunk cap for the class (0 = no chunking)", CompChunking,
+	add(perClass("batch.prefill_threshold", "slo-prefill-threshold", search.Int, 0, maxInt32, "tokens", "prefill chunk cap for the class (0 = no chunking)", CompChunking,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOPrefillThreshold },
 		func(c *cluster.Config, _ simcore.SLOClass) (float64, bool) { return float64(c.PrefillThreshold), true }, "")...)
 
@@ -128,12 +129,12 @@ func settingsTable() []*Setting {
 	add(floatField("routing.kv_pressure.thrash_weight", "kv-pressure-thrash-weight", 0.001, huge, "", "kv-pressure scorers: weight of the thrashing rate", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureThrashWeight }).
 		effective(func(c *cluster.Config) float64 { return c.Routing.ThrashWeightInEffect() }).when(pressure))
-	add(whenAll(allOf(scorer("kv-pressure-slo"), tiered), perClass("routing.kv_pressure_slo_scale", "kv-pressure-slo-scale", Float, 0, huge, "", "kv-pressure-slo: transfer-penalty factor for the class", CompRouting,
+	add(whenAll(allOf(scorer("kv-pressure-slo"), tiered), perClass("routing.kv_pressure_slo_scale", "kv-pressure-slo-scale", search.Float, 0, huge, "", "kv-pressure-slo: transfer-penalty factor for the class", CompRouting,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Routing.KVPressureSLOScale },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
 			return c.Routing.TransferClassScaleFor(cl), true
 		}, ""))...)
-	add(whenAll(scorer("slo-priority"), perClass("routing.slo_priority_blend", "slo-priority-blend", Float, 0, 1, "fraction", "slo-priority scorer: prefix-affinity share for the class (the rest goes to queue-depth)", CompRouting,
+	add(whenAll(scorer("slo-priority"), perClass("routing.slo_priority_blend", "slo-priority-blend", search.Float, 0, 1, "fraction", "slo-priority scorer: prefix-affinity share for the class (the rest goes to queue-depth)", CompRouting,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Routing.SLOPriorityBlend },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) { return c.Routing.BlendFor(cl), true }, ""))...)
 
@@ -148,17 +149,17 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *string { return &c.Priority.Name }).when(priorityRead))
 	classBase := allOf(oneOf(prio, sched.ByClass, sched.SLOTiered, sched.SLOAdaptive), priorityRead)
 	aging := allOf(oneOf(prio, sched.SLOTiered, sched.SLOAdaptive), priorityRead)
-	add(whenAll(classBase, perClass("priority.base", "slo-base", Float, -huge, huge, "", "slo-class/slo-tiered/slo-adaptive base priority of the class", CompPriority,
+	add(whenAll(classBase, perClass("priority.base", "slo-base", search.Float, -huge, huge, "", "slo-class/slo-tiered/slo-adaptive base priority of the class", CompPriority,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Priority.Base },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
 			return sched.BaseFor(c.Priority, cl), true
 		}, ""))...)
-	add(whenAll(aging, perClass("priority.urgency_threshold_ms", "slo-urgency-threshold-ms", Float, 0, huge, "ms", "slo-tiered/slo-adaptive wait before the class's urgency grows", CompPriority,
+	add(whenAll(aging, perClass("priority.urgency_threshold_ms", "slo-urgency-threshold-ms", search.Float, 0, huge, "ms", "slo-tiered/slo-adaptive wait before the class's urgency grows", CompPriority,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Priority.UrgencyThresholdMs },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
 			return sched.UrgencyThresholdMsFor(c.Priority, cl), true
 		}, ""))...)
-	add(&Setting{Key: "priority.age_weight_per_ms", Flag: "slo-age-weight", Kind: Float, Low: 0, High: huge, Unit: "1/ms",
+	add(&Setting{Key: "priority.age_weight_per_ms", Flag: "slo-age-weight", Kind: search.Float, Low: 0, High: huge, Unit: "1/ms",
 		Doc: "slo-tiered/slo-adaptive urgency gained per ms waited past the class threshold", Component: CompPriority, Active: aging,
 		get: func(c *cluster.Config) (float64, bool) { return c.Priority.AgeWeightInEffect(), true },
 		set: func(c *cluster.Config, v float64) { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = v, true },
@@ -179,7 +180,7 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *float64 { return &c.Admission.BucketCapacity }).when(oneOf(admission, "token-bucket")))
 	add(floatField("admission.token_bucket.refill_rate", "token-bucket-refill-rate", 0.001, huge, "tokens/s", "token-bucket refill", CompAdmission, admit.DefaultRefillRate,
 		func(c *cluster.Config) *float64 { return &c.Admission.RefillRate }).when(oneOf(admission, "token-bucket")))
-	add(whenAll(oneOf(admission, admit.SLOGated), perClass("admission.slo_gate", "slo-gate", Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
+	add(whenAll(oneOf(admission, admit.SLOGated), perClass("admission.slo_gate", "slo-gate", search.Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
 	probabilistic := oneOf(admission, admit.Probabilistic)
 	add(floatField("admission.probabilistic.queue_depth_threshold", "probabilistic-queue-depth-threshold", 0.001, huge, "requests",
@@ -199,11 +200,11 @@ func settingsTable() []*Setting {
 	// Latency targets define attainment and goodput; they change no event
 	// except that the slo-deadline scheduler orders by the TTFT targets.
 	// The workload's slo_targets fill the classes left unset here.
-	add(perClass("slo.ttft_target_ms", "slo-ttft", Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment, and the slo-deadline scheduler's deadline (arrival + target)", CompSLOTargets,
+	add(perClass("slo.ttft_target_ms", "slo-ttft", search.Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment, and the slo-deadline scheduler's deadline (arrival + target)", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, targetUnset)...)
-	add(perClass("slo.itl_target_ms", "slo-itl", Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
+	add(perClass("slo.itl_target_ms", "slo-itl", search.Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOITL }, nil, targetUnset)...)
-	add(perClass("slo.e2e_target_ms", "slo-e2e", Float, 0.001, huge, "ms", "end-to-end latency target of the class, for attainment", CompSLOTargets,
+	add(perClass("slo.e2e_target_ms", "slo-e2e", search.Float, 0.001, huge, "ms", "end-to-end latency target of the class, for attainment", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOE2E }, nil, targetUnset)...)
 	add(int64Field("run.horizon_us", "horizon", 0, huge, "µs", "simulated time after which the run stops (0 = until every request is done)", CompRun,
 		func(c *cluster.Config) *int64 { return &c.Horizon }))
@@ -245,14 +246,14 @@ func (s *Setting) effective(f func(c *cluster.Config) float64) *Setting {
 }
 
 func intField(key, flag string, low, high float64, unit, doc, comp string, field func(*cluster.Config) *int) *Setting {
-	return &Setting{Key: key, Flag: flag, Kind: Int, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
+	return &Setting{Key: key, Flag: flag, Kind: search.Int, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
 		get:  func(c *cluster.Config) (float64, bool) { return float64(*field(c)), true },
 		set:  func(c *cluster.Config, v float64) { *field(c) = int(v) },
 		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
 }
 
 func int64Field(key, flag string, low, high float64, unit, doc, comp string, field func(*cluster.Config) *int64) *Setting {
-	return &Setting{Key: key, Flag: flag, Kind: Int, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
+	return &Setting{Key: key, Flag: flag, Kind: search.Int, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
 		get:  func(c *cluster.Config) (float64, bool) { return float64(*field(c)), true },
 		set:  func(c *cluster.Config, v float64) { *field(c) = int64(v) },
 		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
@@ -261,7 +262,7 @@ func int64Field(key, flag string, low, high float64, unit, doc, comp string, fie
 // floatField declares a float setting; def is what a stored 0 means (0:
 // itself).
 func floatField(key, flag string, low, high float64, unit, doc, comp string, def float64, field func(*cluster.Config) *float64) *Setting {
-	s := &Setting{Key: key, Flag: flag, Kind: Float, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
+	s := &Setting{Key: key, Flag: flag, Kind: search.Float, Low: low, High: high, Unit: unit, Doc: doc, Component: comp,
 		get:  func(c *cluster.Config) (float64, bool) { return *field(c), true },
 		set:  func(c *cluster.Config, v float64) { *field(c) = v },
 		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
@@ -272,7 +273,7 @@ func floatField(key, flag string, low, high float64, unit, doc, comp string, def
 }
 
 func choiceField(key, flag string, choices []string, doc, comp string, field func(*cluster.Config) *string) *Setting {
-	return &Setting{Key: key, Flag: flag, Kind: Categorical, Choices: choices, Doc: doc, Component: comp,
+	return &Setting{Key: key, Flag: flag, Kind: search.Categorical, Choices: choices, Doc: doc, Component: comp,
 		get: func(c *cluster.Config) (float64, bool) {
 			v := *field(c)
 			for i, ch := range choices {
@@ -287,7 +288,7 @@ func choiceField(key, flag string, choices []string, doc, comp string, field fun
 }
 
 func boolField(key, flag, doc, comp string, field func(*cluster.Config) *bool) *Setting {
-	return &Setting{Key: key, Flag: flag, Kind: Categorical, Choices: []string{"false", "true"}, Doc: doc, Component: comp,
+	return &Setting{Key: key, Flag: flag, Kind: search.Categorical, Choices: []string{"false", "true"}, Doc: doc, Component: comp,
 		get: func(c *cluster.Config) (float64, bool) {
 			if *field(c) {
 				return 1, true
@@ -309,7 +310,7 @@ func coeff(name, flag string, i int, doc string, field func(*cluster.Config) *fl
 // perClass is one setting per SLO class, keyed prefix.<class>, given on
 // the command line as --flag class=value,... def is the value in effect
 // for a class not given (nil: the class is unset, as unset says).
-func perClass(prefix, flag string, kind Kind, low, high float64, unit, doc, comp string,
+func perClass(prefix, flag string, kind search.Kind, low, high float64, unit, doc, comp string,
 	field func(*cluster.Config) *simcore.PerClass, def func(*cluster.Config, simcore.SLOClass) (float64, bool), unset string) []*Setting {
 	ss := make([]*Setting, 0, len(classNames))
 	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
@@ -351,7 +352,7 @@ func scorerWeight(name string) *Setting {
 		}
 		return 0
 	}
-	return &Setting{Key: "routing.weight." + name, Flag: "routing-scorers", Item: name, Kind: Float, Low: 0, High: 1e6,
+	return &Setting{Key: "routing.weight." + name, Flag: "routing-scorers", Item: name, Kind: search.Float, Low: 0, High: 1e6,
 		Doc: "weight of the " + name + " scorer in the weighted policy (0 = scorer removed)", Component: CompRouting,
 		get:  func(c *cluster.Config) (float64, bool) { return weightOf(c), true },
 		set:  func(c *cluster.Config, v float64) { setScorerWeight(c, name, v) },

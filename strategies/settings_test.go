@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/route"
@@ -19,7 +20,7 @@ func TestSettingsTableIsSortedAndComplete(t *testing.T) {
 		if k.Doc == "" || k.set == nil || k.get == nil || k.copy == nil || k.Component == "" || k.Flag == "" {
 			t.Errorf("%s: needs a doc, a flag, a component, and a getter, setter and copier", k.Key)
 		}
-		if k.Kind == LogFloat {
+		if k.Kind == search.LogFloat {
 			t.Errorf("%s: settings are float, int or categorical", k.Key)
 		}
 		if k.Default() == "" {
@@ -126,7 +127,7 @@ func TestEverySettingChangesTheConfigAndRestores(t *testing.T) {
 	for _, k := range Settings() {
 		c := cluster.Defaults()
 		v := k.High
-		if k.Kind == Categorical {
+		if k.Kind == search.Categorical {
 			v = float64(len(k.Choices) - 1) // never the simulator's default
 		}
 		k.set(&c, v)

@@ -16,61 +16,42 @@ package strategies
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
+	"optimize/search"
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 )
 
-// Kind is a parameter's (or knob's) value type.
-type Kind string
-
-// Parameter kinds. Bounds are inclusive; log-float samples log-uniformly.
-const (
-	Float       Kind = "float"
-	Int         Kind = "int"
-	LogFloat    Kind = "log-float"
-	Categorical Kind = "categorical"
-)
-
-// Param is one tunable dimension. A value of it is a float64: the number
-// itself, or for a categorical parameter the index into Choices; NaN while
-// its condition does not hold (it is then neither sampled nor applied). The
-// same spec drives sampling, validation and export columns.
-type Param struct {
-	Name      string
-	Kind      Kind
-	Low, High float64  // numeric kinds
-	Choices   []string // categorical
-	Default   float64  // categorical: index into Choices
-	Knob      string   // the key of the setting it tunes
-	// When, if set, names an earlier categorical parameter and the choices
-	// of it under which this parameter is sampled.
-	When *Condition
+// TemplateParam is one tunable dimension of a template. Its space (kind,
+// range or choices, condition) is a search.Param, the one description the
+// samplers sample, values are checked against and reports show; what the
+// template adds is the setting it tunes and its default. A value of it is
+// a search.Value: the number, or the choice by name; search.Inactive()
+// while its condition does not hold (it is then neither sampled nor
+// applied).
+type TemplateParam struct {
+	search.Param
+	Default search.Value
+	Knob    string // the key of the setting it tunes
 
 	setting *Setting
 	// choiceValues are the setting's values of Choices (categorical only),
-	// so that applying a choice is an index, not a parse.
+	// so that applying a choice is a lookup, not a parse.
 	choiceValues []float64
 }
 
-// ChoiceIndices are the condition's choices as indices into its
-// parameter's Choices.
-func (c *Condition) ChoiceIndices() []float64 { return slices.Clone(c.values) }
-
 // Setting is the setting the parameter tunes.
-func (p *Param) Setting() *Setting { return p.setting }
+func (p *TemplateParam) Setting() *Setting { return p.setting }
 
-// Condition makes a parameter conditional on an earlier categorical one.
-type Condition struct {
-	Param   string   // the categorical parameter
-	Choices []string // its choices under which the conditional one is active
-	Index   int      // Param's index in the template's parameters
-	values  []float64
+// settingValue is the setting's value for v, an active value of p.
+func (p *TemplateParam) settingValue(v search.Value) float64 {
+	if p.Kind == search.Categorical {
+		return p.choiceValues[slices.Index(p.Choices, v.Choice)]
+	}
+	return v.Number
 }
 
 // Objective is one metric to optimise.
@@ -129,7 +110,7 @@ type Template struct {
 	Base              string // template whose mechanism is inherited, or ""
 	Workload          string // default built-in workload
 	File              string // where it was loaded from
-	Params            []Param
+	Params            []TemplateParam
 	Objectives        []Objective
 	Primary           int // index into Objectives
 	Constraints       []Constraint
@@ -142,7 +123,12 @@ type Template struct {
 	Sampler string
 
 	mechanism []fixed // inherited first, one entry per setting
+	space     search.Space
 }
+
+// Space is the parameters' search space, in Params order, for the
+// samplers. The slice is shared: do not modify.
+func (t *Template) Space() search.Space { return t.space }
 
 // Mechanism returns the fixed setting values, inherited ones first.
 // Settings a parameter tunes are left out (an inherited value of theirs is
@@ -150,34 +136,23 @@ type Template struct {
 func (t *Template) Mechanism() []Fixed {
 	out := make([]Fixed, 0, len(t.mechanism))
 	for _, s := range t.mechanism {
-		if !slices.ContainsFunc(t.Params, func(p Param) bool { return p.Knob == s.setting.Key }) {
+		if !slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.Knob == s.setting.Key }) {
 			out = append(out, Fixed{Knob: s.setting.Key, Value: s.setting.format(s.value), From: s.from})
 		}
 	}
 	return out
 }
 
-// Active reports which parameters are active at values: those without a
-// condition, and those whose condition's parameter is active and takes one
-// of the condition's choices.
-func (t *Template) Active(values []float64) []bool {
-	active := make([]bool, len(t.Params))
-	for i, p := range t.Params {
-		active[i] = p.When == nil || (active[p.When.Index] && slices.Contains(p.When.values, values[p.When.Index]))
-	}
-	return active
-}
-
-// Defaults returns the parameters' default values, NaN for a parameter
-// whose condition the defaults do not meet.
-func (t *Template) Defaults() []float64 {
-	v := make([]float64, len(t.Params))
+// Defaults returns the parameters' default values, inactive for a
+// parameter whose condition the defaults do not meet.
+func (t *Template) Defaults() []search.Value {
+	v := make([]search.Value, len(t.Params))
 	for i, p := range t.Params {
 		v[i] = p.Default
 	}
-	for i, on := range t.Active(v) {
+	for i, on := range t.space.Active(v) {
 		if !on {
-			v[i] = math.NaN()
+			v[i] = search.Inactive()
 		}
 	}
 	return v
@@ -190,14 +165,14 @@ func (t *Template) Defaults() []float64 {
 // template's probe points (each numeric parameter at either end alone); a
 // combination of several at their ends can still leave one without
 // effect, and the trial then simply runs without it rather than failing.
-func (t *Template) Config(base cluster.Config, values []float64) (cluster.Config, error) {
+func (t *Template) Config(base cluster.Config, values []search.Value) (cluster.Config, error) {
 	c, _, err := t.apply(base, values)
 	return c, err
 }
 
 // apply builds and validates the configuration of values without checking
 // that every active parameter has an effect.
-func (t *Template) apply(base cluster.Config, values []float64) (cluster.Config, []bool, error) {
+func (t *Template) apply(base cluster.Config, values []search.Value) (cluster.Config, []bool, error) {
 	c := base
 	if len(values) != len(t.Params) {
 		return c, nil, fmt.Errorf("template %s: %d parameter values for %d parameters", t.Name, len(values), len(t.Params))
@@ -205,7 +180,7 @@ func (t *Template) apply(base cluster.Config, values []float64) (cluster.Config,
 	for _, s := range t.mechanism {
 		s.setting.set(&c, s.value)
 	}
-	active := t.Active(values)
+	active := t.space.Active(values)
 	for i := range t.Params {
 		p := &t.Params[i]
 		if !active[i] {
@@ -214,11 +189,7 @@ func (t *Template) apply(base cluster.Config, values []float64) (cluster.Config,
 		if err := p.Check(values[i]); err != nil {
 			return c, nil, fmt.Errorf("template %s: %v", t.Name, err)
 		}
-		v := values[i]
-		if p.Kind == Categorical {
-			v = p.choiceValues[int(v)]
-		}
-		p.setting.set(&c, v)
+		p.setting.set(&c, p.settingValue(values[i]))
 	}
 	c, err := t.validate(c)
 	return c, active, err
@@ -270,8 +241,8 @@ func inPart(part string, err error) error {
 // defaults. Errors are one line naming the parameter and what it accepts;
 // the caller names the flag. A parameter given while its condition does
 // not hold is an error: it would have no effect.
-func (t *Template) ParseParams(pairs []string) ([]float64, error) {
-	values := make([]float64, len(t.Params))
+func (t *Template) ParseParams(pairs []string) ([]search.Value, error) {
+	values := make([]search.Value, len(t.Params))
 	for i, p := range t.Params {
 		values[i] = p.Default
 	}
@@ -282,7 +253,7 @@ func (t *Template) ParseParams(pairs []string) ([]float64, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("%q: want name=value", pair)
 		}
-		i := slices.IndexFunc(t.Params, func(p Param) bool { return p.Name == name })
+		i := t.space.Index(name)
 		if i < 0 {
 			return nil, fmt.Errorf("%s: template %s has no such parameter (parameters: %s)", name, t.Name, t.paramNames())
 		}
@@ -295,25 +266,26 @@ func (t *Template) ParseParams(pairs []string) ([]float64, error) {
 		}
 		values[i], given[i] = v, true
 	}
-	for i, on := range t.Active(values) {
+	for i, on := range t.space.Active(values) {
 		if on {
 			continue
 		}
 		if given[i] {
-			return nil, t.Params[i].inactiveError(t, values)
+			return nil, t.inactiveError(i, values)
 		}
-		values[i] = math.NaN()
+		values[i] = search.Inactive()
 	}
 	return values, nil
 }
 
-// inactiveError says why p is not active at values.
-func (p *Param) inactiveError(t *Template, values []float64) error {
+// inactiveError says why parameter i is not active at values.
+func (t *Template) inactiveError(i int, values []search.Value) error {
+	p := &t.Params[i]
 	w := p.When
-	cond := &t.Params[w.Index]
+	j := t.space.Index(w.Param)
 	state := "inactive itself"
-	if !math.IsNaN(values[w.Index]) {
-		state = "it is " + cond.Format(values[w.Index])
+	if !values[j].Absent() {
+		state = "it is " + t.Params[j].Format(values[j])
 	}
 	return fmt.Errorf("%s: has no effect unless parameter %s is %s (%s)", p.Name, w.Param, orList(w.Choices), state)
 }
@@ -327,61 +299,4 @@ func (t *Template) paramNames() string {
 		names[i] = p.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// Check reports a value outside the parameter's space, naming the
-// parameter and its range. NaN (inactive) is outside every space.
-func (p *Param) Check(v float64) error {
-	if p.Kind == Categorical {
-		if !(v >= 0 && v < float64(len(p.Choices))) || v != math.Trunc(v) {
-			return fmt.Errorf("%s: choice index %s out of range (choices: %s)", p.Name, formatNumber(v), strings.Join(p.Choices, ", "))
-		}
-		return nil
-	}
-	if math.IsNaN(v) || v < p.Low || v > p.High {
-		return fmt.Errorf("%s=%s out of range %s", p.Name, formatNumber(v), p.RangeText())
-	}
-	if p.Kind == Int && v != math.Trunc(v) {
-		return fmt.Errorf("%s=%s is not a whole number (range %s)", p.Name, formatNumber(v), p.RangeText())
-	}
-	return nil
-}
-
-// Parse reads a value as written on the command line: a number, or one of
-// the choices.
-func (p *Param) Parse(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if p.Kind == Categorical {
-		if i := slices.Index(p.Choices, s); i >= 0 {
-			return float64(i), nil
-		}
-		return 0, fmt.Errorf("%s=%s: not one of the choices %s", p.Name, s, p.RangeText())
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%s: not a number (range %s)", p.Name, s, p.RangeText())
-	}
-	return v, p.Check(v)
-}
-
-// Format renders a value: the choice, a whole number, or a float; "" for
-// NaN, an inactive parameter's value.
-func (p *Param) Format(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return ""
-	case p.Kind == Categorical && v >= 0 && int(v) < len(p.Choices):
-		return p.Choices[int(v)]
-	case p.Kind == Int:
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return formatNumber(v)
-}
-
-// RangeText describes the space: "[low, high]" or "{a, b, c}".
-func (p *Param) RangeText() string {
-	if p.Kind == Categorical {
-		return "{" + strings.Join(p.Choices, ", ") + "}"
-	}
-	return fmt.Sprintf("[%s, %s]", formatNumber(p.Low), formatNumber(p.High))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
@@ -235,19 +236,19 @@ func TestConfigRejectsBadValues(t *testing.T) {
 	r := builtin(t)
 	tpl, _ := r.Get("slo-cascade")
 	base := profileBase(t)
-	set := func(name string, v float64) []float64 {
+	set := func(name string, v float64) []search.Value {
 		values := tpl.Defaults()
-		values[slices.IndexFunc(tpl.Params, func(p Param) bool { return p.Name == name })] = v
+		values[tpl.Space().Index(name)] = search.Value{Number: v}
 		return values
 	}
 	for _, tc := range []struct {
-		values []float64
+		values []search.Value
 		want   string
 	}{
 		{tpl.Defaults()[:3], fmt.Sprintf("3 parameter values for %d parameters", len(tpl.Params))},
-		{set("critical_base", 21), "critical_base=21 out of range [1, 20]"},
-		{set("age_weight_per_ms", math.NaN()), "age_weight_per_ms=NaN out of range [0.0001, 0.1]"},
-		{set("critical_prefill_chunk", 100.5), "critical_prefill_chunk=100.5 is not a whole number"},
+		{set("critical_base", 21), "critical_base: 21 is out of range (allowed: numbers in [1, 20])"},
+		{set("age_weight_per_ms", math.NaN()), "age_weight_per_ms: NaN is out of range (allowed: numbers in [0.0001, 0.1])"},
+		{set("critical_prefill_chunk", 100.5), "critical_prefill_chunk: 100.5 is not a whole number (allowed: whole numbers in [0, 512])"},
 	} {
 		_, err := tpl.Config(base, tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -255,8 +256,8 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		}
 	}
 	pre, _ := r.Get("slo-cascade-preempt")
-	if _, err := pre.Config(base, []float64{2, 10, 0.01}); err == nil || !strings.Contains(err.Error(), "choice index 2 out of range (choices: fcfs, priority)") {
-		t.Errorf("categorical index 2: %v", err)
+	if _, err := pre.Config(base, []search.Value{{Choice: "lifo"}, {Number: 10}, {Number: 0.01}}); err == nil || !strings.Contains(err.Error(), `preemption: "lifo" is not allowed (allowed: fcfs, priority)`) {
+		t.Errorf("a choice that is not one: %v", err)
 	}
 }
 
@@ -267,7 +268,7 @@ func TestParseParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []float64{0, 12.9, 0.01}; !slices.Equal(got, want) {
+	if want := []search.Value{{Choice: "fcfs"}, {Number: 12.9}, {Number: 0.01}}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	for _, tc := range []struct {
@@ -276,9 +277,9 @@ func TestParseParams(t *testing.T) {
 	}{
 		{[]string{"critical_base"}, `"critical_base": want name=value`},
 		{[]string{"nope=1"}, "nope: template slo-cascade-preempt has no such parameter (parameters: " + tpl.paramNames() + ")"},
-		{[]string{"critical_base=30"}, "critical_base=30 out of range [1, 20]"},
-		{[]string{"critical_base=ten"}, "critical_base=ten: not a number (range [1, 20])"},
-		{[]string{"preemption=lifo"}, "preemption=lifo: not one of the choices {fcfs, priority}"},
+		{[]string{"critical_base=30"}, "critical_base: 30 is out of range (allowed: numbers in [1, 20])"},
+		{[]string{"critical_base=ten"}, `critical_base: "ten" is not a number (allowed: numbers in [1, 20])`},
+		{[]string{"preemption=lifo"}, `preemption: "lifo" is not allowed (allowed: fcfs, priority)`},
 		{[]string{"critical_base=6", "critical_base=7"}, "critical_base: given twice"},
 	} {
 		_, err := tpl.ParseParams(tc.pairs)
@@ -287,7 +288,7 @@ func TestParseParams(t *testing.T) {
 		}
 	}
 	budget, _ := r.Get("slo-cascade-budget")
-	if _, err := budget.ParseParams([]string{"token_budget=1000.5"}); err == nil || !strings.Contains(err.Error(), "not a whole number (range [512, 2048])") {
+	if _, err := budget.ParseParams([]string{"token_budget=1000.5"}); err == nil || !strings.Contains(err.Error(), "token_budget: 1000.5 is not a whole number (allowed: whole numbers in [512, 2048])") {
 		t.Errorf("fractional int: %v", err)
 	}
 }
@@ -319,7 +320,7 @@ func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
 		defaults := tpl.Defaults()
 		for i, p := range tpl.Params {
 			want := file.Parameters[i].Default
-			if math.IsNaN(defaults[i]) {
+			if defaults[i].Absent() {
 				want = ""
 			}
 			if p.Name != file.Parameters[i].Name || p.Format(defaults[i]) != want {
@@ -328,7 +329,7 @@ func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
 		}
 	}
 	precise, _ := r.Get("precise-routing")
-	if i := slices.IndexFunc(precise.Params, func(p Param) bool { return p.When != nil }); i < 0 || !math.IsNaN(precise.Defaults()[i]) {
+	if i := slices.IndexFunc(precise.Params, func(p TemplateParam) bool { return p.When != nil }); i < 0 || !precise.Defaults()[i].Absent() {
 		t.Error("precise-routing's index capacity should be conditional and inactive at the defaults")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/strategies"
 )
@@ -240,7 +241,7 @@ func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std clust
 	var out []measuredRow
 	defaults := tpl.Defaults()
 	for i, p := range tpl.Params {
-		at := func(v float64) ([]float64, error) {
+		at := func(v search.Value) ([]float64, error) {
 			values := activate(tpl, i, defaults)
 			values[i] = v
 			cfg, err := tpl.Config(std, settle(tpl, values))
@@ -249,9 +250,9 @@ func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std clust
 			}
 			return objectivesOf(cfg)
 		}
-		low, high := p.Low, p.High
-		if p.Kind == strategies.Categorical {
-			low, high = 0, float64(len(p.Choices)-1)
+		low, high := search.Value{Number: p.Low}, search.Value{Number: p.High}
+		if p.Kind == search.Categorical {
+			low, high = search.Value{Choice: p.Choices[0]}, search.Value{Choice: p.Choices[len(p.Choices)-1]}
 		}
 		a, err := at(low)
 		if err != nil {
@@ -311,20 +312,22 @@ func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std clust
 
 // activate returns defaults with parameter i made active: each condition
 // on its chain set to its first choice.
-func activate(tpl *strategies.Template, i int, defaults []float64) []float64 {
+func activate(tpl *strategies.Template, i int, defaults []search.Value) []search.Value {
 	values := slices.Clone(defaults)
+	space := tpl.Space()
 	for range tpl.Params {
-		active := tpl.Active(values)
+		active := space.Active(values)
 		if active[i] {
 			break
 		}
 		for j := i; ; {
 			w := tpl.Params[j].When
-			if active[w.Index] {
-				values[w.Index] = w.ChoiceIndices()[0]
+			k := space.Index(w.Param)
+			if active[k] {
+				values[k] = search.Value{Choice: w.Choices[0]}
 				break
 			}
-			j = w.Index
+			j = k
 		}
 	}
 	return settle(tpl, values)
@@ -332,12 +335,12 @@ func activate(tpl *strategies.Template, i int, defaults []float64) []float64 {
 
 // settle gives newly active parameters their defaults and makes inactive
 // ones NaN.
-func settle(tpl *strategies.Template, values []float64) []float64 {
-	for j, on := range tpl.Active(values) {
+func settle(tpl *strategies.Template, values []search.Value) []search.Value {
+	for j, on := range tpl.Space().Active(values) {
 		switch {
 		case !on:
-			values[j] = math.NaN()
-		case math.IsNaN(values[j]):
+			values[j] = search.Inactive()
+		case values[j].Absent():
 			values[j] = tpl.Params[j].Default
 		}
 	}

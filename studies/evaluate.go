@@ -82,7 +82,7 @@ func simulateOn(cfg cluster.Config, spec *workload.Spec, seed int64, newSource f
 
 // config builds the simulator configuration of a parameter vector, on the
 // cluster of the study's workload regime.
-func (ev *evaluator) config(values []float64) (cluster.Config, error) {
+func (ev *evaluator) config(values []search.Value) (cluster.Config, error) {
 	c, err := ev.tpl.Config(ev.base, values)
 	if err != nil {
 		return c, err

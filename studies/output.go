@@ -290,12 +290,12 @@ func (r *Report) TableFor(best *Result) []TableRow {
 // Importance estimates how much each parameter drives the score
 // (search.Importance over the complete trials).
 func (r *Report) Importance() []float64 {
-	values := make([][]float64, len(r.Complete))
+	values := make([][]search.Value, len(r.Complete))
 	scores := make([]float64, len(r.Complete))
 	for i, c := range r.Complete {
 		values[i], scores[i] = c.Params, c.Score
 	}
-	return search.Importance(values, scores, searchSpace(r.Template))
+	return search.Importance(values, scores, r.Template.Space())
 }
 
 // metricOf reads a metric path (validated when the template loaded).

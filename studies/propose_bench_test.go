@@ -28,7 +28,7 @@ func BenchmarkPropose(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		space := searchSpace(tpl)
+		space := tpl.Space()
 		for _, method := range []search.Method{search.MethodTPE, search.MethodParEGO} {
 			for _, n := range []int{100, 1000, 10000} {
 				b.Run(fmt.Sprintf("%s/%s/%d", template, method, n), func(b *testing.B) {
@@ -106,12 +106,12 @@ func fillHistory(b *testing.B, path string, space []search.Param, method search.
 
 // syntheticScore is a bowl over the active numeric axes scaled to [0,1],
 // and a second objective that pulls the other way.
-func syntheticScore(space []search.Param, values []float64) (score, spread float64) {
+func syntheticScore(space search.Space, values []search.Value) (score, spread float64) {
 	for i, p := range space {
-		if math.IsNaN(values[i]) || p.Kind == search.Categorical || p.High == p.Low {
+		if values[i].Absent() || p.Kind == search.Categorical || p.High == p.Low {
 			continue
 		}
-		lo, hi, v := p.Low, p.High, values[i]
+		lo, hi, v := p.Low, p.High, values[i].Number
 		if p.Kind == search.LogFloat {
 			lo, hi, v = math.Log(lo), math.Log(hi), math.Log(v)
 		}

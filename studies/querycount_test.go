@@ -79,7 +79,7 @@ func fillTrials(t *testing.T, env *Env, row *storage.StudyRow, size int) {
 	}
 	opts := samplerOptions()
 	opts.StartupTrials = size + 1
-	smp, err := search.NewSampler(env.Store.Goptuna(), goptunaName(row), searchSpace(tpl), search.MethodRandom, 9, opts)
+	smp, err := search.NewSampler(env.Store.Goptuna(), goptunaName(row), tpl.Space(), search.MethodRandom, 9, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func fillTrials(t *testing.T, env *Env, row *storage.StudyRow, size int) {
 		}
 		objectives, _ := json.Marshal(make([]float64, len(tpl.Objectives)))
 		rows[i] = storage.TrialRow{StudyID: row.ID, Number: i, State: storage.TrialComplete, GoptunaID: id,
-			Params: storage.EncodeParams(values), RescueOf: -1, Score: score, Objectives: string(objectives), Metrics: "{}"}
+			Params: storage.EncodeParams(tpl.Space().Encode(values)), RescueOf: -1, Score: score, Objectives: string(objectives), Metrics: "{}"}
 	}
 	if err := env.Store.DB.CreateInBatches(rows, 500).Error; err != nil {
 		t.Fatal(err)

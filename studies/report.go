@@ -43,7 +43,7 @@ type Report struct {
 // memory carries them in Metrics and PerSeed.
 type Result struct {
 	Number     int
-	Params     []float64
+	Params     []search.Value // aligned with Template.Params
 	Objectives []float64
 	// Violations is each constraint's shortfall and Violation their total,
 	// as stored with the trial: Feasible is decided from it alone.
@@ -199,6 +199,7 @@ func (e *Env) Load(name string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	space := tpl.Space()
 	for _, t := range trials {
 		switch t.State {
 		case storage.TrialRunning:
@@ -208,7 +209,11 @@ func (e *Env) Load(name string) (*Report, error) {
 			r.Failed++
 			continue
 		}
-		res := Result{Number: t.Number, Score: t.Score, Params: t.Params, Objectives: t.Objectives,
+		params, err := space.Decode(t.Params)
+		if err != nil {
+			return nil, fmt.Errorf("trial %d: params: %v", t.Number, err)
+		}
+		res := Result{Number: t.Number, Score: t.Score, Params: params, Objectives: t.Objectives,
 			Violations: t.Violations, Violation: t.Violation,
 			ranges: t.SeedRanges, // nil: computed from the seeds instead
 			stored: &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds}}
@@ -344,21 +349,15 @@ func (r *Report) Evaluation(c *Result) search.Evaluation {
 	return search.Judge(c.Objectives, base, minimize, c.Violations, r.Template.Primary)
 }
 
-// ParamMap names a trial's parameters (categoricals by their choice).
-func (r *Report) ParamMap(values []float64) map[string]any {
+// ParamMap names a trial's parameters: categoricals by their choice, nil
+// when inactive under this trial's choices.
+func (r *Report) ParamMap(values []search.Value) map[string]any {
 	out := make(map[string]any, len(values))
 	for i, p := range r.Template.Params {
 		if i >= len(values) {
 			break
 		}
-		switch {
-		case math.IsNaN(values[i]):
-			out[p.Name] = nil // inactive under this trial's choices
-		case p.Kind == strategies.Categorical && int(values[i]) < len(p.Choices):
-			out[p.Name] = p.Choices[int(values[i])]
-		default:
-			out[p.Name] = values[i]
-		}
+		out[p.Name] = values[i].Any()
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/c-bata/goptuna"
+
 	"optimize/search"
 	"optimize/simcore/metrics"
 	"optimize/storage"
@@ -54,14 +56,10 @@ func (e *Env) Run(ctx context.Context, row *storage.StudyRow) error {
 // workLoop claims and runs trials until the study is done or ctx ends.
 func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator, smp *search.Sampler, p *progress) error {
 	for ctx.Err() == nil {
+		// The claim fails dead workers' trials in both ledgers itself.
 		claim, err := e.Store.ClaimTrial(row, e.Worker, e.lease(), isAlive)
 		if err != nil {
 			return err
-		}
-		for _, f := range claim.Failed {
-			if f.GoptunaID > 0 {
-				_ = smp.Fail(f.GoptunaID) // no longer a pending point for the liar
-			}
 		}
 		if claim.Done {
 			return nil
@@ -86,37 +84,42 @@ func (e *Env) workLoop(ctx context.Context, row *storage.StudyRow, ev *evaluator
 }
 
 // runTrial proposes (or re-runs) a parameter vector, evaluates it while
-// renewing the lease, and records the result.
+// renewing the lease, and records the result. Each step writes our trial
+// row and the sampler's in one transaction (storage's ...In with search's
+// ...With): the two ledgers never disagree. A step interrupted by a lost
+// connection is run again by the store for its retry window; the result
+// waits in memory meanwhile.
 func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) error {
 	t := claim.Trial
-	var values []float64
+	propose := func(st goptuna.Storage, gid int, stored []float64) error {
+		return e.Store.ProposalIn(st, t, gid, stored)
+	}
+	var values []search.Value
 	var gid int
 	var err error
 	if claim.Rescue != nil {
-		if values, err = storage.DecodeParams(claim.Rescue); err == nil {
-			gid, err = smp.AskFixed(t.Number, values)
+		var stored []float64
+		if stored, err = storage.DecodeParams(claim.Rescue); err == nil {
+			values, err = ev.tpl.Space().Decode(stored)
+		}
+		if err == nil {
+			gid, err = smp.AskFixedWith(t.Number, values, propose)
 		}
 	} else {
-		gid, values, err = smp.Ask(t.Number)
+		gid, values, err = smp.AskWith(t.Number, propose)
+	}
+	if errors.Is(err, storage.ErrLeaseLost) {
+		return nil // failed by another worker's claim meanwhile (see ProposalIn): nothing was written
 	}
 	if err != nil {
-		_ = e.Store.Release(t)
-		return fmt.Errorf("trial %d: propose: %v", t.Number, err)
-	}
-	if err := e.Store.SetProposal(t, gid, values); err != nil {
-		// Nothing records gid yet: fail it here, or the liar counts it
-		// as pending for ever.
-		_ = smp.Fail(gid)
-		_ = e.Store.Release(t)
-		return fmt.Errorf("trial %d: %v", t.Number, err)
+		return errors.Join(fmt.Errorf("trial %d: propose: %v", t.Number, err), e.Store.Release(t))
 	}
 	stop := e.heartbeat(t)
 	mean, perSeed, judged, err := e.evaluate(ev, values)
 	stop()
 	if err != nil {
-		_ = smp.Fail(gid)
-		_ = e.Store.Release(t)
-		return fmt.Errorf("trial %d: %v", t.Number, err)
+		release := func(st goptuna.Storage, _ int, _ []float64) error { return e.Store.ReleaseIn(st, t) }
+		return errors.Join(fmt.Errorf("trial %d: %v", t.Number, err), smp.FailWith(gid, release))
 	}
 	ranges := make([][2]float64, len(ev.tpl.Objectives))
 	for k, o := range ev.tpl.Objectives {
@@ -125,19 +128,29 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 	}
 	out := storage.Outcome{Score: judged.Score(search.DefaultViolationWeight), Objectives: judged.Objectives,
 		Violations: judged.Violations, Violation: judged.Violation(), Ranges: ranges, Mean: mean, Seeds: ev.seeds, PerSeed: perSeed}
-	if err := e.Store.Complete(t, out); err != nil {
-		_ = smp.Fail(gid)
-		if errors.Is(err, storage.ErrLeaseLost) {
-			return nil // rescued by another worker meanwhile: its copy counts
+	complete := func(st goptuna.Storage, _ int, _ []float64) error { return e.Store.CompleteIn(st, t, out) }
+	err = smp.TellObjectivesWith(gid, judged, complete)
+	if errors.Is(err, storage.ErrLeaseLost) {
+		// Rescued by another worker meanwhile: the rescuer's copy counts.
+		// Its claim failed the sampler's trial too; failing it here
+		// covers a row failed otherwise. (Or an earlier run of this step
+		// committed unseen: recorded once all the same, and finished.)
+		if err := smp.Fail(gid); err != nil && !errors.Is(err, goptuna.ErrTrialCannotBeUpdated) {
+			return err
 		}
-		return err // the trial stays running: rescued once its lease expires
+		return nil
 	}
-	return smp.TellObjectives(gid, judged)
+	if err != nil {
+		// The trial stays running in both ledgers: rescued once its
+		// lease expires.
+		return fmt.Errorf("storage %s: complete trial %d: %s", e.Store.Label, t.Number, err)
+	}
+	return nil
 }
 
 // evaluate runs values on every seed and judges the mean against the
 // baseline.
-func (e *Env) evaluate(ev *evaluator, values []float64) (metrics.Summary, []metrics.Summary, search.Evaluation, error) {
+func (e *Env) evaluate(ev *evaluator, values []search.Value) (metrics.Summary, []metrics.Summary, search.Evaluation, error) {
 	cfg, err := ev.config(values)
 	if err != nil {
 		return metrics.Summary{}, nil, search.Evaluation{}, err
@@ -162,6 +175,10 @@ func (e *Env) heartbeat(t *storage.TrialRow) (stop func()) {
 			case <-done:
 				return
 			case <-tick.C:
+				// A heartbeat that fails (the database away longer than
+				// the store's retry window) may cost the lease: the
+				// trial's result then meets ErrLeaseLost and the
+				// rescuer's copy counts, never both.
 				_ = e.Store.Heartbeat(t)
 			}
 		}

@@ -51,15 +51,21 @@ func samplerStates(t *testing.T, env *Env, row *storage.StudyRow) map[goptuna.Tr
 }
 
 // A database error while recording a finished trial stops the run with
-// that error; it is not mistaken for a rescued trial and dropped.
+// that error; it is not mistaken for a rescued trial and dropped. The
+// result's step is one transaction: neither ledger records it, and the
+// trial stays running in both (rescued once its lease expires).
 func TestCompleteErrorStopsTheRun(t *testing.T) {
 	env, row, err := failingStudy(t, 2,
 		`CREATE TRIGGER full BEFORE INSERT ON trial_seed_rows BEGIN SELECT RAISE(ABORT, 'disk full'); END`)
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Run = %v, want the database's error", err)
 	}
-	if n := samplerStates(t, env, row); n[goptuna.TrialStateRunning] != 0 || n[goptuna.TrialStateFail] != 1 {
-		t.Errorf("sampler trials %v, want the one trial failed", n)
+	if n := samplerStates(t, env, row); n[goptuna.TrialStateRunning] != 1 || len(n) != 1 {
+		t.Errorf("sampler trials %v, want the one trial still running", n)
+	}
+	trials, _ := env.Store.Trials(row.ID)
+	if len(trials) != 1 || trials[0].State != storage.TrialRunning || trials[0].Objectives != "" {
+		t.Errorf("trial rows %+v, want the one trial still running without a result", trials)
 	}
 }
 
@@ -83,16 +89,17 @@ func TestLostLeaseIsNotAnError(t *testing.T) {
 	}
 }
 
-// When the proposal cannot be recorded, the sampler's trial is failed (no
-// pending point left for the liar) and the claim released.
-func TestSetProposalErrorFailsTheSamplerTrial(t *testing.T) {
+// When the proposal cannot be recorded in our row, the sampler's trial
+// is not kept either (one transaction: no pending point left for the
+// liar) and the claim is released.
+func TestSetProposalErrorLeavesNoSamplerTrial(t *testing.T) {
 	env, row, err := failingStudy(t, 2,
 		`CREATE TRIGGER ro BEFORE UPDATE OF params ON trial_rows BEGIN SELECT RAISE(ABORT, 'read-only'); END`)
 	if err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("Run = %v, want the database's error", err)
 	}
-	if n := samplerStates(t, env, row); n[goptuna.TrialStateRunning] != 0 || n[goptuna.TrialStateFail] != 1 {
-		t.Errorf("sampler trials %v, want the one trial failed", n)
+	if n := samplerStates(t, env, row); len(n) != 0 {
+		t.Errorf("sampler trials %v, want none", n)
 	}
 	if trials, _ := env.Store.Trials(row.ID); len(trials) != 0 {
 		t.Errorf("%d trial rows left, want the claim released", len(trials))

@@ -274,7 +274,7 @@ func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.
 	opts := samplerOptions()
 	opts.Warm = row.WarmFrom != ""
 	opts.History = e.History
-	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), searchSpace(tpl), search.Method(row.Sampler), row.SamplerSeed, opts)
+	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), tpl.Space(), search.Method(row.Sampler), row.SamplerSeed, opts)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: sampler: %v", row.Name, err)
 	}
@@ -283,28 +283,6 @@ func (e *Env) sampler(row *storage.StudyRow, tpl *strategies.Template) (*search.
 
 // goptunaName names the goptuna study after ours.
 func goptunaName(row *storage.StudyRow) string { return "optimize:" + row.Name }
-
-// searchSpace is the template's parameters as the sampler sees them.
-func searchSpace(tpl *strategies.Template) []search.Param {
-	space := make([]search.Param, len(tpl.Params))
-	for i, p := range tpl.Params {
-		space[i] = search.Param{Name: p.Name, Low: p.Low, High: p.High, Choices: p.Choices}
-		switch p.Kind {
-		case strategies.Int:
-			space[i].Kind = search.Int
-		case strategies.LogFloat:
-			space[i].Kind = search.LogFloat
-		case strategies.Categorical:
-			space[i].Kind = search.Categorical
-		default:
-			space[i].Kind = search.Float
-		}
-		if w := p.When; w != nil {
-			space[i].When = &search.When{Param: w.Index, Choices: w.ChoiceIndices()}
-		}
-	}
-	return space
-}
 
 // Delete removes a study: our rows and goptuna's study.
 func (e *Env) Delete(row *storage.StudyRow) error {

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
@@ -160,7 +161,7 @@ func (r *Report) result(number int) *Result {
 }
 
 // configs returns trial's configuration and the baseline's at workload wl.
-func (e *Env) configs(r *Report, wl *strategies.Workload, params []float64) (cand, base cluster.Config, err error) {
+func (e *Env) configs(r *Report, wl *strategies.Workload, params []search.Value) (cand, base cluster.Config, err error) {
 	tpl := r.Template
 	if cand, err = tpl.Config(e.Base, params); err != nil {
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"optimize/search"
 	"optimize/strategies"
 )
 
@@ -56,7 +57,7 @@ func settingsJSON() []settingJSON {
 	for _, k := range strategies.Settings() {
 		row := settingJSON{Key: k.Key, Flag: k.FlagText(), Kind: string(k.Kind), Default: k.Default(), Unit: k.Unit,
 			Component: k.Component, Active: k.Active.Describe(), Doc: k.Doc}
-		if k.Kind == strategies.Categorical {
+		if k.Kind == search.Categorical {
 			row.Choices = k.Choices
 		} else {
 			row.Range = &[2]float64{k.Low, k.High}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"optimize/internal/server"
+	"optimize/storage"
 )
 
 // TokenVar names the environment variable that can hold serve's token.
@@ -26,7 +27,8 @@ the API run in this server (--workers trials at once); worker processes
 on the same storage contribute as usual. The server binds loopback by
 default; a non-loopback --addr needs --token (or $` + TokenVar + `), and then
 every write needs "Authorization: Bearer TOKEN". Ctrl-C or SIGTERM stops
-it cleanly: trials in flight finish and are recorded.`,
+it cleanly: trials in flight finish and are recorded. A PostgreSQL server
+that goes away is waited for, up to $` + storage.RetryWindowVar + ` (default ` + storage.DefaultRetryWindow.String() + `).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
@@ -47,7 +48,7 @@ func (f *settingFlag) Type() string {
 	switch {
 	case len(f.members) > 1:
 		return "list"
-	case f.members[0].Kind == strategies.Categorical:
+	case f.members[0].Kind == search.Categorical:
 		return "string"
 	}
 	return "number"
@@ -78,7 +79,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 		s := sf.members[0]
 		if len(sf.members) == 1 {
 			fl.DefValue = s.Default()
-			if s.Kind == strategies.Categorical && slices.Equal(s.Choices, []string{"false", "true"}) {
+			if s.Kind == search.Categorical && slices.Equal(s.Choices, []string{"false", "true"}) {
 				fl.NoOptDefVal = "true"
 			}
 		}

@@ -118,6 +118,7 @@ func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 	if err != nil {
 		return nil, failed(err)
 	}
+	st.ReportOutages(s.Err)
 	return &studies.Env{Store: st, Registry: reg, Base: base, Progress: s.Err,
 		Workers: f.workers, Lease: f.lease, Worker: studies.WorkerID()}, nil
 }

@@ -32,6 +32,12 @@ you like, on as many machines as reach the database; a worker that dies
 loses its trials in flight, which another worker re-runs once their lease
 expires. $OPTIMIZE_STORAGE stands in for --storage.
 
+A PostgreSQL server that goes away (a restart, a failover) is waited for:
+the worker retries for up to $` + storage.RetryWindowVar + ` (default ` + storage.DefaultRetryWindow.String() + `),
+keeping a finished trial's result until it is written, then goes on; the
+server's refusals (authentication, no such database or table) end it at
+once.
+
 SIGTERM or Ctrl-C stops taking trials; the trials in flight finish and are
 recorded. Exit codes: 0 the study (without --study, every study) has its
 total; 1 a failure; 2 a usage error; 3 stopped by a signal before that

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"optimize/search"
 	"optimize/strategies"
 	"optimize/studies"
 )
@@ -168,11 +169,11 @@ func best(r *studies.Report) *bestView {
 	for i, p := range r.Template.Params {
 		val := "inactive"
 		switch {
-		case i >= len(b.Params) || math.IsNaN(b.Params[i]):
-		case p.Kind == strategies.Categorical || p.Kind == strategies.Int:
+		case b.Params[i].Absent():
+		case p.Kind == search.Categorical || p.Kind == search.Int:
 			val = p.Format(b.Params[i])
 		default:
-			val = strconv.FormatFloat(b.Params[i], 'g', 6, 64)
+			val = strconv.FormatFloat(b.Params[i].Number, 'g', 6, 64)
 		}
 		v.Params.Rows = append(v.Params.Rows, []string{p.Name, val, strconv.FormatFloat(imp[i], 'f', 2, 64)})
 	}

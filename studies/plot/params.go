@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	gplot "gonum.org/v1/plot"
@@ -12,29 +13,30 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"optimize/strategies"
+	"optimize/search"
 	"optimize/studies"
 )
 
 // axisPosition maps a parameter value to [0, 1] along its range: linear
 // for float and int, logarithmic for log-float, the choice index over the
-// last index for a categorical (0.5 for a single choice). NaN (inactive)
-// stays NaN.
-func axisPosition(p *strategies.Param, v float64) float64 {
+// last index for a categorical (0.5 for a single choice). An inactive
+// value has no position (NaN).
+func axisPosition(p search.Param, v search.Value) float64 {
+	x := v.Number
 	switch {
-	case math.IsNaN(v):
+	case v.Absent():
 		return math.NaN()
-	case p.Kind == strategies.Categorical:
+	case p.Kind == search.Categorical:
 		if len(p.Choices) < 2 {
 			return 0.5
 		}
-		return v / float64(len(p.Choices)-1)
+		return float64(slices.Index(p.Choices, v.Choice)) / float64(len(p.Choices)-1)
 	case p.High == p.Low:
 		return 0.5
-	case p.Kind == strategies.LogFloat && p.Low > 0:
-		return (math.Log(v) - math.Log(p.Low)) / (math.Log(p.High) - math.Log(p.Low))
+	case p.Kind == search.LogFloat && p.Low > 0:
+		return (math.Log(x) - math.Log(p.Low)) / (math.Log(p.High) - math.Log(p.Low))
 	}
-	return (v - p.Low) / (p.High - p.Low)
+	return (x - p.Low) / (p.High - p.Low)
 }
 
 // gradient runs from blue (t = 0, the best) to orange (t = 1), slightly
@@ -74,8 +76,8 @@ func parallelLines(r *studies.Report) (lines []plotter.XYs, ts []float64, lo, hi
 		c := &r.Complete[i]
 		var line plotter.XYs
 		for j := range tpl.Params {
-			if j < len(c.Params) && !math.IsNaN(c.Params[j]) {
-				line = append(line, plotter.XY{X: float64(j), Y: axisPosition(&tpl.Params[j], c.Params[j])})
+			if !c.Params[j].Absent() {
+				line = append(line, plotter.XY{X: float64(j), Y: axisPosition(tpl.Params[j].Param, c.Params[j])})
 			}
 		}
 		t := 0.0
@@ -112,8 +114,8 @@ func Parallel(r *studies.Report) (*gplot.Plot, error) {
 		}
 		axis.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(0.8)}
 		p.Add(axis)
-		low, high := prm.Format(prm.Low), prm.Format(prm.High)
-		if prm.Kind == strategies.Categorical {
+		low, high := prm.Format(search.Value{Number: prm.Low}), prm.Format(search.Value{Number: prm.High})
+		if prm.Kind == search.Categorical {
 			low, high = prm.Choices[0], prm.Choices[len(prm.Choices)-1]
 		}
 		ends.XYs = append(ends.XYs, plotter.XY{X: float64(j), Y: -0.04}, plotter.XY{X: float64(j), Y: 1.02})

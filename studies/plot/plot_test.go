@@ -76,15 +76,15 @@ func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int
 	penalised := 0
 	var points [][]float64
 	for i := range n {
-		params := make([]float64, len(tpl.Params))
+		params := make([]search.Value, len(tpl.Params))
 		for j, p := range tpl.Params {
 			switch {
-			case p.When != nil && !slices.Contains(p.When.ChoiceIndices(), params[p.When.Index]):
-				params[j] = math.NaN()
-			case p.Kind == strategies.Categorical:
-				params[j] = float64(rng.IntN(len(p.Choices)))
+			case !tpl.Space()[:j+1].Active(params[:j+1])[j]:
+				params[j] = search.Inactive()
+			case p.Kind == search.Categorical:
+				params[j] = search.Value{Choice: p.Choices[rng.IntN(len(p.Choices))]}
 			default:
-				params[j] = p.Low + rng.Float64()*(p.High-p.Low)
+				params[j] = search.Value{Number: p.Low + rng.Float64()*(p.High-p.Low)}
 			}
 		}
 		obj := make([]float64, len(tpl.Objectives))
@@ -234,19 +234,19 @@ func TestParetoObjectives(t *testing.T) {
 }
 
 func TestAxisPosition(t *testing.T) {
-	logp := &strategies.Param{Kind: strategies.LogFloat, Low: 0.001, High: 0.1}
-	cat := &strategies.Param{Kind: strategies.Categorical, Choices: []string{"a", "b", "c", "d"}}
-	lin := &strategies.Param{Kind: strategies.Int, Low: 0, High: 512}
+	logp := search.Param{Kind: search.LogFloat, Low: 0.001, High: 0.1}
+	cat := search.Param{Kind: search.Categorical, Choices: []string{"a", "b", "c", "d"}}
+	lin := search.Param{Kind: search.Int, Low: 0, High: 512}
 	for _, c := range []struct {
-		p    *strategies.Param
-		v    float64
+		p    search.Param
+		v    search.Value
 		want float64
-	}{{logp, 0.01, 0.5}, {logp, 0.1, 1}, {cat, 2, 2.0 / 3}, {lin, 128, 0.25}} {
+	}{{logp, search.Value{Number: 0.01}, 0.5}, {logp, search.Value{Number: 0.1}, 1}, {cat, search.Value{Choice: "c"}, 2.0 / 3}, {lin, search.Value{Number: 128}, 0.25}} {
 		if got := axisPosition(c.p, c.v); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s at %v: %v, want %v", c.p.Kind, c.v, got, c.want)
 		}
 	}
-	if !math.IsNaN(axisPosition(lin, math.NaN())) {
+	if !math.IsNaN(axisPosition(lin, search.Inactive())) {
 		t.Error("an inactive value has a position")
 	}
 }
@@ -262,7 +262,7 @@ func TestParallelSkipsInactive(t *testing.T) {
 	inactive := 0
 	for _, c := range r.Complete {
 		for _, v := range c.Params {
-			if math.IsNaN(v) {
+			if v.Absent() {
 				inactive++
 			}
 		}
