@@ -2,7 +2,6 @@ package sched
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"optimize/simcore"
@@ -56,24 +55,24 @@ type policyKind struct {
 
 // policyKinds is the one place where priority policies are named and
 // built; the first row is the default. constant builds nil, which lets the
-// engine skip rescoring altogether.
-func policyKinds() []policyKind {
-	return []policyKind{
-		{Constant, func(PolicyConfig) Policy { return nil }},
-		{SLOBased, func(PolicyConfig) Policy { return agePriority{perMicro: 1e-6} }},
-		{ByClass, func(cfg PolicyConfig) Policy { return newTieredPriority(cfg, 0) }},
-		{SLOTiered, func(cfg PolicyConfig) Policy { return newTieredPriority(cfg, ageWeightPerMs(cfg)) }},
-		{SLOAdaptive, func(cfg PolicyConfig) Policy {
-			p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: cfg.LoadThresholdInEffect()}
-			p.baseScale = 0 // until the first SetLoad
-			return p
-		}},
-	}
+// engine skip rescoring altogether. A table, not a function returning
+// one, so that building a policy per instance allocates nothing; nothing
+// writes it.
+var policyKinds = [...]policyKind{
+	{Constant, func(PolicyConfig) Policy { return nil }},
+	{SLOBased, func(PolicyConfig) Policy { return agePriority{perMicro: 1e-6} }},
+	{ByClass, func(cfg PolicyConfig) Policy { return newTieredPriority(cfg, 0) }},
+	{SLOTiered, func(cfg PolicyConfig) Policy { return newTieredPriority(cfg, ageWeightPerMs(cfg)) }},
+	{SLOAdaptive, func(cfg PolicyConfig) Policy {
+		p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: cfg.LoadThresholdInEffect()}
+		p.baseScale = 0 // until the first SetLoad
+		return p
+	}},
 }
 
 // PolicyNames lists the accepted priority policies, the default first.
 func PolicyNames() []string {
-	kinds := policyKinds()
+	kinds := policyKinds
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
 		names[i] = k.name
@@ -97,20 +96,39 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	kinds := policyKinds()
-	i := slices.IndexFunc(kinds, func(k policyKind) bool { return k.name == cfg.Name })
-	if cfg.Name == "" {
-		i = 0
+	name := cfg.Name
+	if name == "" {
+		name = policyKinds[0].name
 	}
-	return kinds[i].build(cfg), nil // Validate accepted the name
+	for _, k := range policyKinds {
+		if k.name == name {
+			return k.build(cfg), nil
+		}
+	}
+	return nil, unknownPolicy(cfg.Name) // Validate has rejected it already
+}
+
+// knownPolicy reports whether name is in the table (no allocation: the
+// engine builds a policy per instance).
+func knownPolicy(name string) bool {
+	for _, k := range policyKinds {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func unknownPolicy(name string) error {
+	return errtext.BadSetting("priority.policy", "unknown value %q (allowed: %s)", name, strings.Join(PolicyNames(), ", "))
 }
 
 // Validate checks the policy name and every parameter, also those the
 // chosen policy ignores, so that a bad value is never silently dropped.
 // Errors are one line naming the setting's key.
 func (cfg PolicyConfig) Validate() error {
-	if cfg.Name != "" && !slices.Contains(PolicyNames(), cfg.Name) {
-		return errtext.BadSetting("priority.policy", "unknown value %q (allowed: %s)", cfg.Name, strings.Join(PolicyNames(), ", "))
+	if cfg.Name != "" && !knownPolicy(cfg.Name) {
+		return unknownPolicy(cfg.Name)
 	}
 	if t := cfg.LoadThreshold; !(t >= 0) || math.IsInf(t, 0) {
 		return errtext.BadSetting("priority.load_threshold", "must be a finite number ≥ 0 (waiting requests; 0 = %d), got %v", DefaultLoadThreshold, t)

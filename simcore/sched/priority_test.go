@@ -393,3 +393,11 @@ func TestSLOAdaptive_ScalesTheBaseOrHintNotTheUrgency(t *testing.T) {
 		})
 	}
 }
+
+// The engine builds a policy per instance: looking the name up in the
+// policy table allocates nothing (constant builds no policy at all).
+func TestNewPolicy_LookupDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { NewPolicy(PolicyConfig{Name: Constant}) }); n != 0 {
+		t.Fatalf("NewPolicy(constant) allocates %v times", n)
+	}
+}
