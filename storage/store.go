@@ -24,6 +24,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"optimize/simcore/errtext"
 )
 
 // DefaultPath is the SQLite file used when no storage is given.
@@ -369,4 +371,4 @@ func (s *Store) Close() error {
 	return sqlDB.Close()
 }
 
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+func oneLine(err error) string { return errtext.OneLine(err.Error()) }

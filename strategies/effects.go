@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"optimize/internal/fielderr"
 	"optimize/search"
+	"optimize/simcore/errtext"
 )
 
 // maxProbes bounds the points checkEffects evaluates: every combination of
@@ -29,18 +29,18 @@ type probe struct {
 func checkEffects(t *Template) error {
 	probes, err := t.probes()
 	if err != nil {
-		return fielderr.New(t.File, "parameters", "%v", err)
+		return errtext.New(t.File, "parameters", "%v", err)
 	}
 	ownUsed := make([]bool, len(t.mechanism))
 	firstFail := make([]string, len(t.mechanism))
 	for _, pr := range probes {
 		c, active, err := t.apply(checkBase(), pr.values)
 		if err != nil {
-			return fielderr.New(t.File, "parameters", "%v%s", err, t.probeText(pr))
+			return errtext.New(t.File, "parameters", "%v%s", err, t.probeText(pr))
 		}
 		for i, p := range t.Params {
 			if active[i] && !p.setting.Active.Holds(&c) {
-				return fielderr.New(t.File, "", "%v%s", InertError("parameter "+p.Name, p.setting, &c), t.probeText(pr))
+				return errtext.New(t.File, "", "%v%s", InertError("parameter "+p.Name, p.setting, &c), t.probeText(pr))
 			}
 		}
 		for j, f := range t.mechanism {
@@ -56,7 +56,7 @@ func checkEffects(t *Template) error {
 	}
 	for j, f := range t.mechanism {
 		if f.from == t.Name && !t.tunes(f.setting) && !ownUsed[j] {
-			return fielderr.New(t.File, "", "%s", firstFail[j])
+			return errtext.New(t.File, "", "%s", firstFail[j])
 		}
 	}
 	return nil

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"optimize/internal/fielderr"
+	"optimize/simcore/errtext"
 	"slices"
 	"strings"
 
@@ -74,23 +74,23 @@ type rawConstraint struct {
 func parseTemplate(file string, data []byte) (raw *rawTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			raw, err = nil, fielderr.New(file, "", "malformed YAML (%v)", r)
+			raw, err = nil, errtext.New(file, "", "malformed YAML (%v)", r)
 		}
 	}()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fielderr.New(file, "", "empty file")
+			return nil, errtext.New(file, "", "empty file")
 		}
-		return nil, fielderr.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fielderr.New(file, "", "only one YAML document is allowed")
+		return nil, errtext.New(file, "", "only one YAML document is allowed")
 	}
 	if len(doc.Content) == 0 {
-		return nil, fielderr.New(file, "", "empty file")
+		return nil, errtext.New(file, "", "empty file")
 	}
 	p := parser{file: file}
 	return p.template(doc.Content[0])
@@ -99,7 +99,7 @@ func parseTemplate(file string, data []byte) (raw *rawTemplate, err error) {
 type parser struct{ file string }
 
 func (p *parser) errorf(path string, n *yaml.Node, format string, args ...any) error {
-	return fielderr.New(p.file, path, "line %d: %s", n.Line, fmt.Sprintf(format, args...))
+	return errtext.New(p.file, path, "line %d: %s", n.Line, fmt.Sprintf(format, args...))
 }
 
 // deref follows an alias to the node it names.
@@ -115,7 +115,7 @@ func deref(n *yaml.Node) *yaml.Node {
 func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(key string, v *yaml.Node, path string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
-		return p.errorf(path, n, "expected a mapping, got %s", fielderr.Describe(n))
+		return p.errorf(path, n, "expected a mapping, got %s", errtext.Describe(n))
 	}
 	var seen []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -123,7 +123,7 @@ func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(
 		if k.Kind != yaml.ScalarNode {
 			return p.errorf(path, k, "keys must be plain names")
 		}
-		keyPath := fielderr.Join(path, k.Value)
+		keyPath := errtext.Join(path, k.Value)
 		if allowed != nil && !slices.Contains(allowed, k.Value) {
 			return p.errorf(keyPath, k, "unknown key (allowed: %s)", strings.Join(allowed, ", "))
 		}
@@ -142,7 +142,7 @@ func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(
 func (p *parser) list(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
-		return p.errorf(path, n, "expected a list, got %s", fielderr.Describe(n))
+		return p.errorf(path, n, "expected a list, got %s", errtext.Describe(n))
 	}
 	for i, item := range n.Content {
 		if err := each(i, deref(item), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -154,18 +154,18 @@ func (p *parser) list(n *yaml.Node, path string, each func(i int, item *yaml.Nod
 
 func (p *parser) scalar(n *yaml.Node, path string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", p.errorf(path, n, "expected a single value, got %s", fielderr.Describe(n))
+		return "", p.errorf(path, n, "expected a single value, got %s", errtext.Describe(n))
 	}
 	return n.Value, nil
 }
 
 func (p *parser) number(n *yaml.Node, path string) (*float64, error) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-		return nil, p.errorf(path, n, "expected a number, got %s", fielderr.Describe(n))
+		return nil, p.errorf(path, n, "expected a number, got %s", errtext.Describe(n))
 	}
 	var v float64
 	if err := n.Decode(&v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil, p.errorf(path, n, "expected a finite number, got %s", fielderr.Describe(n))
+		return nil, p.errorf(path, n, "expected a finite number, got %s", errtext.Describe(n))
 	}
 	return &v, nil
 }
@@ -287,7 +287,7 @@ func (p *parser) when(n *yaml.Node, path string) (*rawWhen, error) {
 
 func (p *parser) objective(n *yaml.Node, path string) (Objective, error) {
 	var o Objective
-	direction, directionPath, directionNode := "", fielderr.Join(path, "direction"), n
+	direction, directionPath, directionNode := "", errtext.Join(path, "direction"), n
 	err := p.mapping(n, path, objectiveKeys, func(key string, v *yaml.Node, path string) error {
 		var err error
 		switch key {

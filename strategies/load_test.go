@@ -165,7 +165,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"constraint string bound", edit("min_ratio_to_baseline: 0.98", "min: high"),
 			`user/t.yaml: constraints[0].min: line 16: expected a number, got "high"`},
 		{"defaults make an invalid config", edit("scheduler: priority-fcfs", "admission.policy: slo-gated"),
-			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: admission: --slo-gate: slo-gated admission needs at least one class=threshold"},
+			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: admission.policy: slo-gated needs at least one class's gate (admission.slo_gate.<class>)"},
 		{"parameter with no effect", edit("choices: [slo-adaptive, slo-tiered]", "choices: [slo-class, slo-tiered]"),
 			"user/t.yaml: parameter age sets priority.age_weight_per_ms, which has no effect unless priority.policy is slo-tiered or slo-adaptive and (scheduler is priority-fcfs or preemption.policy is priority) (priority.policy is slo-class) when policy=slo-class"},
 		{"parameter with no effect at the defaults", edit("scheduler: priority-fcfs", "scheduler: sjf"),

@@ -23,64 +23,9 @@ import (
 // absent from the workload, a TTFT attainment without a target).
 type metricGetter func(s *metrics.Summary) (float64, error)
 
-type namedValue[T any] struct {
-	name string
-	get  func(T) float64
-}
-
-func summaryScalars() []namedValue[*metrics.Summary] {
-	return []namedValue[*metrics.Summary]{
-		{"completed", func(s *metrics.Summary) float64 { return s.Completed }},
-		{"rejected", func(s *metrics.Summary) float64 { return s.Rejected }},
-		{"dropped", func(s *metrics.Summary) float64 { return s.Dropped }},
-		{"in_flight", func(s *metrics.Summary) float64 { return s.InFlight }},
-		{"tokens_per_sec", func(s *metrics.Summary) float64 { return s.TokensPerSec }},
-		{"responses_per_sec", func(s *metrics.Summary) float64 { return s.ResponsesPerSec }},
-		{"preemptions", func(s *metrics.Summary) float64 { return s.Preemptions }},
-		{"cache_hit_rate", func(s *metrics.Summary) float64 { return s.CacheHitRate }},
-		{"slo_gap", func(s *metrics.Summary) float64 { return s.SLOGap }},
-		{"jain_fairness", func(s *metrics.Summary) float64 { return s.JainFairness }},
-		{"makespan_ms", func(s *metrics.Summary) float64 { return s.MakespanMs }},
-		{"input_tokens", func(s *metrics.Summary) float64 { return s.InputTokens }},
-		{"output_tokens", func(s *metrics.Summary) float64 { return s.OutputTokens }},
-		{"kv.offloaded_blocks", func(s *metrics.Summary) float64 { return s.KV.OffloadedBlocks }},
-		{"kv.reloaded_blocks", func(s *metrics.Summary) float64 { return s.KV.ReloadedBlocks }},
-		{"kv.transfer_ms", func(s *metrics.Summary) float64 { return s.KV.TransferMs }},
-		{"kv.thrashing_rate", func(s *metrics.Summary) float64 { return s.KV.ThrashingRate }},
-	}
-}
-
-func summaryDists() []struct {
-	name string
-	get  func(*metrics.Summary) metrics.Dist
-} {
-	return []struct {
-		name string
-		get  func(*metrics.Summary) metrics.Dist
-	}{
-		{"ttft_ms", func(s *metrics.Summary) metrics.Dist { return s.TTFT }},
-		{"e2e_ms", func(s *metrics.Summary) metrics.Dist { return s.E2E }},
-		{"itl_ms", func(s *metrics.Summary) metrics.Dist { return s.ITL }},
-		{"scheduling_delay_ms", func(s *metrics.Summary) metrics.Dist { return s.SchedulingDelay }},
-	}
-}
-
-func distStats() []namedValue[metrics.Dist] {
-	return []namedValue[metrics.Dist]{
-		{"mean", func(d metrics.Dist) float64 { return d.Mean }},
-		{"p50", func(d metrics.Dist) float64 { return d.P50 }},
-		{"p90", func(d metrics.Dist) float64 { return d.P90 }},
-		{"p99", func(d metrics.Dist) float64 { return d.P99 }},
-	}
-}
-
-func classScalars() []namedValue[*metrics.ClassSummary] {
-	return []namedValue[*metrics.ClassSummary]{
-		{"count", func(c *metrics.ClassSummary) float64 { return c.Count }},
-		{"completed", func(c *metrics.ClassSummary) float64 { return c.Completed }},
-		{"rejected", func(c *metrics.ClassSummary) float64 { return c.Rejected }},
-	}
-}
+// The numbers a summary holds are metrics.SummaryNumbers and, per class,
+// metrics.ClassNumbers (named by the summary's JSON); this file adds only
+// the derived ones and the messages for a number a run lacks.
 
 // metricClasses are the per_slo keys: the classes and "default" for
 // unclassed requests.
@@ -103,50 +48,45 @@ func Metric(s *metrics.Summary, path string) (float64, error) {
 }
 
 func compileMetric(path string) (metricGetter, error) {
-	for _, m := range summaryScalars() {
-		if m.name == path {
-			return func(s *metrics.Summary) (float64, error) { return m.get(s), nil }, nil
-		}
-	}
 	switch path {
 	case "completed_fraction":
 		return completedFraction, nil
 	case "min_class_completed_fraction":
 		return minClassCompletedFraction, nil
-	case "attainment", "goodput":
-		return func(s *metrics.Summary) (float64, error) {
-			v := s.Attainment
-			if path == "goodput" {
-				v = s.Goodput
-			}
-			if v == nil {
-				return 0, fmt.Errorf("metric %s: the run has no latency target (set knob slo.ttft_target_ms.<class>, slo.itl_target_ms.<class> or slo.e2e_target_ms.<class>, or the workload's slo_targets)", path)
-			}
-			return *v, nil
-		}, nil
-	}
-	for _, d := range summaryDists() {
-		if stat, ok := strings.CutPrefix(path, d.name+"."); ok {
-			get, err := compileStat(stat, path)
-			if err != nil {
-				return nil, err
-			}
-			return func(s *metrics.Summary) (float64, error) { return get(d.get(s)), nil }, nil
-		}
 	}
 	if rest, ok := strings.CutPrefix(path, "per_slo."); ok {
 		return compileClassMetric(rest, path)
 	}
-	return nil, fmt.Errorf("unknown metric %q (allowed: %s)", path, metricHint())
+	num, err := findNumber(metrics.SummaryNumbers(), path, path)
+	if err != nil {
+		return nil, err
+	}
+	if num == nil {
+		return nil, fmt.Errorf("unknown metric %q (allowed: %s)", path, metricHint())
+	}
+	return func(s *metrics.Summary) (float64, error) {
+		v, ok := num.Get(s)
+		if !ok {
+			return 0, fmt.Errorf("metric %s: the run has no latency target (set knob slo.ttft_target_ms.<class>, slo.itl_target_ms.<class> or slo.e2e_target_ms.<class>, or the workload's slo_targets)", path)
+		}
+		return v, nil
+	}, nil
 }
 
-func compileStat(stat, path string) (func(metrics.Dist) float64, error) {
-	for _, st := range distStats() {
-		if st.name == stat {
-			return st.get, nil
+// findNumber finds the number called name (nil if there is none); a name
+// of a distribution with a statistic it lacks is an error naming path.
+func findNumber[T any](numbers []metrics.Number[T], name, path string) (*metrics.Number[T], error) {
+	for i := range numbers {
+		if numbers[i].Name == name {
+			return &numbers[i], nil
 		}
 	}
-	return nil, fmt.Errorf("unknown metric %q: statistic %q is not one of mean, p50, p90, p99", path, stat)
+	for _, n := range numbers {
+		if stat, ok := strings.CutPrefix(name, n.Dist+"."); ok && n.Dist != "" {
+			return nil, fmt.Errorf("unknown metric %q: statistic %q is not one of %s", path, stat, strings.Join(metrics.DistStats(), ", "))
+		}
+	}
+	return nil, nil
 }
 
 func compileClassMetric(rest, path string) (metricGetter, error) {
@@ -161,19 +101,7 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 		}
 		return &c, nil
 	}
-	for _, m := range classScalars() {
-		if m.name == field {
-			return func(s *metrics.Summary) (float64, error) {
-				c, err := lookup(s)
-				if err != nil {
-					return 0, err
-				}
-				return m.get(c), nil
-			}, nil
-		}
-	}
-	switch field {
-	case "completed_fraction":
+	if field == "completed_fraction" {
 		return func(s *metrics.Summary) (float64, error) {
 			c, err := lookup(s)
 			if err != nil {
@@ -181,55 +109,28 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 			}
 			return c.Completed / c.Count, nil
 		}, nil
-	case "attainment", "goodput":
-		return func(s *metrics.Summary) (float64, error) {
-			c, err := lookup(s)
-			if err != nil {
-				return 0, err
-			}
-			v := c.Attainment
-			if field == "goodput" {
-				v = c.Goodput
-			}
-			if v == nil {
-				return 0, fmt.Errorf("metric %s: no latency target for %s (set knob slo.ttft_target_ms.%s, slo.itl_target_ms.%s or slo.e2e_target_ms.%s, or the workload's slo_targets)", path, class, class, class, class)
-			}
-			return *v, nil
-		}, nil
-	case "ttft_attainment":
-		return func(s *metrics.Summary) (float64, error) {
-			c, err := lookup(s)
-			if err != nil {
-				return 0, err
-			}
-			if c.TTFTAttainment == nil {
-				return 0, fmt.Errorf("metric %s: no TTFT target for %s (set knob slo.ttft_target_ms.%s)", path, class, class)
-			}
-			return *c.TTFTAttainment, nil
-		}, nil
 	}
-	for _, dist := range []struct {
-		name string
-		get  func(*metrics.ClassSummary) metrics.Dist
-	}{
-		{"ttft_ms", func(c *metrics.ClassSummary) metrics.Dist { return c.TTFT }},
-		{"e2e_ms", func(c *metrics.ClassSummary) metrics.Dist { return c.E2E }},
-	} {
-		if stat, ok := strings.CutPrefix(field, dist.name+"."); ok {
-			get, err := compileStat(stat, path)
-			if err != nil {
-				return nil, err
-			}
-			return func(s *metrics.Summary) (float64, error) {
-				c, err := lookup(s)
-				if err != nil {
-					return 0, err
-				}
-				return get(dist.get(c)), nil
-			}, nil
+	num, err := findNumber(metrics.ClassNumbers(), field, path)
+	if err != nil {
+		return nil, err
+	}
+	if num == nil {
+		return nil, fmt.Errorf("unknown metric %q: <field> is one of %s", path, fieldHint(metrics.ClassNumbers(), "completed_fraction"))
+	}
+	return func(s *metrics.Summary) (float64, error) {
+		c, err := lookup(s)
+		if err != nil {
+			return 0, err
 		}
-	}
-	return nil, fmt.Errorf("unknown metric %q: <field> is one of count, completed, rejected, completed_fraction, ttft_attainment, attainment, goodput, ttft_ms.<stat>, e2e_ms.<stat>", path)
+		v, ok := num.Get(c)
+		switch {
+		case ok:
+			return v, nil
+		case num.Name == "ttft_attainment":
+			return 0, fmt.Errorf("metric %s: no TTFT target for %s (set knob slo.ttft_target_ms.%s)", path, class, class)
+		}
+		return 0, fmt.Errorf("metric %s: no latency target for %s (set knob slo.ttft_target_ms.%s, slo.itl_target_ms.%s or slo.e2e_target_ms.%s, or the workload's slo_targets)", path, class, class, class, class)
+	}, nil
 }
 
 func completedFraction(s *metrics.Summary) (float64, error) {
@@ -256,14 +157,25 @@ func minClassCompletedFraction(s *metrics.Summary) (float64, error) {
 }
 
 func metricHint() string {
-	var names []string
-	for _, m := range summaryScalars() {
-		names = append(names, m.name)
+	return fieldHint(metrics.SummaryNumbers(), "completed_fraction", "min_class_completed_fraction") +
+		", per_slo.<class>.<field>; <stat>: " + strings.Join(metrics.DistStats(), ", ")
+}
+
+// fieldHint lists numbers compactly: the plain ones, then the derived
+// ones, then the optional ones, then each distribution as NAME.<stat>.
+func fieldHint[T any](numbers []metrics.Number[T], derived ...string) string {
+	var plain, optional, dists []string
+	for _, n := range numbers {
+		switch {
+		case n.Dist != "":
+			if d := n.Dist + ".<stat>"; !slices.Contains(dists, d) {
+				dists = append(dists, d)
+			}
+		case n.Optional:
+			optional = append(optional, n.Name)
+		default:
+			plain = append(plain, n.Name)
+		}
 	}
-	names = append(names, "completed_fraction", "min_class_completed_fraction", "attainment", "goodput")
-	for _, d := range summaryDists() {
-		names = append(names, d.name+".<stat>")
-	}
-	names = append(names, "per_slo.<class>.<field>")
-	return strings.Join(names, ", ") + "; <stat>: mean, p50, p90, p99"
+	return strings.Join(slices.Concat(plain, derived, optional, dists), ", ")
 }

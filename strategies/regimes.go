@@ -150,7 +150,7 @@ func ResolveWorkload(name string) (*Workload, error) {
 		}
 		spec, err = workload.LoadSpecFile(base)
 	} else {
-		spec, err = workload.Builtin(base)
+		spec, err = BuiltinWorkloads().Spec(base)
 	}
 	if err != nil {
 		return nil, err

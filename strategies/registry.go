@@ -3,13 +3,13 @@ package strategies
 import (
 	"fmt"
 	"io/fs"
-	"optimize/internal/fielderr"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"optimize/simcore/errtext"
 	"optimize/templates"
 )
 
@@ -104,20 +104,20 @@ func (r *Registry) add(files []sourceFile) error {
 func (r *Registry) checkName(raw *rawTemplate, batch []*rawTemplate) error {
 	switch want := nameFromFile(raw.file); {
 	case raw.name == "":
-		return fielderr.New(raw.file, "name", "required (the file name without .yaml: %q)", want)
+		return errtext.New(raw.file, "name", "required (the file name without .yaml: %q)", want)
 	case !templateNamePattern.MatchString(raw.name):
-		return fielderr.New(raw.file, "name", "%q must be lower-kebab-case (letters, digits, -)", raw.name)
+		return errtext.New(raw.file, "name", "%q must be lower-kebab-case (letters, digits, -)", raw.name)
 	case raw.name != want:
-		return fielderr.New(raw.file, "name", "%q must match the file name %q", raw.name, want)
+		return errtext.New(raw.file, "name", "%q must match the file name %q", raw.name, want)
 	}
 	for _, t := range r.templates {
 		if t.Name == raw.name {
-			return fielderr.New(raw.file, "name", "%q clashes with the template of that name in %s; rename it", raw.name, t.File)
+			return errtext.New(raw.file, "name", "%q clashes with the template of that name in %s; rename it", raw.name, t.File)
 		}
 	}
 	for _, b := range batch {
 		if b.name == raw.name {
-			return fielderr.New(raw.file, "name", "%q is also defined in %s", raw.name, b.file)
+			return errtext.New(raw.file, "name", "%q is also defined in %s", raw.name, b.file)
 		}
 	}
 	return nil

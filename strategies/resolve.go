@@ -8,10 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"optimize/internal/fielderr"
 	"optimize/search"
 	"optimize/simcore/cluster"
-	"optimize/simcore/workload"
+	"optimize/simcore/errtext"
 )
 
 // Defaults for what a template (and its bases) leave out. The default
@@ -21,8 +20,6 @@ import (
 // strategy honest: throughput within 2% of the baseline (a priority scheme
 // should reorder work, not drop it), and no class starved or shed — every
 // class completes ≥ 99% of its requests.
-const defaultWorkload = "orthogonal-slo"
-
 func defaultObjectives() []Objective {
 	return []Objective{
 		{Name: "critical_ttft_p99", Metric: "per_slo.critical.ttft_ms.p99", Minimize: true},
@@ -84,7 +81,7 @@ func (r *resolver) get(name string) (*Template, error) {
 	}
 	if i := slices.Index(r.visiting, name); i >= 0 {
 		cycle := append(slices.Clone(r.visiting[i:]), name)
-		return nil, fielderr.New(raw.file, "base", "inheritance cycle %s", strings.Join(cycle, " → "))
+		return nil, errtext.New(raw.file, "base", "inheritance cycle %s", strings.Join(cycle, " → "))
 	}
 	r.visiting = append(r.visiting, name)
 	t, err := r.build(raw)
@@ -100,9 +97,9 @@ func (r *resolver) get(name string) (*Template, error) {
 func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	file := raw.file
 	t := &Template{Name: raw.name, Description: strings.TrimSpace(raw.description), Base: raw.base, File: file,
-		Workload: defaultWorkload, Objectives: defaultObjectives(), Constraints: defaultConstraints()}
+		Workload: DefaultWorkload, Objectives: defaultObjectives(), Constraints: defaultConstraints()}
 	if strings.TrimSpace(raw.description) == "" {
-		return nil, fielderr.New(file, "description", "required: one paragraph on the mechanism and why it should win")
+		return nil, errtext.New(file, "description", "required: one paragraph on the mechanism and why it should win")
 	}
 	if raw.base != "" {
 		base, err := r.get(raw.base)
@@ -110,7 +107,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 			return nil, err
 		}
 		if base == nil {
-			return nil, fielderr.New(file, "base", "unknown template %q (available: %s)", raw.base, r.available())
+			return nil, errtext.New(file, "base", "unknown template %q (available: %s)", raw.base, r.available())
 		}
 		t.inherit(base)
 	}
@@ -124,27 +121,27 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		t.Workload = raw.workload
 	}
 	builtin, _, _ := strings.Cut(t.Workload, "@")
-	if names := workload.BuiltinNames(); !slices.Contains(names, builtin) {
-		return nil, fielderr.New(file, "workload", "unknown built-in workload %q (available: %s)", builtin, strings.Join(names, ", "))
+	if names := BuiltinWorkloads().Names(); !slices.Contains(names, builtin) {
+		return nil, errtext.New(file, "workload", "unknown built-in workload %q (available: %s)", builtin, strings.Join(names, ", "))
 	}
 	if _, err := ResolveWorkload(t.Workload); err != nil {
-		return nil, fielderr.New(file, "workload", "%v", err)
+		return nil, errtext.New(file, "workload", "%v", err)
 	}
 	if raw.hasRegimes {
 		t.Regimes = nil
 		for i, name := range raw.regimes {
 			if _, err := LookupRegime(name); err != nil {
-				return nil, fielderr.New(file, fmt.Sprintf("regimes[%d]", i), "%v", err)
+				return nil, errtext.New(file, fmt.Sprintf("regimes[%d]", i), "%v", err)
 			}
 			if slices.Contains(t.Regimes, name) {
-				return nil, fielderr.New(file, fmt.Sprintf("regimes[%d]", i), "regime %q given twice", name)
+				return nil, errtext.New(file, fmt.Sprintf("regimes[%d]", i), "regime %q given twice", name)
 			}
 			t.Regimes = append(t.Regimes, name)
 		}
 	}
 	if raw.sampler != "" {
 		if _, err := search.ParseMethod(raw.sampler); err != nil {
-			return nil, fielderr.New(file, "sampler", "%v", err)
+			return nil, errtext.New(file, "sampler", "%v", err)
 		}
 	}
 	t.Sampler = raw.sampler
@@ -155,7 +152,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		return nil, err
 	}
 	if _, _, err := t.apply(checkBase(), t.Defaults()); err != nil {
-		return nil, fielderr.New(file, "parameters", "the defaults do not make a valid configuration: %v", err)
+		return nil, errtext.New(file, "parameters", "the defaults do not make a valid configuration: %v", err)
 	}
 	if err := checkEffects(t); err != nil {
 		return nil, err
@@ -209,11 +206,11 @@ func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 		fieldPath := "mechanism." + s.knob
 		k, ok := LookupSetting(s.knob)
 		if !ok {
-			return fielderr.New(raw.file, fieldPath, "line %d: %v", s.line, UnknownSetting(s.knob))
+			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, UnknownSetting(s.knob))
 		}
 		v, err := k.parse(s.value)
 		if err != nil {
-			return fielderr.New(raw.file, fieldPath, "line %d: %v", s.line, err)
+			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, err)
 		}
 		t.mechanism = put(t.mechanism, fixed{setting: k, value: v, from: t.Name})
 	}
@@ -224,7 +221,7 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 	for i, rp := range raw.params {
 		fieldPath := fmt.Sprintf("parameters[%d]", i)
 		fail := func(field, format string, args ...any) error {
-			return fielderr.New(raw.file, fielderr.Join(fieldPath, field), "line %d: %s", rp.line, fmt.Sprintf(format, args...))
+			return errtext.New(raw.file, errtext.Join(fieldPath, field), "line %d: %s", rp.line, fmt.Sprintf(format, args...))
 		}
 		if !fieldNamePattern.MatchString(rp.name) {
 			return fail("name", "%q must be lower_snake_case (letters, digits, _)", rp.name)
@@ -271,7 +268,7 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 		t.space = append(t.space, p.Param)
 	}
 	if err := t.space.Validate(); err != nil && len(t.space) > 0 {
-		return fielderr.New(raw.file, "parameters", "%v", err)
+		return errtext.New(raw.file, "parameters", "%v", err)
 	}
 	return nil
 }
@@ -381,20 +378,20 @@ func numericSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 func objectives(t *Template, raw *rawTemplate) error {
 	if raw.hasObjectives {
 		if len(raw.objectives) == 0 {
-			return fielderr.New(raw.file, "objectives", "give at least one objective (or leave the key out for the defaults)")
+			return errtext.New(raw.file, "objectives", "give at least one objective (or leave the key out for the defaults)")
 		}
 		t.Objectives, t.Primary = raw.objectives, 0
 	}
 	for i, o := range raw.objectives {
 		fieldPath := fmt.Sprintf("objectives[%d]", i)
 		if !fieldNamePattern.MatchString(o.Name) {
-			return fielderr.New(raw.file, fieldPath+".name", "%q must be lower_snake_case (letters, digits, _)", o.Name)
+			return errtext.New(raw.file, fieldPath+".name", "%q must be lower_snake_case (letters, digits, _)", o.Name)
 		}
 		if slices.ContainsFunc(raw.objectives[:i], func(q Objective) bool { return q.Name == o.Name }) {
-			return fielderr.New(raw.file, fieldPath+".name", "duplicate objective name %q", o.Name)
+			return errtext.New(raw.file, fieldPath+".name", "duplicate objective name %q", o.Name)
 		}
 		if err := ValidMetric(o.Metric); err != nil {
-			return fielderr.New(raw.file, fieldPath+".metric", "%v", err)
+			return errtext.New(raw.file, fieldPath+".metric", "%v", err)
 		}
 	}
 	if raw.primary != "" {
@@ -404,7 +401,7 @@ func objectives(t *Template, raw *rawTemplate) error {
 			for j, o := range t.Objectives {
 				names[j] = o.Name
 			}
-			return fielderr.New(raw.file, "primary", "%q is not an objective (objectives: %s)", raw.primary, strings.Join(names, ", "))
+			return errtext.New(raw.file, "primary", "%q is not an objective (objectives: %s)", raw.primary, strings.Join(names, ", "))
 		}
 		t.Primary = i
 	}
@@ -419,7 +416,7 @@ func constraints(t *Template, raw *rawTemplate) error {
 	for i, rc := range raw.constraints {
 		fieldPath := fmt.Sprintf("constraints[%d]", i)
 		fail := func(field, format string, args ...any) error {
-			return fielderr.New(raw.file, fielderr.Join(fieldPath, field), "line %d: %s", rc.line, fmt.Sprintf(format, args...))
+			return errtext.New(raw.file, errtext.Join(fieldPath, field), "line %d: %s", rc.line, fmt.Sprintf(format, args...))
 		}
 		if err := ValidMetric(rc.metric); err != nil {
 			return fail("metric", "%v", err)

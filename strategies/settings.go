@@ -66,7 +66,7 @@ func Settings() []*Setting {
 	tableOnce.Do(func() {
 		table = settingsTable()
 		slices.SortFunc(table, func(a, b *Setting) int { return strings.Compare(a.Key, b.Key) })
-		standard, tableErr = cluster.Standard()
+		standard, tableErr = Standard()
 	})
 	return table
 }

@@ -14,6 +14,7 @@
 package strategies
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"optimize/search"
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 )
 
 // TemplateParam is one tunable dimension of a template. Its space (kind,
@@ -202,7 +204,10 @@ func (t *Template) validate(c cluster.Config) (cluster.Config, error) {
 }
 
 // CheckConfig runs every check the simulator would make when building c,
-// so that a bad configuration is reported before anything runs.
+// so that a bad configuration is reported before anything runs. A value
+// the simulator rejects is an *errtext.Setting naming the setting's key;
+// the caller that knows where the value came from (a flag, --set, a
+// template parameter) says so in front of it.
 func CheckConfig(c *cluster.Config) error {
 	if c.Routing.Policy == "weighted" && c.Routing.Scorers != nil && len(c.Routing.Scorers) == 0 {
 		return fmt.Errorf("every routing.weight.* is 0; the weighted policy needs a scorer with weight > 0")
@@ -211,15 +216,25 @@ func CheckConfig(c *cluster.Config) error {
 		return err
 	}
 	if err := c.Routing.Validate(); err != nil {
-		return fmt.Errorf("routing: %v", err)
+		return inPart("routing", err)
 	}
 	if err := c.Priority.Validate(); err != nil {
 		return err
 	}
 	if err := admit.Validate(c.Admission); err != nil {
-		return fmt.Errorf("admission: %v", err)
+		return inPart("admission", err)
 	}
 	return nil
+}
+
+// inPart prefixes an error that names no setting (an errtext.Setting
+// names its own) with the part of the configuration it is about.
+func inPart(part string, err error) error {
+	var named *errtext.Setting
+	if errors.As(err, &named) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", part, err)
 }
 
 // ParseParams reads "name=value" pairs (as given to --param) over the

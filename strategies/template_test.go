@@ -24,7 +24,7 @@ import (
 // (llama-3.1-8b, H100, TP2), as the CLI builds it.
 func profileBase(t testing.TB) cluster.Config {
 	t.Helper()
-	c, err := cluster.Standard()
+	c, err := Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			} else if tpl.Workload != "orthogonal-slo" {
 				t.Errorf("workload %s, want orthogonal-slo", tpl.Workload)
 			}
-			spec, err := workload.Builtin(tpl.Workload)
+			spec, err := BuiltinWorkloads().Spec(tpl.Workload)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -409,7 +409,7 @@ func TestSLOCascadeReachesDemoTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, _ := workload.Builtin(tpl.Workload)
+		spec, _ := BuiltinWorkloads().Spec(tpl.Workload)
 		var runs []metrics.Summary
 		for _, seed := range []int64{42, 43, 44} {
 			cfg.Seed = seed

@@ -37,7 +37,7 @@ func builtins(t testing.TB) (*strategies.Registry, cluster.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	std, err := cluster.Standard()
+	std, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

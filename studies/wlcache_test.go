@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"optimize/simcore/cluster"
-	"optimize/simcore/workload"
 	"optimize/strategies"
 )
 
@@ -48,7 +47,7 @@ func summaryJSON(t *testing.T, v any) []byte {
 // the arrivals first: one evaluator serves both in turn, twice.
 func TestCachedWorkloadMatchesFresh(t *testing.T) {
 	configs := cacheConfigs(t)
-	names := append(workload.BuiltinNames(), "orthogonal-slo@rate-1.2x")
+	names := append(strategies.BuiltinWorkloads().Names(), "orthogonal-slo@rate-1.2x")
 	for _, name := range names {
 		wl, err := strategies.ResolveWorkload(name)
 		if err != nil {

@@ -1,6 +1,9 @@
 package cli
 
-import "optimize/simcore/latency"
+import (
+	"optimize/simcore/latency"
+	"optimize/strategies"
+)
 
-// loadCatalog reads the embedded model profiles.
-func loadCatalog() (*latency.Catalog, error) { return latency.Builtin() }
+// loadCatalog reads the built-in model profiles.
+func loadCatalog() (*latency.Catalog, error) { return strategies.ModelCatalog() }

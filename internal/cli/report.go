@@ -13,6 +13,40 @@ import (
 	"optimize/simcore/metrics"
 )
 
+// reportRow is one line of the text report: its label, the summary number
+// it shows (by its metrics name) and how it is printed.
+type reportRow struct{ label, number, format string }
+
+// runRows and classRows are the text report's lines, for the run and for
+// each class present. A row of an optional number (attainment, goodput)
+// is shown only when some column has it; a column without it prints NaN.
+var (
+	runRows = []reportRow{
+		{"completed", "completed", "%.0f"},
+		{"rejected", "rejected", "%.0f"},
+		{"TTFT mean ms", "ttft_ms.mean", "%.1f"},
+		{"TTFT p99 ms", "ttft_ms.p99", "%.1f"},
+		{"E2E mean ms", "e2e_ms.mean", "%.1f"},
+		{"E2E p99 ms", "e2e_ms.p99", "%.1f"},
+		{"ITL mean ms", "itl_ms.mean", "%.2f"},
+		{"sched delay p99 ms", "scheduling_delay_ms.p99", "%.1f"},
+		{"tokens/s", "tokens_per_sec", "%.0f"},
+		{"preemptions", "preemptions", "%.0f"},
+		{"cache hit rate", "cache_hit_rate", "%.3f"},
+		{"SLO gap", "slo_gap", "%.2f"},
+		{"Jain fairness", "jain_fairness", "%.3f"},
+		{"SLO attainment", "attainment", "%.3f"},
+		{"goodput req/s", "goodput", "%.1f"},
+	}
+	classRows = []reportRow{
+		{"TTFT p99 ms", "ttft_ms.p99", "%.1f"},
+		{"E2E p99 ms", "e2e_ms.p99", "%.1f"},
+		{"TTFT attainment", "ttft_attainment", "%.3f"},
+		{"SLO attainment", "attainment", "%.3f"},
+		{"goodput req/s", "goodput", "%.1f"},
+	}
+)
+
 // writeText prints a human summary: one column per seed and the mean.
 func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
 	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n\n",
@@ -28,56 +62,42 @@ func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, 
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	row := func(name, format string, get func(m metrics.Summary) float64) {
-		cells := []string{name}
-		for _, m := range cols {
-			cells = append(cells, fmt.Sprintf(format, get(m)))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	}
-	row("completed", "%.0f", func(m metrics.Summary) float64 { return m.Completed })
-	row("rejected", "%.0f", func(m metrics.Summary) float64 { return m.Rejected })
-	row("TTFT mean ms", "%.1f", func(m metrics.Summary) float64 { return m.TTFT.Mean })
-	row("TTFT p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.TTFT.P99 })
-	row("E2E mean ms", "%.1f", func(m metrics.Summary) float64 { return m.E2E.Mean })
-	row("E2E p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.E2E.P99 })
-	row("ITL mean ms", "%.2f", func(m metrics.Summary) float64 { return m.ITL.Mean })
-	row("sched delay p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.SchedulingDelay.P99 })
-	row("tokens/s", "%.0f", func(m metrics.Summary) float64 { return m.TokensPerSec })
-	row("preemptions", "%.0f", func(m metrics.Summary) float64 { return m.Preemptions })
-	row("cache hit rate", "%.3f", func(m metrics.Summary) float64 { return m.CacheHitRate })
-	row("SLO gap", "%.2f", func(m metrics.Summary) float64 { return m.SLOGap })
-	row("Jain fairness", "%.3f", func(m metrics.Summary) float64 { return m.JainFairness })
-	if slices.ContainsFunc(cols, func(m metrics.Summary) bool { return m.Attainment != nil }) {
-		row("SLO attainment", "%.3f", func(m metrics.Summary) float64 { return opt(m.Attainment) })
-		row("goodput req/s", "%.1f", func(m metrics.Summary) float64 { return opt(m.Goodput) })
+	for _, r := range runRows {
+		writeRow(tw, r, "", metrics.SummaryNumbers(), cols, func(m *metrics.Summary) *metrics.Summary { return m })
 	}
 	for _, c := range classesIn(cols) {
 		cl := c.Label()
-		row(cl+" TTFT p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].TTFT.P99 })
-		row(cl+" E2E p99 ms", "%.1f", func(m metrics.Summary) float64 { return m.PerSLO[cl].E2E.P99 })
-		if _, ok := cfg.SLOTTFT.Get(c); ok {
-			row(cl+" TTFT attainment", "%.3f", func(m metrics.Summary) float64 {
-				if a := m.PerSLO[cl].TTFTAttainment; a != nil {
-					return *a
-				}
-				return math.NaN() // the class sent nothing in this run
+		for _, r := range classRows {
+			writeRow(tw, r, cl+" ", metrics.ClassNumbers(), cols, func(m *metrics.Summary) *metrics.ClassSummary {
+				cs := m.PerSLO[cl] // zero when the class sent nothing in this run
+				return &cs
 			})
-		}
-		if slices.ContainsFunc(cols, func(m metrics.Summary) bool { return m.PerSLO[cl].Attainment != nil }) {
-			row(cl+" SLO attainment", "%.3f", func(m metrics.Summary) float64 { return opt(m.PerSLO[cl].Attainment) })
-			row(cl+" goodput req/s", "%.1f", func(m metrics.Summary) float64 { return opt(m.PerSLO[cl].Goodput) })
 		}
 	}
 	tw.Flush()
 }
 
-// opt reads an optional figure; NaN (printed "NaN") when the run lacks it.
-func opt(v *float64) float64 {
-	if v == nil {
-		return math.NaN()
+// writeRow prints row r over the columns, reading its number from part of
+// each column's summary; an optional number no column has is no row.
+func writeRow[T any](tw io.Writer, r reportRow, prefix string, numbers []metrics.Number[T], cols []metrics.Summary, part func(*metrics.Summary) *T) {
+	i := slices.IndexFunc(numbers, func(n metrics.Number[T]) bool { return n.Name == r.number })
+	if i < 0 {
+		panic("report row " + r.label + " reads " + r.number + ", which the summary does not have")
 	}
-	return *v
+	num := numbers[i]
+	cells := []string{prefix + r.label}
+	shown := !num.Optional
+	for j := range cols {
+		v, ok := num.Get(part(&cols[j]))
+		if !ok {
+			v = math.NaN()
+		}
+		shown = shown || ok
+		cells = append(cells, fmt.Sprintf(r.format, v))
+	}
+	if shown {
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
 }
 
 func routingLabel(cfg cluster.Config) string {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"optimize/simcore/errtext"
 )
 
 // Streams are where a command writes: results to Out, progress to Err.
@@ -62,7 +64,7 @@ func exitCode(prog string, err error, s Streams) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(s.Err, "%s: %s\n", prog, strings.ReplaceAll(err.Error(), "\n", "; "))
+	fmt.Fprintf(s.Err, "%s: %s\n", prog, errtext.OneLine(err.Error()))
 	var rt runtimeError
 	var st stoppedError
 	switch {

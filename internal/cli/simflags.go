@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/strategies"
@@ -25,6 +27,9 @@ type simFlags struct {
 	tp              int
 	flags           []*settingFlag // in flag-name order
 	sets            []string
+	// user are the settings the user gave, and how, once apply has run:
+	// a simulator error about one of them names the flag (blame).
+	user []given
 }
 
 // settingFlag is the flag of one setting, or of a family of settings that
@@ -108,7 +113,7 @@ func (f *settingFlag) usage() string {
 		s.Doc, strings.Join(items, ", "), s.ValuesText(), unit, prefix)
 }
 
-const defaultModel = latency.DefaultModel
+const defaultModel = strategies.DefaultModel
 
 // given is one setting the user gave, and how.
 type given struct {
@@ -126,9 +131,13 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 	if fromDefaults || changed(fs, "model") || changed(fs, "hardware") || changed(fs, "tp") {
 		p, err := catalog.Find(f.model, f.hardware, f.tp)
 		if err != nil {
-			return c, err
+			flag := "--hardware/--tp"
+			if errors.Is(err, latency.ErrUnknownModel) {
+				flag = "--model"
+			}
+			return c, fmt.Errorf("%s: %v", flag, err)
 		}
-		c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
+		c.UseProfile(p)
 	}
 	workload(&c)
 	var user []given
@@ -162,8 +171,9 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 		}
 		user = append(user, given{"--set " + pair, s})
 	}
+	f.user = user
 	if err := strategies.CheckConfig(&c); err != nil {
-		return c, err
+		return c, f.blame(err)
 	}
 	for _, g := range user {
 		if !g.setting.Active.Holds(&c) {
@@ -171,6 +181,22 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 		}
 	}
 	return c, nil
+}
+
+// blame names where the user gave the setting a simulator error is about
+// ("--scheduler: scheduler: …", "--set kv.cpu_blocks=9: kv.cpu_blocks: …");
+// the error itself names the setting by its key, as it does for a template.
+func (f *simFlags) blame(err error) error {
+	var bad *errtext.Setting
+	if !errors.As(err, &bad) {
+		return err
+	}
+	for _, g := range f.user {
+		if g.setting.Key == bad.Key {
+			return fmt.Errorf("%s: %w", g.source, err)
+		}
+	}
+	return err
 }
 
 // apply parses the flag's text into c and returns the settings it set.

@@ -125,7 +125,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	}
 	runs, err := runSeeds(cfg, wl, seeds)
 	if err != nil {
-		return err
+		return o.flags.blame(err) // a check only the engine makes (slo-deadline needs a TTFT target)
 	}
 	if o.output == "json" {
 		return writeJSON(s, seeds, runs)

@@ -87,8 +87,9 @@ func TestSLODeadlineRaisesAttainment(t *testing.T) {
 }
 
 // Without any class TTFT target slo-deadline would be fcfs: simulate says
-// so in one line naming --scheduler and where targets come from, and a
-// target given by flag makes it run.
+// so in one line naming --scheduler and where targets come from (the
+// workload's slo_targets or the slo.ttft_target_ms settings), and a target
+// given by flag makes it run.
 func TestSLODeadlineNeedsATarget(t *testing.T) {
 	spec := filepath.Join(t.TempDir(), "untargeted.yaml")
 	const text = `version: "2"
@@ -105,7 +106,7 @@ clients:
 	if code != 2 || out != "" || strings.Count(strings.TrimRight(errs, "\n"), "\n") != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errs)
 	}
-	for _, want := range []string{"--scheduler", "slo-deadline", "slo_targets", "--slo-ttft"} {
+	for _, want := range []string{"--scheduler: scheduler: slo-deadline", "slo_targets", "slo.ttft_target_ms.<class>"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("error %q does not name %q", errs, want)
 		}

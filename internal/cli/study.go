@@ -17,6 +17,7 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/storage"
+	"optimize/strategies"
 	"optimize/studies"
 )
 
@@ -123,7 +124,7 @@ func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 }
 
 // baseConfig is the simulator's defaults with the default model profile.
-func baseConfig() (cluster.Config, error) { return cluster.Standard() }
+func baseConfig() (cluster.Config, error) { return strategies.Standard() }
 
 // interruptible returns a context cancelled by the first Ctrl-C or
 // SIGTERM: trials in flight finish and are recorded. A second Ctrl-C

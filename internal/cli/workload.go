@@ -17,12 +17,8 @@ type workloadFlags struct {
 	numRequests                      int
 }
 
-// defaultWorkload is the target workload: three SLO classes that differ
-// only by class, at 2000 sessions/s.
-const defaultWorkload = "orthogonal-slo"
-
 func (w *workloadFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&w.name, "workload", "", "built-in workload, optionally at a regime: NAME or NAME@REGIME (default "+defaultWorkload+")")
+	fs.StringVar(&w.name, "workload", "", "built-in workload, optionally at a regime: NAME or NAME@REGIME (default "+strategies.DefaultWorkload+")")
 	fs.StringVar(&w.specFile, "workload-spec", "", "BLIS v2 workload spec YAML file")
 	fs.StringVar(&w.trace, "trace", "", "BLIS TraceV2 header YAML file to replay")
 	fs.StringVar(&w.traceData, "trace-data", "", "TraceV2 CSV (default: beside the header, same base name)")
@@ -67,7 +63,7 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 	default:
 		c.name = w.name
 		if c.name == "" {
-			c.name = defaultWorkload
+			c.name = strategies.DefaultWorkload
 		}
 		c.regime, err = strategies.ResolveWorkload(c.name)
 		if err != nil {

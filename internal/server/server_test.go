@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"optimize/internal/testkit"
-	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
@@ -33,7 +32,7 @@ func newEnv(t *testing.T) *studies.Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := cluster.Standard()
+	base, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

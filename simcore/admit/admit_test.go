@@ -72,13 +72,13 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		{"unknown policy", Config{Policy: "slo-gate"}, `unknown admission policy "slo-gate" (allowed: always-admit, token-bucket, reject-all, slo-gated, probabilistic)`},
-		{"negative capacity", Config{Policy: "token-bucket", BucketCapacity: -1}, "token bucket capacity must be a finite number > 0, got -1"},
-		{"NaN capacity", Config{Policy: "token-bucket", BucketCapacity: math.NaN()}, "capacity must be a finite number > 0, got NaN"},
+		{"unknown policy", Config{Policy: "slo-gate"}, `admission.policy: unknown value "slo-gate" (allowed: always-admit, token-bucket, reject-all, slo-gated, probabilistic)`},
+		{"negative capacity", Config{Policy: "token-bucket", BucketCapacity: -1}, "admission.token_bucket.capacity: must be a finite number > 0, got -1"},
+		{"NaN capacity", Config{Policy: "token-bucket", BucketCapacity: math.NaN()}, "admission.token_bucket.capacity: must be a finite number > 0, got NaN"},
 		{"infinite capacity", Config{Policy: "token-bucket", BucketCapacity: math.Inf(1)}, "got +Inf"},
-		{"negative rate", Config{Policy: "token-bucket", RefillRate: -5}, "token bucket refill rate must be a finite number > 0 tokens/s, got -5"},
-		{"infinite rate", Config{Policy: "token-bucket", RefillRate: math.Inf(1)}, "refill rate must be"},
-		{"bucket checked for other policies too", Config{Policy: "always-admit", RefillRate: math.NaN()}, "refill rate must be"},
+		{"negative rate", Config{Policy: "token-bucket", RefillRate: -5}, "admission.token_bucket.refill_rate: must be a finite number > 0 tokens/s, got -5"},
+		{"infinite rate", Config{Policy: "token-bucket", RefillRate: math.Inf(1)}, "admission.token_bucket.refill_rate: must be"},
+		{"bucket checked for other policies too", Config{Policy: "always-admit", RefillRate: math.NaN()}, "admission.token_bucket.refill_rate: must be"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,11 +1,11 @@
 package admit
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 )
 
 // Defaults of the probabilistic policy. With them the rejection
@@ -44,24 +44,24 @@ func (c ProbabilisticConfig) InEffect() ProbabilisticConfig {
 }
 
 // validate checks the parameters whatever the policy (a bad value is never
-// silently ignored); errors name the flag.
+// silently ignored); errors name the setting's key.
 func (c ProbabilisticConfig) validate() error {
 	c = c.InEffect()
 	for _, f := range []struct {
-		flag string
-		v    float64
-		max  float64
+		key string
+		v   float64
+		max float64
 	}{
-		{"--probabilistic-queue-depth-threshold", c.QueueDepthThreshold, math.Inf(1)},
-		{"--probabilistic-kv-util-threshold", c.KVUtilThreshold, 1},
-		{"--probabilistic-power", c.Power, math.Inf(1)},
-		{"--probabilistic-k", c.K, math.Inf(1)},
+		{"admission.probabilistic.queue_depth_threshold", c.QueueDepthThreshold, math.Inf(1)},
+		{"admission.probabilistic.kv_util_threshold", c.KVUtilThreshold, 1},
+		{"admission.probabilistic.power", c.Power, math.Inf(1)},
+		{"admission.probabilistic.k", c.K, math.Inf(1)},
 	} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) || f.v > f.max {
 			if f.max == 1 {
-				return fmt.Errorf("%s: must be a number in (0, 1], got %v", f.flag, f.v)
+				return errtext.BadSetting(f.key, "must be a number in (0, 1], got %v", f.v)
 			}
-			return fmt.Errorf("%s: must be a finite number > 0, got %v", f.flag, f.v)
+			return errtext.BadSetting(f.key, "must be a finite number > 0, got %v", f.v)
 		}
 	}
 	return nil

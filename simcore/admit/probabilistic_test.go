@@ -165,10 +165,10 @@ func TestProbabilistic_RejectsBadConfig(t *testing.T) {
 		cfg     ProbabilisticConfig
 		wantErr string
 	}{
-		{ProbabilisticConfig{QueueDepthThreshold: -1}, "--probabilistic-queue-depth-threshold: must be a finite number > 0, got -1"},
-		{ProbabilisticConfig{KVUtilThreshold: 1.5}, "--probabilistic-kv-util-threshold: must be a number in (0, 1], got 1.5"},
-		{ProbabilisticConfig{Power: math.NaN()}, "--probabilistic-power: must be a finite number > 0, got NaN"},
-		{ProbabilisticConfig{K: math.Inf(1)}, "--probabilistic-k: must be a finite number > 0, got +Inf"},
+		{ProbabilisticConfig{QueueDepthThreshold: -1}, "admission.probabilistic.queue_depth_threshold: must be a finite number > 0, got -1"},
+		{ProbabilisticConfig{KVUtilThreshold: 1.5}, "admission.probabilistic.kv_util_threshold: must be a number in (0, 1], got 1.5"},
+		{ProbabilisticConfig{Power: math.NaN()}, "admission.probabilistic.power: must be a finite number > 0, got NaN"},
+		{ProbabilisticConfig{K: math.Inf(1)}, "admission.probabilistic.k: must be a finite number > 0, got +Inf"},
 	}
 	for _, tc := range tests {
 		for _, policy := range []string{Probabilistic, "always-admit"} {

@@ -1,23 +1,23 @@
 package admit
 
 import (
-	"fmt"
 	"math"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 )
 
-// validateSLOGate checks the --slo-gate thresholds whatever the policy (a
+// validateSLOGate checks the per-class gate thresholds whatever the policy (a
 // bad value is never silently ignored) and that slo-gated lists at least
 // one class.
 func validateSLOGate(cfg Config) error {
 	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
 		if v, ok := cfg.SLOGate.Get(c); ok && !(v >= 0 && v <= math.MaxInt64/2 && v == math.Trunc(v)) {
-			return fmt.Errorf("--slo-gate: %s=%v must be a whole number ≥ 0 (cluster queue depth)", c.Label(), v)
+			return errtext.BadSetting("admission.slo_gate."+c.Label(), "must be a whole number ≥ 0 (cluster queue depth), got %v", v)
 		}
 	}
 	if cfg.Policy == SLOGated && !cfg.SLOGate.Given() {
-		return fmt.Errorf("--slo-gate: slo-gated admission needs at least one class=threshold, e.g. sheddable=50")
+		return errtext.BadSetting("admission.policy", "%s needs at least one class's gate (admission.slo_gate.<class>), e.g. admission.slo_gate.sheddable=50", SLOGated)
 	}
 	return nil
 }

@@ -61,11 +61,11 @@ func TestSLOGated_RejectsBadThresholds(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		{"no class listed", Config{Policy: SLOGated}, "--slo-gate: slo-gated admission needs at least one class=threshold"},
-		{"negative", Config{Policy: SLOGated, SLOGate: gate(t, "sheddable=-1")}, "--slo-gate: sheddable=-1 must be a whole number ≥ 0 (cluster queue depth)"},
-		{"fractional", frac, "--slo-gate: sheddable=2.5 must be a whole number ≥ 0"},
-		{"infinite", inf, "--slo-gate: standard=+Inf must be a whole number ≥ 0"},
-		{"checked for other policies too", Config{Policy: "always-admit", SLOGate: gate(t, "batch=-3")}, "--slo-gate: batch=-3"},
+		{"no class listed", Config{Policy: SLOGated}, "admission.policy: slo-gated needs at least one class's gate"},
+		{"negative", Config{Policy: SLOGated, SLOGate: gate(t, "sheddable=-1")}, "admission.slo_gate.sheddable: must be a whole number ≥ 0 (cluster queue depth), got -1"},
+		{"fractional", frac, "admission.slo_gate.sheddable: must be a whole number ≥ 0 (cluster queue depth), got 2.5"},
+		{"infinite", inf, "admission.slo_gate.standard: must be a whole number ≥ 0 (cluster queue depth), got +Inf"},
+		{"checked for other policies too", Config{Policy: "always-admit", SLOGate: gate(t, "batch=-3")}, "admission.slo_gate.batch: must be a whole number ≥ 0 (cluster queue depth), got -3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,12 +11,12 @@
 package batch
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 	"optimize/simcore/kv"
 )
 
@@ -39,22 +39,22 @@ const (
 	PreemptPriority = "priority"
 )
 
-// PreemptionPolicyNames lists the accepted --preemption-policy values, the
+// PreemptionPolicyNames lists the accepted preemption policies, the
 // default first.
 func PreemptionPolicyNames() []string { return []string{PreemptFCFS, PreemptPriority} }
 
 // Validate checks the fields a Former interprets by name or per class;
-// errors are one line naming the flag.
+// errors are one line naming the setting's key.
 func (c Config) Validate() error {
 	if c.PreemptionPolicy != "" && !slices.Contains(PreemptionPolicyNames(), c.PreemptionPolicy) {
-		return fmt.Errorf("--preemption-policy: unknown value %q (allowed: %s)", c.PreemptionPolicy, strings.Join(PreemptionPolicyNames(), ", "))
+		return errtext.BadSetting("preemption.policy", "unknown value %q (allowed: %s)", c.PreemptionPolicy, strings.Join(PreemptionPolicyNames(), ", "))
 	}
 	if c.PrefillThreshold < 0 {
-		return fmt.Errorf("--long-prefill-token-threshold: must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)
+		return errtext.BadSetting("batch.long_prefill_token_threshold", "must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)
 	}
 	for cl := simcore.SLOClass(0); cl < simcore.NumSLOClasses; cl++ {
 		if v, ok := c.ClassThreshold.Get(cl); ok && !(v >= 0 && v <= math.MaxInt32 && v == math.Trunc(v)) {
-			return fmt.Errorf("--slo-prefill-threshold: %s=%v must be a whole number in [0, 2^31) (0 = no chunking)", cl.Label(), v)
+			return errtext.BadSetting("batch.prefill_threshold."+cl.Label(), "must be a whole number in [0, 2^31) (0 = no chunking), got %v", v)
 		}
 	}
 	return nil

@@ -213,10 +213,10 @@ func TestConfigValidate(t *testing.T) {
 		{"fcfs", Config{PreemptionPolicy: PreemptFCFS}, ""},
 		{"empty is fcfs", Config{}, ""},
 		{"priority", Config{PreemptionPolicy: PreemptPriority, ClassThreshold: perClass("critical=0,standard=512")}, ""},
-		{"unknown policy", Config{PreemptionPolicy: "lifo"}, `--preemption-policy: unknown value "lifo" (allowed: fcfs, priority)`},
-		{"negative class threshold", Config{ClassThreshold: perClass("sheddable=-1")}, "--slo-prefill-threshold: sheddable=-1 must be a whole number in [0, 2^31) (0 = no chunking)"},
-		{"fractional class threshold", bad, "--slo-prefill-threshold: batch=1.5 must be a whole number"},
-		{"negative global threshold", Config{PrefillThreshold: -1}, "--long-prefill-token-threshold: must be ≥ 0"},
+		{"unknown policy", Config{PreemptionPolicy: "lifo"}, `preemption.policy: unknown value "lifo" (allowed: fcfs, priority)`},
+		{"negative class threshold", Config{ClassThreshold: perClass("sheddable=-1")}, "batch.prefill_threshold.sheddable: must be a whole number in [0, 2^31) (0 = no chunking), got -1"},
+		{"fractional class threshold", bad, "batch.prefill_threshold.batch: must be a whole number in [0, 2^31) (0 = no chunking), got 1.5"},
+		{"negative global threshold", Config{PrefillThreshold: -1}, "batch.long_prefill_token_threshold: must be ≥ 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

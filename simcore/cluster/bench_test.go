@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"optimize/simcore/route"
@@ -24,7 +25,7 @@ func baselineConfig() Config {
 // included) of the baseline's workload (orthogonal-slo) scaled to n requests.
 // Simulated requests per second = n / (ns/op · 1e-9).
 func BenchmarkBaseline(b *testing.B) {
-	spec, err := workload.Builtin("orthogonal-slo")
+	spec, err := builtinWorkloads.Spec("orthogonal-slo")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,3 +53,7 @@ func BenchmarkBaseline(b *testing.B) {
 		})
 	}
 }
+
+// builtinWorkloads are the binary's built-in workloads, read from the
+// source tree (the simulator does not embed them).
+var builtinWorkloads = workload.Library{FS: os.DirFS("../../templates"), Dir: "workloads"}

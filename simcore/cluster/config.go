@@ -1,26 +1,28 @@
 package cluster
 
 import (
-	"fmt"
 	"math"
 
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
+	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/simcore/sched"
 )
 
-// Config is a complete cluster configuration. Field errors name the
-// `optimize simulate` flag that sets the field.
+// Config is a complete cluster configuration. Field errors are
+// errtext.Setting errors naming the setting's key (the settings table's,
+// package strategies), which callers translate to the flag or template
+// field the value came from.
 type Config struct {
 	NumInstances       int
 	TotalKVBlocks      int64
 	BlockSize          int64
 	MaxRunning         int
 	MaxScheduledTokens int64
-	PrefillThreshold   int64 // --long-prefill-token-threshold; 0 = no chunking
+	PrefillThreshold   int64 // batch.long_prefill_token_threshold; 0 = no chunking
 	Latency            latency.Coeffs
 	Routing            route.Config
 	Scheduler          string
@@ -52,21 +54,22 @@ type Config struct {
 	KVTransferBaseLatency int64   // µs per reloaded block
 }
 
-// Defaults returns BLIS's defaults with the llama-3.1-8b H100 TP2 profile's
-// coefficients left for the caller to fill in.
+// Defaults returns BLIS's defaults (each policy's first name is its
+// default) with the latency coefficients and GPU KV capacity left for the
+// caller to fill in from a profile (UseProfile).
 func Defaults() Config {
 	return Config{
 		NumInstances:        1,
 		BlockSize:           16,
 		MaxRunning:          256,
 		MaxScheduledTokens:  2048,
-		Routing:             route.Config{Policy: "round-robin", PrefixIndexCapacity: 10000},
-		Scheduler:           "fcfs",
-		Priority:            sched.PolicyConfig{Name: "constant"},
-		PreemptionPolicy:    "fcfs",
+		Routing:             route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity},
+		Scheduler:           sched.SchedulerNames()[0],
+		Priority:            sched.PolicyConfig{Name: sched.PolicyNames()[0]},
+		PreemptionPolicy:    batch.PreemptionPolicyNames()[0],
 		KVOffloadThreshold:  0.9,
 		KVTransferBandwidth: 100,
-		Admission:           admit.Config{Policy: "always-admit", BucketCapacity: 10000, RefillRate: 1000},
+		Admission:           admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
 		Seed:                42,
 	}
 }
@@ -76,40 +79,40 @@ func Defaults() Config {
 func (c *Config) Validate() error {
 	switch {
 	case c.NumInstances < 1:
-		return fmt.Errorf("--num-instances: must be ≥ 1, got %d", c.NumInstances)
+		return errtext.BadSetting("num_instances", "must be ≥ 1, got %d", c.NumInstances)
 	case c.TotalKVBlocks < 1:
-		return fmt.Errorf("--total-kv-blocks: must be ≥ 1, got %d", c.TotalKVBlocks)
+		return errtext.BadSetting("kv.total_blocks", "must be ≥ 1, got %d", c.TotalKVBlocks)
 	case c.TotalKVBlocks > math.MaxInt32:
-		return fmt.Errorf("--total-kv-blocks: must be < 2^31, got %d", c.TotalKVBlocks)
+		return errtext.BadSetting("kv.total_blocks", "must be < 2^31, got %d", c.TotalKVBlocks)
 	case c.BlockSize < 1:
-		return fmt.Errorf("--block-size-in-tokens: must be ≥ 1, got %d", c.BlockSize)
+		return errtext.BadSetting("kv.block_size", "must be ≥ 1, got %d", c.BlockSize)
 	case c.MaxRunning < 1:
-		return fmt.Errorf("--max-num-running-reqs: must be ≥ 1, got %d", c.MaxRunning)
+		return errtext.BadSetting("batch.max_num_running_reqs", "must be ≥ 1, got %d", c.MaxRunning)
 	case c.MaxScheduledTokens < 1:
-		return fmt.Errorf("--max-num-scheduled-tokens: must be ≥ 1, got %d", c.MaxScheduledTokens)
+		return errtext.BadSetting("batch.max_num_scheduled_tokens", "must be ≥ 1, got %d", c.MaxScheduledTokens)
 	case c.SnapshotRefresh < 0:
-		return fmt.Errorf("--snapshot-refresh-interval: must be ≥ 0 µs, got %d", c.SnapshotRefresh)
+		return errtext.BadSetting("routing.snapshot_refresh_us", "must be ≥ 0 µs, got %d", c.SnapshotRefresh)
 	case c.Horizon < 0:
-		return fmt.Errorf("--horizon: must be ≥ 0 µs (0 = unlimited), got %d", c.Horizon)
+		return errtext.BadSetting("run.horizon_us", "must be ≥ 0 µs (0 = unlimited), got %d", c.Horizon)
 	case c.KVCPUBlocks < 0 || c.KVCPUBlocks > math.MaxInt32:
-		return fmt.Errorf("--kv-cpu-blocks: must be in [0, 2^31), got %d", c.KVCPUBlocks)
+		return errtext.BadSetting("kv.cpu_blocks", "must be in [0, 2^31), got %d", c.KVCPUBlocks)
 	case !(c.KVOffloadThreshold >= 0 && c.KVOffloadThreshold <= 1):
-		return fmt.Errorf("--kv-offload-threshold: must be in [0, 1], got %v", c.KVOffloadThreshold)
+		return errtext.BadSetting("kv.offload_threshold", "must be in [0, 1], got %v", c.KVOffloadThreshold)
 	case !(c.KVTransferBandwidth > 0) || math.IsInf(c.KVTransferBandwidth, 0):
-		return fmt.Errorf("--kv-transfer-bandwidth: must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
+		return errtext.BadSetting("kv.transfer_bandwidth", "must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
 	case c.KVTransferBaseLatency < 0:
-		return fmt.Errorf("--kv-transfer-base-latency: must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
+		return errtext.BadSetting("kv.transfer_base_latency_us", "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
 	}
 	if err := (batch.Config{PrefillThreshold: c.PrefillThreshold, ClassThreshold: c.SLOPrefillThreshold, PreemptionPolicy: c.PreemptionPolicy}).Validate(); err != nil {
 		return err
 	}
 	for _, t := range []struct {
-		flag    string
+		key     string
 		targets *simcore.PerClass
-	}{{"--slo-ttft", &c.SLOTTFT}, {"--slo-itl", &c.SLOITL}, {"--slo-e2e", &c.SLOE2E}} {
+	}{{"slo.ttft_target_ms", &c.SLOTTFT}, {"slo.itl_target_ms", &c.SLOITL}, {"slo.e2e_target_ms", &c.SLOE2E}} {
 		for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
 			if v, ok := t.targets.Get(cl); ok && !(v > 0 && !math.IsInf(v, 0)) {
-				return fmt.Errorf("%s: %s=%vms must be a finite number > 0", t.flag, cl, v)
+				return errtext.BadSetting(t.key+"."+cl.String(), "must be a finite number > 0 ms, got %v", v)
 			}
 		}
 	}
@@ -119,19 +122,8 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Standard is Defaults with the default model's latency profile and KV
-// capacity (llama-3.1-8b on H100 at TP2): the configuration templates and
-// studies start from.
-func Standard() (Config, error) {
-	cat, err := latency.Builtin()
-	if err != nil {
-		return Config{}, err
-	}
-	p, err := cat.Find(latency.DefaultModel, "", 0)
-	if err != nil {
-		return Config{}, err
-	}
-	c := Defaults()
+// UseProfile runs c on a latency profile: its coefficients, and its GPU
+// KV capacity per instance.
+func (c *Config) UseProfile(p latency.Profile) {
 	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
-	return c, nil
 }

@@ -56,7 +56,7 @@ func TestSparseStepsMatchDense(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := workload.Builtin("orthogonal-slo")
+			spec, err := builtinWorkloads.Spec("orthogonal-slo")
 			if err != nil {
 				t.Fatal(err)
 			}

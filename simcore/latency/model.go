@@ -7,6 +7,8 @@ package latency
 import (
 	"fmt"
 	"math"
+
+	"optimize/simcore/errtext"
 )
 
 // Coeffs are the α and β coefficients, in µs.
@@ -25,12 +27,12 @@ type Model struct {
 func New(c Coeffs) (Model, error) {
 	for i, v := range c.Alpha {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return Model{}, fmt.Errorf("alpha-coeffs[%d] = %v: must be a finite number ≥ 0", i, v)
+			return Model{}, errtext.BadSetting(fmt.Sprintf("latency.alpha.%d", i), "must be a finite number ≥ 0, got %v", v)
 		}
 	}
 	for i, v := range c.Beta {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return Model{}, fmt.Errorf("beta-coeffs[%d] = %v: must be a finite number ≥ 0", i, v)
+			return Model{}, errtext.BadSetting(fmt.Sprintf("latency.beta.%d", i), "must be a finite number ≥ 0, got %v", v)
 		}
 	}
 	return Model{c: c, alpha2: int64(c.Alpha[2])}, nil

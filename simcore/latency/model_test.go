@@ -1,7 +1,9 @@
 package latency
 
 import (
+	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -32,19 +34,26 @@ func TestModelFormulas(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	c, err := Builtin()
+	c, err := ReadCatalog(os.DirFS("../../templates"), "models") // the built-in profiles
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.Find(DefaultModel, "", 0)
+	const model = "meta-llama/llama-3.1-8b-instruct"
+	p, err := c.Find(model, "", 0)
 	if err != nil || p.TP != 2 || p.TotalKVBlocks != 132139 {
 		t.Fatalf("default profile %+v, %v", p, err)
 	}
-	if p, _ := c.Find(DefaultModel, "h100", 1); p.TotalKVBlocks != 29205 {
+	if p, _ := c.Find(model, "h100", 1); p.TotalKVBlocks != 29205 {
 		t.Fatalf("TP1 profile %+v", p)
 	}
-	if _, err := c.Find(DefaultModel, "H100", 8); err == nil || !strings.Contains(err.Error(), "TP2") {
+	if _, err := c.Find(model, "H100", 8); err == nil || !strings.Contains(err.Error(), "TP2") || errors.Is(err, ErrUnknownModel) {
 		t.Fatalf("unknown TP: %v", err)
+	}
+	if _, err := c.Find("no/such-model", "", 0); !errors.Is(err, ErrUnknownModel) || !strings.Contains(err.Error(), model) {
+		t.Fatalf("unknown model: %v", err)
+	}
+	if _, err := ReadCatalog(os.DirFS(t.TempDir()), "models"); err == nil {
+		t.Fatal("a folder without profiles gives an empty catalog, want an error")
 	}
 	var bad Catalog
 	if err := bad.ParseProfiles("m.yaml", []byte("model: x\nprofiles:\n  - {gpu: H100, tp: 1, alpha: [1, 2], beta: [1, 2, 3], total_kv_blocks: 5}\n")); err == nil || !strings.Contains(err.Error(), "m.yaml") {

@@ -2,14 +2,16 @@ package latency
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
-	"optimize/templates"
+	"optimize/simcore/errtext"
 )
 
 // Profile is one trained (model, GPU, TP) entry: coefficients plus the KV
@@ -55,7 +57,7 @@ func (c *Catalog) ParseProfiles(file string, data []byte) error {
 	dec.KnownFields(true)
 	var f profileFile
 	if err := dec.Decode(&f); err != nil {
-		return fmt.Errorf("%s: %s", file, oneLine(err))
+		return fmt.Errorf("%s: %s", file, errtext.OneLine(err.Error()))
 	}
 	if f.Model == "" {
 		return fmt.Errorf("%s: model: required", file)
@@ -82,13 +84,17 @@ func (c *Catalog) ParseProfiles(file string, data []byte) error {
 	return nil
 }
 
+// ErrUnknownModel is what Find reports for a model it has no profile of
+// (errors.Is tells it from a known model lacking the GPU or TP asked for).
+var ErrUnknownModel = errors.New("unknown model")
+
 // Find returns the profile for model on gpu at tp; gpu "" and tp 0 take the
 // model's defaults.
 func (c *Catalog) Find(model, gpu string, tp int) (Profile, error) {
 	model = strings.ToLower(model)
 	d, ok := c.defaults[model]
 	if !ok {
-		return Profile{}, fmt.Errorf("--model: unknown model %q (known: %s)", model, strings.Join(c.Models(), ", "))
+		return Profile{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownModel, model, strings.Join(c.Models(), ", "))
 	}
 	if gpu == "" {
 		gpu = d.GPU
@@ -106,7 +112,7 @@ func (c *Catalog) Find(model, gpu string, tp int) (Profile, error) {
 		}
 		have = append(have, fmt.Sprintf("%s/TP%d", p.GPU, p.TP))
 	}
-	return Profile{}, fmt.Errorf("--hardware/--tp: no profile for %s on %s at TP%d (known: %s)", model, gpu, tp, strings.Join(have, ", "))
+	return Profile{}, fmt.Errorf("no profile for %s on %s at TP%d (known: %s)", model, gpu, tp, strings.Join(have, ", "))
 }
 
 // Models lists the known model names, sorted.
@@ -119,24 +125,24 @@ func (c *Catalog) Models() []string {
 	return out
 }
 
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
-
-// DefaultModel is the model the baseline figures were measured on.
-const DefaultModel = "meta-llama/llama-3.1-8b-instruct"
-
-// Builtin reads the model profiles embedded from templates/models.
-func Builtin() (*Catalog, error) {
+// ReadCatalog reads every model's profile file, dir/*.yaml of fsys. The
+// simulator ships no profiles: its caller hands it the files (the binary's
+// built-ins, or a folder on disk). Errors name the file as dir/NAME.yaml.
+func ReadCatalog(fsys fs.FS, dir string) (*Catalog, error) {
 	var c Catalog
-	files, err := fs.Glob(templates.Models, "models/*.yaml")
+	files, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
 	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no model profiles (*.yaml)", dir)
+	}
 	for _, f := range files {
-		data, err := templates.Models.ReadFile(f)
+		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, err
 		}
-		if err := c.ParseProfiles("templates/"+f, data); err != nil {
+		if err := c.ParseProfiles(f, data); err != nil {
 			return nil, err
 		}
 	}

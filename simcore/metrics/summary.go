@@ -47,7 +47,7 @@ type ClassSummary struct {
 	TTFT      Dist    `json:"ttft_ms"`
 	E2E       Dist    `json:"e2e_ms"`
 	// TTFTAttainment is the fraction of the class's requests whose first
-	// token came within its --slo-ttft target: requests still in flight at
+	// token came within its TTFT target (slo.ttft_target_ms.<class>): requests still in flight at
 	// the end count if they had their first token in time; rejected,
 	// dropped and never-prefilled ones miss it. Absent without a target.
 	TTFTAttainment *float64 `json:"ttft_attainment,omitempty"`
@@ -151,55 +151,22 @@ func (c *Collector) dist(col *column, cl simcore.SLOClass) Dist {
 	return distOf(c.scratch)
 }
 
-// Mean averages summaries field by field (several seeds of one
-// configuration). A class missing from some runs is averaged over the runs
+// Mean averages summaries number by number (several seeds of one
+// configuration; the numbers are SummaryNumbers and, per class,
+// ClassNumbers). A class missing from some runs is averaged over the runs
+// that have it, an optional number (attainment, goodput) over the runs
 // that have it.
 func Mean(runs []Summary) Summary {
 	var m Summary
 	m.PerSLO = map[string]ClassSummary{}
+	tops := summaryNumbers()
+	have := make([]float64, len(tops)) // runs with each optional number
 	classRuns := map[string]float64{}
-	targetRuns := 0.0 // runs with an overall attainment
-	for _, r := range runs {
-		m.Completed += r.Completed
-		m.Rejected += r.Rejected
-		m.Dropped += r.Dropped
-		addDist(&m.TTFT, r.TTFT)
-		addDist(&m.E2E, r.E2E)
-		addDist(&m.ITL, r.ITL)
-		addDist(&m.SchedulingDelay, r.SchedulingDelay)
-		m.TokensPerSec += r.TokensPerSec
-		m.ResponsesPerSec += r.ResponsesPerSec
-		m.Preemptions += r.Preemptions
-		m.CacheHitRate += r.CacheHitRate
-		m.KV.OffloadedBlocks += r.KV.OffloadedBlocks
-		m.KV.ReloadedBlocks += r.KV.ReloadedBlocks
-		m.KV.TransferMs += r.KV.TransferMs
-		m.KV.ThrashingRate += r.KV.ThrashingRate
-		m.SLOGap += r.SLOGap
-		m.JainFairness += r.JainFairness
-		m.InFlight += r.InFlight
-		m.MakespanMs += r.MakespanMs
-		m.InputTokens += r.InputTokens
-		m.OutputTokens += r.OutputTokens
-		if r.Attainment != nil {
-			m.Attainment = addOpt(m.Attainment, *r.Attainment)
-			m.Goodput = addOpt(m.Goodput, *r.Goodput)
-			targetRuns++
-		}
-		for k, c := range r.PerSLO {
+	for i := range runs {
+		addNumbers(&m, &runs[i], tops, have)
+		for k, c := range runs[i].PerSLO {
 			acc := m.PerSLO[k]
-			acc.Count += c.Count
-			acc.Completed += c.Completed
-			acc.Rejected += c.Rejected
-			addDist(&acc.TTFT, c.TTFT)
-			addDist(&acc.E2E, c.E2E)
-			if c.TTFTAttainment != nil {
-				acc.TTFTAttainment = addOpt(acc.TTFTAttainment, *c.TTFTAttainment)
-			}
-			if c.Attainment != nil {
-				acc.Attainment = addOpt(acc.Attainment, *c.Attainment)
-				acc.Goodput = addOpt(acc.Goodput, *c.Goodput)
-			}
+			addNumbers(&acc, &c, classNumbers(), nil)
 			m.PerSLO[k] = acc
 			classRuns[k]++
 		}
@@ -208,64 +175,45 @@ func Mean(runs []Summary) Summary {
 	if n == 0 {
 		return m
 	}
-	for _, f := range []*float64{
-		&m.Completed, &m.Rejected, &m.Dropped, &m.TokensPerSec, &m.ResponsesPerSec,
-		&m.Preemptions, &m.CacheHitRate, &m.KV.OffloadedBlocks, &m.KV.ReloadedBlocks,
-		&m.KV.TransferMs, &m.KV.ThrashingRate, &m.SLOGap, &m.JainFairness, &m.InFlight,
-		&m.MakespanMs, &m.InputTokens, &m.OutputTokens,
-	} {
-		*f /= n
-	}
-	for _, d := range []*Dist{&m.TTFT, &m.E2E, &m.ITL, &m.SchedulingDelay} {
-		scaleDist(d, 1/n)
-	}
-	if targetRuns > 0 {
-		m.Attainment = scaleOpt(m.Attainment, 1/targetRuns)
-		m.Goodput = scaleOpt(m.Goodput, 1/targetRuns)
+	// The divisions are written as they always were (a scalar divided by
+	// n, a distribution and an optional number multiplied by the
+	// reciprocal), so that means stay bit-identical.
+	for j, num := range tops {
+		v, ok := num.Get(&m)
+		switch {
+		case !ok:
+		case num.Optional:
+			num.set(&m, v*(1/have[j]))
+		case num.Dist != "":
+			num.set(&m, v*(1/n))
+		default:
+			num.set(&m, v/n)
+		}
 	}
 	for k, c := range m.PerSLO {
 		inv := 1 / classRuns[k]
-		c.Count *= inv
-		c.Completed *= inv
-		c.Rejected *= inv
-		scaleDist(&c.TTFT, inv)
-		scaleDist(&c.E2E, inv)
-		c.TTFTAttainment = scaleOpt(c.TTFTAttainment, inv)
-		c.Attainment = scaleOpt(c.Attainment, inv)
-		c.Goodput = scaleOpt(c.Goodput, inv)
+		for _, num := range classNumbers() {
+			if v, ok := num.Get(&c); ok {
+				num.set(&c, v*inv)
+			}
+		}
 		m.PerSLO[k] = c
 	}
 	return m
 }
 
-// addOpt adds v to an optional sum (nil: none yet); the result is a new
-// pointer, so summaries never share one.
-func addOpt(acc *float64, v float64) *float64 {
-	if acc != nil {
-		v += *acc
+// addNumbers adds r's numbers into acc; an optional number counts in have
+// (when not nil) for the runs that have it.
+func addNumbers[T any](acc, r *T, numbers []Number[T], have []float64) {
+	for j, num := range numbers {
+		v, ok := num.Get(r)
+		if !ok {
+			continue
+		}
+		sum, _ := num.Get(acc)
+		num.set(acc, sum+v)
+		if num.Optional && have != nil {
+			have[j]++
+		}
 	}
-	return &v
-}
-
-// scaleOpt multiplies an optional value, keeping nil.
-func scaleOpt(p *float64, f float64) *float64 {
-	if p == nil {
-		return nil
-	}
-	v := *p * f
-	return &v
-}
-
-func addDist(acc *Dist, d Dist) {
-	acc.Mean += d.Mean
-	acc.P50 += d.P50
-	acc.P90 += d.P90
-	acc.P99 += d.P99
-}
-
-func scaleDist(d *Dist, f float64) {
-	d.Mean *= f
-	d.P50 *= f
-	d.P90 *= f
-	d.P99 *= f
 }

@@ -180,7 +180,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		n       int
 		wantErr string
 	}{
-		{"unknown policy", Config{Policy: "random"}, 2, `unknown routing policy "random" (allowed: round-robin, least-loaded, weighted)`},
+		{"unknown policy", Config{Policy: "random"}, 2, `routing.policy: unknown value "random" (allowed: round-robin, least-loaded, weighted)`},
 		{"unknown scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"latency", 1}}}, 2, `unknown scorer "latency" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
 		{"empty scorer name", Config{Policy: "weighted", Scorers: []ScorerWeight{{"", 1}}}, 2, `unknown scorer ""`},
 		{"duplicate scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"queue-depth", 1}, {"kv-utilization", 1}, {"queue-depth", 2}}}, 2, `duplicate scorer "queue-depth"`},
@@ -188,7 +188,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		{"zero weight", Config{Policy: "weighted", Scorers: []ScorerWeight{{"queue-depth", 0}}}, 2, `weight 0 must be a finite number > 0`},
 		{"NaN weight", Config{Policy: "weighted", Scorers: []ScorerWeight{{"load-balance", math.NaN()}}}, 2, `weight NaN`},
 		{"scorer checked for other policies too", Config{Policy: "least-loaded", Scorers: []ScorerWeight{{"qd", 1}}}, 2, `unknown scorer "qd"`},
-		{"negative prefix capacity", Config{Policy: "weighted", PrefixIndexCapacity: -1}, 2, `prefix index capacity must be > 0 blocks (0 = default 10000), got -1`},
+		{"negative prefix capacity", Config{Policy: "weighted", PrefixIndexCapacity: -1}, 2, `routing.prefix_index_capacity: must be > 0 blocks (0 = default 10000), got -1`},
 		{"no instances", Config{}, 0, `routing needs at least 1 instance, got 0`},
 		{"negative instances", Config{Policy: "weighted"}, -3, `got -3`},
 	}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 )
 
 // Snapshot is what the router sees of one instance. The engine fills it and
@@ -103,33 +104,33 @@ type Config struct {
 }
 
 // Validate checks the values New would reject, with one-line errors that
-// name the flag.
+// name the setting's key.
 func (c *Config) Validate() error {
 	if c.PrefixIndexCapacity < 0 {
-		return fmt.Errorf("prefix index capacity must be > 0 blocks (0 = default %d), got %d",
+		return errtext.BadSetting("routing.prefix_index_capacity", "must be > 0 blocks (0 = default %d), got %d",
 			DefaultPrefixIndexCapacity, c.PrefixIndexCapacity)
 	}
 	if c.CacheSignalDelay < 0 {
-		return fmt.Errorf("--cache-signal-delay: must be >= 0 µs (0 = live), got %d", c.CacheSignalDelay)
+		return errtext.BadSetting("routing.cache_signal_delay_us", "must be >= 0 µs (0 = live), got %d", c.CacheSignalDelay)
 	}
 	if c.TokenLoadThreshold < 0 {
-		return fmt.Errorf("--token-load-threshold: must be > 0 tokens (0 = default %d), got %d",
+		return errtext.BadSetting("routing.token_load.threshold_tokens", "must be > 0 tokens (0 = default %d), got %d",
 			DefaultTokenLoadThreshold, c.TokenLoadThreshold)
 	}
 	if v := c.KVPressureTransferScale; !finiteNonNegative(v) {
-		return fmt.Errorf("--kv-pressure-transfer-scale: must be a finite number >= 0 µs (0 = default %g), got %v",
+		return errtext.BadSetting("routing.kv_pressure.transfer_scale", "must be a finite number >= 0 µs (0 = default %g), got %v",
 			defaultTransferScale, v)
 	}
 	if v := c.KVPressureThrashWeight; !finiteNonNegative(v) {
-		return fmt.Errorf("--kv-pressure-thrash-weight: must be a finite number >= 0 (0 = default %g), got %v",
+		return errtext.BadSetting("routing.kv_pressure.thrash_weight", "must be a finite number >= 0 (0 = default %g), got %v",
 			defaultThrashWeight, v)
 	}
 	for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
 		if v, ok := c.SLOPriorityBlend.Get(cl); ok && !(v >= 0 && v <= 1) {
-			return fmt.Errorf("--slo-priority-blend: %s=%v must be in [0,1] (the prefix-affinity share)", cl, v)
+			return errtext.BadSetting("routing.slo_priority_blend."+cl.Label(), "must be in [0,1] (the prefix-affinity share), got %v", v)
 		}
 		if v, ok := c.KVPressureSLOScale.Get(cl); ok && !finiteNonNegative(v) {
-			return fmt.Errorf("--kv-pressure-slo-scale: %s=%v must be a finite number >= 0", cl, v)
+			return errtext.BadSetting("routing.kv_pressure_slo_scale."+cl.Label(), "must be a finite number >= 0, got %v", v)
 		}
 	}
 	return validateScorers(c.Scorers)
@@ -192,7 +193,7 @@ func New(cfg Config, numInstances int, rng *rand.Rand) (Router, error) {
 			return k.build(&cfg, numInstances, rng), nil
 		}
 	}
-	return nil, fmt.Errorf("unknown routing policy %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
+	return nil, errtext.BadSetting("routing.policy", "unknown value %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
 }
 
 // normalisedWeights divides each weight by their sum, summing in the given

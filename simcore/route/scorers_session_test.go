@@ -42,7 +42,7 @@ func TestTokenLoad_RoutesByTokensNotRequests(t *testing.T) {
 
 func TestTokenLoad_RejectsNegativeThreshold(t *testing.T) {
 	_, err := New(Config{Policy: "weighted", TokenLoadThreshold: -1}, 2, nil)
-	if err == nil || !strings.Contains(err.Error(), "--token-load-threshold: must be > 0 tokens (0 = default 131072), got -1") {
+	if err == nil || !strings.Contains(err.Error(), "routing.token_load.threshold_tokens: must be > 0 tokens (0 = default 131072), got -1") {
 		t.Fatalf("err = %v", err)
 	}
 }

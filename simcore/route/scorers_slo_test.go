@@ -203,16 +203,16 @@ func TestConfig_RejectsBadSeedScorerSettings(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		{"negative delay", Config{CacheSignalDelay: -1}, "--cache-signal-delay: must be >= 0 µs (0 = live), got -1"},
-		{"negative transfer scale", Config{KVPressureTransferScale: -5}, "--kv-pressure-transfer-scale: must be a finite number >= 0 µs (0 = default 10000), got -5"},
-		{"infinite transfer scale", Config{KVPressureTransferScale: math.Inf(1)}, "--kv-pressure-transfer-scale: must be a finite number >= 0 µs (0 = default 10000), got +Inf"},
-		{"NaN thrash weight", Config{KVPressureThrashWeight: math.NaN()}, "--kv-pressure-thrash-weight: must be a finite number >= 0 (0 = default 2), got NaN"},
-		{"negative thrash weight", Config{KVPressureThrashWeight: -1}, "--kv-pressure-thrash-weight:"},
-		{"blend above 1", Config{SLOPriorityBlend: critical(1.5)}, "--slo-priority-blend: critical=1.5 must be in [0,1]"},
-		{"blend below 0", Config{SLOPriorityBlend: critical(-0.1)}, "--slo-priority-blend: critical=-0.1 must be in [0,1]"},
-		{"NaN blend", Config{SLOPriorityBlend: critical(math.NaN())}, "--slo-priority-blend: critical=NaN"},
-		{"negative class scale", Config{KVPressureSLOScale: critical(-2)}, "--kv-pressure-slo-scale: critical=-2 must be a finite number >= 0"},
-		{"infinite class scale", Config{KVPressureSLOScale: critical(math.Inf(1))}, "--kv-pressure-slo-scale: critical=+Inf"},
+		{"negative delay", Config{CacheSignalDelay: -1}, "routing.cache_signal_delay_us: must be >= 0 µs (0 = live), got -1"},
+		{"negative transfer scale", Config{KVPressureTransferScale: -5}, "routing.kv_pressure.transfer_scale: must be a finite number >= 0 µs (0 = default 10000), got -5"},
+		{"infinite transfer scale", Config{KVPressureTransferScale: math.Inf(1)}, "routing.kv_pressure.transfer_scale: must be a finite number >= 0 µs (0 = default 10000), got +Inf"},
+		{"NaN thrash weight", Config{KVPressureThrashWeight: math.NaN()}, "routing.kv_pressure.thrash_weight: must be a finite number >= 0 (0 = default 2), got NaN"},
+		{"negative thrash weight", Config{KVPressureThrashWeight: -1}, "routing.kv_pressure.thrash_weight:"},
+		{"blend above 1", Config{SLOPriorityBlend: critical(1.5)}, "routing.slo_priority_blend.critical: must be in [0,1] (the prefix-affinity share), got 1.5"},
+		{"blend below 0", Config{SLOPriorityBlend: critical(-0.1)}, "routing.slo_priority_blend.critical: must be in [0,1] (the prefix-affinity share), got -0.1"},
+		{"NaN blend", Config{SLOPriorityBlend: critical(math.NaN())}, "routing.slo_priority_blend.critical: must be in [0,1] (the prefix-affinity share), got NaN"},
+		{"negative class scale", Config{KVPressureSLOScale: critical(-2)}, "routing.kv_pressure_slo_scale.critical: must be a finite number >= 0, got -2"},
+		{"infinite class scale", Config{KVPressureSLOScale: critical(math.Inf(1))}, "routing.kv_pressure_slo_scale.critical: must be a finite number >= 0, got +Inf"},
 		{"unknown scorer", Config{Scorers: []ScorerWeight{{"precise-prefix-cache", 1}}}, `unknown scorer "precise-prefix-cache" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
 	}
 	for _, tc := range tests {

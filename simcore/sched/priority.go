@@ -1,12 +1,11 @@
 package sched
 
 import (
-	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 )
 
 // PolicyConfig selects and parameterises a priority policy.
@@ -47,8 +46,39 @@ const (
 	SLOAdaptive = "slo-adaptive"
 )
 
-// PolicyNames lists the accepted --priority-policy values.
-func PolicyNames() []string { return []string{Constant, SLOBased, ByClass, SLOTiered, SLOAdaptive} }
+// policyKind is one row of the priority-policy table: a name and how to
+// build the policy from a validated configuration.
+type policyKind struct {
+	name  string
+	build func(cfg PolicyConfig) Policy
+}
+
+// policyKinds is the one place where priority policies are named and
+// built; the first row is the default. constant builds nil, which lets the
+// engine skip rescoring altogether. A table, not a function returning
+// one, so that building a policy per instance allocates nothing; nothing
+// writes it.
+var policyKinds = [...]policyKind{
+	{Constant, func(PolicyConfig) Policy { return nil }},
+	{SLOBased, func(PolicyConfig) Policy { return agePriority{perMicro: 1e-6} }},
+	{ByClass, func(cfg PolicyConfig) Policy { return newTieredPriority(cfg, 0) }},
+	{SLOTiered, func(cfg PolicyConfig) Policy { return newTieredPriority(cfg, ageWeightPerMs(cfg)) }},
+	{SLOAdaptive, func(cfg PolicyConfig) Policy {
+		p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: cfg.LoadThresholdInEffect()}
+		p.baseScale = 0 // until the first SetLoad
+		return p
+	}},
+}
+
+// PolicyNames lists the accepted priority policies, the default first.
+func PolicyNames() []string {
+	kinds := policyKinds
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name
+	}
+	return names
+}
 
 // LoadAware is implemented by policies that read their instance's queue
 // length; the instance reports it before scoring its queue each step.
@@ -66,40 +96,52 @@ func NewPolicy(cfg PolicyConfig) (Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	switch cfg.Name {
-	case Constant, "":
-		return nil, nil
-	case SLOBased:
-		return agePriority{perMicro: 1e-6}, nil
-	case ByClass:
-		return newTieredPriority(cfg, 0), nil
-	case SLOAdaptive:
-		p := &adaptivePriority{tieredPriority: newTieredPriority(cfg, ageWeightPerMs(cfg)), threshold: cfg.LoadThresholdInEffect()}
-		p.baseScale = 0 // until the first SetLoad
-		return p, nil
+	name := cfg.Name
+	if name == "" {
+		name = policyKinds[0].name
 	}
-	return newTieredPriority(cfg, ageWeightPerMs(cfg)), nil
+	for _, k := range policyKinds {
+		if k.name == name {
+			return k.build(cfg), nil
+		}
+	}
+	return nil, unknownPolicy(cfg.Name) // Validate has rejected it already
+}
+
+// knownPolicy reports whether name is in the table (no allocation: the
+// engine builds a policy per instance).
+func knownPolicy(name string) bool {
+	for _, k := range policyKinds {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func unknownPolicy(name string) error {
+	return errtext.BadSetting("priority.policy", "unknown value %q (allowed: %s)", name, strings.Join(PolicyNames(), ", "))
 }
 
 // Validate checks the policy name and every parameter, also those the
 // chosen policy ignores, so that a bad value is never silently dropped.
-// Errors are one line naming the flag.
+// Errors are one line naming the setting's key.
 func (cfg PolicyConfig) Validate() error {
-	if cfg.Name != "" && !slices.Contains(PolicyNames(), cfg.Name) {
-		return fmt.Errorf("--priority-policy: unknown value %q (allowed: %s)", cfg.Name, strings.Join(PolicyNames(), ", "))
+	if cfg.Name != "" && !knownPolicy(cfg.Name) {
+		return unknownPolicy(cfg.Name)
 	}
 	if t := cfg.LoadThreshold; !(t >= 0) || math.IsInf(t, 0) {
-		return fmt.Errorf("--slo-load-threshold: must be a finite number ≥ 0 (waiting requests; 0 = %d), got %v", DefaultLoadThreshold, t)
+		return errtext.BadSetting("priority.load_threshold", "must be a finite number ≥ 0 (waiting requests; 0 = %d), got %v", DefaultLoadThreshold, t)
 	}
 	if w := cfg.AgeWeightPerMs; !(w >= 0) || math.IsInf(w, 0) {
-		return fmt.Errorf("--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got %v", w)
+		return errtext.BadSetting("priority.age_weight_per_ms", "must be a finite number ≥ 0 (priority per ms waited), got %v", w)
 	}
 	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
 		if v, ok := cfg.Base.Get(c); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
-			return fmt.Errorf("--slo-base: %s=%v must be a finite number", c.Label(), v)
+			return errtext.BadSetting("priority.base."+c.Label(), "must be a finite number, got %v", v)
 		}
 		if v, ok := cfg.UrgencyThresholdMs.Get(c); ok && (!(v >= 0) || math.IsInf(v, 0)) {
-			return fmt.Errorf("--slo-urgency-threshold-ms: %s=%vms must be a finite number ≥ 0", c.Label(), v)
+			return errtext.BadSetting("priority.urgency_threshold_ms."+c.Label(), "must be a finite number ≥ 0 ms, got %v", v)
 		}
 	}
 	return nil

@@ -291,13 +291,13 @@ func TestNewPolicy_RejectsBadConfig(t *testing.T) {
 		cfg     PolicyConfig
 		wantErr string
 	}{
-		{"unknown name", PolicyConfig{Name: "tiered"}, `--priority-policy: unknown value "tiered" (allowed: constant, slo-based, slo-class, slo-tiered, slo-adaptive)`},
-		{"negative age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: -0.1}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got -0.1"},
-		{"NaN age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.NaN()}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got NaN"},
-		{"infinite age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.Inf(1)}, "--slo-age-weight: must be a finite number ≥ 0 (priority per ms waited), got +Inf"},
-		{"bad weight with an unused policy", PolicyConfig{Name: Constant, AgeWeightPerMs: -1}, "--slo-age-weight:"},
-		{"negative threshold", PolicyConfig{Name: SLOTiered, UrgencyThresholdMs: perClass("sheddable=-5")}, "--slo-urgency-threshold-ms: sheddable=-5ms must be a finite number ≥ 0"},
-		{"NaN base", nanBase, "--slo-base: critical=NaN must be a finite number"},
+		{"unknown name", PolicyConfig{Name: "tiered"}, `priority.policy: unknown value "tiered" (allowed: constant, slo-based, slo-class, slo-tiered, slo-adaptive)`},
+		{"negative age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: -0.1}, "priority.age_weight_per_ms: must be a finite number ≥ 0 (priority per ms waited), got -0.1"},
+		{"NaN age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.NaN()}, "priority.age_weight_per_ms: must be a finite number ≥ 0 (priority per ms waited), got NaN"},
+		{"infinite age weight", PolicyConfig{Name: SLOTiered, AgeWeightPerMs: math.Inf(1)}, "priority.age_weight_per_ms: must be a finite number ≥ 0 (priority per ms waited), got +Inf"},
+		{"bad weight with an unused policy", PolicyConfig{Name: Constant, AgeWeightPerMs: -1}, "priority.age_weight_per_ms:"},
+		{"negative threshold", PolicyConfig{Name: SLOTiered, UrgencyThresholdMs: perClass("sheddable=-5")}, "priority.urgency_threshold_ms.sheddable: must be a finite number ≥ 0 ms, got -5"},
+		{"NaN base", nanBase, "priority.base.critical: must be a finite number, got NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,5 +391,13 @@ func TestSLOAdaptive_ScalesTheBaseOrHintNotTheUrgency(t *testing.T) {
 				t.Fatalf("priority = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The engine builds a policy per instance: looking the name up in the
+// policy table allocates nothing (constant builds no policy at all).
+func TestNewPolicy_LookupDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { NewPolicy(PolicyConfig{Name: Constant}) }); n != 0 {
+		t.Fatalf("NewPolicy(constant) allocates %v times", n)
 	}
 }

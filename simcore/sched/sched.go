@@ -5,12 +5,12 @@ package sched
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 )
 
 // Scheduler reorders waiting requests in place; it must sort stably.
@@ -44,7 +44,7 @@ func schedulerKinds() []schedulerKind {
 	}
 }
 
-// SchedulerNames lists the accepted --scheduler values, the default first.
+// SchedulerNames lists the accepted schedulers, the default first.
 func SchedulerNames() []string {
 	kinds := schedulerKinds()
 	names := make([]string, len(kinds))
@@ -66,7 +66,7 @@ func NewScheduler(name string, ttftMs simcore.PerClass) (Scheduler, error) {
 			return k.build(ttftMs)
 		}
 	}
-	return nil, fmt.Errorf("--scheduler: unknown value %q (allowed: %s)", name, strings.Join(SchedulerNames(), ", "))
+	return nil, errtext.BadSetting("scheduler", "unknown value %q (allowed: %s)", name, strings.Join(SchedulerNames(), ", "))
 }
 
 // priorityFCFS serves higher priority first, then earlier arrival, then
@@ -111,8 +111,8 @@ const maxTargetMs = 1e12
 
 func newSLODeadline(ttftMs simcore.PerClass) (Scheduler, error) {
 	if !ttftMs.Given() {
-		return nil, fmt.Errorf("--scheduler: scheduler %s orders by each class's TTFT target, but no class has one "+
-			"(targets come from the workload's slo_targets or --slo-ttft); without one it would be fcfs", SLODeadline)
+		return nil, errtext.BadSetting("scheduler", "%s orders by each class's TTFT target, but no class has one "+
+			"(targets come from the workload's slo_targets or slo.ttft_target_ms.<class>); without one it would be %s", SLODeadline, FCFS)
 	}
 	s := &sloDeadline{}
 	for c := range s.offset {
@@ -121,8 +121,8 @@ func newSLODeadline(ttftMs simcore.PerClass) (Scheduler, error) {
 			continue
 		}
 		if !(v > 0 && v <= maxTargetMs) {
-			return nil, fmt.Errorf("--slo-ttft: %s=%vms must be a number > 0 and at most %g ms for scheduler %s",
-				simcore.SLOClass(c).Label(), v, maxTargetMs, SLODeadline)
+			return nil, errtext.BadSetting("slo.ttft_target_ms."+simcore.SLOClass(c).Label(), "must be a number > 0 and at most %g ms for scheduler %s, got %v",
+				maxTargetMs, SLODeadline, v)
 		}
 		s.offset[c], s.has[c] = simcore.Tick(math.Round(v*1000)), true
 	}

@@ -94,11 +94,11 @@ func TestSLODeadline_TargetsAreMilliseconds(t *testing.T) {
 }
 
 // Without any class target slo-deadline would silently be fcfs: an error
-// naming the flag and where targets come from.
+// naming the setting and where targets come from.
 func TestSLODeadline_NeedsATarget(t *testing.T) {
 	_, err := NewScheduler(SLODeadline, simcore.PerClass{})
-	if err == nil || !strings.HasPrefix(err.Error(), "--scheduler: scheduler slo-deadline") ||
-		!strings.Contains(err.Error(), "--slo-ttft") || !strings.Contains(err.Error(), "slo_targets") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.HasPrefix(err.Error(), "scheduler: slo-deadline") ||
+		!strings.Contains(err.Error(), "slo.ttft_target_ms.<class>") || !strings.Contains(err.Error(), "slo_targets") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}
 	for _, name := range []string{FCFS, PriorityFCFS, SJF} {
@@ -107,7 +107,7 @@ func TestSLODeadline_NeedsATarget(t *testing.T) {
 		}
 	}
 	if _, err := NewScheduler("edf", simcore.PerClass{}); err == nil || err.Error() !=
-		`--scheduler: unknown value "edf" (allowed: fcfs, priority-fcfs, sjf, slo-deadline)` {
+		`scheduler: unknown value "edf" (allowed: fcfs, priority-fcfs, sjf, slo-deadline)` {
 		t.Fatalf("unknown scheduler: %v", err)
 	}
 }

@@ -6,24 +6,32 @@ import (
 	"path"
 	"sort"
 	"strings"
-
-	"optimize/templates"
 )
 
-// Builtin returns the built-in workload spec called name (the file name in
-// templates/workloads without ".yaml").
-func Builtin(name string) (*Spec, error) {
-	file := path.Join("workloads", name+".yaml")
-	data, err := fs.ReadFile(templates.Workloads, file)
-	if err != nil || strings.ContainsAny(name, `/\`) {
-		return nil, fmt.Errorf("unknown built-in workload %q (available: %s)", name, strings.Join(BuiltinNames(), ", "))
+// Library is a folder of named workload specs, NAME.yaml in Dir of FS.
+// The simulator ships no workloads: its caller hands it the folder (the
+// binary's built-ins, or one on disk).
+type Library struct {
+	FS  fs.FS
+	Dir string
+}
+
+// Spec returns the spec called name (its file name without ".yaml").
+func (l Library) Spec(name string) (*Spec, error) {
+	var data []byte
+	err := fs.ErrNotExist
+	if name != "" && !strings.ContainsAny(name, `/\`) {
+		data, err = fs.ReadFile(l.FS, path.Join(l.Dir, name+".yaml"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("unknown built-in workload %q (available: %s)", name, strings.Join(l.Names(), ", "))
 	}
 	return ParseSpec(name+".yaml", data)
 }
 
-// BuiltinNames lists the built-in workloads, sorted.
-func BuiltinNames() []string {
-	entries, err := fs.ReadDir(templates.Workloads, "workloads")
+// Names lists the library's workloads, sorted.
+func (l Library) Names() []string {
+	entries, err := fs.ReadDir(l.FS, l.Dir)
 	if err != nil {
 		return nil
 	}

@@ -7,17 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"optimize/templates"
 )
 
 // FuzzParseSpec: parsing never panics, errors are one line, a spec that
 // parses can be generated from without panicking, and a replay of its
 // Draws gives the generator's requests.
 func FuzzParseSpec(f *testing.F) {
-	files, _ := fs.Glob(templates.Workloads, "workloads/*.yaml")
+	files, _ := fs.Glob(builtins.FS, builtins.Dir+"/*.yaml")
 	for _, name := range files {
-		data, err := fs.ReadFile(templates.Workloads, name)
+		data, err := fs.ReadFile(builtins.FS, name)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func drain(g *Generator, serviceUs simcore.Tick) []snapshot {
 }
 
 func singleTurn(t testing.TB) *Spec {
-	spec, err := Builtin("orthogonal-slo")
+	spec, err := builtins.Spec("orthogonal-slo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func singleTurn(t testing.TB) *Spec {
 }
 
 func TestDeterminism(t *testing.T) {
-	spec, _ := Builtin("orthogonal-slo")
+	spec, _ := builtins.Spec("orthogonal-slo")
 	opt := Options{Seed: 42, BlockSize: 16, NumRequests: 3000}
 	a := drain(mustGenerator(t, spec, opt), 200_000)
 	b := drain(mustGenerator(t, spec, opt), 200_000)
@@ -102,7 +102,7 @@ func snapshotEqual(a, b snapshot) bool {
 }
 
 func TestArrivalOrderAndIDs(t *testing.T) {
-	spec, _ := Builtin("orthogonal-slo")
+	spec, _ := builtins.Spec("orthogonal-slo")
 	reqs := drain(mustGenerator(t, spec, Options{Seed: 1, BlockSize: 16, NumRequests: 5000}), 100_000)
 	rounds := 0
 	for i, r := range reqs {
@@ -286,7 +286,7 @@ func TestOptionsErrors(t *testing.T) {
 
 // BenchmarkGenerator pulls and recycles orthogonal-slo requests.
 func BenchmarkGenerator(b *testing.B) {
-	spec, err := Builtin("orthogonal-slo")
+	spec, err := builtins.Spec("orthogonal-slo")
 	if err != nil {
 		b.Fatal(err)
 	}

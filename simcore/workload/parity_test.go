@@ -77,7 +77,7 @@ func TestBLISParitySingleTurn(t *testing.T) {
 }
 
 func TestBLISParityOpenLoop(t *testing.T) {
-	spec, _ := Builtin("orthogonal-slo")
+	spec, _ := builtins.Spec("orthogonal-slo")
 	off := false
 	for i := range spec.Clients {
 		spec.Clients[i].Reasoning.MultiTurn.ClosedLoop = &off

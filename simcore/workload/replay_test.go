@@ -48,8 +48,8 @@ func drainWith(g *Generator, fb feedback) []string {
 // session, lifecycle windows.
 func replaySpecs(t *testing.T) map[string]*Spec {
 	specs := map[string]*Spec{"single-turn": singleTurn(t)}
-	for _, name := range BuiltinNames() {
-		spec, err := Builtin(name)
+	for _, name := range builtins.Names() {
+		spec, err := builtins.Spec(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestReplayMatchesGenerator(t *testing.T) {
 // Replays of one Draws are independent: interleaved on one goroutine or
 // run on several at once, each gives what a fresh generator gives.
 func TestReplaysAreIndependent(t *testing.T) {
-	spec, err := Builtin("orthogonal-slo")
+	spec, err := builtins.Spec("orthogonal-slo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestReplaysAreIndependent(t *testing.T) {
 // A second replay draws nothing: the arrivals of the first are reused.
 // A run that goes further draws only the arrivals it adds.
 func TestDrawsAreReused(t *testing.T) {
-	spec, err := Builtin("multi-turn-kv")
+	spec, err := builtins.Spec("multi-turn-kv")
 	if err != nil {
 		t.Fatal(err)
 	}

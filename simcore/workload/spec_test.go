@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -132,12 +133,12 @@ func TestEmptySpec(t *testing.T) {
 }
 
 func TestBuiltins(t *testing.T) {
-	names := BuiltinNames()
+	names := builtins.Names()
 	if len(names) == 0 || !contains(names, "orthogonal-slo") {
-		t.Fatalf("BuiltinNames = %v", names)
+		t.Fatalf("builtin workloads = %v", names)
 	}
 	for _, name := range names {
-		spec, err := Builtin(name)
+		spec, err := builtins.Spec(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -145,7 +146,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("spec name %q", spec.Name)
 		}
 	}
-	spec, _ := Builtin("orthogonal-slo")
+	spec, _ := builtins.Spec("orthogonal-slo")
 	if spec.Seed != 42 || spec.AggregateRate != 2000 || spec.NumRequests != 1000 || len(spec.Clients) != 3 {
 		t.Errorf("orthogonal-slo header: %+v", spec)
 	}
@@ -156,7 +157,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("client %d: %+v", i, c)
 		}
 	}
-	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), "available: multi-turn-kv, orthogonal-slo") {
+	if _, err := builtins.Spec("nope"); err == nil || !strings.Contains(err.Error(), "available: multi-turn-kv, orthogonal-slo") {
 		t.Errorf("unknown builtin error: %v", err)
 	}
 }
@@ -185,3 +186,7 @@ func TestSecondDocumentRejected(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// builtins are the binary's built-in workloads, read from the source tree
+// (the simulator does not embed them; strategies hands them over).
+var builtins = Library{FS: os.DirFS("../../templates"), Dir: "workloads"}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/internal/fielderr"
+	"optimize/simcore/errtext"
 	"reflect"
 	"strings"
 
@@ -59,10 +59,10 @@ var yamlNodeType = reflect.TypeOf(yaml.Node{})
 func decodeStrict(file string, data []byte, out any) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return fielderr.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return fielderr.New(file, "", "empty document")
+		return errtext.New(file, "", "empty document")
 	}
 	w := walker{file: file}
 	if err := w.check(root.Content[0], reflect.TypeOf(out).Elem(), ""); err != nil {
@@ -73,13 +73,13 @@ func decodeStrict(file string, data []byte, out any) error {
 	if err := dec.Decode(out); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			return fielderr.New(file, "", "%s", strings.Join(te.Errors, "; "))
+			return errtext.New(file, "", "%s", strings.Join(te.Errors, "; "))
 		}
-		return fielderr.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return fielderr.New(file, "", "only one YAML document is allowed")
+		return errtext.New(file, "", "only one YAML document is allowed")
 	}
 	return nil
 }
@@ -92,11 +92,11 @@ type walker struct {
 func (w *walker) check(n *yaml.Node, t reflect.Type, path string) error {
 	w.nodes++
 	if w.nodes > maxYAMLNodes {
-		return fielderr.New(w.file, path, "document too large or too deeply aliased (more than %d nodes)", maxYAMLNodes)
+		return errtext.New(w.file, path, "document too large or too deeply aliased (more than %d nodes)", maxYAMLNodes)
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			return fielderr.New(w.file, path, "line %d: dangling alias", n.Line)
+			return errtext.New(w.file, path, "line %d: dangling alias", n.Line)
 		}
 		return w.check(n.Alias, t, path)
 	}
@@ -113,7 +113,7 @@ func (w *walker) check(n *yaml.Node, t reflect.Type, path string) error {
 		return w.checkStruct(n, t, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			return fielderr.New(w.file, path, "line %d: expected a list, got %s", n.Line, fielderr.Describe(n))
+			return errtext.New(w.file, path, "line %d: expected a list, got %s", n.Line, errtext.Describe(n))
 		}
 		for i, item := range n.Content {
 			if err := w.check(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -134,26 +134,26 @@ func isNull(n *yaml.Node) bool {
 
 func (w *walker) checkStruct(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Kind != yaml.MappingNode {
-		return fielderr.New(w.file, path, "line %d: expected a mapping, got %s", n.Line, fielderr.Describe(n))
+		return errtext.New(w.file, path, "line %d: expected a mapping, got %s", n.Line, errtext.Describe(n))
 	}
 	fields := yamlFields(t)
 	seen := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return fielderr.New(w.file, path, "line %d: keys must be plain names", k.Line)
+			return errtext.New(w.file, path, "line %d: keys must be plain names", k.Line)
 		}
-		keyPath := fielderr.Join(path, k.Value)
+		keyPath := errtext.Join(path, k.Value)
 		if line, dup := seen[k.Value]; dup {
-			return fielderr.New(w.file, keyPath, "line %d: key repeated (first at line %d)", k.Line, line)
+			return errtext.New(w.file, keyPath, "line %d: key repeated (first at line %d)", k.Line, line)
 		}
 		seen[k.Value] = k.Line
 		field, ok := fields.byName[k.Value]
 		if !ok {
 			if msg, unsupported := unsupportedKeys[t][k.Value]; unsupported {
-				return fielderr.New(w.file, keyPath, "%s", msg)
+				return errtext.New(w.file, keyPath, "%s", msg)
 			}
-			return fielderr.New(w.file, keyPath, "line %d: unknown key (allowed: %s)", k.Line, strings.Join(fields.names, ", "))
+			return errtext.New(w.file, keyPath, "line %d: unknown key (allowed: %s)", k.Line, strings.Join(fields.names, ", "))
 		}
 		if err := w.check(v, field.Type, keyPath); err != nil {
 			return err
@@ -164,20 +164,20 @@ func (w *walker) checkStruct(n *yaml.Node, t reflect.Type, path string) error {
 
 func (w *walker) checkMap(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Kind != yaml.MappingNode {
-		return fielderr.New(w.file, path, "line %d: expected a mapping, got %s", n.Line, fielderr.Describe(n))
+		return errtext.New(w.file, path, "line %d: expected a mapping, got %s", n.Line, errtext.Describe(n))
 	}
 	if t.Key().Kind() != reflect.String {
-		return fielderr.New(w.file, path, "unsupported map key type %s", t.Key())
+		return errtext.New(w.file, path, "unsupported map key type %s", t.Key())
 	}
 	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return fielderr.New(w.file, path, "line %d: keys must be plain values", k.Line)
+			return errtext.New(w.file, path, "line %d: keys must be plain values", k.Line)
 		}
-		keyPath := fielderr.Join(path, k.Value)
+		keyPath := errtext.Join(path, k.Value)
 		if seen[k.Value] {
-			return fielderr.New(w.file, keyPath, "line %d: key repeated", k.Line)
+			return errtext.New(w.file, keyPath, "line %d: key repeated", k.Line)
 		}
 		seen[k.Value] = true
 		if err := w.check(v, t.Elem(), keyPath); err != nil {
@@ -190,10 +190,10 @@ func (w *walker) checkMap(n *yaml.Node, t reflect.Type, path string) error {
 func (w *walker) checkScalar(n *yaml.Node, t reflect.Type, path string) error {
 	want := scalarNoun(t)
 	if n.Kind != yaml.ScalarNode {
-		return fielderr.New(w.file, path, "line %d: expected %s, got %s", n.Line, want, fielderr.Describe(n))
+		return errtext.New(w.file, path, "line %d: expected %s, got %s", n.Line, want, errtext.Describe(n))
 	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil {
-		return fielderr.New(w.file, path, "line %d: expected %s, got %q", n.Line, want, n.Value)
+		return errtext.New(w.file, path, "line %d: expected %s, got %q", n.Line, want, n.Value)
 	}
 	return nil
 }

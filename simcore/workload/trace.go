@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"optimize/internal/fielderr"
+	"optimize/simcore/errtext"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,21 +106,21 @@ func checkTraceHeader(name string, data []byte) error {
 		return err
 	}
 	if h.Version != 2 && h.Version != 3 {
-		return fielderr.New(name, "trace_version", "unknown value %d (allowed: 2, 3)", h.Version)
+		return errtext.New(name, "trace_version", "unknown value %d (allowed: 2, 3)", h.Version)
 	}
 	if h.TimeUnit != "microseconds" && h.TimeUnit != "us" {
-		return fielderr.New(name, "time_unit", "unknown value %q (allowed: microseconds, us)", h.TimeUnit)
+		return errtext.New(name, "time_unit", "unknown value %q (allowed: microseconds, us)", h.TimeUnit)
 	}
 	switch h.Mode {
 	case "", "real", "generated", "replayed":
 	default:
-		return fielderr.New(name, "mode", "unknown value %q (allowed: real, generated, replayed)", h.Mode)
+		return errtext.New(name, "mode", "unknown value %q (allowed: real, generated, replayed)", h.Mode)
 	}
 	if h.WarmUpRequests < 0 {
-		return fielderr.New(name, "warm_up_requests", "must be >= 0, got %d", h.WarmUpRequests)
+		return errtext.New(name, "warm_up_requests", "must be >= 0, got %d", h.WarmUpRequests)
 	}
 	if h.SessionContextGrowth != "" {
-		return fielderr.New(name, "session_context_growth", "accumulating session replay is not supported (allowed: omit it)")
+		return errtext.New(name, "session_context_growth", "accumulating session replay is not supported (allowed: omit it)")
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
-		return nil, fielderr.New(file, "", "no requests after the header row")
+		return nil, errtext.New(file, "", "no requests after the header row")
 	}
 	// Replay in arrival order; the stable sort keeps file order among equal
 	// times (BLIS injects rows in file order into a time-ordered queue).
@@ -183,7 +183,7 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 			length = 0 // the trace has prefix_length but gives none for this group
 		}
 		if length == 0 && p.zeroInputLine[g] > 0 {
-			return nil, fielderr.New(file, fmt.Sprintf("line %d, column input_tokens", p.zeroInputLine[g]),
+			return nil, errtext.New(file, fmt.Sprintf("line %d, column input_tokens", p.zeroInputLine[g]),
 				"must be >= 1: the row's prefix_group has no prefix_length")
 		}
 		t.prefixes = append(t.prefixes, newPrefixGroup(length, blockSize, src.tokenID))
@@ -194,15 +194,15 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 func (p *traceParser) csvError(err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return fielderr.New(p.file, fmt.Sprintf("line %d", pe.Line), "%v", pe.Err)
+		return errtext.New(p.file, fmt.Sprintf("line %d", pe.Line), "%v", pe.Err)
 	}
-	return fielderr.New(p.file, "", "%v", err)
+	return errtext.New(p.file, "", "%v", err)
 }
 
 func (p *traceParser) header() error {
 	names, err := p.reader.Read()
 	if err == io.EOF {
-		return fielderr.New(p.file, "", "empty file (expected a header row)")
+		return errtext.New(p.file, "", "empty file (expected a header row)")
 	}
 	if err != nil {
 		return p.csvError(err)
@@ -211,16 +211,16 @@ func (p *traceParser) header() error {
 	for i, name := range names {
 		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
 		if _, dup := p.col[name]; dup {
-			return fielderr.New(p.file, "line 1", "column %q appears twice", name)
+			return errtext.New(p.file, "line 1", "column %q appears twice", name)
 		}
 		if !contains(traceRequired, name) && !contains(traceUsed, name) && !contains(traceIgnored, name) {
-			return fielderr.New(p.file, "line 1", "unknown column %q (allowed: %s)", name, allowed)
+			return errtext.New(p.file, "line 1", "unknown column %q (allowed: %s)", name, allowed)
 		}
 		p.col[name] = i
 	}
 	for _, name := range traceRequired {
 		if _, ok := p.col[name]; !ok {
-			return fielderr.New(p.file, "line 1", "missing column %q (required: %s)", name, strings.Join(traceRequired, ", "))
+			return errtext.New(p.file, "line 1", "missing column %q (required: %s)", name, strings.Join(traceRequired, ", "))
 		}
 	}
 	_, p.hasLen = p.col["prefix_length"]
@@ -238,7 +238,7 @@ func (p *traceParser) field(name string) (string, bool) {
 
 func (p *traceParser) errAt(name, format string, args ...any) error {
 	line, _ := p.reader.FieldPos(0)
-	return fielderr.New(p.file, fmt.Sprintf("line %d, column %s", line, name), format, args...)
+	return errtext.New(p.file, fmt.Sprintf("line %d, column %s", line, name), format, args...)
 }
 
 // integer parses an integer column within [lo, hi]; absent columns give 0.

@@ -3,7 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
-	"optimize/internal/fielderr"
+	"optimize/simcore/errtext"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,7 +86,7 @@ type prefixOwner struct {
 type validator struct{ file string }
 
 func (v validator) errf(path, format string, args ...any) error {
-	return fielderr.New(v.file, path, format, args...)
+	return errtext.New(v.file, path, format, args...)
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"optimize/simcore/cluster"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
@@ -46,7 +45,7 @@ func TestHistoryOfAnOverloadStudyNeverRises(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	std, err := cluster.Standard()
+	std, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

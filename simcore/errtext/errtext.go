@@ -1,0 +1,92 @@
+// Package errtext writes the one-line errors a user reads: a problem with
+// a field of a file ("file: field.path: problem"), a problem with a
+// simulator setting ("key: problem", named by its settings-table key), and
+// any multi-line message folded onto one line. It imports nothing of the
+// module, so the simulator and every layer above it may use it.
+package errtext
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem with a named field of a named file.
+type Error struct{ File, Path, Problem string }
+
+func (e *Error) Error() string {
+	parts := make([]string, 0, 3)
+	for _, s := range []string{e.File, e.Path, e.Problem} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return OneLine(strings.Join(parts, ": "))
+}
+
+// New returns an Error for field path of file.
+func New(file, path, format string, args ...any) error {
+	return &Error{File: file, Path: path, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Setting is a value the simulator does not accept, named by the setting's
+// key (the key of templates and `--set`, e.g. "num_instances" or
+// "priority.base.critical"). The simulator knows no flags: a caller that
+// took the value from a flag finds the flag by the key and says so.
+type Setting struct{ Key, Problem string }
+
+func (e *Setting) Error() string { return e.Key + ": " + e.Problem }
+
+// BadSetting returns a Setting error for key.
+func BadSetting(key, format string, args ...any) error {
+	return &Setting{Key: key, Problem: fmt.Sprintf(format, args...)}
+}
+
+// OneLine folds a message onto one line, for messages that may span
+// several (yaml.v3 and database drivers report several): each line is
+// trimmed, empty lines go, and the lines are joined by "; " — by " " after
+// a line ending in ":", which introduces the next ("unmarshal errors:
+// line 3: …; line 4: …").
+func OneLine(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// Join appends key to a dotted field path.
+func Join(path, key string) string {
+	if path == "" || key == "" {
+		return path + key
+	}
+	return path + "." + key
+}
+
+// Describe names what a YAML node holds, for "expected X, got Y" messages.
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an unexpected node"
+}
