@@ -2,7 +2,17 @@
 // SQLite (a file, the default) for one machine, PostgreSQL for many.
 // goptuna's rdb.v2 tables hold the sampler's view of each study; our own
 // tables beside them hold what goptuna cannot: the study's configuration,
-// its baseline, trial leases, and every trial's per-seed metrics.
+// its baseline, trial leases, every trial's result and constraint
+// violations, per-seed metrics, and the stored evidence.
+//
+// It hands out decoded values (domain.go: Study, Trial, SeedRun, metric
+// summaries), never its rows or its connection. Its files: store.go (open,
+// migrate, count statements), retry.go (a lost PostgreSQL connection is
+// retried for a bounded window), trials.go (reading studies and trials),
+// claim.go (leases and rescue), results.go (proposal, result and release,
+// each also inside the sampler's transaction: one ledger), columns.go and
+// encode.go (the JSON columns), evidence.go, and goptuna_history.go and
+// goptuna_writes.go (goptuna's storage, cached and batched).
 package storage
 
 import (
