@@ -47,10 +47,12 @@ func Env(t testing.TB, dsn string, workers int) *studies.Env {
 }
 
 // Study is a create request for a study name of trials trials of
-// template on seeds 42, 43 and 44, with TPE and sampler seed 1.
+// template with TPE, on the default seeds and sampler seed
+// (studies.Defaults: seeds 42, 43 and 44, sampler seed 1).
 func Study(template, name string, trials int) studies.CreateOptions {
-	return studies.CreateOptions{Template: template, Name: name, Trials: trials,
-		Seeds: []int64{42, 43, 44}, Sampler: "tpe", SamplerSeed: 1}
+	o := studies.Defaults()
+	o.Template, o.Name, o.Trials, o.Sampler = template, name, trials, "tpe"
+	return o
 }
 
 // RunStudy creates study o in env, runs it to its total and returns its
