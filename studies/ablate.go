@@ -9,33 +9,8 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
+	"optimize/studies/report"
 )
-
-// Ablation is `study ablate --output json`, and "ablation" in `show`: which
-// of the strategy's components earn its gain, on the study's seeds. Each
-// component (the settings table's grouping) is reverted alone to the
-// baseline's settings (leave-one-out) and applied alone to the baseline
-// (add-one). Deltas are fractions against the baseline.
-type Ablation struct {
-	Trial       int                 `json:"trial"`
-	Components  []ComponentEvidence `json:"components"`
-	Full        map[string]num      `json:"full"`
-	Interaction map[string]num      `json:"interaction"`
-	Missing     int                 `json:"missing,omitempty"`
-	Seeds       []int64             `json:"seeds"`
-}
-
-// ComponentEvidence is one component's part in the gain.
-type ComponentEvidence struct {
-	Name string `json:"name"`
-	// Settings are the baseline's values that leave-one-out restores
-	// (those with an effect once restored): `simulate --template T --param
-	// … --set KEY=VALUE` for each reproduces the leave-one-out run.
-	Settings     map[string]string `json:"settings"`
-	LeaveOneOut  map[string]num    `json:"leave_one_out"`
-	AddOne       map[string]num    `json:"add_one"`
-	Contribution map[string]num    `json:"contribution"`
-}
 
 // ablationRequest is what an ablation ran, as stored with the study.
 type ablationRequest struct {
@@ -85,19 +60,19 @@ func (c component) with(to, from cluster.Config) cluster.Config {
 
 // Ablate runs the leave-one-out and add-one variants of a trial (the best
 // for trial −1) on the study's seeds, storing every run as it finishes.
-func (e *Env) Ablate(ctx context.Context, name string, trial int) (*Ablation, error) {
-	r, err := e.Load(name)
+func (e *Env) Ablate(ctx context.Context, name string, trial int) (*report.Ablation, error) {
+	r, err := report.Load(e.Store, e.Registry, name)
 	if err != nil {
 		return nil, err
 	}
 	req := ablationRequest{Trial: trial}
 	switch {
 	case r.Best < 0:
-		return nil, usage("study %s has no complete trial to ablate", name)
+		return nil, report.Usage("study %s has no complete trial to ablate", name)
 	case trial < 0:
 		req.Trial = r.Complete[r.Best].Number
-	case r.result(trial) == nil:
-		return nil, usage("--trial: study %s has no complete trial %d", name, trial)
+	case r.ByNumber(trial) == nil:
+		return nil, report.Usage("--trial: study %s has no complete trial %d", name, trial)
 	}
 	p, comps, err := e.ablationPlan(r, req)
 	if err != nil {
@@ -118,13 +93,13 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*Ablation, er
 
 // StoredAblation rebuilds the study's last ablation from its stored runs;
 // nil when it has none.
-func (e *Env) StoredAblation(r *Report) (*Ablation, error) {
+func (e *Env) StoredAblation(r *report.Report) (*report.Ablation, error) {
 	js, err := e.Store.Evidence(r.Study.ID, "ablation")
 	if err != nil || js == "" {
 		return nil, err
 	}
 	var req ablationRequest
-	if err := json.Unmarshal([]byte(js), &req); err != nil || r.result(req.Trial) == nil {
+	if err := json.Unmarshal([]byte(js), &req); err != nil || r.ByNumber(req.Trial) == nil {
 		return nil, fmt.Errorf("study %s: stored ablation of trial %d cannot be read (%v)", r.Study.Name, req.Trial, err)
 	}
 	p, comps, err := e.ablationPlan(r, req)
@@ -140,12 +115,12 @@ type ablationVariant struct {
 	loo, add cluster.Config
 }
 
-func (e *Env) ablationPlan(r *Report, req ablationRequest) (*plan, []ablationVariant, error) {
+func (e *Env) ablationPlan(r *report.Report, req ablationRequest) (*plan, []ablationVariant, error) {
 	wl, err := strategies.ResolveWorkload(r.Study.Workload)
 	if err != nil {
 		return nil, nil, err
 	}
-	cand, base, err := e.configs(r, wl, r.result(req.Trial).Params)
+	cand, base, err := e.configs(r, wl, r.ByNumber(req.Trial).Params)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -165,34 +140,34 @@ func (e *Env) ablationPlan(r *Report, req ablationRequest) (*plan, []ablationVar
 	return p, variants, nil
 }
 
-func (e *Env) ablationReport(r *Report, req ablationRequest, p *plan, variants []ablationVariant) (*Ablation, error) {
+func (e *Env) ablationReport(r *report.Report, req ablationRequest, p *plan, variants []ablationVariant) (*report.Ablation, error) {
 	stored, err := e.storedRuns(r.Study, "ablate|")
 	if err != nil {
 		return nil, err
 	}
-	trial := r.result(req.Trial)
-	baseObj, _ := r.baselineObjectives()
-	a := &Ablation{Trial: req.Trial, Seeds: r.Seeds, Components: []ComponentEvidence{}, Full: map[string]num{}, Interaction: map[string]num{}}
-	deltas := func(key string) (map[string]num, bool) {
+	trial := r.ByNumber(req.Trial)
+	baseObj, _ := r.BaselineObjectives()
+	a := &report.Ablation{Trial: req.Trial, Seeds: r.Seeds, Components: []report.ComponentEvidence{}, Full: map[string]report.Num{}, Interaction: map[string]report.Num{}}
+	deltas := func(key string) (map[string]report.Num, bool) {
 		runs, ok := stored.seeds(key, r.Seeds)
 		if !ok {
 			a.Missing++
 			return nil, false
 		}
 		mean := metrics.Mean(runs)
-		out := map[string]num{}
+		out := map[string]report.Num{}
 		for k, o := range r.Template.Objectives {
 			v, _ := strategies.Metric(&mean, o.Metric)
-			out[o.Name] = num(Delta(v, baseObj[k]))
+			out[o.Name] = report.Num(report.Delta(v, baseObj[k]))
 		}
 		return out, true
 	}
 	addSum := map[string]float64{}
 	for k, o := range r.Template.Objectives {
-		a.Full[o.Name] = num(Delta(trial.Objectives[k], baseObj[k]))
+		a.Full[o.Name] = report.Num(report.Delta(trial.Objectives[k], baseObj[k]))
 	}
 	for _, v := range variants {
-		ce := ComponentEvidence{Name: v.comp.name, Settings: map[string]string{}, Contribution: map[string]num{}}
+		ce := report.ComponentEvidence{Name: v.comp.name, Settings: map[string]string{}, Contribution: map[string]report.Num{}}
 		for _, s := range v.comp.settings {
 			if s.Active.Holds(&v.loo) {
 				ce.Settings[s.Key] = s.Value(&v.loo)
@@ -213,7 +188,7 @@ func (e *Env) ablationReport(r *Report, req ablationRequest, p *plan, variants [
 	}
 	if a.Missing == 0 {
 		for _, o := range r.Template.Objectives {
-			a.Interaction[o.Name] = a.Full[o.Name] - num(addSum[o.Name])
+			a.Interaction[o.Name] = a.Full[o.Name] - report.Num(addSum[o.Name])
 		}
 	}
 	return a, nil

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/strategies"
@@ -152,7 +153,7 @@ func TestEveryTunedSettingMovesAnObjective(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every shipped template")
 	}
-	reg, std := builtins(t)
+	reg, std := testkit.Builtins(t)
 	var mu sync.Mutex
 	var measured []measuredRow
 	var wg sync.WaitGroup

@@ -2,7 +2,6 @@ package studies
 
 import (
 	"fmt"
-	"math"
 	"sync"
 
 	"optimize/search"
@@ -12,6 +11,7 @@ import (
 	"optimize/simcore/workload"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/studies/report"
 )
 
 // evaluator runs one parameter vector of a template on every seed and
@@ -108,75 +108,7 @@ func (ev *evaluator) objectives(s *metrics.Summary) ([]float64, error) {
 // template's objectives, their ratios to the baseline's and each
 // constraint's shortfall.
 func (ev *evaluator) judge(s *metrics.Summary) (search.Evaluation, error) {
-	return judge(ev.tpl, ev.baseline, s)
-}
-
-// judge evaluates summary s of a trial of tpl against baseline.
-func judge(tpl *strategies.Template, baseline, s *metrics.Summary) (search.Evaluation, error) {
-	objectives := make([]float64, len(tpl.Objectives))
-	base := make([]float64, len(tpl.Objectives))
-	minimize := make([]bool, len(tpl.Objectives))
-	for i, o := range tpl.Objectives {
-		var err error
-		if objectives[i], err = strategies.Metric(s, o.Metric); err != nil {
-			return search.Evaluation{}, err
-		}
-		if base[i], err = strategies.Metric(baseline, o.Metric); err != nil {
-			return search.Evaluation{}, err
-		}
-		minimize[i] = o.Minimize
-	}
-	violations := make([]float64, len(tpl.Constraints))
-	for i, c := range tpl.Constraints {
-		var err error
-		if violations[i], err = violation(baseline, s, c); err != nil {
-			return search.Evaluation{}, err
-		}
-	}
-	return search.Judge(objectives, base, minimize, violations, tpl.Primary), nil
-}
-
-// violation is a constraint's shortfall, 0 when met. A ratio bound r is
-// missed by r − v/b (min) or v/b − r (max); an absolute bound by the gap
-// relative to the bound, or absolute when the bound is 0. A ratio to a
-// baseline of 0 is the absolute bound r × 0 = 0: a baseline that dropped
-// nothing lets a strategy drop nothing.
-func violation(baseline, s *metrics.Summary, c strategies.Constraint) (float64, error) {
-	v, err := strategies.Metric(s, c.Metric)
-	if err != nil {
-		return 0, err
-	}
-	b, err := strategies.Metric(baseline, c.Metric)
-	if err != nil {
-		return 0, err
-	}
-	// above is how far v exceeds the bound ref.
-	above := func(ref float64) float64 {
-		if ref == 0 {
-			return v
-		}
-		return (v - ref) / math.Abs(ref)
-	}
-	aboveRatio := func(r float64) float64 {
-		if b == 0 {
-			return v
-		}
-		return v/b - r
-	}
-	short := 0.0
-	if c.MinRatioToBaseline > 0 {
-		short = max(short, -aboveRatio(c.MinRatioToBaseline))
-	}
-	if c.MaxRatioToBaseline > 0 {
-		short = max(short, aboveRatio(c.MaxRatioToBaseline))
-	}
-	if c.HasMin {
-		short = max(short, -above(c.Min))
-	}
-	if c.HasMax {
-		short = max(short, above(c.Max))
-	}
-	return short, nil
+	return ev.tpl.Judge(ev.baseline, s)
 }
 
 // baselineConfig is the llm-d-parity baseline run in the study's
@@ -210,7 +142,7 @@ func (ev *evaluator) describe(t *storage.Trial) string {
 	}
 	prim := ev.tpl.Objectives[ev.tpl.Primary]
 	base, _ := strategies.Metric(ev.baseline, prim.Metric)
-	out := fmt.Sprintf("%s %+.1f%%", prim.Name, 100*Delta(t.Objectives[ev.tpl.Primary], base))
+	out := fmt.Sprintf("%s %+.1f%%", prim.Name, 100*report.Delta(t.Objectives[ev.tpl.Primary], base))
 	if t.Judged && !search.Feasible(t.Violation) {
 		out += " (violates a constraint)"
 	}

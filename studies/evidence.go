@@ -2,9 +2,8 @@ package studies
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
 	"optimize/storage"
+	"optimize/studies/report"
 )
 
 // The evidence a study gives for its winner (validation on held-out seeds
@@ -116,25 +116,19 @@ feed:
 	return ctx.Err()
 }
 
-// num is a number in evidence JSON: null when it is not finite (a
-// relative change against a baseline of 0).
-type num float64
-
-func (n num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
+// LoadEvidence adds the study's stored validation and ablation to r (for
+// `show`, `export` and the API), simulating nothing. Evidence that cannot
+// be rebuilt (its workload file moved, say) does not hide the rest of the
+// study: r.EvidenceError says why it is missing.
+func (e *Env) LoadEvidence(r *report.Report) error {
+	var errs []string
+	var err error
+	if r.Validation, err = e.StoredValidation(r); err != nil {
+		errs = append(errs, "validation: "+err.Error())
 	}
-	return json.Marshal(f)
-}
-
-func (n *num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = num(math.NaN())
-		return nil
+	if r.Ablation, err = e.StoredAblation(r); err != nil {
+		errs = append(errs, "ablation: "+err.Error())
 	}
-	var f float64
-	err := json.Unmarshal(b, &f)
-	*n = num(f)
-	return err
+	r.EvidenceError = strings.Join(errs, "; ")
+	return nil
 }

@@ -1,4 +1,4 @@
-package studies
+package studies_test
 
 import (
 	"context"
@@ -7,35 +7,37 @@ import (
 	"testing"
 
 	"optimize/internal/testkit"
+	"optimize/internal/testkit/studykit"
+	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // A validation of several trials runs the baseline once per workload and
 // seed, not once per trial; a regime's verdict is about the gain, so
 // "overfit" is never set there by an interval better than the study's.
 func TestValidationPlanAndRegimeVerdicts(t *testing.T) {
-	env := testEnv(t, 2)
+	env := studykit.TempEnv(t, 2)
 	ctx := context.Background()
-	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "v", Trials: 8, Seeds: []int64{42}, Sampler: "random", SamplerSeed: 1})
+	row, err := env.Create(ctx, studies.CreateOptions{Template: "slo-cascade", Name: "v", Trials: 8, Seeds: []int64{42}, Sampler: "random", SamplerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Run(ctx, row); err != nil {
 		t.Fatal(err)
 	}
-	r, err := env.Load("v")
+	r, err := report.Load(env.Store, env.Registry, "v")
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := validationRequest{Seeds: []int64{100, 101}, Trials: []int{r.Complete[0].Number, r.Complete[1].Number, r.Complete[2].Number},
-		Regimes: []string{"rate-0.5x"}}
-	p, err := env.validationPlan(r, req)
+	jobs, err := env.ValidationJobs(r, []int64{100, 101}, []int{r.Complete[0].Number, r.Complete[1].Number, r.Complete[2].Number},
+		[]string{"rate-0.5x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (3 + 1) * 2 * 2; len(p.jobs) != want {
-		t.Errorf("%d jobs, want %d: 3 trials and one baseline, 2 workloads, 2 seeds", len(p.jobs), want)
+	if want := (3 + 1) * 2 * 2; jobs != want {
+		t.Errorf("%d jobs, want %d: 3 trials and one baseline, 2 workloads, 2 seeds", jobs, want)
 	}
-	v, err := env.Validate(ctx, "v", ValidateOptions{Trial: -1, Seeds: []int64{100, 101, 102}, Regimes: []string{"rate-0.5x", "sustained-overload"}})
+	v, err := env.Validate(ctx, "v", studies.ValidateOptions{Trial: -1, Seeds: []int64{100, 101, 102}, Regimes: []string{"rate-0.5x", "sustained-overload"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,16 +54,16 @@ func TestValidationPlanAndRegimeVerdicts(t *testing.T) {
 // report says which trial and why.
 func TestMissingSeedRowsAreAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
-	env := testEnvAt(t, path, 1)
+	env := studykit.Env(t, path, 1)
 	ctx := context.Background()
-	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "m", Trials: 3, Seeds: []int64{42, 43}, Sampler: "random", SamplerSeed: 1})
+	row, err := env.Create(ctx, studies.CreateOptions{Template: "slo-cascade", Name: "m", Trials: 3, Seeds: []int64{42, 43}, Sampler: "random", SamplerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Run(ctx, row); err != nil {
 		t.Fatal(err)
 	}
-	r, err := env.Load("m")
+	r, err := report.Load(env.Store, env.Registry, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestMissingSeedRowsAreAnError(t *testing.T) {
 			testkit.DB(t, path).Exec("DELETE FROM trial_seed_rows WHERE trial_id = ?", tr.ID)
 		}
 	}
-	r, err = env.Load("m")
+	r, err = report.Load(env.Store, env.Registry, "m")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package studies
 
-import "fmt"
+import (
+	"fmt"
+
+	"optimize/studies/report"
+)
 
 // Migrate brings the database to this release's schema and back-fills
 // what older releases did not store: each complete trial's constraint
@@ -18,11 +22,11 @@ func (e *Env) Migrate() error {
 		return err
 	}
 	for _, name := range names {
-		r, err := e.Load(name)
+		r, err := report.Load(e.Store, e.Registry, name)
 		if err != nil {
 			return fmt.Errorf("study %s: back-fill violations: %v", name, err)
 		}
-		if err := e.Store.StoreViolations(r.backfill); err != nil {
+		if err := e.Store.StoreViolations(r.Backfill()); err != nil {
 			return err
 		}
 	}

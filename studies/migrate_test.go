@@ -1,4 +1,4 @@
-package studies
+package studies_test
 
 import (
 	"bytes"
@@ -15,7 +15,10 @@ import (
 	"gorm.io/gorm"
 
 	"optimize/internal/pgtest"
+	"optimize/internal/testkit/studykit"
 	"optimize/search"
+	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // The testdata databases were written by the release before violations
@@ -55,7 +58,7 @@ func TestMigrateReleaseSQLite(t *testing.T) {
 	if err := os.WriteFile(path, gunzip(t, releaseSQLite), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkMigratedRelease(t, testEnvAt(t, path, 1))
+	checkMigratedRelease(t, studykit.Env(t, path, 1))
 }
 
 func TestMigrateReleasePostgres(t *testing.T) {
@@ -80,7 +83,7 @@ func TestMigrateReleasePostgres(t *testing.T) {
 	if sql, err := db.DB(); err == nil {
 		sql.Close()
 	}
-	checkMigratedRelease(t, testEnvAt(t, dsn, 1))
+	checkMigratedRelease(t, studykit.Env(t, dsn, 1))
 }
 
 // checkMigratedRelease reads the old release's study before and after
@@ -88,14 +91,14 @@ func TestMigrateReleasePostgres(t *testing.T) {
 // stored, every trial is judged, scores and the show document are
 // unchanged, and feasibility agrees with the old release's (the score
 // above the primary ratio alone by more than 1e-9, so 1e-12 of violation).
-func checkMigratedRelease(t *testing.T, env *Env) {
+func checkMigratedRelease(t *testing.T, env *studies.Env) {
 	t.Helper()
-	before, err := env.Load("old")
+	before, err := report.Load(env.Store, env.Registry, "old")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(before.backfill) != 8 {
-		t.Fatalf("%d trials judged in memory before the migration, want 8", len(before.backfill))
+	if len(before.Backfill()) != 8 {
+		t.Fatalf("%d trials judged in memory before the migration, want 8", len(before.Backfill()))
 	}
 	if err := env.Migrate(); err != nil {
 		t.Fatal(err)
@@ -103,12 +106,12 @@ func checkMigratedRelease(t *testing.T, env *Env) {
 	if names, err := env.Store.Unjudged(); err != nil || len(names) != 0 {
 		t.Fatalf("after the migration, studies still to back-fill: %v, %v", names, err)
 	}
-	after, err := env.Load("old")
+	after, err := report.Load(env.Store, env.Registry, "old")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after.backfill) != 0 || len(after.Complete) != 8 {
-		t.Fatalf("after the migration %d trials judged in memory, %d complete; want 0 and 8", len(after.backfill), len(after.Complete))
+	if len(after.Backfill()) != 0 || len(after.Complete) != 8 {
+		t.Fatalf("after the migration %d trials judged in memory, %d complete; want 0 and 8", len(after.Backfill()), len(after.Complete))
 	}
 	var feasible []bool
 	for i := range after.Complete {

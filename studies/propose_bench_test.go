@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/search"
 	"optimize/storage"
 )
@@ -21,7 +22,7 @@ var proposeHistories sync.Map
 // and joint-slo's, the largest shipped space, under TPE (the default) and
 // under ParEGO.
 func BenchmarkPropose(b *testing.B) {
-	reg, _ := builtins(b)
+	reg, _ := testkit.Builtins(b)
 	dir := b.TempDir()
 	for _, template := range []string{"slo-cascade", "joint-slo"} {
 		tpl, err := reg.Get(template)

@@ -1,9 +1,10 @@
 //go:build quality
 
-package studies
+package studies_test
 
 import (
 	"fmt"
+	"optimize/internal/testkit/studykit"
 	"sort"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestHistoryBoundQuality(t *testing.T) {
 	for _, bound := range bounds {
 		var best []float64
 		for seed := int64(1); seed <= seeds; seed++ {
-			env := testEnv(t, 2)
+			env := studykit.TempEnv(t, 2)
 			env.History = bound.history
 			r := runTemplateStudy(t, env, "slo-cascade", "tpe", seed, trials)
 			best = append(best, r.Complete[r.Best].Score)

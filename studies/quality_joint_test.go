@@ -1,11 +1,14 @@
 //go:build quality
 
-package studies
+package studies_test
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"optimize/internal/testkit/studykit"
+	"optimize/studies"
+	"optimize/studies/report"
 	"sort"
 	"strings"
 	"testing"
@@ -28,10 +31,10 @@ type jointRecord struct {
 // default sampler, 2 workers) named name on workload (empty: the
 // template's), warm-started from from when set, and reads its record;
 // validate adds the held-out seeds 100-109.
-func runJoint(t *testing.T, env *Env, template, name, workload, from string, seed int64, trials int, validate bool) jointRecord {
+func runJoint(t *testing.T, env *studies.Env, template, name, workload, from string, seed int64, trials int, validate bool) jointRecord {
 	t.Helper()
 	ctx := context.Background()
-	row, err := env.Create(ctx, CreateOptions{Template: template, Name: name, Trials: trials,
+	row, err := env.Create(ctx, studies.CreateOptions{Template: template, Name: name, Trials: trials,
 		Seeds: []int64{42, 43, 44}, Workload: workload, From: from, SamplerSeed: seed})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +42,7 @@ func runJoint(t *testing.T, env *Env, template, name, workload, from string, see
 	if err := env.Run(ctx, row); err != nil {
 		t.Fatal(err)
 	}
-	r, err := env.Load(name)
+	r, err := report.Load(env.Store, env.Registry, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +61,7 @@ func runJoint(t *testing.T, env *Env, template, name, workload, from string, see
 		rec.priority, rec.admit = fmt.Sprint("preemption ", params["preemption"]), fmt.Sprint("offload above ", params["offload_threshold"])
 	}
 	if validate {
-		v, err := env.Validate(ctx, name, ValidateOptions{Trial: -1})
+		v, err := env.Validate(ctx, name, studies.ValidateOptions{Trial: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +85,7 @@ func runJoint(t *testing.T, env *Env, template, name, workload, from string, see
 // least 6 of the 10 cold overload studies cut critical TTFT P99 by 80 %;
 // the warm start's median best after 20 trials beats the cold one's.
 func TestJointSLORecord(t *testing.T) {
-	env := testEnv(t, 2)
+	env := studykit.TempEnv(t, 2)
 	slo := bestPerSeed(t, env, "joint-slo", "default")
 	for _, rec := range slo {
 		if rec.tokens < -0.01 {
@@ -139,7 +142,7 @@ func TestJointSLORecord(t *testing.T) {
 // bestPerSeed runs template's study NAME-1 .. NAME-5 (sampler seeds 1-5,
 // 100 trials, the template's workload), validates each best on held-out
 // seeds, and logs the table of BENCHMARKS.md.
-func bestPerSeed(t *testing.T, env *Env, template, name string) []jointRecord {
+func bestPerSeed(t *testing.T, env *studies.Env, template, name string) []jointRecord {
 	var table strings.Builder
 	fmt.Fprintf(&table, "| sampler seed | best trial | critical TTFT P99 | tokens/s | held out (seeds 100-109) | 95 %% interval | better on | mechanism |\n|---:|---:|---:|---:|---:|---|---:|---|\n")
 	var recs []jointRecord
@@ -166,7 +169,7 @@ func medianCritical(recs []jointRecord) float64 {
 
 // bestScores is, per complete trial in number order, the lowest score so
 // far (what the sampler reached, penalties included).
-func bestScores(r *Report) []float64 {
+func bestScores(r *report.Report) []float64 {
 	out := make([]float64, len(r.Complete))
 	best := math.Inf(1)
 	for i, c := range r.Complete {

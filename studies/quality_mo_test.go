@@ -1,9 +1,10 @@
 //go:build quality
 
-package studies
+package studies_test
 
 import (
 	"fmt"
+	"optimize/internal/testkit/studykit"
 	"os"
 	"sort"
 	"strings"
@@ -34,14 +35,14 @@ func TestHypervolumeBySampler(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "| template | sampler | median hypervolume | min – max | wins /%d against |\n|---|---|---:|---:|---|\n", seeds)
 	for _, tpl := range templates {
-		if _, err := testEnv(t, 1).Registry.Get(tpl); err != nil {
+		if _, err := studykit.TempEnv(t, 1).Registry.Get(tpl); err != nil {
 			t.Logf("%s: not a template here, skipped", tpl)
 			continue
 		}
 		hv := map[string][]float64{}
 		for _, smp := range samplers {
 			for seed := int64(1); seed <= seeds; seed++ {
-				r := runTemplateStudy(t, testEnv(t, 2), tpl, smp, seed, trials)
+				r := runTemplateStudy(t, studykit.TempEnv(t, 2), tpl, smp, seed, trials)
 				hv[smp] = append(hv[smp], r.Hypervolume)
 				t.Logf("%s %s seed %2d: hypervolume %.4f (front of %d)", tpl, smp, seed, r.Hypervolume, len(r.Pareto))
 			}

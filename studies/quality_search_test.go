@@ -1,9 +1,10 @@
 //go:build quality
 
-package studies
+package studies_test
 
 import (
 	"fmt"
+	"optimize/internal/testkit/studykit"
 	"strings"
 	"testing"
 )
@@ -32,7 +33,7 @@ const (
 // score (the primary objective relative to the baseline plus constraint
 // penalties; lower is better).
 func bestScore(t testing.TB, template, sampler string, seed int64, trials int) float64 {
-	r := runTemplateStudy(t, testEnv(t, 1), template, sampler, seed, trials)
+	r := runTemplateStudy(t, studykit.TempEnv(t, 1), template, sampler, seed, trials)
 	return r.Complete[r.Best].Score
 }
 

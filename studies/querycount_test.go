@@ -1,4 +1,4 @@
-package studies
+package studies_test
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 
 	"optimize/internal/pgtest"
 	"optimize/internal/testkit"
+	"optimize/internal/testkit/studykit"
 	"optimize/search"
 	"optimize/storage"
+	"optimize/studies"
 )
 
 // Asking, claiming and completing a trial issue the same number of
@@ -45,10 +47,10 @@ func TestQueriesPerTrialDoNotGrowWithTheStudy(t *testing.T) {
 // size complete trials, and counts the statements one worker issues
 // running it to size+3.
 func queriesForThreeTrials(t *testing.T, dsn string, size int) int64 {
-	env := testEnvAt(t, dsn, 1)
+	env := studykit.Env(t, dsn, 1)
 	st := env.Store
 	ctx := context.Background()
-	row, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "q", Trials: size + 3,
+	row, err := env.Create(ctx, studies.CreateOptions{Template: "slo-cascade", Name: "q", Trials: size + 3,
 		Seeds: []int64{42, 43, 44}, Sampler: "tpe", SamplerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -68,14 +70,14 @@ func queriesForThreeTrials(t *testing.T, dsn string, size int) int64 {
 // fillTrials stores size complete trials of uniform draws with made-up
 // scores, in the sampler's tables (as a random sampler writes them) and
 // in ours (in batches).
-func fillTrials(t *testing.T, env *Env, dsn string, row *storage.Study, size int) {
+func fillTrials(t *testing.T, env *studies.Env, dsn string, row *storage.Study, size int) {
 	tpl, err := env.Registry.Get(row.Template)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := samplerOptions()
+	opts := studies.SamplerOptions()
 	opts.StartupTrials = size + 1
-	smp, err := search.NewSampler(env.Store.Goptuna(), goptunaName(row), tpl.Space(), search.MethodRandom, 9, opts)
+	smp, err := search.NewSampler(env.Store.Goptuna(), studies.GoptunaName(row), tpl.Space(), search.MethodRandom, 9, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"optimize/search"
 	"optimize/simcore/metrics"
 	"optimize/storage"
+	"optimize/studies/report"
 )
 
 // Run works on the study until it has its total of complete trials or ctx
@@ -119,7 +120,7 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 	}
 	ranges := make([][2]float64, len(ev.tpl.Objectives))
 	for k, o := range ev.tpl.Objectives {
-		sp := Spread(perSeed, metricOf(o.Metric))
+		sp := report.Spread(perSeed, o.Metric)
 		ranges[k] = [2]float64{sp.Min, sp.Max}
 	}
 	out := storage.Outcome{Score: judged.Score(search.DefaultViolationWeight), Objectives: judged.Objectives,

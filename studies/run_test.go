@@ -1,4 +1,4 @@
-package studies
+package studies_test
 
 import (
 	"context"
@@ -11,17 +11,19 @@ import (
 	"github.com/c-bata/goptuna"
 
 	"optimize/internal/testkit"
+	"optimize/internal/testkit/studykit"
 	"optimize/storage"
+	"optimize/studies"
 )
 
 // failingStudy creates a small study, installs trigger (SQL run on the
 // study's SQLite file) and runs the study with a deadline, so that a run
 // that never ends fails the test instead of hanging it.
-func failingStudy(t *testing.T, trials int, trigger string) (*Env, *storage.Study, error) {
+func failingStudy(t *testing.T, trials int, trigger string) (*studies.Env, *storage.Study, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "f.db")
-	env := testEnvAt(t, path, 1)
-	row, err := env.Create(context.Background(), CreateOptions{Template: "slo-cascade", Name: "f", Trials: trials,
+	env := studykit.Env(t, path, 1)
+	row, err := env.Create(context.Background(), studies.CreateOptions{Template: "slo-cascade", Name: "f", Trials: trials,
 		Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -35,10 +37,10 @@ func failingStudy(t *testing.T, trials int, trigger string) (*Env, *storage.Stud
 }
 
 // samplerStates counts the study's goptuna trials by state.
-func samplerStates(t *testing.T, env *Env, row *storage.Study) map[goptuna.TrialState]int {
+func samplerStates(t *testing.T, env *studies.Env, row *storage.Study) map[goptuna.TrialState]int {
 	t.Helper()
 	gs := env.Store.Goptuna()
-	id, err := gs.GetStudyIDFromName(goptunaName(row))
+	id, err := gs.GetStudyIDFromName(studies.GoptunaName(row))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +114,14 @@ func TestSetProposalErrorLeavesNoSamplerTrial(t *testing.T) {
 // A study whose sampler cannot be created is not left behind half-made.
 func TestCreateLeavesNothingWhenTheSamplerFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h.db")
-	env := testEnvAt(t, path, 1)
+	env := studykit.Env(t, path, 1)
 	if err := env.Store.Migrate(); err != nil {
 		t.Fatal(err)
 	}
 	if err := testkit.DB(t, path).Exec("CREATE TRIGGER no_sampler BEFORE INSERT ON studies BEGIN SELECT RAISE(ABORT, 'disk full'); END").Error; err != nil {
 		t.Fatal(err)
 	}
-	_, err := env.Create(context.Background(), CreateOptions{Template: "slo-cascade", Name: "half", Trials: 2, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
+	_, err := env.Create(context.Background(), studies.CreateOptions{Template: "slo-cascade", Name: "half", Trials: 2, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
 	if err == nil {
 		t.Fatal("create succeeded without a sampler")
 	}

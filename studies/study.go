@@ -1,6 +1,12 @@
 // Package studies runs a study's lifecycle: create it (configuration and
-// baseline), run trials with a worker pool through shared storage, rescue
-// trials whose worker died, resume to the study total, and report.
+// baseline; Validate checks a request, Existing finds it made, Delete), run trials with a worker pool
+// through shared storage (Run, each trial evaluated on every seed against
+// the baseline from a per-seed workload cache), rescue trials whose worker
+// died, resume to the study total with a progress display, migrate a
+// database written by an older release (back-filling its violations), and
+// run the evidence for a study's winner: validation on held-out seeds and
+// regimes (Validate) and ablation by component (Ablate), stored run by
+// run. Reading a study back and saying what it found is package report.
 package studies
 
 import (
@@ -18,15 +24,8 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/studies/report"
 )
-
-// UsageError marks errors in the user's request (exit code 2).
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-func usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
 
 // Env is what every study operation needs.
 type Env struct {
@@ -76,33 +75,33 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 func Validate(reg *strategies.Registry, o *CreateOptions) error {
 	tpl, err := reg.Get(o.Template)
 	if err != nil {
-		return UsageError{err}
+		return report.UsageError{Err: err}
 	}
 	if o.Trials < 1 {
-		return usage("--trials: must be ≥ 1, got %d", o.Trials)
+		return report.Usage("--trials: must be ≥ 1, got %d", o.Trials)
 	}
 	if len(o.Seeds) == 0 {
-		return usage("--seeds: give at least one seed")
+		return report.Usage("--seeds: give at least one seed")
 	}
 	if o.Sampler == "" {
 		o.Sampler = DefaultSampler(tpl)
 	}
 	m, err := search.ParseMethod(o.Sampler)
 	if err != nil {
-		return usage("--sampler: %v", err)
+		return report.Usage("--sampler: %v", err)
 	}
 	o.Sampler = string(m)
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("%s-%s", tpl.Name, time.Now().UTC().Format("20060102-150405"))
 	}
 	if !nameRE.MatchString(o.Name) {
-		return usage("--name: %q must be 1–128 letters, digits, '.', '_' or '-'", o.Name)
+		return report.Usage("--name: %q must be 1–128 letters, digits, '.', '_' or '-'", o.Name)
 	}
 	if o.Workload == "" {
 		o.Workload = tpl.Workload
 	}
 	if _, err := strategies.ResolveWorkload(o.Workload); err != nil {
-		return UsageError{fmt.Errorf("--workload: %v", err)}
+		return report.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
 	return nil
 }
@@ -132,7 +131,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		return nil, err
 	}
 	if _, err := e.Store.StudyByName(o.Name); err == nil {
-		return nil, usage("--name: study %q already exists (resume it, or delete it first)", o.Name)
+		return nil, report.Usage("--name: study %q already exists (resume it, or delete it first)", o.Name)
 	} else if !errors.Is(err, storage.ErrStudyNotFound) {
 		return nil, err
 	}
@@ -140,14 +139,14 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: o.Seeds,
 		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
 	}
-	var from *Report
+	var from *report.Report
 	if o.From != "" {
 		var err error
-		if from, err = e.Load(o.From); err != nil {
-			return nil, UsageError{fmt.Errorf("--from: %v", err)}
+		if from, err = report.Load(e.Store, e.Registry, o.From); err != nil {
+			return nil, report.UsageError{Err: fmt.Errorf("--from: %v", err)}
 		}
 		if from.Study.Template != tpl.Name {
-			return nil, usage("--from: study %s searched template %s, not %s: a warm start needs the same parameters", o.From, from.Study.Template, tpl.Name)
+			return nil, report.Usage("--from: study %s searched template %s, not %s: a warm start needs the same parameters", o.From, from.Study.Template, tpl.Name)
 		}
 	}
 	ev, err := e.evaluator(row)
@@ -189,7 +188,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 	}
 	tpl, err := e.Registry.Get(o.Template)
 	if err != nil {
-		return nil, UsageError{err}
+		return nil, report.UsageError{Err: err}
 	}
 	seeds := func(s []int64) string { js, _ := json.Marshal(s); return string(js) } // as the user wrote them
 	for _, d := range []struct {
@@ -205,7 +204,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--from", row.WarmFrom, o.From},
 	} {
 		if d.have != d.ask {
-			return nil, usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
+			return nil, report.Usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
 		}
 	}
 	return row, nil
@@ -248,7 +247,7 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 
 // warm seeds smp with from's complete trials: their parameters, scores
 // and objectives as ratios to from's own baseline.
-func warm(smp *search.Sampler, from *Report) error {
+func warm(smp *search.Sampler, from *report.Report) error {
 	for i := range from.Complete {
 		c := &from.Complete[i]
 		if err := smp.Warm(from.Study.Name, c.Params, from.Evaluation(c)); err != nil {

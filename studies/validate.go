@@ -16,6 +16,7 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/studies/report"
 )
 
 // ValidateOptions are `study validate`'s arguments.
@@ -33,44 +34,6 @@ type validationRequest struct {
 	Regimes []string `json:"regimes"`
 }
 
-// Validation is `study validate --output json`, and "validation" in `show`.
-// Deltas are fractions (−0.69 is −69 %).
-type Validation struct {
-	Seeds      []int64             `json:"seeds"`
-	Candidates []CandidateEvidence `json:"candidates"`
-	Regimes    []RegimeEvidence    `json:"regimes"`
-	// Missing counts simulations not run yet (an interrupted validation);
-	// the figures then cover the seeds that are complete.
-	Missing int `json:"missing,omitempty"`
-}
-
-// RegimeEvidence is the same comparison at another operating point.
-type RegimeEvidence struct {
-	Name       string              `json:"name"`
-	Doc        string              `json:"doc"`
-	Candidates []CandidateEvidence `json:"candidates"`
-}
-
-// CandidateEvidence compares one trial with the baseline, seed by seed.
-type CandidateEvidence struct {
-	Trial      int                          `json:"trial"`
-	Params     map[string]any               `json:"params"`
-	Overfit    bool                         `json:"overfit"`
-	Verdict    string                       `json:"verdict"`
-	Objectives map[string]ObjectiveEvidence `json:"objectives"`
-}
-
-// ObjectiveEvidence is one objective's change against the baseline: in the
-// study (means over the study's seeds) and on the held-out seeds (mean of
-// the per-seed changes, with its paired Student-t 95 % interval).
-type ObjectiveEvidence struct {
-	InStudyDelta  num    `json:"in_study_delta"`
-	HeldOutDelta  num    `json:"held_out_delta"`
-	CI95          [2]num `json:"ci95"`
-	BetterOnSeeds int    `json:"better_on_seeds"`
-	Seeds         int    `json:"seeds"`
-}
-
 // DefaultHeldOutSeeds are ten seeds from 100 up that the study did not use.
 func DefaultHeldOutSeeds(study []int64) []int64 {
 	var out []int64
@@ -85,12 +48,12 @@ func DefaultHeldOutSeeds(study []int64) []int64 {
 // Validate re-runs trials and the baseline on held-out seeds (and at
 // regimes), storing every run as it finishes; running it again after an
 // interruption computes only what is missing.
-func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*Validation, error) {
-	r, err := e.Load(name)
+func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*report.Validation, error) {
+	r, err := report.Load(e.Store, e.Registry, name)
 	if err != nil {
 		return nil, err
 	}
-	req, err := r.validationRequest(o)
+	req, err := requestFor(r, o)
 	if err != nil {
 		return nil, err
 	}
@@ -111,21 +74,21 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*Va
 	return e.validationReport(r, req, plan)
 }
 
-// validationRequest checks the options against the study.
-func (r *Report) validationRequest(o ValidateOptions) (validationRequest, error) {
+// requestFor checks the options against study r.
+func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) {
 	req := validationRequest{Seeds: o.Seeds, Regimes: o.Regimes}
 	switch {
 	case r.Best < 0:
-		return req, usage("study %s has no complete trial to validate", r.Study.Name)
+		return req, report.Usage("study %s has no complete trial to validate", r.Study.Name)
 	case o.Pareto && len(r.Pareto) == 0:
-		return req, usage("--pareto: study %s has no trial within its constraints, so its Pareto front is empty", r.Study.Name)
+		return req, report.Usage("--pareto: study %s has no trial within its constraints, so its Pareto front is empty", r.Study.Name)
 	case o.Pareto:
 		for _, i := range r.Pareto {
 			req.Trials = append(req.Trials, r.Complete[i].Number)
 		}
 	case o.Trial >= 0:
-		if r.result(o.Trial) == nil {
-			return req, usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
+		if r.ByNumber(o.Trial) == nil {
+			return req, report.Usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
 		}
 		req.Trials = []int{o.Trial}
 	default:
@@ -135,33 +98,23 @@ func (r *Report) validationRequest(o ValidateOptions) (validationRequest, error)
 		req.Seeds = DefaultHeldOutSeeds(r.Seeds)
 	}
 	if len(req.Seeds) < 2 {
-		return req, usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
+		return req, report.Usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
 	}
 	for _, s := range req.Seeds {
 		if slices.Contains(r.Seeds, s) {
-			return req, usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
+			return req, report.Usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
 		}
 	}
 	for _, name := range req.Regimes {
 		if _, err := strategies.LookupRegime(name); err != nil {
-			return req, usage("--regime: %v", err)
+			return req, report.Usage("--regime: %v", err)
 		}
 	}
 	return req, nil
 }
 
-// result finds a complete trial by number.
-func (r *Report) result(number int) *Result {
-	for i := range r.Complete {
-		if r.Complete[i].Number == number {
-			return &r.Complete[i]
-		}
-	}
-	return nil
-}
-
 // configs returns trial's configuration and the baseline's at workload wl.
-func (e *Env) configs(r *Report, wl *strategies.Workload, params []search.Value) (cand, base cluster.Config, err error) {
+func (e *Env) configs(r *report.Report, wl *strategies.Workload, params []search.Value) (cand, base cluster.Config, err error) {
 	tpl := r.Template
 	if cand, err = tpl.Config(e.Base, params); err != nil {
 		return
@@ -208,7 +161,7 @@ func configKey(name string, cfg cluster.Config, wl *strategies.Workload) string 
 }
 
 // validationPlan lists every simulation a validation needs.
-func (e *Env) validationPlan(r *Report, req validationRequest) (*plan, error) {
+func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, error) {
 	studyWL, err := strategies.ResolveWorkload(r.Study.Workload)
 	if err != nil {
 		return nil, err
@@ -221,7 +174,7 @@ func (e *Env) validationPlan(r *Report, req validationRequest) (*plan, error) {
 			wl, label = studyWL.At(rg), "validate|"+regime
 		}
 		for _, n := range req.Trials {
-			cand, base, err := e.configs(r, wl, r.result(n).Params)
+			cand, base, err := e.configs(r, wl, r.ByNumber(n).Params)
 			if err != nil {
 				return nil, fmt.Errorf("trial %d at %s: %v", n, wl.Name, err)
 			}
@@ -234,7 +187,7 @@ func (e *Env) validationPlan(r *Report, req validationRequest) (*plan, error) {
 
 // StoredValidation rebuilds the study's last validation from its stored
 // runs, without simulating; nil when it has none.
-func (e *Env) StoredValidation(r *Report) (*Validation, error) {
+func (e *Env) StoredValidation(r *report.Report) (*report.Validation, error) {
 	js, err := e.Store.Evidence(r.Study.ID, "validation")
 	if err != nil || js == "" {
 		return nil, err
@@ -244,7 +197,7 @@ func (e *Env) StoredValidation(r *Report) (*Validation, error) {
 		return nil, fmt.Errorf("study %s: stored validation: %v", r.Study.Name, err)
 	}
 	for _, n := range req.Trials {
-		if r.result(n) == nil {
+		if r.ByNumber(n) == nil {
 			return nil, fmt.Errorf("study %s: stored validation names trial %d, which is not complete", r.Study.Name, n)
 		}
 	}
@@ -256,12 +209,12 @@ func (e *Env) StoredValidation(r *Report) (*Validation, error) {
 }
 
 // validationReport builds the report from the stored runs.
-func (e *Env) validationReport(r *Report, req validationRequest, p *plan) (*Validation, error) {
+func (e *Env) validationReport(r *report.Report, req validationRequest, p *plan) (*report.Validation, error) {
 	stored, err := e.storedRuns(r.Study, "validate|")
 	if err != nil {
 		return nil, err
 	}
-	v := &Validation{Seeds: req.Seeds, Candidates: []CandidateEvidence{}, Regimes: []RegimeEvidence{}}
+	v := &report.Validation{Seeds: req.Seeds, Candidates: []report.CandidateEvidence{}, Regimes: []report.RegimeEvidence{}}
 	for _, j := range p.jobs {
 		if _, ok := stored[storage.RunKey{Key: j.key, Seed: j.seed}]; !ok {
 			v.Missing++
@@ -272,24 +225,24 @@ func (e *Env) validationReport(r *Report, req validationRequest, p *plan) (*Vali
 		if regime != "" {
 			label = "validate|" + regime
 		}
-		var cands []CandidateEvidence
+		var cands []report.CandidateEvidence
 		for _, n := range req.Trials {
-			cands = append(cands, r.compare(r.result(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, regime != ""))
+			cands = append(cands, compare(r, r.ByNumber(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, regime != ""))
 		}
 		if regime == "" {
 			v.Candidates = cands
 			continue
 		}
 		rg, _ := strategies.LookupRegime(regime)
-		v.Regimes = append(v.Regimes, RegimeEvidence{Name: regime, Doc: rg.Doc, Candidates: cands})
+		v.Regimes = append(v.Regimes, report.RegimeEvidence{Name: regime, Doc: rg.Doc, Candidates: cands})
 	}
 	return v, nil
 }
 
-// compare pairs a trial's held-out runs with the baseline's, seed by seed,
-// over the seeds where both are stored.
-func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds []int64, regime bool) CandidateEvidence {
-	ce := CandidateEvidence{Trial: c.Number, Params: r.ParamMap(c.Params), Objectives: map[string]ObjectiveEvidence{}}
+// compare pairs a trial of study r: its held-out runs with the baseline's,
+// seed by seed, over the seeds where both are stored.
+func compare(r *report.Report, c *report.Result, stored runs, candKey, baseKey string, seeds []int64, regime bool) report.CandidateEvidence {
+	ce := report.CandidateEvidence{Trial: c.Number, Params: r.ParamMap(c.Params), Objectives: map[string]report.ObjectiveEvidence{}}
 	var cand, base []metrics.Summary
 	for _, s := range seeds {
 		cm, ok1 := stored[storage.RunKey{Key: candKey, Seed: s}]
@@ -298,20 +251,20 @@ func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds 
 			cand, base = append(cand, cm), append(base, bm)
 		}
 	}
-	baseObj, _ := r.baselineObjectives()
+	baseObj, _ := r.BaselineObjectives()
 	for k, o := range r.Template.Objectives {
-		oe := ObjectiveEvidence{InStudyDelta: num(Delta(c.Objectives[k], baseObj[k])), Seeds: len(cand)}
+		oe := report.ObjectiveEvidence{InStudyDelta: report.Num(report.Delta(c.Objectives[k], baseObj[k])), Seeds: len(cand)}
 		changes := make([]float64, len(cand))
 		for i := range cand {
 			v, _ := strategies.Metric(&cand[i], o.Metric)
 			b, _ := strategies.Metric(&base[i], o.Metric)
-			changes[i] = Delta(v, b)
+			changes[i] = report.Delta(v, b)
 			if o.Minimize && v < b || !o.Minimize && v > b {
 				oe.BetterOnSeeds++
 			}
 		}
 		mean, lo, hi := pairedT(changes)
-		oe.HeldOutDelta, oe.CI95 = num(mean), [2]num{num(lo), num(hi)}
+		oe.HeldOutDelta, oe.CI95 = report.Num(mean), [2]report.Num{report.Num(lo), report.Num(hi)}
 		ce.Objectives[o.Name] = oe
 	}
 	if len(cand) == 0 {
@@ -329,17 +282,17 @@ func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds 
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	failed := r.failedConstraint(metrics.Mean(cand), metrics.Mean(base))
+	failed := r.FailedConstraint(metrics.Mean(cand), metrics.Mean(base))
 	// Overfit: the interval lies wholly on the worse side of the in-study
 	// Δ (a held-out result better than the study's is no overfitting), or
 	// a constraint fails.
 	ce.Overfit = failed != "" || (!regime && hi < in)
-	summary := fmt.Sprintf("%s %s, %d/%d seeds", prim.Name, pctInterval(pe), pe.BetterOnSeeds, pe.Seeds)
+	summary := fmt.Sprintf("%s %s, %d/%d seeds", prim.Name, pe.Interval(), pe.BetterOnSeeds, pe.Seeds)
 	switch {
 	case failed != "":
 		ce.Verdict = fmt.Sprintf("%s fails: %s", failed, summary)
 	case !regime && hi < in:
-		ce.Verdict = fmt.Sprintf("overfit: %s is worse than the in-study %s", summary, pct(float64(pe.InStudyDelta)))
+		ce.Verdict = fmt.Sprintf("overfit: %s is worse than the in-study %s", summary, report.Percent(float64(pe.InStudyDelta)))
 	case !regime:
 		ce.Verdict = "holds on held-out seeds: " + summary
 	case lo > 0:
@@ -351,19 +304,6 @@ func (r *Report) compare(c *Result, stored runs, candKey, baseKey string, seeds 
 	}
 	return ce
 }
-
-// failedConstraint names the first template constraint the candidate's
-// mean misses against the baseline's mean; "" when all hold.
-func (r *Report) failedConstraint(cand, base metrics.Summary) string {
-	judged, err := judge(r.Template, &base, &cand)
-	if err != nil { // a template's metrics are checked at load: cannot happen
-		return ""
-	}
-	return r.missed(judged)
-}
-
-// ConstraintWords renders a constraint, e.g. "tokens_per_sec ≥ 0.98 × baseline".
-func ConstraintWords(c strategies.Constraint) string { return c.Words() }
 
 // pairedT is the mean of the per-seed changes and its 95 % Student-t
 // interval, mean ± t(0.975, n−1)·s/√n; the interval is NaN below 2 seeds.
@@ -385,9 +325,4 @@ func pairedT(d []float64) (mean, lo, hi float64) {
 	}
 	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
 	return mean, mean - half, mean + half
-}
-
-// pctInterval renders "−68.0% [−70.1%, −65.9%]".
-func pctInterval(o ObjectiveEvidence) string {
-	return fmt.Sprintf("%s [%s, %s]", pct(float64(o.HeldOutDelta)), pct(float64(o.CI95[0])), pct(float64(o.CI95[1])))
 }

@@ -1,28 +1,31 @@
-package studies
+package studies_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"optimize/internal/testkit/studykit"
 	"optimize/search"
 	"optimize/strategies"
+	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // A warm-started study's sampler learns from the earlier study's complete
 // trials: they are in its history (not among its trials), and it proposes
 // with TPE from its first trial instead of drawing startup points.
 func TestWarmStart(t *testing.T) {
-	env := testEnv(t, 1)
+	env := studykit.TempEnv(t, 1)
 	ctx := context.Background()
-	first, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "first", Trials: 8, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
+	first, err := env.Create(ctx, studies.CreateOptions{Template: "slo-cascade", Name: "first", Trials: 8, Seeds: []int64{42}, Sampler: "tpe", SamplerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Run(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	second, err := env.Create(ctx, CreateOptions{Template: "slo-cascade", Name: "second", Trials: 3, Seeds: []int64{42},
+	second, err := env.Create(ctx, studies.CreateOptions{Template: "slo-cascade", Name: "second", Trials: 3, Seeds: []int64{42},
 		Workload: "orthogonal-slo@rate-1.2x", Sampler: "tpe", SamplerSeed: 1, From: "first"})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +34,7 @@ func TestWarmStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := env.Store.Goptuna()
-	id, err := g.GetStudyIDFromName(goptunaName(second))
+	id, err := g.GetStudyIDFromName(studies.GoptunaName(second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +54,7 @@ func TestWarmStart(t *testing.T) {
 	if warm != 8 || proposed["tpe"] != 3 || proposed["startup"] != 0 {
 		t.Errorf("history: %d warm trials (want 8), own proposals %v (want 3 tpe, no startup)", warm, proposed)
 	}
-	r, err := env.Load("second")
+	r, err := report.Load(env.Store, env.Registry, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,18 +66,18 @@ func TestWarmStart(t *testing.T) {
 // A template that names its sampler gets it by default; otherwise TPE,
 // whatever the number of objectives.
 func TestDefaultSamplerFollowsTheTemplate(t *testing.T) {
-	reg := testEnv(t, 1).Registry
+	reg := studykit.TempEnv(t, 1).Registry
 	for name, want := range map[string]string{"joint-slo": "tpe", "slo-cascade": "tpe"} {
 		tpl, err := reg.Get(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := DefaultSampler(tpl); got != want {
+		if got := studies.DefaultSampler(tpl); got != want {
 			t.Errorf("%s: default sampler %s, want %s", name, got, want)
 		}
 	}
 	named := strategies.Template{Objectives: make([]strategies.Objective, 3), Sampler: "parego"}
-	if got := DefaultSampler(&named); got != "parego" {
+	if got := studies.DefaultSampler(&named); got != "parego" {
 		t.Errorf("a template naming parego: default sampler %s, want parego", got)
 	}
 }

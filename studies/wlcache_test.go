@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
 	"optimize/strategies"
 )
@@ -16,7 +17,7 @@ import (
 // kv-pressure-full (2000 GPU blocks, CPU tier, preemption).
 func cacheConfigs(t *testing.T) []cluster.Config {
 	t.Helper()
-	reg, std := builtins(t)
+	reg, std := testkit.Builtins(t)
 	var out []cluster.Config
 	for _, name := range []string{"baseline", "kv-pressure-full"} {
 		tpl, err := reg.Get(name)
@@ -198,7 +199,7 @@ func BenchmarkSimulateWorkload(b *testing.B) {
 // slo-cascade, its workload and its configuration at the defaults.
 func sloCascadeAtDefaults(t testing.TB) (*strategies.Registry, cluster.Config, *strategies.Template, *strategies.Workload, cluster.Config) {
 	t.Helper()
-	reg, std := builtins(t)
+	reg, std := testkit.Builtins(t)
 	tpl, err := reg.Get("slo-cascade")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
-	"optimize/studies"
+	"optimize/studies/report"
 )
 
 type simulateOptions struct {
@@ -194,5 +194,5 @@ func checkOutput(output string) error {
 
 // writeIndented writes v as indented JSON.
 func writeIndented(w io.Writer, v any) error {
-	return failed(studies.WriteJSON(w, v))
+	return failed(report.WriteJSON(w, v))
 }

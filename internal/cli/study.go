@@ -19,6 +19,7 @@ import (
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // studyFlags are shared by the study subcommands.
@@ -140,7 +141,7 @@ func interruptible() (context.Context, func()) {
 
 // studyError maps study errors to exit codes.
 func studyError(err error) error {
-	var u studies.UsageError
+	var u report.UsageError
 	if err == nil || errors.As(err, &u) || errors.Is(err, storage.ErrStudyNotFound) || errors.Is(err, storage.ErrNoDatabase) ||
 		errors.Is(err, storage.ErrBadDSN) {
 		return err
@@ -258,7 +259,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 			env, err := f.existing(s, "")
 			if errors.Is(err, storage.ErrNoDatabase) {
 				if output == "json" {
-					return writeIndented(s.Out, []studies.StudySummary{})
+					return writeIndented(s.Out, []report.StudySummary{})
 				}
 				fmt.Fprintln(s.Out, "no studies yet")
 				return nil
@@ -267,7 +268,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				return err
 			}
 			defer env.Store.Close()
-			list, err := env.Summaries()
+			list, err := report.Summaries(env.Store, env.Registry)
 			if err != nil {
 				return failed(fmt.Errorf("storage %s: %v (create a study first)", env.Store.Label, err))
 			}
@@ -281,7 +282,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				trials := fmt.Sprintf("%d/%d", r.TrialsComplete, r.TrialsTotal)
 				best := ""
 				if r.BestDelta != nil {
-					best = fmt.Sprintf("%s %s (trial %d)", r.Primary, studies.Percent(*r.BestDelta), *r.BestTrial)
+					best = fmt.Sprintf("%s %s (trial %d)", r.Primary, report.Percent(*r.BestDelta), *r.BestTrial)
 					if r.BestViolates {
 						best += ", misses a constraint"
 					}
@@ -320,7 +321,7 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 }
 
 func showTrial(s Streams, env *studies.Env, name string, n int, output string) error {
-	r, err := env.Load(name)
+	r, err := report.Load(env.Store, env.Registry, name)
 	if err != nil {
 		return studyError(err)
 	}
@@ -348,7 +349,7 @@ func showTrial(s Streams, env *studies.Env, name string, n int, output string) e
 }
 
 func showStudy(s Streams, env *studies.Env, name, output string) error {
-	r, err := env.Load(name)
+	r, err := report.Load(env.Store, env.Registry, name)
 	if err != nil {
 		return studyError(err)
 	}
@@ -397,7 +398,7 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 				return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
-				r, err := env.Load(row.Name)
+				r, err := report.Load(env.Store, env.Registry, row.Name)
 				if err != nil {
 					return studyError(err)
 				}
@@ -409,14 +410,14 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 					if format != "json" {
 						return fmt.Errorf("--history: only --format json")
 					}
-					err = studies.WriteJSON(&buf, r.History())
+					err = report.WriteJSON(&buf, r.History())
 				case validation, ablation:
 					kind := map[bool]string{true: "validation", false: "ablation"}[validation]
 					if err := env.LoadEvidence(r); err != nil {
 						return studyError(err)
 					}
 					err = r.ExportEvidence(&buf, kind, format)
-					if errors.Is(err, studies.ErrNoEvidence) {
+					if errors.Is(err, report.ErrNoEvidence) {
 						return fmt.Errorf("--%s: %v", kind, err)
 					}
 				default:

@@ -12,7 +12,8 @@ import (
 
 	"optimize/storage"
 	"optimize/studies"
-	"optimize/studies/plot"
+	"optimize/studies/report"
+	"optimize/studies/report/plot"
 )
 
 func newStudyPlot(s Streams, f *studyFlags) *cobra.Command {
@@ -45,7 +46,7 @@ func newStudyPlot(s Streams, f *studyFlags) *cobra.Command {
 				return err
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
-				r, err := env.Load(row.Name)
+				r, err := report.Load(env.Store, env.Registry, row.Name)
 				if err != nil {
 					return studyError(err)
 				}
@@ -84,7 +85,7 @@ script and refers to nothing outside itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
-				r, err := env.Load(row.Name)
+				r, err := report.Load(env.Store, env.Registry, row.Name)
 				if err != nil {
 					return studyError(err)
 				}

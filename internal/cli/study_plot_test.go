@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"optimize/studies/plot"
+	"optimize/studies/report/plot"
 )
 
 // Every kind writes a well-formed SVG and a PNG of the documented size;

@@ -13,6 +13,7 @@ import (
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // statusError carries an HTTP status.
@@ -32,7 +33,7 @@ func withStatus(status int, format string, args ...any) error {
 // an unknown study or template 404, a clash with what exists 409.
 func statusOf(err error) int {
 	var se statusError
-	var ue studies.UsageError
+	var ue report.UsageError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &se):
@@ -55,7 +56,7 @@ type errorBody struct {
 func writeError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = studies.WriteJSON(w, errorBody{Error: err.Error()})
+	_ = report.WriteJSON(w, errorBody{Error: err.Error()})
 }
 
 // writeBody sends what fill writes, as JSON, once it has all been written
@@ -72,7 +73,7 @@ func writeBody(w http.ResponseWriter, status int, fill func(io.Writer) error) er
 }
 
 func writeValue(w http.ResponseWriter, status int, v any) error {
-	return writeBody(w, status, func(b io.Writer) error { return studies.WriteJSON(b, v) })
+	return writeBody(w, status, func(b io.Writer) error { return report.WriteJSON(b, v) })
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
@@ -81,12 +82,12 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 
 // listStudies is `study list --output json`.
 func (s *Server) listStudies(w http.ResponseWriter, _ *http.Request) error {
-	list, err := s.cfg.Env.Summaries()
+	list, err := report.Summaries(s.cfg.Env.Store, s.cfg.Env.Registry)
 	if err != nil && !missingTables(err) {
 		return err
 	}
 	if list == nil {
-		list = []studies.StudySummary{}
+		list = []report.StudySummary{}
 	}
 	return writeValue(w, http.StatusOK, list)
 }
@@ -98,7 +99,7 @@ func missingTables(err error) bool {
 }
 
 // report is the study named in the path, with its stored evidence.
-func (s *Server) report(r *http.Request) (*studies.Report, error) {
+func (s *Server) report(r *http.Request) (*report.Report, error) {
 	return s.reports.get(r.PathValue("name"))
 }
 
@@ -108,7 +109,7 @@ func (s *Server) showStudy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return studies.WriteJSON(b, rep.JSON()) }))
+	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return report.WriteJSON(b, rep.JSON()) }))
 }
 
 // trials is `study export NAME --format json`.
@@ -134,7 +135,7 @@ func (s *Server) trial(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return withStatus(http.StatusNotFound, "study %s has no complete trial %d", rep.Study.Name, n)
 	}
-	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return studies.WriteJSON(b, d) }))
+	return writeBody(w, http.StatusOK, checked(rep, func(b io.Writer) error { return report.WriteJSON(b, d) }))
 }
 
 // pareto is `study export NAME --pareto --format json`.
@@ -163,7 +164,7 @@ func (s *Server) evidence(kind string) func(w http.ResponseWriter, r *http.Reque
 			return err
 		}
 		err = writeBody(w, http.StatusOK, func(b io.Writer) error { return rep.ExportEvidence(b, kind, "json") })
-		if errors.Is(err, studies.ErrNoEvidence) {
+		if errors.Is(err, report.ErrNoEvidence) {
 			return statusError{http.StatusNotFound, err}
 		}
 		return err
@@ -248,7 +249,7 @@ func (s *Server) resumeStudy(w http.ResponseWriter, r *http.Request) error {
 
 // studyRow answers with the study's list row.
 func (s *Server) studyRow(w http.ResponseWriter, status int, name string) error {
-	list, err := s.cfg.Env.Summaries()
+	list, err := report.Summaries(s.cfg.Env.Store, s.cfg.Env.Registry)
 	if err != nil {
 		return err
 	}
@@ -298,7 +299,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 // checked fails a document built from a trial whose metrics could not be
 // read (it would show zeros).
-func checked(rep *studies.Report, fill func(io.Writer) error) func(io.Writer) error {
+func checked(rep *report.Report, fill func(io.Writer) error) func(io.Writer) error {
 	return func(w io.Writer) error {
 		if err := fill(w); err != nil {
 			return err

@@ -16,9 +16,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"optimize/internal/testkit/studykit"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // chromium finds Debian's chromium (which .ci/run installs).
@@ -104,8 +106,8 @@ func (b *browser) run(t *testing.T, actions ...chromedp.Action) {
 // Pareto axes redraws the front, nothing is requested from anywhere but
 // the server, and nothing is logged as an error.
 func TestDashboardInChromium(t *testing.T) {
-	env := newEnv(t)
-	runStudy(t, env, "s1", 12)
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "s1", 12))
 	hostile := "<script>alert(1)</script>"
 	if err := env.Store.CreateStudy(&storage.Study{Name: hostile, Template: "slo-cascade", Workload: "orthogonal-slo", Seeds: []int64{42},
 		Sampler: "tpe", TrialsTotal: 1, BaselineSeeds: []metrics.Summary{{}}}); err != nil {
@@ -175,7 +177,7 @@ func TestDashboardInChromium(t *testing.T) {
 // history line is the best feasible value so far as the server sends it:
 // it starts at the first feasible trial and never rises.
 func TestDashboardBestFeasibleLineNeverRises(t *testing.T) {
-	env := newEnv(t)
+	env := studykit.TempEnv(t, 2)
 	env.Workers = 1
 	row, err := env.Create(context.Background(), studies.CreateOptions{Template: "joint-slo", Name: "ov", Trials: 8,
 		Seeds: []int64{42, 43, 44}, Workload: "orthogonal-slo@sustained-overload", Sampler: "tpe", SamplerSeed: 1})
@@ -185,7 +187,7 @@ func TestDashboardBestFeasibleLineNeverRises(t *testing.T) {
 	if err := env.Run(context.Background(), row); err != nil {
 		t.Fatal(err)
 	}
-	r, err := env.Load("ov")
+	r, err := report.Load(env.Store, env.Registry, "ov")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // reports keeps the last report built for each of a few studies, with
@@ -19,7 +20,7 @@ type reports struct {
 
 type cached struct {
 	fingerprint string
-	report      *studies.Report
+	report      *report.Report
 	used        int
 }
 
@@ -31,7 +32,7 @@ func newReports(env *studies.Env) *reports { return &reports{env: env, by: map[s
 
 // get returns the study's report with its stored evidence. Reports are
 // shared: callers only read them.
-func (c *reports) get(name string) (*studies.Report, error) {
+func (c *reports) get(name string) (*report.Report, error) {
 	row, err := c.env.Store.StudyByName(name)
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func (c *reports) get(name string) (*studies.Report, error) {
 		return hit.report, nil
 	}
 	c.mu.Unlock()
-	rep, err := c.env.Load(name)
+	rep, err := report.Load(c.env.Store, c.env.Registry, name)
 	if err == nil {
 		err = c.env.LoadEvidence(rep)
 	}

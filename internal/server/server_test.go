@@ -8,49 +8,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"optimize/internal/testkit"
+	"optimize/internal/testkit/studykit"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
+	"optimize/studies/report"
 )
-
-// newEnv opens a fresh SQLite storage with the built-in templates.
-func newEnv(t *testing.T) *studies.Env {
-	t.Helper()
-	st, err := storage.Open(filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := strategies.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &studies.Env{Store: st, Registry: reg, Base: base, Progress: io.Discard, Workers: 2, Lease: 30 * time.Second, Worker: studies.WorkerID()}
-}
-
-// runStudy creates and runs a small study to completion.
-func runStudy(t *testing.T, env *studies.Env, name string, trials int) {
-	t.Helper()
-	row, err := env.Create(context.Background(), studies.CreateOptions{Template: "slo-cascade", Name: name, Trials: trials,
-		Seeds: []int64{42, 43, 44}, Sampler: "tpe", SamplerSeed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Run(context.Background(), row); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func newServer(t *testing.T, env *studies.Env, addr, token string) *httptest.Server {
 	t.Helper()
@@ -93,17 +62,17 @@ func post(t *testing.T, url, token, body string) (int, []byte) {
 // Every GET route answers 200 with exactly the bytes the CLI's JSON for
 // the same question would print.
 func TestReadRoutesServeTheCLIJSON(t *testing.T) {
-	env := newEnv(t)
-	runStudy(t, env, "s1", 8)
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "s1", 8))
 	ts := newServer(t, env, "127.0.0.1:0", "")
-	rep, err := env.Load("s1")
+	rep, err := report.Load(env.Store, env.Registry, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := env.LoadEvidence(rep); err != nil {
 		t.Fatal(err)
 	}
-	list, _ := env.Summaries()
+	list, _ := report.Summaries(env.Store, env.Registry)
 	tpl, _ := env.Registry.Get("slo-cascade")
 	var templates []strategies.TemplateSummary
 	for _, t := range env.Registry.Templates() {
@@ -111,14 +80,14 @@ func TestReadRoutesServeTheCLIJSON(t *testing.T) {
 	}
 	trial3, _ := rep.Trial(3)
 	want := map[string]func(io.Writer) error{
-		"/api/studies":               func(w io.Writer) error { return studies.WriteJSON(w, list) },
-		"/api/studies/s1":            func(w io.Writer) error { return studies.WriteJSON(w, rep.JSON()) },
+		"/api/studies":               func(w io.Writer) error { return report.WriteJSON(w, list) },
+		"/api/studies/s1":            func(w io.Writer) error { return report.WriteJSON(w, rep.JSON()) },
 		"/api/studies/s1/trials":     func(w io.Writer) error { return rep.Export(w, "json", false) },
 		"/api/studies/s1/pareto":     func(w io.Writer) error { return rep.Export(w, "json", true) },
-		"/api/studies/s1/history":    func(w io.Writer) error { return studies.WriteJSON(w, rep.History()) },
-		"/api/studies/s1/trials/3":   func(w io.Writer) error { return studies.WriteJSON(w, trial3) },
-		"/api/templates":             func(w io.Writer) error { return studies.WriteJSON(w, templates) },
-		"/api/templates/slo-cascade": func(w io.Writer) error { return studies.WriteJSON(w, tpl.JSON()) },
+		"/api/studies/s1/history":    func(w io.Writer) error { return report.WriteJSON(w, rep.History()) },
+		"/api/studies/s1/trials/3":   func(w io.Writer) error { return report.WriteJSON(w, trial3) },
+		"/api/templates":             func(w io.Writer) error { return report.WriteJSON(w, templates) },
+		"/api/templates/slo-cascade": func(w io.Writer) error { return report.WriteJSON(w, tpl.JSON()) },
 	}
 	for path, fill := range want {
 		var buf bytes.Buffer
@@ -147,8 +116,8 @@ func TestReadRoutesServeTheCLIJSON(t *testing.T) {
 
 // Bad requests get a JSON error and the right status.
 func TestErrors(t *testing.T) {
-	env := newEnv(t)
-	runStudy(t, env, "done", 4)
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "done", 4))
 	ts := newServer(t, env, "127.0.0.1:0", "")
 	errorOf := func(code int, body []byte, want int, mention string) {
 		t.Helper()
@@ -188,7 +157,7 @@ func TestErrors(t *testing.T) {
 
 // Beyond loopback a token is required, and writes must carry it.
 func TestTokenOnNonLoopback(t *testing.T) {
-	env := newEnv(t)
+	env := studykit.TempEnv(t, 2)
 	if _, err := New(Config{Addr: "0.0.0.0:8080", Env: env}); err == nil || !strings.Contains(err.Error(), "--token") {
 		t.Fatalf("non-loopback without a token: %v", err)
 	}
@@ -214,7 +183,7 @@ func TestTokenOnNonLoopback(t *testing.T) {
 // shutdown in the middle of another leaves no trial running and loses
 // none: a resume completes it to exactly its total.
 func TestCreateRunsAndShutdownLosesNothing(t *testing.T) {
-	env := newEnv(t)
+	env := studykit.TempEnv(t, 2)
 	srv, err := New(Config{Addr: "127.0.0.1:0", Env: env})
 	if err != nil {
 		t.Fatal(err)
@@ -275,8 +244,8 @@ func TestCreateRunsAndShutdownLosesNothing(t *testing.T) {
 // The server keeps a study's report while the study is unchanged, and
 // builds it anew as soon as a trial completes.
 func TestReportCacheFollowsTheStudy(t *testing.T) {
-	env := newEnv(t)
-	runStudy(t, env, "c", 3)
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "c", 3))
 	ts := newServer(t, env, "127.0.0.1:0", "")
 	count := func() int {
 		_, body := get(t, ts.URL+"/api/studies/c")
@@ -305,8 +274,8 @@ func TestReportCacheFollowsTheStudy(t *testing.T) {
 // A study page arrives with the documents its first view draws, escaped
 // so that no stored string can close the data block.
 func TestPagesCarryTheirFirstDocuments(t *testing.T) {
-	env := newEnv(t)
-	runStudy(t, env, "p1", 3)
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "p1", 3))
 	hostile := "<script>alert(1)</script>"
 	if err := env.Store.CreateStudy(&storage.Study{Name: "x", Template: "slo-cascade", Workload: hostile, Seeds: []int64{42},
 		Sampler: "tpe", TrialsTotal: 1, BaselineSeeds: []metrics.Summary{{}}}); err != nil {
@@ -333,7 +302,7 @@ func TestPagesCarryTheirFirstDocuments(t *testing.T) {
 // write must be JSON from its own pages or a tool: what a web page in a
 // browser on this machine could send it otherwise is refused.
 func TestCrossSiteWritesAreRefused(t *testing.T) {
-	env := newEnv(t)
+	env := studykit.TempEnv(t, 2)
 	ts := newServer(t, env, "127.0.0.1:0", "")
 	send := func(mutate func(*http.Request)) int {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/studies", strings.NewReader(`{"template": "slo-cascade", "trials": 1, "name": "x"}`))

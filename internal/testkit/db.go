@@ -1,8 +1,13 @@
-// Package testkit holds what tests of several packages share: a second,
-// raw connection to a test's database, for the few tests that must read
-// or change rows behind the store's back (to count rows, fill a study
-// quickly, or break one on purpose). The store itself hands out no
-// connection: nothing else goes around it.
+// Package testkit holds what tests of several packages share and what
+// any package's own tests may import (it imports nothing of this module
+// but strategies): a second, raw connection to a test's database (DB),
+// for the few tests that must read or change rows behind the store's back
+// (to count rows, fill a study quickly, or break one on purpose) — the
+// store itself hands out no connection, so nothing else goes around it —
+// and the built-in templates with the standard cluster (Builtins). What
+// needs a study environment (an Env, a study run to its end, a synthetic
+// report) is package testkit/studykit, which imports studies and so
+// serves external test packages and the packages above studies.
 package testkit
 
 import (

@@ -5,23 +5,24 @@ import (
 	"strings"
 	"testing"
 
-	"optimize/studies"
+	"optimize/internal/testkit/studykit"
+	"optimize/studies/report"
 )
 
 // The page holds the five pictures inline, refers to nothing outside
 // itself, and escapes text from template files and storage.
 func TestHTMLIsSelfContainedAndEscaped(t *testing.T) {
-	r, _ := syntheticReport(t, "slo-cascade", 25)
+	r, _ := studykit.SyntheticReport(t, "slo-cascade", 25)
 	tpl := *r.Template
 	tpl.Description = `<script>alert(1)</script> & more`
 	r.Template = &tpl
-	e := studies.ObjectiveEvidence{InStudyDelta: -0.5, HeldOutDelta: -0.4, BetterOnSeeds: 2, Seeds: 2}
+	e := report.ObjectiveEvidence{InStudyDelta: -0.5, HeldOutDelta: -0.4, BetterOnSeeds: 2, Seeds: 2}
 	e.CI95[0], e.CI95[1] = -0.45, -0.35
-	obj := map[string]studies.ObjectiveEvidence{"critical_ttft_p99": e}
-	r.Validation = &studies.Validation{Seeds: []int64{100, 101},
-		Candidates: []studies.CandidateEvidence{{Trial: 3, Verdict: `holds <img src=x onerror=alert(2)>`, Objectives: obj}},
-		Regimes:    []studies.RegimeEvidence{{Name: "rate-0.5x", Doc: "half the rate", Candidates: []studies.CandidateEvidence{{Trial: 3, Verdict: "gain holds: x", Objectives: obj}}}}}
-	r.Ablation = &studies.Ablation{Trial: 3, Seeds: []int64{42}, Components: []studies.ComponentEvidence{{Name: "priority", Settings: map[string]string{"b": "2", "a": "<1>"}}}}
+	obj := map[string]report.ObjectiveEvidence{"critical_ttft_p99": e}
+	r.Validation = &report.Validation{Seeds: []int64{100, 101},
+		Candidates: []report.CandidateEvidence{{Trial: 3, Verdict: `holds <img src=x onerror=alert(2)>`, Objectives: obj}},
+		Regimes:    []report.RegimeEvidence{{Name: "rate-0.5x", Doc: "half the rate", Candidates: []report.CandidateEvidence{{Trial: 3, Verdict: "gain holds: x", Objectives: obj}}}}}
+	r.Ablation = &report.Ablation{Trial: 3, Seeds: []int64{42}, Components: []report.ComponentEvidence{{Name: "priority", Settings: map[string]string{"b": "2", "a": "<1>"}}}}
 	var buf bytes.Buffer
 	if err := HTML(&buf, r); err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func TestHTMLIsSelfContainedAndEscaped(t *testing.T) {
 
 // A study without a complete trial still has a page, without pictures.
 func TestHTMLWithoutTrials(t *testing.T) {
-	r, _ := syntheticReport(t, "slo-cascade", 0)
+	r, _ := studykit.SyntheticReport(t, "slo-cascade", 0)
 	var buf bytes.Buffer
 	if err := HTML(&buf, r); err != nil {
 		t.Fatal(err)

@@ -1,12 +1,12 @@
-package studies
+package report
 
 import (
-	"io"
 	"math"
 	"time"
 
 	"optimize/search"
 	"optimize/simcore/metrics"
+	"optimize/storage"
 	"optimize/strategies"
 )
 
@@ -34,24 +34,25 @@ type StudySummary struct {
 	BestViolates bool `json:"best_violates,omitempty"`
 }
 
-// Summaries lists every study, oldest first.
-func (e *Env) Summaries() ([]StudySummary, error) {
-	rows, err := e.Store.Studies()
+// Summaries lists every study in store, oldest first, with templates from
+// reg.
+func Summaries(store *storage.Store, reg *strategies.Registry) ([]StudySummary, error) {
+	rows, err := store.Studies()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]StudySummary, 0, len(rows))
 	for _, row := range rows {
-		complete, running, err := e.Store.Counts(row.ID)
+		complete, running, err := store.Counts(row.ID)
 		if err != nil {
 			return nil, err
 		}
 		s := StudySummary{Name: row.Name, Template: row.Template, Workload: row.Workload, TrialsTotal: row.TrialsTotal,
 			TrialsComplete: int(complete), Running: int(running), Created: row.CreatedAt.UTC()}
 		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
-		if tpl, err := e.Registry.Get(row.Template); err == nil {
+		if tpl, err := reg.Get(row.Template); err == nil {
 			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize
-			if d, n, violates, ok := e.bestDelta(row.ID, &row.Baseline, tpl); ok && !math.IsNaN(d) {
+			if d, n, violates, ok := bestDelta(store, row.ID, &row.Baseline, tpl); ok && !math.IsNaN(d) {
 				s.BestTrial, s.BestDelta, s.BestViolates = &n, &d, violates
 			}
 		}
@@ -62,8 +63,8 @@ func (e *Env) Summaries() ([]StudySummary, error) {
 
 // bestDelta is the best trial's primary objective against the baseline,
 // its number, and whether it misses a constraint.
-func (e *Env) bestDelta(studyID uint, baseline *metrics.Summary, tpl *strategies.Template) (delta float64, number int, violates, ok bool) {
-	best, err := e.Store.BestTrial(studyID)
+func bestDelta(store *storage.Store, studyID uint, baseline *metrics.Summary, tpl *strategies.Template) (delta float64, number int, violates, ok bool) {
+	best, err := store.BestTrial(studyID)
 	if err != nil || best == nil {
 		return 0, 0, false, false
 	}
@@ -76,11 +77,11 @@ func (e *Env) bestDelta(studyID uint, baseline *metrics.Summary, tpl *strategies
 		return 0, 0, false, false
 	}
 	if !best.Judged { // stored by an older release: judge its metrics
-		mean, err := e.Store.TrialMetrics(best.ID)
+		mean, err := store.TrialMetrics(best.ID)
 		if err != nil {
 			return 0, 0, false, false
 		}
-		judged, err := judge(tpl, baseline, &mean)
+		judged, err := tpl.Judge(baseline, &mean)
 		if err != nil {
 			return 0, 0, false, false
 		}
@@ -100,10 +101,3 @@ func stateOf(complete, total, running int) string {
 	}
 	return "incomplete"
 }
-
-// WriteJSON writes v as the CLI prints JSON (two-space indent, newline):
-// the API serves the same bytes.
-func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }
-
-// Percent renders a fractional Δ as "-69.7%".
-func Percent(d float64) string { return pct(d) }

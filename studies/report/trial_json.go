@@ -1,4 +1,4 @@
-package studies
+package report
 
 import (
 	"optimize/simcore/metrics"
@@ -12,7 +12,7 @@ type TrialDetail struct {
 	Trial      int                `json:"trial"`
 	Params     map[string]any     `json:"params"`
 	Objectives map[string]float64 `json:"objectives"`
-	Deltas     map[string]num     `json:"deltas"`
+	Deltas     map[string]Num     `json:"deltas"`
 	Score      float64            `json:"score"`
 	Metrics    metrics.Summary    `json:"metrics"`
 	Seeds      []SeedDetail       `json:"seeds"`
@@ -27,16 +27,16 @@ type SeedDetail struct {
 
 // Trial describes complete trial n; false when there is none.
 func (r *Report) Trial(n int) (TrialDetail, bool) {
-	c := r.result(n)
+	c := r.ByNumber(n)
 	if c == nil {
 		return TrialDetail{}, false
 	}
-	base, _ := r.baselineObjectives()
-	d := TrialDetail{Trial: n, Params: r.ParamMap(c.Params), Objectives: map[string]float64{}, Deltas: map[string]num{},
+	base, _ := r.BaselineObjectives()
+	d := TrialDetail{Trial: n, Params: r.ParamMap(c.Params), Objectives: map[string]float64{}, Deltas: map[string]Num{},
 		Score: c.Score, Metrics: c.Summary()}
 	for k, o := range r.Template.Objectives {
 		d.Objectives[o.Name] = c.Objectives[k]
-		d.Deltas[o.Name] = num(Delta(c.Objectives[k], base[k]))
+		d.Deltas[o.Name] = Num(Delta(c.Objectives[k], base[k]))
 	}
 	for i, s := range r.Seeds {
 		d.Seeds = append(d.Seeds, SeedDetail{Seed: s, Metrics: c.Seeds()[i], Baseline: r.BaseSeeds[i]})

@@ -1,4 +1,4 @@
-package studies
+package report
 
 import (
 	"math"
@@ -14,11 +14,11 @@ type HistoryJSON struct {
 	Primary    string         `json:"primary"`
 	Minimize   bool           `json:"minimize"`
 	Objectives []string       `json:"objectives"`
-	Baseline   []num          `json:"baseline"` // the baseline's objectives, in Objectives order
+	Baseline   []Num          `json:"baseline"` // the baseline's objectives, in Objectives order
 	Trials     []HistoryPoint `json:"trials"`
 	// Hypervolume is the hypervolume of the front of the first k trials
 	// (objectives as ratios to the baseline), k = 1, 2, … in trial order.
-	Hypervolume []num `json:"hypervolume"`
+	Hypervolume []Num `json:"hypervolume"`
 }
 
 // HistoryPoint is one complete trial: its objectives, its score (what the
@@ -29,22 +29,22 @@ type HistoryJSON struct {
 // that studies of different baselines compare.
 type HistoryPoint struct {
 	Trial      int   `json:"trial"`
-	Objectives []num `json:"objectives"`
-	Score      num   `json:"score"`
-	Best       num   `json:"best"`
-	BestRatio  num   `json:"best_ratio"`
+	Objectives []Num `json:"objectives"`
+	Score      Num   `json:"score"`
+	Best       Num   `json:"best"`
+	BestRatio  Num   `json:"best_ratio"`
 	Feasible   bool  `json:"feasible"`
 	Pareto     bool  `json:"pareto"`
 }
 
 // History builds the history document.
 func (r *Report) History() HistoryJSON {
-	base, minimize := r.baselineObjectives()
+	base, minimize := r.BaselineObjectives()
 	p := r.Template.Primary
-	h := HistoryJSON{Primary: r.Template.Objectives[p].Name, Minimize: minimize[p], Trials: []HistoryPoint{}, Hypervolume: []num{}}
+	h := HistoryJSON{Primary: r.Template.Objectives[p].Name, Minimize: minimize[p], Trials: []HistoryPoint{}, Hypervolume: []Num{}}
 	for k, o := range r.Template.Objectives {
 		h.Objectives = append(h.Objectives, o.Name)
-		h.Baseline = append(h.Baseline, num(base[k]))
+		h.Baseline = append(h.Baseline, Num(base[k]))
 	}
 	pareto := make(map[int]bool, len(r.Pareto))
 	for _, i := range r.Pareto {
@@ -56,15 +56,15 @@ func (r *Report) History() HistoryJSON {
 		if math.IsNaN(best[i]) {
 			ratio = math.NaN()
 		}
-		pt := HistoryPoint{Trial: c.Number, Score: num(c.Score), Best: num(best[i]), BestRatio: num(ratio), Pareto: pareto[i],
+		pt := HistoryPoint{Trial: c.Number, Score: Num(c.Score), Best: Num(best[i]), BestRatio: Num(ratio), Pareto: pareto[i],
 			Feasible: c.Feasible()}
 		for _, v := range c.Objectives {
-			pt.Objectives = append(pt.Objectives, num(v))
+			pt.Objectives = append(pt.Objectives, Num(v))
 		}
 		h.Trials = append(h.Trials, pt)
 	}
 	for _, v := range r.HypervolumeHistory() {
-		h.Hypervolume = append(h.Hypervolume, num(v))
+		h.Hypervolume = append(h.Hypervolume, Num(v))
 	}
 	return h
 }

@@ -1,8 +1,7 @@
-package studies
+package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,23 +13,6 @@ import (
 
 	"optimize/strategies"
 )
-
-// LoadEvidence adds the study's stored validation and ablation to r (for
-// `show`, `export` and the API), simulating nothing. Evidence that cannot
-// be rebuilt (its workload file moved, say) does not hide the rest of the
-// study: r.EvidenceError says why it is missing.
-func (e *Env) LoadEvidence(r *Report) error {
-	var errs []string
-	var err error
-	if r.Validation, err = e.StoredValidation(r); err != nil {
-		errs = append(errs, "validation: "+err.Error())
-	}
-	if r.Ablation, err = e.StoredAblation(r); err != nil {
-		errs = append(errs, "ablation: "+err.Error())
-	}
-	r.EvidenceError = strings.Join(errs, "; ")
-	return nil
-}
 
 // WriteText prints a validation: per candidate one row per objective,
 // then the verdict in words; then the regimes.
@@ -45,8 +27,8 @@ func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
 		fmt.Fprintln(tw, "    objective\tin study\theld out\t95% CI\tbetter on\t")
 		for _, o := range tpl.Objectives {
 			e := c.Objectives[o.Name]
-			fmt.Fprintf(tw, "    %s\t%s\t%s\t[%s, %s]\t%d/%d seeds\t\n", o.Name, pct(float64(e.InStudyDelta)), pct(float64(e.HeldOutDelta)),
-				pct(float64(e.CI95[0])), pct(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds)
+			fmt.Fprintf(tw, "    %s\t%s\t%s\t[%s, %s]\t%d/%d seeds\t\n", o.Name, Percent(float64(e.InStudyDelta)), Percent(float64(e.HeldOutDelta)),
+				Percent(float64(e.CI95[0])), Percent(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds)
 		}
 		tw.Flush()
 	}
@@ -61,7 +43,7 @@ func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
 		for _, c := range rg.Candidates {
 			e := c.Objectives[prim]
 			verdict, _, _ := strings.Cut(c.Verdict, ":")
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d/%d\t%s\n", rg.Name, c.Trial, pctInterval(e), e.BetterOnSeeds, e.Seeds, verdict)
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d/%d\t%s\n", rg.Name, c.Trial, e.Interval(), e.BetterOnSeeds, e.Seeds, verdict)
 		}
 	}
 	tw.Flush()
@@ -81,9 +63,9 @@ func (a *Ablation) WriteText(w io.Writer, tpl *strategies.Template) {
 		fmt.Fprintf(w, "  incomplete: %d variants not run yet (run study ablate again to finish)\n", a.Missing)
 	}
 	for _, o := range tpl.Objectives {
-		fmt.Fprintf(w, "  %s: full strategy %s", o.Name, pct(float64(a.Full[o.Name])))
+		fmt.Fprintf(w, "  %s: full strategy %s", o.Name, Percent(float64(a.Full[o.Name])))
 		if v, ok := a.Interaction[o.Name]; ok {
-			fmt.Fprintf(w, ", interaction (full − Σ add-one) %s", pct(float64(v)))
+			fmt.Fprintf(w, ", interaction (full − Σ add-one) %s", Percent(float64(v)))
 		}
 		fmt.Fprintln(w)
 	}
@@ -91,8 +73,8 @@ func (a *Ablation) WriteText(w io.Writer, tpl *strategies.Template) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  component\twithout it\tit alone\tcontribution (%s)\trestores\n", prim)
 	for _, c := range a.Components {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Name, pct(float64(c.LeaveOneOut[prim])), pct(float64(c.AddOne[prim])),
-			pct(float64(c.Contribution[prim])), settingsText(c.Settings))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Name, Percent(float64(c.LeaveOneOut[prim])), Percent(float64(c.AddOne[prim])),
+			Percent(float64(c.Contribution[prim])), settingsText(c.Settings))
 	}
 	tw.Flush()
 }
@@ -133,7 +115,7 @@ func seedList(seeds []int64) string {
 func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template) error {
 	switch format {
 	case "json":
-		return writeJSON(w, v)
+		return WriteJSON(w, v)
 	case "csv":
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"regime", "trial", "objective", "in_study_delta", "held_out_delta", "ci95_low", "ci95_high", "better_on_seeds", "seeds", "overfit"})
@@ -153,7 +135,7 @@ func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template
 		cw.Flush()
 		return cw.Error()
 	}
-	return usage("--format: unknown value %q (allowed: csv, json)", format)
+	return Usage("--format: unknown value %q (allowed: csv, json)", format)
 }
 
 // Export writes the ablation as JSON (the ablate document) or CSV: one row
@@ -161,7 +143,7 @@ func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template
 func (a *Ablation) Export(w io.Writer, format string, tpl *strategies.Template) error {
 	switch format {
 	case "json":
-		return writeJSON(w, a)
+		return WriteJSON(w, a)
 	case "csv":
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"trial", "component", "objective", "leave_one_out", "add_one", "contribution", "settings"})
@@ -182,21 +164,15 @@ func (a *Ablation) Export(w io.Writer, format string, tpl *strategies.Template) 
 		cw.Flush()
 		return cw.Error()
 	}
-	return usage("--format: unknown value %q (allowed: csv, json)", format)
+	return Usage("--format: unknown value %q (allowed: csv, json)", format)
 }
 
-func numCell(n num) string {
+func numCell(n Num) string {
 	f := float64(n)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return ""
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // ErrNoEvidence is ExportEvidence's answer for a study that has no

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/storage"
-	"optimize/strategies"
-	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // The history plot of a sustained-overload joint-slo study whose first
@@ -19,7 +19,7 @@ import (
 // 6's 4,056 ms when the best score passed from an infeasible trial to a
 // feasible one; the best-feasible line starts at trial 6 and never rises.
 func TestHistoryOfAnOverloadStudyNeverRises(t *testing.T) {
-	f, err := os.Open("../testdata/release-49ace42.sqlite.gz")
+	f, err := os.Open("../../testdata/release-49ace42.sqlite.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,16 +41,8 @@ func TestHistoryOfAnOverloadStudyNeverRises(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	std, err := strategies.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &studies.Env{Store: st, Registry: reg, Base: std, Progress: io.Discard}
-	r, err := env.Load("old")
+	reg, _ := testkit.Builtins(t)
+	r, err := report.Load(st, reg, "old")
 	if err != nil {
 		t.Fatal(err)
 	}

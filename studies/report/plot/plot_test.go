@@ -2,121 +2,17 @@ package plot
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"image/png"
 	"io"
-	"maps"
 	"math"
-	"math/rand/v2"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
+	"optimize/internal/testkit/studykit"
 	"optimize/search"
-	"optimize/simcore/metrics"
-	"optimize/storage"
-	"optimize/strategies"
-	"optimize/studies"
 )
-
-// summaryAt is a summary whose metric paths read the given values
-// (strategies.Metric reads the JSON names).
-func summaryAt(t *testing.T, values map[string]float64) metrics.Summary {
-	t.Helper()
-	tree := map[string]any{}
-	for path, v := range values {
-		node := tree
-		parts := strings.Split(path, ".")
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := node[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				node[p] = next
-			}
-			node = next
-		}
-		node[parts[len(parts)-1]] = v
-	}
-	js, _ := json.Marshal(tree)
-	var s metrics.Summary
-	if err := json.Unmarshal(js, &s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// syntheticReport is a report of n trials of a built-in template: random
-// parameters (inactive where their condition fails), objectives between
-// 0.3 and 1.8 times a baseline of 100, and a constraint penalty on every
-// fifth trial; it returns the number penalised.
-func syntheticReport(t *testing.T, template string, n int) (*studies.Report, int) {
-	t.Helper()
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := reg.Get(template)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := map[string]float64{}
-	for _, o := range tpl.Objectives {
-		base[o.Metric] = 100
-		if rest, ok := strings.CutPrefix(o.Metric, "per_slo."); ok {
-			class, _, _ := strings.Cut(rest, ".")
-			base["per_slo."+class+".count"] = 1000 // a class without requests has no metrics
-		}
-	}
-	r := &studies.Report{Study: &storage.Study{Name: "syn", Template: template, Workload: tpl.Workload, Sampler: "tpe", TrialsTotal: n},
-		Template: tpl, Baseline: summaryAt(t, base), Seeds: []int64{42}, Best: -1}
-	r.BaseSeeds = []metrics.Summary{r.Baseline}
-	rng := rand.New(rand.NewPCG(1, 2))
-	penalised := 0
-	var points [][]float64
-	for i := range n {
-		params := make([]search.Value, len(tpl.Params))
-		for j, p := range tpl.Params {
-			switch {
-			case !tpl.Space()[:j+1].Active(params[:j+1])[j]:
-				params[j] = search.Inactive()
-			case p.Kind == search.Categorical:
-				params[j] = search.Value{Choice: p.Choices[rng.IntN(len(p.Choices))]}
-			default:
-				params[j] = search.Value{Number: p.Low + rng.Float64()*(p.High-p.Low)}
-			}
-		}
-		obj := make([]float64, len(tpl.Objectives))
-		mins := make([]bool, len(obj))
-		values := maps.Clone(base)
-		for k, o := range tpl.Objectives {
-			obj[k], mins[k] = 100*(0.3+1.5*rng.Float64()), o.Minimize
-			values[o.Metric] = obj[k]
-		}
-		m := summaryAt(t, values)
-		violation := 0.0
-		if i%5 == 4 {
-			violation = 0.002
-			penalised++
-		}
-		b100 := slices.Repeat([]float64{100}, len(obj))
-		e := search.Judge(obj, b100, mins, []float64{violation}, tpl.Primary)
-		score := e.Score(search.DefaultViolationWeight)
-		r.Complete = append(r.Complete, studies.Result{Number: i, Params: params, Objectives: obj, Score: score,
-			Violations: e.Violations, Violation: e.Violation(), Metrics: m, PerSeed: []metrics.Summary{m}})
-		if r.Best < 0 || score < r.Complete[r.Best].Score {
-			r.Best = i
-		}
-		b := make([]float64, len(obj))
-		for k := range b {
-			b[k] = 100
-		}
-		points = append(points, search.Normalize(obj, b, mins))
-	}
-	r.Pareto = search.ParetoFront(points)
-	return r, penalised
-}
 
 // Every kind draws, on a template with numeric parameters and on one with
 // categorical and conditional ones: a well-formed SVG and a PNG of the
@@ -127,7 +23,7 @@ func TestEveryKindRenders(t *testing.T) {
 		t.Fatalf("PNG size %d×%d, want 8 × 5 in at 144 dpi = 1152×720", wantW, wantH)
 	}
 	for _, template := range []string{"slo-cascade", "precise-routing"} {
-		r, _ := syntheticReport(t, template, 30)
+		r, _ := studykit.SyntheticReport(t, template, 30)
 		for _, kind := range Kinds {
 			p, err := Make(r, kind, "", "")
 			if err != nil {
@@ -179,7 +75,7 @@ func glyphPaths(svg string) (circles, crosses int) {
 // feasible trial and never rises (the primary is minimised), even where an
 // infeasible trial has the better value or score.
 func TestHistoryMarksEveryTrial(t *testing.T) {
-	r, penalised := syntheticReport(t, "slo-cascade", 40)
+	r, penalised := studykit.SyntheticReport(t, "slo-cascade", 40)
 	// The first four trials miss a constraint, the second with a value far
 	// better than any other trial's.
 	for i := range 4 {
@@ -220,7 +116,7 @@ func TestHistoryMarksEveryTrial(t *testing.T) {
 }
 
 func TestParetoObjectives(t *testing.T) {
-	r, _ := syntheticReport(t, "slo-cascade", 20)
+	r, _ := studykit.SyntheticReport(t, "slo-cascade", 20)
 	if _, err := Pareto(r, "e2e_p99", "slo_gap"); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +150,7 @@ func TestAxisPosition(t *testing.T) {
 // A trial's line crosses only the axes of its active parameters, and the
 // best trial is drawn last in the best colour.
 func TestParallelSkipsInactive(t *testing.T) {
-	r, _ := syntheticReport(t, "precise-routing", 30)
+	r, _ := studykit.SyntheticReport(t, "precise-routing", 30)
 	lines, ts, _, _ := parallelLines(r)
 	if len(lines) != 30 {
 		t.Fatalf("%d lines for 30 trials", len(lines))

@@ -1,4 +1,4 @@
-package studies
+package report
 
 import (
 	"math"
@@ -12,11 +12,11 @@ import (
 	"optimize/strategies"
 )
 
-// syntheticReport is a report of n trials over four objectives (three
+// scatteredReport is a report of n trials over four objectives (three
 // minimised, one maximised) scattered around a baseline of 100 each, some
 // of them worse than the reference point on some axis; its front and
 // hypervolume are computed as Load computes them.
-func syntheticReport(n int, seed uint64) *Report {
+func scatteredReport(n int, seed uint64) *Report {
 	tpl := &strategies.Template{Objectives: []strategies.Objective{
 		{Name: "e2e_p99", Metric: "e2e_ms.p99", Minimize: true},
 		{Name: "tokens_per_sec", Metric: "tokens_per_sec"},
@@ -46,7 +46,7 @@ func syntheticReport(n int, seed uint64) *Report {
 // The history ends at the report's hypervolume, never decreases, and
 // matches a full recomputation on every prefix.
 func TestHypervolumeHistory(t *testing.T) {
-	r := syntheticReport(300, 1)
+	r := scatteredReport(300, 1)
 	h := r.HypervolumeHistory()
 	if len(h) != len(r.Complete) {
 		t.Fatalf("%d values for %d trials", len(h), len(r.Complete))
@@ -67,7 +67,7 @@ func TestHypervolumeHistory(t *testing.T) {
 	if rises < 5 {
 		t.Fatalf("the hypervolume rose only %d times over 300 trials", rises)
 	}
-	base, minimize := r.baselineObjectives()
+	base, minimize := r.BaselineObjectives()
 	ref := []float64{HypervolumeReference, HypervolumeReference, HypervolumeReference, HypervolumeReference}
 	var points [][]float64
 	for k, c := range r.Complete[:80] {
@@ -84,7 +84,7 @@ func TestHypervolumeHistory(t *testing.T) {
 // its objectives: made to dominate every other trial, it leaves the front
 // and the hypervolume exactly as they were.
 func TestInfeasibleTrialsNeverOnTheFront(t *testing.T) {
-	r := syntheticReport(120, 3)
+	r := scatteredReport(120, 3)
 	front, hv := append([]int(nil), r.Pareto...), r.Hypervolume
 	if len(front) < 3 || hv <= 0 {
 		t.Fatalf("front of %d, hypervolume %v: the fixture is too small to say anything", len(front), hv)
@@ -120,11 +120,11 @@ func TestInfeasibleTrialsNeverOnTheFront(t *testing.T) {
 // An empty study has an empty history; one trial outside the reference
 // box has hypervolume 0.
 func TestHypervolumeHistoryEdges(t *testing.T) {
-	r := syntheticReport(0, 1)
+	r := scatteredReport(0, 1)
 	if h := r.HypervolumeHistory(); len(h) != 0 {
 		t.Fatalf("empty study: %v", h)
 	}
-	r = syntheticReport(1, 1)
+	r = scatteredReport(1, 1)
 	r.Complete[0].Objectives[0] = 250 // 2.5 × the baseline: outside
 	if h := r.HypervolumeHistory(); len(h) != 1 || h[0] != 0 {
 		t.Fatalf("one trial outside the box: %v", h)
@@ -135,7 +135,7 @@ func TestHypervolumeHistoryEdges(t *testing.T) {
 // trials so far: it never rises, ignores infeasible trials however good
 // their value, and is NaN until the first feasible trial.
 func TestBestFeasibleSoFar(t *testing.T) {
-	r := syntheticReport(200, 2)
+	r := scatteredReport(200, 2)
 	// The first three trials miss a constraint, the second with the best
 	// value of the whole study.
 	for i := range 3 {
@@ -163,7 +163,7 @@ func TestBestFeasibleSoFar(t *testing.T) {
 	if !math.IsNaN(best[0]) || !math.IsNaN(best[2]) || math.IsNaN(best[3]) || best[199] <= 1 {
 		t.Fatalf("best feasible %v … %v: NaN until trial 3, never the infeasible 1", best[:4], best[199])
 	}
-	// syntheticReport makes about one trial in four infeasible.
+	// scatteredReport makes about one trial in four infeasible.
 	if infeasible < 30 || infeasible > 70 {
 		t.Fatalf("%d of 200 trials infeasible, want about 50", infeasible)
 	}
@@ -177,7 +177,7 @@ func TestBestFeasibleSoFar(t *testing.T) {
 }
 
 func BenchmarkHypervolumeHistory5000(b *testing.B) {
-	r := syntheticReport(5000, 3)
+	r := scatteredReport(5000, 3)
 	b.ResetTimer()
 	for b.Loop() {
 		r.HypervolumeHistory()

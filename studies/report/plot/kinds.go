@@ -13,14 +13,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"optimize/strategies"
-	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // historyMarks splits the trials' primary objective values by trial number
 // into trials within the constraints and trials that miss one; incumbent
 // is the best feasible value so far (Report.BestFeasibleSoFar), from the
 // first feasible trial on.
-func historyMarks(r *studies.Report) (feasible, infeasible, incumbent plotter.XYs) {
+func historyMarks(r *report.Report) (feasible, infeasible, incumbent plotter.XYs) {
 	prim := r.Template.Primary
 	best := r.BestFeasibleSoFar()
 	for i := range r.Complete {
@@ -42,7 +42,7 @@ func historyMarks(r *studies.Report) (feasible, infeasible, incumbent plotter.XY
 // objective against its number (a cross where the trial violates a
 // constraint), the best feasible value so far as a step line (it never
 // rises on a minimised objective), and the baseline's value.
-func History(r *studies.Report) (*gplot.Plot, error) {
+func History(r *report.Report) (*gplot.Plot, error) {
 	if len(r.Complete) == 0 {
 		return nil, noTrials(r)
 	}
@@ -79,13 +79,13 @@ func History(r *studies.Report) (*gplot.Plot, error) {
 
 // Hypervolume is the hypervolume of the Pareto front of the trials so far
 // against the trial number, with a dot where it grew.
-func Hypervolume(r *studies.Report) (*gplot.Plot, error) {
+func Hypervolume(r *report.Report) (*gplot.Plot, error) {
 	if len(r.Complete) == 0 {
 		return nil, noTrials(r)
 	}
 	h := r.HypervolumeHistory()
 	p := newPlot(fmt.Sprintf("Hypervolume of %s's Pareto front over %d objectives", r.Study.Name, len(r.Template.Objectives)),
-		"trial number", fmt.Sprintf("hypervolume (ratios to the baseline, reference %g)", studies.HypervolumeReference))
+		"trial number", fmt.Sprintf("hypervolume (ratios to the baseline, reference %g)", report.HypervolumeReference))
 	line, grew := make(plotter.XYs, len(h)), plotter.XYs{}
 	for i, v := range h {
 		line[i] = plotter.XY{X: float64(r.Complete[i].Number), Y: v}
@@ -113,7 +113,7 @@ func Hypervolume(r *studies.Report) (*gplot.Plot, error) {
 // Pareto plots objective x against objective y (names; "" for the
 // primary objective and the next one): every trial faint, the Pareto
 // trials (of all the objectives) highlighted, the baseline marked.
-func Pareto(r *studies.Report, x, y string) (*gplot.Plot, error) {
+func Pareto(r *report.Report, x, y string) (*gplot.Plot, error) {
 	tpl := r.Template
 	xi, err := objective(r, "--x", x, tpl.Primary)
 	if err != nil {

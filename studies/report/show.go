@@ -1,4 +1,4 @@
-package studies
+package report
 
 import (
 	"encoding/csv"
@@ -80,7 +80,7 @@ func (r *Report) JSON() ShowJSON {
 		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Summary(), Deltas: deltas(b.Summary(), r.Baseline),
 			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b), ViolationSentence: r.ViolationSentence(b), Feasible: r.FeasibleCount()}
 		for _, o := range r.Template.Objectives {
-			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), metricOf(o.Metric))
+			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), o.Metric)
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
 		}
 	}
@@ -97,6 +97,16 @@ func (r *Report) MissedConstraint(c *Result) string {
 		return ""
 	}
 	return r.missed(r.Evaluation(c))
+}
+
+// FailedConstraint names the first template constraint the candidate's
+// mean misses against the baseline's mean; "" when all hold.
+func (r *Report) FailedConstraint(cand, base metrics.Summary) string {
+	judged, err := r.Template.Judge(&base, &cand)
+	if err != nil { // a template's metrics are checked at load: cannot happen
+		return ""
+	}
+	return r.missed(judged)
 }
 
 // missed names the first constraint e misses (or its first objective
@@ -216,7 +226,7 @@ func (r *Report) WriteTable(w io.Writer) {
 // WriteTrialTable prints complete trial n against the baseline as
 // WriteTable does for the best; nothing when there is no such trial.
 func (r *Report) WriteTrialTable(w io.Writer, n int) {
-	if c := r.result(n); c != nil {
+	if c := r.ByNumber(n); c != nil {
 		r.writeTable(w, c, fmt.Sprintf("trial %d", n), "trial")
 	}
 }
@@ -225,7 +235,7 @@ func (r *Report) writeTable(w io.Writer, c *Result, heading, label string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "metric\tbaseline\t%s\tΔ\t%s, seed range\t\n", heading, label)
 	for _, row := range r.TableFor(c) {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", row.Name, row.Baseline, row.Best, pct(row.Delta), row.Seeds.Min, row.Seeds.Max)
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", row.Name, row.Baseline, row.Best, Percent(row.Delta), row.Seeds.Min, row.Seeds.Max)
 	}
 	tw.Flush()
 }
@@ -263,7 +273,7 @@ func (r *Report) TableFor(best *Result) []TableRow {
 		shown[path] = true
 		get := metricOf(path)
 		b, v := get(&r.Baseline), get(&summary)
-		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.Seeds(), get)})
+		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.Seeds(), path)})
 	}
 	for _, o := range r.Template.Objectives {
 		row(o.Name, o.Metric)
@@ -307,13 +317,6 @@ func metricOf(path string) func(*metrics.Summary) float64 {
 	}
 }
 
-func pct(d float64) string {
-	if math.IsNaN(d) {
-		return "–"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*d)
-}
-
 // classOrder lists the SLO classes present in s in simcore's class order
 // ("default", the unclassed requests, first).
 func classOrder(s metrics.Summary) []string {
@@ -339,7 +342,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 			idx = append(idx, i)
 		}
 	}
-	base, _ := r.baselineObjectives()
+	base, _ := r.BaselineObjectives()
 	header := []string{"trial"}
 	for _, p := range r.Template.Params {
 		header = append(header, p.Name)
@@ -400,9 +403,9 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 			}
 			objs[i] = m
 		}
-		return writeJSON(w, objs)
+		return WriteJSON(w, objs)
 	}
-	return usage("--format: unknown value %q (allowed: csv, json)", format)
+	return Usage("--format: unknown value %q (allowed: csv, json)", format)
 }
 
 func cell(v any) string {

@@ -1,4 +1,4 @@
-package studies
+package report
 
 import (
 	"math"
@@ -25,7 +25,7 @@ func (r *Report) HypervolumeHistory() []float64 {
 	if len(r.Complete) == 0 {
 		return out
 	}
-	base, minimize := r.baselineObjectives()
+	base, minimize := r.BaselineObjectives()
 	ref := make([]float64, len(base))
 	for i := range ref {
 		ref[i] = HypervolumeReference

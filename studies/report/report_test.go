@@ -1,20 +1,25 @@
-package studies
+package report_test
 
 import (
 	"math"
 	"slices"
 	"testing"
 
+	"optimize/internal/testkit/studykit"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
+	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // A loaded report carries every trial's per-seed metrics in the study's
 // seed order: their mean is the stored mean, and the seed range and the
 // per-seed comparison with the baseline are computed from them.
 func TestReportCarriesPerSeedMetrics(t *testing.T) {
-	env := testEnv(t, 1)
-	r := runStudyIn(t, env, "random", 3, 3)
+	env := studykit.TempEnv(t, 1)
+	o := studykit.Study("slo-cascade", "q", 3)
+	o.Sampler, o.SamplerSeed = "random", 3
+	r := studykit.RunStudy(t, env, o)
 	if len(r.Seeds) != 3 || len(r.BaseSeeds) != 3 {
 		t.Fatalf("seeds %v, %d baseline runs", r.Seeds, len(r.BaseSeeds))
 	}
@@ -23,11 +28,11 @@ func TestReportCarriesPerSeedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	crit := strategies.Objective{Name: "crit", Metric: "per_slo.critical.ttft_ms.p99", Minimize: true}
-	get := metricOf(crit.Metric)
+	get := report.MetricOf(crit.Metric)
 	for _, c := range r.Complete {
 		seeds, summary := c.Seeds(), c.Summary()
 		if k := slices.IndexFunc(r.Template.Objectives, func(o strategies.Objective) bool { return o.Metric == crit.Metric }); k >= 0 {
-			if sp, want := c.objectiveRange(k, crit.Metric), Spread(seeds, get); sp != want {
+			if sp, want := c.ObjectiveRange(k, crit.Metric), report.Spread(seeds, crit.Metric); sp != want {
 				t.Fatalf("trial %d: stored seed range %v, from the seeds %v", c.Number, sp, want)
 			}
 		}
@@ -39,7 +44,7 @@ func TestReportCarriesPerSeedMetrics(t *testing.T) {
 				t.Fatalf("trial %d: PerSeed[%d] is not seed %d's run", c.Number, i, row.Seed)
 			}
 		}
-		sp := Spread(seeds, get)
+		sp := report.Spread(seeds, crit.Metric)
 		mean := (get(&seeds[0]) + get(&seeds[1]) + get(&seeds[2])) / 3
 		if !(sp.Min <= get(&summary) && get(&summary) <= sp.Max) || math.Abs(mean-get(&summary)) > 1e-9*mean || sp.Min == sp.Max {
 			t.Fatalf("trial %d: mean %v, per-seed range %v, mean of the seeds %v", c.Number, get(&summary), sp, mean)
@@ -58,12 +63,12 @@ func TestReportCarriesPerSeedMetrics(t *testing.T) {
 
 func TestSpread(t *testing.T) {
 	runs := []metrics.Summary{{TokensPerSec: 3}, {TokensPerSec: 1}, {TokensPerSec: 2}}
-	if sp := Spread(runs, func(m *metrics.Summary) float64 { return m.TokensPerSec }); sp != (SeedRange{Min: 1, Max: 3}) {
+	if sp := report.Spread(runs, "tokens_per_sec"); sp != (report.SeedRange{Min: 1, Max: 3}) {
 		t.Fatalf("spread %v, want 1 – 3", sp)
 	}
 }
 
-func trialID(t *testing.T, env *Env, r *Report, number int) uint {
+func trialID(t *testing.T, env *studies.Env, r *report.Report, number int) uint {
 	trials, err := env.Store.Trials(r.Study.ID)
 	if err != nil {
 		t.Fatal(err)

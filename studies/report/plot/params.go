@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"optimize/search"
-	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // axisPosition maps a parameter value to [0, 1] along its range: linear
@@ -52,7 +52,7 @@ func gradient(t float64) color.Color {
 // best last, each with its colour position t: its rank by the primary
 // value over the last rank (0 = best, 1 = worst), so that one outlier does
 // not paint every other line the same colour.
-func parallelLines(r *studies.Report) (lines []plotter.XYs, ts []float64, lo, hi float64) {
+func parallelLines(r *report.Report) (lines []plotter.XYs, ts []float64, lo, hi float64) {
 	tpl := r.Template
 	o := tpl.Objectives[tpl.Primary]
 	order := make([]int, len(r.Complete))
@@ -93,7 +93,7 @@ func parallelLines(r *studies.Report) (lines []plotter.XYs, ts []float64, lo, hi
 // per parameter (each normalised to its range, its ends labelled;
 // categoricals by choice index; inactive values skipped), coloured by the
 // primary objective from blue (best) to orange (worst).
-func Parallel(r *studies.Report) (*gplot.Plot, error) {
+func Parallel(r *report.Report) (*gplot.Plot, error) {
 	tpl := r.Template
 	if len(r.Complete) == 0 {
 		return nil, noTrials(r)
@@ -167,7 +167,7 @@ func Parallel(r *studies.Report) (*gplot.Plot, error) {
 }
 
 // Importance draws r.Importance() as horizontal bars, the largest on top.
-func Importance(r *studies.Report) (*gplot.Plot, error) {
+func Importance(r *report.Report) (*gplot.Plot, error) {
 	tpl := r.Template
 	if len(r.Complete) == 0 {
 		return nil, noTrials(r)

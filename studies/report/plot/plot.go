@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"optimize/strategies"
-	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // Kinds are the plot kinds, in the order the report shows them.
@@ -52,7 +52,7 @@ var (
 
 // Make draws the plot of kind; x and y name the objectives of "pareto"
 // ("" for the defaults: the primary objective and the next one).
-func Make(r *studies.Report, kind, x, y string) (*gplot.Plot, error) {
+func Make(r *report.Report, kind, x, y string) (*gplot.Plot, error) {
 	switch kind {
 	case "history":
 		return History(r)
@@ -132,7 +132,7 @@ func newPlot(title, x, y string) *gplot.Plot {
 }
 
 // noTrials is the error of a plot of a study without a complete trial.
-func noTrials(r *studies.Report) error {
+func noTrials(r *report.Report) error {
 	return fmt.Errorf("study %s has no complete trial to plot yet", r.Study.Name)
 }
 
@@ -165,7 +165,7 @@ func Unit(metric string) string {
 }
 
 // objective finds an objective by name; "" is def.
-func objective(r *studies.Report, flag, name string, def int) (int, error) {
+func objective(r *report.Report, flag, name string, def int) (int, error) {
 	if name == "" {
 		return def, nil
 	}
@@ -181,7 +181,7 @@ func objective(r *studies.Report, flag, name string, def int) (int, error) {
 
 // CheckObjectives checks the names --x and --y give against the study's
 // template ("" is the default).
-func CheckObjectives(r *studies.Report, x, y string) error {
+func CheckObjectives(r *report.Report, x, y string) error {
 	if _, err := objective(r, "--x", x, 0); err != nil {
 		return err
 	}

@@ -1,4 +1,14 @@
-package studies
+// Package report reads a study from storage and says what it found: the
+// Report of its complete trials (Load; Rank picks the best trial and the
+// Pareto front of the feasible ones and its hypervolume), the hypervolume
+// history and the best-feasible-so-far line, `study show` as text and JSON
+// (and one trial's detail), `study export` as CSV and JSON, the history
+// document, `study list`'s summaries, the evidence result types
+// (Validation, Ablation) with their text, JSON and CSV, and the output
+// helpers the CLI and the server share (WriteJSON, Percent, Num,
+// UsageError). It simulates nothing: running a study or its evidence is
+// package studies, which builds on this one.
+package report
 
 import (
 	"fmt"
@@ -32,7 +42,7 @@ type Report struct {
 	// EvidenceError says why stored evidence could not be rebuilt, or "".
 	EvidenceError string
 	// backfill holds the violations computed for trials stored without
-	// them (an older release's rows), for Env.Migrate to store.
+	// them (an older release's rows), for studies' Migrate to store.
 	backfill []storage.Judgement
 }
 
@@ -156,7 +166,17 @@ func (c *Result) objectiveRange(k int, metric string) SeedRange {
 	if k < len(c.ranges) {
 		return SeedRange{Min: c.ranges[k][0], Max: c.ranges[k][1]}
 	}
-	return Spread(c.Seeds(), metricOf(metric))
+	return Spread(c.Seeds(), metric)
+}
+
+// ByNumber finds a complete trial by number; nil when there is none.
+func (r *Report) ByNumber(number int) *Result {
+	for i := range r.Complete {
+		if r.Complete[i].Number == number {
+			return &r.Complete[i]
+		}
+	}
+	return nil
 }
 
 // State is "complete", "running" or "incomplete" (stopped before its total).
@@ -166,18 +186,19 @@ func (r *Report) State() string { return stateOf(len(r.Complete), r.Study.Trials
 // twice as bad as the baseline.
 const HypervolumeReference = 2.0
 
-// Load builds a study's report.
-func (e *Env) Load(name string) (*Report, error) {
-	row, err := e.Store.StudyByName(name)
+// Load builds the report of study name from store, with its template
+// from reg.
+func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report, error) {
+	row, err := store.StudyByName(name)
 	if err != nil {
 		return nil, err
 	}
-	tpl, err := e.Registry.Get(row.Template)
+	tpl, err := reg.Get(row.Template)
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{Study: row, Template: tpl, Best: -1, Baseline: row.Baseline, Seeds: row.Seeds, BaseSeeds: row.BaselineSeeds}
-	trials, err := e.Store.ReportTrials(row.ID)
+	trials, err := store.ReportTrials(row.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -198,30 +219,45 @@ func (e *Env) Load(name string) (*Report, error) {
 		res := Result{Number: t.Number, Score: t.Score, Params: params, Objectives: t.Objectives,
 			Violations: t.Violations, Violation: t.Violation,
 			ranges: t.SeedRanges, // nil: computed from the seeds instead
-			stored: &storedTrial{store: e.Store, id: t.ID, number: t.Number, seeds: r.Seeds}}
+			stored: &storedTrial{store: store, id: t.ID, number: t.Number, seeds: r.Seeds}}
 		if !t.Judged {
 			if err := r.judgeStored(&res, t.ID); err != nil {
 				return nil, err
 			}
 		}
-		if r.Best < 0 || res.Score < r.Complete[r.Best].Score {
-			r.Best = len(r.Complete)
-		}
 		r.Complete = append(r.Complete, res)
 	}
-	r.pareto()
+	r.Rank()
 	return r, nil
 }
 
+// Rank computes what the complete trials decide: Best, the lowest score
+// (the first of equals in number order), and the Pareto front of the
+// feasible trials with its hypervolume. Load calls it; a report built in
+// memory calls it once its trials are in.
+func (r *Report) Rank() {
+	r.Best = -1
+	for i := range r.Complete {
+		if r.Best < 0 || r.Complete[i].Score < r.Complete[r.Best].Score {
+			r.Best = i
+		}
+	}
+	r.pareto()
+}
+
+// Backfill is the violations Load computed for trials stored without them
+// (by a release before they were stored), for the store to keep.
+func (r *Report) Backfill() []storage.Judgement { return r.backfill }
+
 // judgeStored computes the violations of a trial stored without them (by
 // a release before they were stored) from its stored metrics, exactly as
-// its score was computed, and keeps them for Env.Migrate to store.
+// its score was computed, and keeps them for Backfill.
 func (r *Report) judgeStored(c *Result, id uint) error {
 	mean := c.Summary()
 	if err := c.stored.detailErr(); err != nil {
 		return err
 	}
-	judged, err := judge(r.Template, &r.Baseline, &mean)
+	judged, err := r.Template.Judge(&r.Baseline, &mean)
 	if err != nil {
 		return fmt.Errorf("trial %d: constraints: %v", c.Number, err)
 	}
@@ -236,8 +272,10 @@ type SeedRange struct {
 	Max float64 `json:"max"`
 }
 
-// Spread returns the range of get over runs (one per seed).
-func Spread(runs []metrics.Summary, get func(*metrics.Summary) float64) SeedRange {
+// Spread returns the range of a metric (a strategies.Metric path) over
+// runs (one per seed).
+func Spread(runs []metrics.Summary, metric string) SeedRange {
+	get := metricOf(metric)
 	out := SeedRange{Min: math.Inf(1), Max: math.Inf(-1)}
 	for i := range runs {
 		v := get(&runs[i])
@@ -269,7 +307,7 @@ func (r *Report) pareto() {
 	if len(r.Complete) == 0 {
 		return
 	}
-	base, minimize := r.baselineObjectives()
+	base, minimize := r.BaselineObjectives()
 	points := make([][]float64, len(r.Complete))
 	r.feasible = 0
 	for i := range r.Complete {
@@ -304,7 +342,9 @@ func (r *Report) frontPoint(c *Result, base []float64, minimize []bool) ([]float
 	return search.Normalize(c.Objectives, base, minimize), true
 }
 
-func (r *Report) baselineObjectives() (values []float64, minimize []bool) {
+// BaselineObjectives is the baseline's value of each of the template's
+// objectives and whether it is minimised.
+func (r *Report) BaselineObjectives() (values []float64, minimize []bool) {
 	for _, o := range r.Template.Objectives {
 		v, _ := strategies.Metric(&r.Baseline, o.Metric)
 		values = append(values, v)
@@ -327,7 +367,7 @@ func Delta(v, b float64) float64 {
 
 // Evaluation is c judged against the baseline, from what is stored.
 func (r *Report) Evaluation(c *Result) search.Evaluation {
-	base, minimize := r.baselineObjectives()
+	base, minimize := r.BaselineObjectives()
 	return search.Judge(c.Objectives, base, minimize, c.Violations, r.Template.Primary)
 }
 

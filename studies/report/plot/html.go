@@ -14,7 +14,7 @@ import (
 
 	"optimize/search"
 	"optimize/strategies"
-	"optimize/studies"
+	"optimize/studies/report"
 )
 
 //go:embed report.html.tmpl
@@ -92,7 +92,7 @@ var captions = map[string]string{
 
 // HTML writes the study as one self-contained page: inline CSS and SVG,
 // no script, no reference to anything outside the file.
-func HTML(w io.Writer, r *studies.Report) error {
+func HTML(w io.Writer, r *report.Report) error {
 	tpl := r.Template
 	pg := page{
 		Name: r.Study.Name, Template: r.Study.Template, State: r.State(), Workload: r.Study.Workload,
@@ -125,7 +125,7 @@ func HTML(w io.Writer, r *studies.Report) error {
 		pg.Objectives.Rows = append(pg.Objectives.Rows, []string{o.Name, dir, o.Metric, prim})
 	}
 	for _, c := range tpl.Constraints {
-		pg.Constraints = append(pg.Constraints, studies.ConstraintWords(c))
+		pg.Constraints = append(pg.Constraints, report.ConstraintWords(c))
 	}
 	if r.Best >= 0 {
 		pg.Best = best(r)
@@ -148,10 +148,10 @@ func HTML(w io.Writer, r *studies.Report) error {
 }
 
 // best is the baseline-against-best section.
-func best(r *studies.Report) *bestView {
+func best(r *report.Report) *bestView {
 	b := &r.Complete[r.Best]
 	v := &bestView{Trial: b.Number, Pareto: len(r.Pareto), Hypervolume: strconv.FormatFloat(r.Hypervolume, 'f', 4, 64),
-		Reference: strconv.FormatFloat(studies.HypervolumeReference, 'f', 1, 64)}
+		Reference: strconv.FormatFloat(report.HypervolumeReference, 'f', 1, 64)}
 	v.Table = table{Head: []string{"metric", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
 		Num: []bool{false, true, true, true, true}}
 	if s := r.ViolationSentence(b); s != "" {
@@ -180,7 +180,7 @@ func best(r *studies.Report) *bestView {
 	return v
 }
 
-func validation(val *studies.Validation, tpl *strategies.Template) *validationView {
+func validation(val *report.Validation, tpl *strategies.Template) *validationView {
 	v := &validationView{Seeds: seedsText(val.Seeds)}
 	if val.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d simulations not run yet (run study validate again to finish).", val.Missing)
@@ -213,7 +213,7 @@ func validation(val *studies.Validation, tpl *strategies.Template) *validationVi
 	return v
 }
 
-func ablation(a *studies.Ablation, tpl *strategies.Template) *ablationView {
+func ablation(a *report.Ablation, tpl *strategies.Template) *ablationView {
 	v := &ablationView{Trial: a.Trial, Seeds: seedsText(a.Seeds)}
 	if a.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d variants not run yet (run study ablate again to finish).", a.Missing)
@@ -241,7 +241,7 @@ func ablation(a *studies.Ablation, tpl *strategies.Template) *ablationView {
 var svgProlog = regexp.MustCompile(`<\?xml[^>]*\?>\s*|<!--[^>]*-->\s*|\s+xmlns(:\w+)?="[^"]*"|\s(width|height)="[\d.]+pt"`)
 
 // inlineSVG draws kind as an SVG element fit for an HTML page.
-func inlineSVG(r *studies.Report, kind string) (template.HTML, error) {
+func inlineSVG(r *report.Report, kind string) (template.HTML, error) {
 	p, err := Make(r, kind, "", "")
 	if err != nil {
 		return "", err
