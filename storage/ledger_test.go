@@ -8,6 +8,7 @@ import (
 
 	"github.com/c-bata/goptuna"
 
+	"optimize/internal/testkit"
 	"optimize/search"
 	"optimize/simcore/metrics"
 )
@@ -37,16 +38,7 @@ func trigger(t *testing.T, st *Store, sql string) {
 
 // samplerTrials is goptuna's trials of the study by state.
 func samplerTrials(t *testing.T, st *Store, smp *search.Sampler) map[goptuna.TrialState]int {
-	t.Helper()
-	trials, err := st.Goptuna().GetAllTrials(smp.StudyID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := map[goptuna.TrialState]int{}
-	for _, tr := range trials {
-		n[tr.State]++
-	}
-	return n
+	return testkit.SamplerStates(t, st.Goptuna(), smp.StudyID())
 }
 
 func readTrialRow(t *testing.T, st *Store, id uint) trialRow {

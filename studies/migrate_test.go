@@ -2,11 +2,7 @@ package studies_test
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,49 +11,18 @@ import (
 	"gorm.io/gorm"
 
 	"optimize/internal/pgtest"
+	"optimize/internal/testkit"
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
 	"optimize/studies"
 	"optimize/studies/report"
 )
 
-// The testdata databases were written by the release before violations
-// were stored (commit 49ace42): `study create joint-slo --trials 8 --name
-// old --workers 1 --sampler-seed 1 --workload
-// orthogonal-slo@sustained-overload`, on SQLite and on PostgreSQL
-// (pg_dump --inserts). Its first six trials miss the tokens/s constraint;
-// the last two meet it. That release's history line rose from 1,614 ms
-// (trial 1, infeasible) to 4,056 ms (trial 6, the first feasible trial).
-const (
-	releaseSQLite   = "testdata/release-49ace42.sqlite.gz"
-	releasePostgres = "testdata/release-49ace42.pg.sql.gz"
-)
-
-var releaseFeasible = []bool{false, false, false, false, false, false, true, true}
-
-func gunzip(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// The release databases (testkit.ReleaseSQLite, testkit.ReleasePostgres)
+// were written by the release before violations were stored.
 
 func TestMigrateReleaseSQLite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, gunzip(t, releaseSQLite), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ReleaseSQLite(t)
 	checkMigratedRelease(t, studykit.Env(t, path, 1))
 }
 
@@ -67,7 +32,7 @@ func TestMigrateReleasePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for stmt := range bytes.SplitSeq(gunzip(t, releasePostgres), []byte(";\n")) {
+	for stmt := range bytes.SplitSeq(testkit.ReleasePostgres(t), []byte(";\n")) {
 		var lines []string // the statement without pg_dump's comment lines
 		for line := range strings.SplitSeq(string(stmt), "\n") {
 			if !strings.HasPrefix(line, "--") {
@@ -128,8 +93,8 @@ func checkMigratedRelease(t *testing.T, env *studies.Env) {
 			t.Fatalf("trial %d misses the constraint by only %v", c.Number, c.Violation)
 		}
 	}
-	if !slices.Equal(feasible, releaseFeasible) {
-		t.Fatalf("feasible %v, want %v", feasible, releaseFeasible)
+	if !slices.Equal(feasible, testkit.ReleaseFeasible) {
+		t.Fatalf("feasible %v, want %v", feasible, testkit.ReleaseFeasible)
 	}
 	// The history line starts at the first feasible trial and never rises.
 	best := after.BestFeasibleSoFar()

@@ -44,15 +44,7 @@ func samplerStates(t *testing.T, env *studies.Env, row *storage.Study) map[goptu
 	if err != nil {
 		t.Fatal(err)
 	}
-	trials, err := gs.GetAllTrials(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := map[goptuna.TrialState]int{}
-	for _, tr := range trials {
-		n[tr.State]++
-	}
-	return n
+	return testkit.SamplerStates(t, gs, id)
 }
 
 // A database error while recording a finished trial stops the run with

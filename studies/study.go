@@ -166,8 +166,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		err = warm(smp, from)
 	}
 	if err != nil {
-		_ = e.Delete(row) // nothing half-written: no study without its sampler
-		return nil, err
+		// Nothing half-written: no study without its sampler (and a
+		// failed clean-up is said too).
+		return nil, errors.Join(err, e.Delete(row))
 	}
 	return row, nil
 }

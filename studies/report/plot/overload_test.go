@@ -1,10 +1,6 @@
 package plot
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"optimize/internal/testkit"
@@ -13,30 +9,13 @@ import (
 )
 
 // The history plot of a sustained-overload joint-slo study whose first
-// six trials miss the tokens/s constraint (studies/testdata: written by
-// the release before violations were stored). That release drew a "best
+// six trials miss the tokens/s constraint (testkit's release database,
+// written by the release before violations were stored). That release drew a "best
 // so far (lowest score)" line that rose from trial 1's 1,614 ms to trial
 // 6's 4,056 ms when the best score passed from an infeasible trial to a
 // feasible one; the best-feasible line starts at trial 6 and never rises.
 func TestHistoryOfAnOverloadStudyNeverRises(t *testing.T) {
-	f, err := os.Open("../../testdata/release-49ace42.sqlite.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil || out.Close() != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(path)
+	st, err := storage.Open(testkit.ReleaseSQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
