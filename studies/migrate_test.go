@@ -81,7 +81,7 @@ func checkMigratedRelease(t *testing.T, env *studies.Env) {
 	var feasible []bool
 	for i := range after.Complete {
 		c, b := &after.Complete[i], &before.Complete[i]
-		feasible = append(feasible, c.Feasible())
+		feasible = append(feasible, search.Feasible(c.Violation))
 		e := after.Evaluation(c)
 		oldPenalty := c.Score - search.Score(e.Ratios[e.Primary], 0, 0)
 		if c.Score != b.Score || c.Violation != b.Violation || !slices.Equal(c.Violations, b.Violations) ||
@@ -89,7 +89,7 @@ func checkMigratedRelease(t *testing.T, env *studies.Env) {
 			t.Fatalf("trial %d: score %v (in memory %v), violation %v (in memory %v), old penalty %v",
 				c.Number, c.Score, b.Score, c.Violation, b.Violation, oldPenalty)
 		}
-		if !c.Feasible() && c.Violation < 0.01 {
+		if !search.Feasible(c.Violation) && c.Violation < 0.01 {
 			t.Fatalf("trial %d misses the constraint by only %v", c.Number, c.Violation)
 		}
 	}

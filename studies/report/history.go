@@ -112,7 +112,7 @@ func (r *Report) BestFeasibleSoFar() []float64 {
 	best := math.NaN()
 	for i := range r.Complete {
 		c := &r.Complete[i]
-		if v := c.Objectives[p]; c.Feasible() && (math.IsNaN(best) || minimize && v < best || !minimize && v > best) {
+		if v := c.Objectives[p]; search.Feasible(c.Violation) && (math.IsNaN(best) || minimize && v < best || !minimize && v > best) {
 			best = v
 		}
 		out[i] = best

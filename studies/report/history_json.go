@@ -57,7 +57,7 @@ func (r *Report) History() HistoryJSON {
 			ratio = math.NaN()
 		}
 		pt := HistoryPoint{Trial: c.Number, Score: Num(c.Score), Best: Num(best[i]), BestRatio: Num(ratio), Pareto: pareto[i],
-			Feasible: c.Feasible()}
+			Feasible: search.Feasible(c.Violation)}
 		for _, v := range c.Objectives {
 			pt.Objectives = append(pt.Objectives, Num(v))
 		}

@@ -71,7 +71,7 @@ func TestHypervolumeHistory(t *testing.T) {
 	ref := []float64{HypervolumeReference, HypervolumeReference, HypervolumeReference, HypervolumeReference}
 	var points [][]float64
 	for k, c := range r.Complete[:80] {
-		if c.Feasible() {
+		if search.Feasible(c.Violation) {
 			points = append(points, search.Normalize(c.Objectives, base, minimize))
 		}
 		if want := search.Hypervolume(points, ref); math.Abs(h[k]-want) > 1e-12*max(want, 1) {
@@ -90,13 +90,13 @@ func TestInfeasibleTrialsNeverOnTheFront(t *testing.T) {
 		t.Fatalf("front of %d, hypervolume %v: the fixture is too small to say anything", len(front), hv)
 	}
 	for _, i := range front {
-		if !r.Complete[i].Feasible() {
+		if !search.Feasible(r.Complete[i].Violation) {
 			t.Fatalf("trial %d is penalised and on the front", r.Complete[i].Number)
 		}
 	}
 	k := -1
 	for i := range r.Complete {
-		if !r.Complete[i].Feasible() {
+		if !search.Feasible(r.Complete[i].Violation) {
 			k = i
 			break
 		}
@@ -147,7 +147,7 @@ func TestBestFeasibleSoFar(t *testing.T) {
 	best := r.BestFeasibleSoFar()
 	infeasible, lowest := 0, math.Inf(1)
 	for i, c := range r.Complete {
-		if c.Feasible() {
+		if search.Feasible(c.Violation) {
 			lowest = min(lowest, c.Objectives[0])
 		} else {
 			infeasible++

@@ -55,7 +55,8 @@ type Result struct {
 	Params     []search.Value // aligned with Template.Params
 	Objectives []float64
 	// Violations is each constraint's shortfall and Violation their total,
-	// as stored with the trial: Feasible is decided from it alone.
+	// as stored with the trial: search.Feasible(Violation) decides whether
+	// the trial meets every constraint.
 	Violations []float64
 	Violation  float64
 	Score      float64
@@ -120,9 +121,6 @@ func (t *storedTrial) detailErr() error {
 	defer t.mu.Unlock()
 	return t.err
 }
-
-// Feasible reports whether the trial meets every constraint.
-func (c *Result) Feasible() bool { return search.Feasible(c.Violation) }
 
 // Summary is the trial's metrics, means over the seeds.
 func (c *Result) Summary() metrics.Summary {
@@ -332,7 +330,7 @@ func (r *Report) pareto() {
 // better) and true, or all NaN and false when c violates a constraint: NaN
 // points are never on a Pareto front and add no hypervolume.
 func (r *Report) frontPoint(c *Result, base []float64, minimize []bool) ([]float64, bool) {
-	if !c.Feasible() {
+	if !search.Feasible(c.Violation) {
 		p := make([]float64, len(base))
 		for i := range p {
 			p[i] = math.NaN()

@@ -93,7 +93,7 @@ func (r *Report) JSON() ShowJSON {
 
 // MissedConstraint names the constraint c misses, "" when it is feasible.
 func (r *Report) MissedConstraint(c *Result) string {
-	if c.Feasible() {
+	if search.Feasible(c.Violation) {
 		return ""
 	}
 	return r.missed(r.Evaluation(c))

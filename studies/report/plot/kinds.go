@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"optimize/search"
 	"optimize/strategies"
 	"optimize/studies/report"
 )
@@ -26,7 +27,7 @@ func historyMarks(r *report.Report) (feasible, infeasible, incumbent plotter.XYs
 	for i := range r.Complete {
 		c := &r.Complete[i]
 		pt := plotter.XY{X: float64(c.Number), Y: c.Objectives[prim]}
-		if c.Feasible() {
+		if search.Feasible(c.Violation) {
 			feasible = append(feasible, pt)
 		} else {
 			infeasible = append(infeasible, pt)

@@ -94,7 +94,7 @@ func TestHistoryMarksEveryTrial(t *testing.T) {
 	lowest := math.Inf(1)
 	for i, pt := range incumbent {
 		lowest = min(lowest, r.Complete[int(pt.X)].Objectives[r.Template.Primary])
-		if !r.Complete[int(pt.X)].Feasible() {
+		if !search.Feasible(r.Complete[int(pt.X)].Violation) {
 			lowest = incumbent[max(i-1, 0)].Y
 		}
 		if pt.Y != lowest || (i > 0 && pt.Y > incumbent[i-1].Y) || pt.Y == 1 {
