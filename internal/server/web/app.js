@@ -122,7 +122,7 @@ function historyChart(h) {
   const base = h.baseline[p];
   f.plot.append(sv('line', { x1: f.m.l, x2: f.W - f.m.r, y1: f.y(base), y2: f.y(base), stroke: '#999', 'stroke-dasharray': '4 3' }));
   // The best feasible value so far, as the server computes it (null before the first feasible trial).
-  const steps = h.trials.filter((t) => t.best !== null).map((t) => [f.x(t.trial), f.y(t.best)]);
+  const steps = h.trials.filter((t) => t.best_feasible !== null).map((t) => [f.x(t.trial), f.y(t.best_feasible)]);
   if (steps.length) f.plot.append(line(steps, { stroke: '#1a9c5b', 'stroke-width': 2, class: 'best' }));
   for (const t of h.trials) {
     const attrs = { class: 'trial' + (t.feasible ? '' : ' infeasible'), cx: f.x(t.trial), cy: f.y(t.objectives[p]), r: 3,
@@ -356,7 +356,7 @@ async function compareView(names) {
   const hists = await Promise.all(names.map((n) => api(`studies/${enc(n)}/history`)));
   const palette = ['#2f6fed', '#d4493f', '#1a9c5b', '#c98a16', '#7b4bd1'];
   const maxTrial = Math.max(1, ...hists.map((h) => h.trials.length));
-  const best = hists.map((h) => h.trials.map((t, k) => [k + 1, t.best_ratio]).filter(([, v]) => v !== null));
+  const best = hists.map((h) => h.trials.map((t, k) => [k + 1, t.best_feasible_ratio]).filter(([, v]) => v !== null));
   const f = frame('compare-history', [0, maxTrial], extent(best.flat().map(([, v]) => v).concat([1])), 'trial (in order)', 'best feasible primary so far / baseline');
   best.forEach((b, i) => f.plot.append(line(b.map(([k, v]) => [f.x(k), f.y(v)]), { stroke: palette[i % palette.length], 'stroke-width': 2 })));
   const ratio = (h, t, k) => h.baseline[k] ? t.objectives[k] / h.baseline[k] : null;
