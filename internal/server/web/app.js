@@ -72,7 +72,8 @@ function scale(d0, d1, r0, r1) {
     const step = Math.pow(10, Math.floor(Math.log10((d1 - d0) / n)));
     const mult = [1, 2, 5, 10].find((m) => (d1 - d0) / (step * m) <= n) || 10;
     const s = step * mult, out = [];
-    for (let t = Math.ceil(d0 / s) * s; t <= d1 + 1e-12; t += s) out.push(+t.toPrecision(12));
+    // k·s, not a running sum: a tick at zero is 0, not 5.55e-17.
+    for (let k = Math.ceil(d0 / s); k * s <= d1 + 1e-12; k++) out.push(+(k * s).toPrecision(12));
     return out;
   };
   return f;
@@ -86,24 +87,54 @@ function extent(values, pad) {
   return [lo - p, hi + p];
 }
 
-// frame draws axes and returns the scales and a group to draw into.
-function frame(id, xDomain, yDomain, xLabel, yLabel, width, height) {
+// tick is an axis tick's text: short enough to sit beside the axis (no
+// exponent: 18000 is "18k", 1500000 "1.5M").
+function tick(v) {
+  const a = Math.abs(v);
+  if (a >= 1e6) return +(v / 1e6).toPrecision(3) + 'M';
+  if (a >= 1e4) return +(v / 1e3).toPrecision(3) + 'k';
+  return +v.toPrecision(4) + '';
+}
+
+// textWidth estimates the width in px of an 11 px label (digits and
+// lower-case letters of system sans-serif fonts are at most 0.62 em).
+const textWidth = (s) => 6.8 * String(s).length;
+
+// frame draws axes and returns the scales and a group to draw into. The
+// left margin fits the widest y tick beside the rotated y label; with
+// yLog the y axis is logarithmic (its domain must be positive).
+function frame(id, xDomain, yDomain, xLabel, yLabel, width, height, yLog) {
   const W = width || 620, H = height || 300, m = { l: 64, r: 16, t: 10, b: 40 };
+  const ly = yLog ? (v) => Math.log10(v) : (v) => v;
+  const yl = scale(ly(yDomain[0]), ly(yDomain[1]), H - m.b, m.t);
+  const yTicks = yLog ? logTicks(yDomain[0], yDomain[1]) : yl.ticks(6);
+  m.l = Math.max(48, 22 + 8 + textWidth(yTicks.map(tick).reduce((a, b) => a.length > b.length ? a : b, '')) + 8);
   const x = scale(xDomain[0], xDomain[1], m.l, W - m.r);
-  const y = scale(yDomain[0], yDomain[1], H - m.b, m.t);
+  const y = (v) => yl(ly(v));
   const svg = sv('svg', { id, width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img' });
   const axis = sv('g', { class: 'axis' });
+  axis.append(sv('rect', { class: 'plot-area', x: m.l, y: m.t, width: W - m.r - m.l, height: H - m.b - m.t, fill: 'none', stroke: 'none' }));
   axis.append(sv('line', { x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b }), sv('line', { x1: m.l, x2: m.l, y1: m.t, y2: H - m.b }));
-  for (const t of x.ticks(8)) axis.append(sv('text', { x: x(t), y: H - m.b + 14, 'text-anchor': 'middle' }, num(t)));
-  for (const t of y.ticks(6)) {
+  for (const t of x.ticks(8)) axis.append(sv('text', { class: 'tick', x: x(t), y: H - m.b + 14, 'text-anchor': 'middle' }, tick(t)));
+  for (const t of yTicks) {
     axis.append(sv('line', { x1: m.l, x2: W - m.r, y1: y(t), y2: y(t), opacity: 0.35 }));
-    axis.append(sv('text', { x: m.l - 6, y: y(t) + 4, 'text-anchor': 'end' }, num(t)));
+    axis.append(sv('text', { class: 'tick', x: m.l - 6, y: y(t) + 4, 'text-anchor': 'end' }, tick(t)));
   }
   axis.append(sv('text', { x: (m.l + W - m.r) / 2, y: H - 6, 'text-anchor': 'middle' }, xLabel));
-  axis.append(sv('text', { x: 12, y: (m.t + H - m.b) / 2, transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`, 'text-anchor': 'middle' }, yLabel));
+  axis.append(sv('text', { x: 14, y: (m.t + H - m.b) / 2, transform: `rotate(-90 14 ${(m.t + H - m.b) / 2})`, 'text-anchor': 'middle' }, yLabel));
   const plot = sv('g', {});
   svg.append(axis, plot);
   return { svg, plot, x, y, W, H, m };
+}
+
+// logTicks are 1, 2 and 5 times the powers of ten within [lo, hi] (at
+// most about eight of them).
+function logTicks(lo, hi) {
+  const out = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const m of [1, 2, 5]) { const v = m * Math.pow(10, e); if (v >= lo && v <= hi) out.push([m, +v.toPrecision(12)]); }
+  }
+  return (out.length > 8 ? out.filter(([m]) => m === 1) : out).map(([, v]) => v);
 }
 
 const line = (pts, attrs) => sv('polyline', Object.assign({ points: pts.map((p) => p.join(',')).join(' '), fill: 'none' }, attrs));
@@ -145,7 +176,8 @@ function hypervolumeChart(h) {
 
 function paretoChart(h, xi, yi) {
   const xs = h.trials.map((t) => t.objectives[xi]), ys = h.trials.map((t) => t.objectives[yi]);
-  const f = frame('pareto', extent(xs.concat([h.baseline[xi]])), extent(ys.concat([h.baseline[yi]])), h.objectives[xi], h.objectives[yi]);
+  // 8% of the span on each side leaves room for the baseline's 12-px marker inside the plot area.
+  const f = frame('pareto', extent(xs.concat([h.baseline[xi]]), 0.08), extent(ys.concat([h.baseline[yi]]), 0.08), h.objectives[xi], h.objectives[yi]);
   const ordered = h.trials.slice().sort((a, b) => a.pareto - b.pareto);
   for (const t of ordered) {
     // Infeasible trials are hollow: never on the front, however good they look.
@@ -158,42 +190,55 @@ function paretoChart(h, xi, yi) {
   return f.svg;
 }
 
-// parallel draws the parameters' axes; each trial is a line coloured by
-// its score. Above 600 trials the best 200 and an even sample of the rest
-// are drawn, so a study of thousands stays quick to draw.
-function parallelChart(tpl, rows) {
-  const params = tpl.parameters;
-  if (!params.length || !rows.length) return el('p', { class: 'muted' }, 'no parameters or trials yet');
+// parallel draws one horizontal axis per parameter, a row each (so that
+// every name and choice has room however many parameters there are), in
+// the order asked: by importance (the largest on top) or the template's;
+// each trial is a line down through the rows coloured by its score's
+// rank. Above 600 trials the best 200 and an even sample of the rest are
+// drawn, so a study of thousands stays quick to draw.
+function parallelChart(tpl, rows, importance, order) {
+  if (!tpl.parameters.length || !rows.length) return el('p', { class: 'muted' }, 'no parameters or trials yet');
+  const params = tpl.parameters.slice();
+  if (order === 'importance') params.sort((a, b) => (importance[b.name] || 0) - (importance[a.name] || 0));
   let sample = rows.slice().sort((a, b) => a.score - b.score);
   if (sample.length > 600) {
     const rest = sample.slice(200), step = rest.length / 400;
     sample = sample.slice(0, 200).concat(Array.from({ length: 400 }, (_, i) => rest[Math.floor(i * step)]));
   }
-  const W = Math.max(620, params.length * 130), H = 300, m = { l: 50, r: 90, t: 24, b: 30 };
+  // Row height: a name (11 px) and, above the axis, its values' labels.
+  const W = 1300, rowH = 34, m = { l: 200, r: 24, t: 8, b: 8 }, H = m.t + params.length * rowH + m.b;
   const svg = sv('svg', { id: 'parallel', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
-  const xAt = (i) => m.l + i * (W - m.l - m.r) / Math.max(1, params.length - 1);
-  const axes = params.map((p, i) => {
-    if (p.type === 'categorical') return { p, y: (v) => { const k = p.choices.indexOf(String(v)); return k < 0 ? null : H - m.b - k / Math.max(1, p.choices.length - 1) * (H - m.t - m.b); } };
+  const x0 = m.l, x1 = W - m.r, yAt = (i) => m.t + (i + 0.72) * rowH;
+  const axes = params.map((p) => {
+    if (p.type === 'categorical') return { p, x: (v) => { const k = p.choices.indexOf(String(v)); return k < 0 ? null : x0 + (p.choices.length > 1 ? k / (p.choices.length - 1) : 0.5) * (x1 - x0); } };
     const log = p.type === 'log-float', tr = (v) => log ? Math.log(v) : v;
-    const s = scale(tr(p.low), tr(p.high), H - m.b, m.t);
-    return { p, y: (v) => (v === null || v === undefined) ? null : s(tr(v)) };
+    const s = scale(tr(p.low), tr(p.high), x0, x1);
+    return { p, x: (v) => (v === null || v === undefined) ? null : s(tr(v)) };
   });
   // Colour by rank (sample is sorted by score): one outlier would
-  // otherwise give every other line the same colour.
+  // otherwise give every other line the same colour. The best is drawn last, on top.
   for (let k = sample.length - 1; k >= 0; k--) {
     const r = sample[k];
     const pts = [];
-    axes.forEach((a, i) => { const y = a.y(r[a.p.name]); if (y !== null && isFinite(y)) pts.push([xAt(i), y]); });
-    svg.append(line(pts, { stroke: colour(k / Math.max(1, sample.length - 1)), 'stroke-opacity': 0.5, class: 'trialline' }));
+    axes.forEach((a, i) => { const x = a.x(r[a.p.name]); if (x !== null && isFinite(x)) pts.push([x, yAt(i)]); });
+    svg.append(line(pts, { stroke: colour(k / Math.max(1, sample.length - 1)), 'stroke-opacity': 0.45, class: 'trialline' }));
   }
   axes.forEach((a, i) => {
-    svg.append(sv('line', { x1: xAt(i), x2: xAt(i), y1: m.t, y2: H - m.b, stroke: '#667085' }));
-    svg.append(sv('text', { x: xAt(i), y: H - 10, 'text-anchor': i === 0 ? 'start' : i === axes.length - 1 ? 'end' : 'middle' }, a.p.name));
-    const lowText = a.p.type === 'categorical' ? a.p.choices[0] : num(a.p.low), highText = a.p.type === 'categorical' ? a.p.choices[a.p.choices.length - 1] : num(a.p.high);
-    svg.append(sv('text', { x: xAt(i) + 4, y: H - m.b - 2 }, lowText), sv('text', { x: xAt(i) + 4, y: m.t + 10 }, highText));
+    const y = yAt(i), p = a.p;
+    svg.append(sv('line', { x1: x0, x2: x1, y1: y, y2: y, stroke: '#667085' }));
+    svg.append(sv('text', { class: 'param-name', x: m.l - 12, y: y + 4, 'text-anchor': 'end' }, p.name));
+    // The values' labels sit above the axis: every choice of a categorical
+    // at its place, the two ends of a number's range.
+    const marks = p.type === 'categorical' ? p.choices.map((c) => [a.x(c), c]) : [[x0, num(p.low)], [x1, num(p.high)]];
+    marks.forEach(([x, text], k) => svg.append(sv('text', { class: 'param-value', x, y: y - 5,
+      'text-anchor': marks.length === 1 ? 'middle' : k === 0 ? 'start' : k === marks.length - 1 ? 'end' : 'middle' }, text)));
   });
-  return el('div', {}, svg, el('div', { class: 'legend' }, `${sample.length} of ${rows.length} trials; colour: rank by score (blue best, orange worst)`));
+  return el('div', {}, svg, el('div', { class: 'legend' }, `${sample.length} of ${rows.length} trials; one axis per parameter, each its range (low left, high right; a log scale for log-float); inactive parameters skipped; colour: rank by score (blue best, orange worst)`));
 }
+
+// share is an importance as a percentage with two significant digits, so
+// that a bar one can see never reads 0 ("<0.1%" below a thousandth).
+const share = (v) => v === 0 ? '0%' : Math.abs(v) < 0.001 ? '<0.1%' : +(100 * v).toPrecision(2) + '%';
 
 function barsChart(id, labels, values, fmt) {
   const W = 620, row = 22, H = labels.length * row + 20, l = 200;
@@ -258,12 +303,18 @@ async function studyView(name) {
   function redrawPareto() {
     paretoBox.replaceChildren(paretoChart(hist, +document.getElementById('pareto-x').value, +document.getElementById('pareto-y').value));
   }
+  const parallelBox = el('div', { id: 'parallel-box' });
+  function redrawParallel() {
+    parallelBox.replaceChildren(parallelChart(tpl, rows, show.importance, document.getElementById('parallel-order').value));
+  }
   const cards = [
     card('Optimisation history', historyChart(hist)),
     card('Hypervolume history', hypervolumeChart(hist)),
     card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials (within the constraints); hollow: violates one; ×: baseline')), paretoBox),
-    card('Parameter importance', barsChart('importance', tpl.parameters.map((p) => p.name), tpl.parameters.map((p) => show.importance[p.name] || 0), (v) => v.toFixed(2))),
-    Object.assign(card('Parallel coordinates', parallelChart(tpl, rows)), { className: 'card wide' }),
+    card('Parameter importance', barsChart('importance', tpl.parameters.map((p) => p.name), tpl.parameters.map((p) => show.importance[p.name] || 0), share)),
+    Object.assign(card('Parallel coordinates', el('div', { class: 'controls' }, 'parameters',
+      el('select', { id: 'parallel-order', on: { change: redrawParallel } }, el('option', { value: 'importance' }, 'by importance'), el('option', { value: 'template' }, 'in template order'))),
+    parallelBox), { className: 'card wide' }),
     baselineVsBest(show),
     show.validation ? validationCard(show.validation, hist.primary) : null,
     show.ablation ? ablationCard(show.ablation, hist.primary) : null,
@@ -275,6 +326,7 @@ async function studyView(name) {
       ` · ${show.trials_complete}/${show.trials_total} trials · hypervolume ${num(show.hypervolume)}`),
     el('div', { class: 'grid' }, cards));
   redrawPareto();
+  redrawParallel();
   if (show.state === 'running') refresh = setTimeout(route, 2000);
 }
 
@@ -304,18 +356,27 @@ function validationCard(v, primary) {
     const n = (v) => (typeof v === 'number' && Number.isFinite(v)) ? v : NaN; // null: too few seeds for an interval
     labels.push(`${name} · trial ${c.trial}`); lo.push(n(o.ci95[0])); hi.push(n(o.ci95[1])); mid.push(n(o.held_out_delta));
   }
-  const W = 620, row = 24, H = labels.length * row + 36, l = 220;
-  const x = scale(Math.min(0, ...lo.filter(Number.isFinite)) * 1.05, Math.max(0, ...hi.filter(Number.isFinite)) * 1.05 + 1e-9, l, W - 20);
+  // Columns: the labels (to l), the intervals (l to r, with x ticks
+  // below), the held-out Δ as text (right of r), so an interval never
+  // runs into its label.
+  const W = 620, row = 24, l = 210, r = W - 64, top = 6, H = top + labels.length * row + 44;
+  const x = scale(Math.min(0, ...lo.filter(Number.isFinite)) * 1.05, Math.max(0, ...hi.filter(Number.isFinite)) * 1.05 + 1e-9, l, r);
   const svg = sv('svg', { id: 'validation', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
-  svg.append(sv('line', { x1: x(0), x2: x(0), y1: 4, y2: H - 24, stroke: '#999', 'stroke-dasharray': '4 3' }));
+  const bottom = top + labels.length * row;
+  const axis = sv('g', { class: 'axis' }, sv('line', { x1: l, x2: r, y1: bottom, y2: bottom }));
+  for (const t of x.ticks(6)) {
+    axis.append(sv('line', { x1: x(t), x2: x(t), y1: top, y2: bottom, opacity: 0.35 }));
+    axis.append(sv('text', { class: 'tick', x: x(t), y: bottom + 14, 'text-anchor': 'middle' }, (t > 0 ? '+' : '') + +(100 * t).toPrecision(3) + '%'));
+  }
+  svg.append(axis, sv('line', { x1: x(0), x2: x(0), y1: top, y2: bottom, stroke: '#999', 'stroke-dasharray': '4 3' }));
   labels.forEach((name, i) => {
-    const y = 14 + i * row;
+    const y = top + row / 2 + i * row;
     svg.append(sv('text', { x: l - 8, y: y + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(lo[i]) && Number.isFinite(hi[i])) svg.append(sv('line', { class: 'ci', x1: x(lo[i]), x2: x(hi[i]), y1: y, y2: y, stroke: '#2f6fed', 'stroke-width': 3 }));
     if (Number.isFinite(mid[i])) svg.append(sv('circle', { cx: x(mid[i]), cy: y, r: 4, fill: '#1d2330' }));
-    svg.append(sv('text', { x: W - 16, y: y + 4, 'text-anchor': 'end' }, pct(mid[i])));
+    svg.append(sv('text', { x: W - 4, y: y + 4, 'text-anchor': 'end' }, pct(mid[i])));
   });
-  svg.append(sv('text', { x: (l + W) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
+  svg.append(sv('text', { x: (l + r) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
   return card('Validation', svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
     el('ul', {}, v.candidates.map((c) => el('li', {}, `trial ${c.trial}: ${c.verdict}`))));
 }
@@ -357,7 +418,13 @@ async function compareView(names) {
   const palette = ['#2f6fed', '#d4493f', '#1a9c5b', '#c98a16', '#7b4bd1'];
   const maxTrial = Math.max(1, ...hists.map((h) => h.trials.length));
   const best = hists.map((h) => h.trials.map((t, k) => [k + 1, t.best_feasible_ratio]).filter(([, v]) => v !== null));
-  const f = frame('compare-history', [0, maxTrial], extent(best.flat().map(([, v]) => v).concat([1])), 'trial (in order)', 'best feasible primary so far / baseline');
+  // Ratios are multiplicative: when they span more than a factor of 3 (an
+  // early feasible trial 4× the baseline, the later ones at 0.3×) a log
+  // axis keeps the later differences between studies visible.
+  const ratios = best.flat().map(([, v]) => v).concat([1]), lo = Math.min(...ratios), hi = Math.max(...ratios);
+  const yLog = lo > 0 && hi / lo > 3;
+  const f = frame('compare-history', [0, maxTrial], yLog ? [lo / 1.1, hi * 1.1] : extent(ratios), 'trial (in order)',
+    `best feasible primary so far / baseline${yLog ? ' (log scale)' : ''}`, undefined, undefined, yLog);
   best.forEach((b, i) => f.plot.append(line(b.map(([k, v]) => [f.x(k), f.y(v)]), { stroke: palette[i % palette.length], 'stroke-width': 2 })));
   const ratio = (h, t, k) => h.baseline[k] ? t.objectives[k] / h.baseline[k] : null;
   const pts = hists.map((h) => h.trials.filter((t) => t.pareto).map((t) => [ratio(h, t, 0), ratio(h, t, Math.min(1, h.objectives.length - 1))]));

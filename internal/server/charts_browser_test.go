@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"optimize/internal/testkit/studykit"
+	"optimize/studies"
+)
+
+// overlapsJS lists, for the text elements a CSS selector picks, every
+// pair whose bounding boxes overlap by more than half a pixel each way,
+// and every element that leaves its SVG; it returns the count checked
+// first, then the problems.
+const overlapsJS = `((sel) => {
+  const nodes = [...document.querySelectorAll(sel)].filter((n) => n.textContent !== '');
+  const box = (n) => n.getBoundingClientRect();
+  const out = [String(nodes.length)];
+  for (let i = 0; i < nodes.length; i++) {
+    const a = box(nodes[i]), s = nodes[i].ownerSVGElement.getBoundingClientRect();
+    if (a.left < s.left - 0.5 || a.right > s.right + 0.5 || a.top < s.top - 0.5 || a.bottom > s.bottom + 0.5) out.push('outside its chart: ' + nodes[i].textContent);
+    for (let j = i + 1; j < nodes.length; j++) {
+      const b = box(nodes[j]);
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5)
+        out.push(nodes[i].textContent + ' overlaps ' + nodes[j].textContent);
+    }
+  }
+  return out;
+})`
+
+// textOverlaps runs overlapsJS on sel and fails the test on a problem or
+// when fewer than want texts were checked.
+func textOverlaps(t *testing.T, b *browser, what, sel string, want int) {
+	t.Helper()
+	var out []string
+	b.run(t, chromedp.Evaluate(overlapsJS+`(`+"`"+sel+"`"+`)`, &out))
+	if len(out) == 0 {
+		t.Fatalf("%s: nothing returned", what)
+	}
+	if len(out) > 1 {
+		t.Errorf("%s: %s texts checked; %s", what, out[0], strings.Join(out[1:], "; "))
+	}
+	if n, _ := strconv.Atoi(out[0]); n < want {
+		t.Errorf("%s: %s texts checked, want at least %d", what, out[0], want)
+	}
+}
+
+// On a real joint-slo study (17 parameters, five objectives, validated on
+// held-out seeds and two regimes) at 1400 px, the study page's charts are
+// legible: no two texts of the parallel-coordinates chart (one name per
+// parameter, its range's ends or choices) overlap or leave the chart, nor
+// the Pareto chart's axis label and ticks, nor the validation chart's
+// labels and ticks; the baseline marker lies inside the Pareto plot area.
+func TestJointSLOChartsAreLegible(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	r := studykit.RunStudy(t, env, studykit.Study("joint-slo", "js", 60))
+	if len(r.Template.Params) < 17 {
+		t.Fatalf("joint-slo has %d parameters: the test wants the 17+ the pictures must hold", len(r.Template.Params))
+	}
+	if _, err := env.Validate(context.Background(), "js", studies.ValidateOptions{Trial: -1, Regimes: []string{"rate-0.5x", "sustained-overload"}}); err != nil {
+		t.Fatal(err)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	b := newBrowser(t)
+	b.run(t, chromedp.Navigate(ts.URL+"/study/js"), chromedp.WaitVisible("svg#parallel", chromedp.ByQuery),
+		chromedp.WaitVisible("svg#validation", chromedp.ByQuery))
+	if shot := os.Getenv("OPTIMIZE_SCREENSHOT_JOINT_SLO"); shot != "" {
+		var png []byte
+		b.run(t, chromedp.FullScreenshot(&png, 100))
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names int
+	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg#parallel text.param-name').length`, &names))
+	if names != len(r.Template.Params) {
+		t.Errorf("parallel: %d parameter names, want one per parameter (%d)", names, len(r.Template.Params))
+	}
+	textOverlaps(t, b, "parallel", "svg#parallel text", 2*len(r.Template.Params))
+	textOverlaps(t, b, "pareto", "svg#pareto text", 6)
+	textOverlaps(t, b, "validation", "svg#validation text", 6)
+	textOverlaps(t, b, "importance", "svg#importance text", 2*len(r.Template.Params))
+	var inside bool
+	b.run(t, chromedp.Evaluate(`(() => {
+	  const m = document.querySelector('svg#pareto .baseline').getBoundingClientRect();
+	  const a = document.querySelector('svg#pareto .plot-area').getBoundingClientRect();
+	  return m.left >= a.left && m.right <= a.right && m.top >= a.top && m.bottom <= a.bottom;
+	})()`, &inside))
+	if !inside {
+		t.Errorf("pareto: the baseline marker is outside the plot area")
+	}
+	var xTicks int
+	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg#validation text.tick').length`, &xTicks))
+	if xTicks < 3 {
+		t.Errorf("validation: %d x ticks, want at least 3", xTicks)
+	}
+	for _, p := range b.problems {
+		t.Errorf("browser: %s", p)
+	}
+}
