@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -47,12 +48,36 @@ func gradient(t float64) color.Color {
 	return color.NRGBA{R: mix(blue.R, orange.R), G: mix(blue.G, orange.G), B: mix(blue.B, orange.B), A: 0xc0}
 }
 
-// parallelLines are the trials' polylines (x = parameter index, y = axis
-// position; inactive parameters skipped), worst primary value first and
-// best last, each with its colour position t: its rank by the primary
-// value over the last rank (0 = best, 1 = worst), so that one outlier does
-// not paint every other line the same colour.
-func parallelLines(r *report.Report) (lines []plotter.XYs, ts []float64, lo, hi float64) {
+// translucent is c with alpha a.
+func translucent(c color.Color, a uint8) color.Color {
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	n.A = a
+	return n
+}
+
+// parallelRows is each parameter's row in the parallel plot (0 at the
+// bottom): the most important parameter on top, ties in template order,
+// so that what matters is read first.
+func parallelRows(r *report.Report) []float64 {
+	imp := r.Importance()
+	order := make([]int, len(imp))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return imp[order[a]] > imp[order[b]] })
+	rows := make([]float64, len(order))
+	for k, j := range order {
+		rows[j] = float64(len(order) - 1 - k)
+	}
+	return rows
+}
+
+// parallelLines are the trials' polylines (x = axis position, y = the
+// parameter's row; inactive parameters skipped), worst primary value
+// first and best last, each with its colour position t: its rank by the
+// primary value over the last rank (0 = best, 1 = worst), so that one
+// outlier does not paint every other line the same colour.
+func parallelLines(r *report.Report, rows []float64) (lines []plotter.XYs, ts []float64, lo, hi float64) {
 	tpl := r.Template
 	o := tpl.Objectives[tpl.Primary]
 	order := make([]int, len(r.Complete))
@@ -77,7 +102,7 @@ func parallelLines(r *report.Report) (lines []plotter.XYs, ts []float64, lo, hi 
 		var line plotter.XYs
 		for j := range tpl.Params {
 			if !c.Params[j].Absent() {
-				line = append(line, plotter.XY{X: float64(j), Y: axisPosition(tpl.Params[j].Param, c.Params[j])})
+				line = append(line, plotter.XY{X: axisPosition(tpl.Params[j].Param, c.Params[j]), Y: rows[j]})
 			}
 		}
 		t := 0.0
@@ -89,10 +114,26 @@ func parallelLines(r *report.Report) (lines []plotter.XYs, ts []float64, lo, hi 
 	return lines, ts, lo, hi
 }
 
-// Parallel draws every complete trial as a line across one vertical axis
-// per parameter (each normalised to its range, its ends labelled;
-// categoricals by choice index; inactive values skipped), coloured by the
-// primary objective from blue (best) to orange (worst).
+// axisMarks are the texts along a parameter's axis and their positions:
+// every choice of a categorical at its place, the two ends of a number's
+// range.
+func axisMarks(prm search.Param) (texts []string, at []float64) {
+	if prm.Kind == search.Categorical {
+		for _, c := range prm.Choices {
+			texts, at = append(texts, c), append(at, axisPosition(prm, search.Value{Choice: c}))
+		}
+		return texts, at
+	}
+	return []string{prm.Format(search.Value{Number: prm.Low}), prm.Format(search.Value{Number: prm.High})}, []float64{0, 1}
+}
+
+// Parallel draws one horizontal axis per parameter, a row each with its
+// name beside it (so that names and choices have room however many
+// parameters there are), the most important on top; every complete trial
+// is a line down through the rows, at its value's position in each range
+// (a log scale for log-float, categoricals by choice index; inactive
+// values skipped), coloured by its rank on the primary objective from
+// blue (best) to orange (worst).
 func Parallel(r *report.Report) (*gplot.Plot, error) {
 	tpl := r.Template
 	if len(r.Complete) == 0 {
@@ -102,26 +143,37 @@ func Parallel(r *report.Report) (*gplot.Plot, error) {
 		return nil, fmt.Errorf("template %s has no parameters to plot", tpl.Name)
 	}
 	o := tpl.Objectives[tpl.Primary]
-	p := newPlot(fmt.Sprintf("Parameters of %s's %d trials, coloured by rank of %s", r.Study.Name, len(r.Complete), o.Name),
-		"", "position in the parameter's range")
+	rows := parallelRows(r)
+	lines, ts, lo, hi := parallelLines(r, rows)
+	best, worst := lo, hi
+	if !o.Minimize {
+		best, worst = hi, lo
+	}
+	unit := Unit(o.Metric)
+	p := newPlot(fmt.Sprintf("Parameters of %s's %d trials, the most important on top", r.Study.Name, len(r.Complete)),
+		strings.TrimSpace(fmt.Sprintf("colour: rank of %s, blue best (%.4g %s) to orange worst (%.4g %s)", o.Name, best, unit, worst, unit)), "")
 	names := make([]string, len(tpl.Params))
-	var ends plotter.XYLabels
+	marks := boxedLabels{Style: draw.TextStyle{Color: ink, Font: font.From(sans, 7.5), Handler: p.X.Tick.Label.Handler, YAlign: draw.YBottom}}
 	for j, prm := range tpl.Params {
-		names[j] = prm.Name
-		axis, err := plotter.NewLine(plotter.XYs{{X: float64(j), Y: 0}, {X: float64(j), Y: 1}})
+		names[int(rows[j])] = prm.Name
+		axis, err := hline(0, 1, rows[j])
 		if err != nil {
 			return nil, err
 		}
 		axis.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(0.8)}
 		p.Add(axis)
-		low, high := prm.Format(search.Value{Number: prm.Low}), prm.Format(search.Value{Number: prm.High})
-		if prm.Kind == search.Categorical {
-			low, high = prm.Choices[0], prm.Choices[len(prm.Choices)-1]
+		texts, at := axisMarks(prm.Param)
+		for k, text := range texts {
+			align := draw.XCenter
+			switch {
+			case len(texts) > 1 && k == 0:
+				align = draw.XLeft
+			case len(texts) > 1 && k == len(texts)-1:
+				align = draw.XRight
+			}
+			marks.Labels = append(marks.Labels, boxedLabel{X: at[k], Y: rows[j], Text: text, Align: align})
 		}
-		ends.XYs = append(ends.XYs, plotter.XY{X: float64(j), Y: -0.04}, plotter.XY{X: float64(j), Y: 1.02})
-		ends.Labels = append(ends.Labels, low, high)
 	}
-	lines, ts, lo, hi := parallelLines(r)
 	for i, line := range lines {
 		if len(line) == 0 {
 			continue
@@ -130,40 +182,47 @@ func Parallel(r *report.Report) (*gplot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.LineStyle = draw.LineStyle{Color: gradient(ts[i]), Width: vg.Points(1)}
+		// Thin and translucent: where many trials agree the colour deepens.
+		l.LineStyle = draw.LineStyle{Color: translucent(gradient(ts[i]), 0x80), Width: vg.Points(0.8)}
 		p.Add(l)
 	}
-	labels, err := plotter.NewLabels(ends)
-	if err != nil {
-		return nil, err
-	}
-	for i := range labels.TextStyle {
-		labels.TextStyle[i].Font = font.From(sans, 8)
-		labels.TextStyle[i].XAlign = draw.XCenter
-	}
-	p.Add(labels)
-	best, worst := lo, hi
-	if !o.Minimize {
-		best, worst = hi, lo
-	}
-	unit := Unit(o.Metric)
-	for _, e := range []struct {
-		t float64
-		v float64
-		w string
-	}{{0, best, "best"}, {1, worst, "worst"}} {
-		l, _ := plotter.NewLine(plotter.XYs{})
-		l.LineStyle = draw.LineStyle{Color: gradient(e.t), Width: vg.Points(2.5)}
-		p.Legend.Add(fmt.Sprintf("%s %s %.4g %s", e.w, o.Name, e.v, unit), l)
-	}
-	p.NominalX(names...)
-	p.X.Tick.Label.Rotation = math.Pi / 12
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Min, p.X.Max = -0.4, float64(len(names))-0.6
-	p.Y.Min, p.Y.Max = -0.1, 1.25
-	p.Y.Tick.Marker = gplot.ConstantTicks([]gplot.Tick{{Value: 0, Label: "low"}, {Value: 0.5, Label: "middle"}, {Value: 1, Label: "high"}})
-	p.Legend.Left = true
+	p.Add(marks)
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font = font.From(sans, 8.5)
+	p.Y.Max = float64(len(names)) - 0.3 // room above the top axis for its labels
+	p.X.Min, p.X.Max = -0.01, 1.01
+	p.X.Tick.Marker = gplot.ConstantTicks([]gplot.Tick{{Value: 0, Label: "low end of each range"}, {Value: 1, Label: "high end"}})
 	return p, nil
+}
+
+// boxedLabel is a text above the point (X, Y), aligned at X.
+type boxedLabel struct {
+	X, Y  float64
+	Text  string
+	Align draw.XAlignment
+}
+
+// boxedLabels draws texts just above their points on a white box, so that
+// the trials' lines beneath never make them unreadable.
+type boxedLabels struct {
+	Style  draw.TextStyle
+	Labels []boxedLabel
+}
+
+// Plot implements gplot.Plotter.
+func (b boxedLabels) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	lift, pad := vg.Points(1.5), vg.Points(1)
+	for _, l := range b.Labels {
+		sty := b.Style
+		sty.XAlign = l.Align
+		pt := vg.Point{X: trX(l.X), Y: trY(l.Y) + lift}
+		box := sty.Rectangle(l.Text)
+		c.FillPolygon(color.White, []vg.Point{
+			{X: pt.X + box.Min.X - pad, Y: pt.Y + box.Min.Y}, {X: pt.X + box.Max.X + pad, Y: pt.Y + box.Min.Y},
+			{X: pt.X + box.Max.X + pad, Y: pt.Y + box.Max.Y}, {X: pt.X + box.Min.X - pad, Y: pt.Y + box.Max.Y}})
+		c.FillText(sty, pt, l.Text)
+	}
 }
 
 // Importance draws r.Importance() as horizontal bars, the largest on top.

@@ -151,7 +151,7 @@ func TestAxisPosition(t *testing.T) {
 // best trial is drawn last in the best colour.
 func TestParallelSkipsInactive(t *testing.T) {
 	r, _ := studykit.SyntheticReport(t, "precise-routing", 30)
-	lines, ts, _, _ := parallelLines(r)
+	lines, ts, _, _ := parallelLines(r, parallelRows(r))
 	if len(lines) != 30 {
 		t.Fatalf("%d lines for 30 trials", len(lines))
 	}
