@@ -19,7 +19,7 @@ import (
 // svgText is a text of a gonum SVG and its box in points, origin at the
 // bottom left.
 type svgText struct {
-	text                   string
+	text                  string
 	left, right, bot, top float64
 }
 
