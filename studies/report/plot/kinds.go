@@ -152,9 +152,22 @@ func Pareto(r *report.Report, x, y string) (*gplot.Plot, error) {
 		return nil, err
 	}
 	pad(p, 0.06)
-	// The legend goes in the corner away from the better values.
+	// The legend goes in the corner away from the better values, in room
+	// of its own: the y axis grows by 15% of its span on the legend's
+	// side, and the legend stands 4 pt off the axes.
 	p.Legend.Left = !ox.Minimize
 	p.Legend.Top = oy.Minimize
+	off := vg.Points(4)
+	p.Legend.XOffs, p.Legend.YOffs = -off, off
+	if p.Legend.Left {
+		p.Legend.XOffs = off
+	}
+	if p.Legend.Top {
+		p.Legend.YOffs = -off
+		headroom(p, 0.15)
+	} else {
+		p.Y.Min -= 0.15 * (p.Y.Max - p.Y.Min)
+	}
 	return p, nil
 }
 

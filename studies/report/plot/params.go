@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	gplot "gonum.org/v1/plot"
@@ -245,7 +246,7 @@ func Importance(r *report.Report) (*gplot.Plot, error) {
 	for k, i := range order {
 		values[k], names[k] = imp[i], tpl.Params[i].Name
 		labels.XYs = append(labels.XYs, plotter.XY{X: imp[i], Y: float64(k)})
-		labels.Labels = append(labels.Labels, fmt.Sprintf("%.2f", imp[i]))
+		labels.Labels = append(labels.Labels, percent(imp[i]))
 	}
 	p := newPlot(fmt.Sprintf("Parameter importance in %s (%d trials)", r.Study.Name, len(r.Complete)),
 		"share of the score's rank variance the parameter explains", "")
@@ -271,5 +272,32 @@ func Importance(r *report.Report) (*gplot.Plot, error) {
 	p.NominalY(names...)
 	p.X.Min = 0
 	p.X.Max = math.Max(p.X.Max*1.15, 0.1)
+	p.X.Tick.Marker = percentTicks{}
 	return p, nil
+}
+
+// percent is a share as a percentage with two significant digits, so that
+// a bar one can see never reads 0 ("<0.1%" below a thousandth).
+func percent(v float64) string {
+	switch {
+	case v == 0:
+		return "0%"
+	case math.Abs(v) < 0.001:
+		return "<0.1%"
+	}
+	return strconv.FormatFloat(100*v, 'g', 2, 64) + "%"
+}
+
+// percentTicks are gonum's default ticks of a share, labelled in per cent.
+type percentTicks struct{}
+
+// Ticks implements gplot.Ticker.
+func (percentTicks) Ticks(lo, hi float64) []gplot.Tick {
+	ticks := gplot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(100*ticks[i].Value, 'g', 4, 64) + "%"
+		}
+	}
+	return ticks
 }
