@@ -31,6 +31,7 @@ type page struct {
 	Description, Base, TemplateWorkload                      string
 	Mechanism, Params, Objectives                            table
 	Constraints                                              []string
+	Headline                                                 *headlineView
 	Best                                                     *bestView
 	Plots                                                    []plotView
 	PlotError                                                string
@@ -127,6 +128,7 @@ func HTML(w io.Writer, r *report.Report) error {
 	for _, c := range tpl.Constraints {
 		pg.Constraints = append(pg.Constraints, report.ConstraintWords(c))
 	}
+	pg.Headline = headline(r)
 	if r.Best >= 0 {
 		pg.Best = best(r)
 		for _, kind := range Kinds {
