@@ -26,7 +26,7 @@ func TestHTMLOpensWithTheHeadline(t *testing.T) {
 	if head < 0 || desc < 0 || head > desc {
 		t.Fatalf("headline at %d, template text at %d: want the headline first", head, desc)
 	}
-	headline := page[head:strings.Index(page[head:], "</section>")+head]
+	headline := page[head : strings.Index(page[head:], "</section>")+head]
 	row := r.Table()[r.Template.Primary]
 	for _, want := range []string{"critical_ttft_p99 " + g4(row.Best) + " ms", "the baseline&#39;s " + g4(row.Baseline) + " ms", pct(row.Delta),
 		"Validated on seeds 100, 101: holds on held-out seeds", "Price: "} {
