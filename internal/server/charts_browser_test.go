@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"optimize/internal/testkit/studykit"
@@ -98,6 +99,33 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg#validation text.tick').length`, &xTicks))
 	if xTicks < 3 {
 		t.Errorf("validation: %d x ticks, want at least 3", xTicks)
+	}
+
+	// The comparison's history: ratios to the baseline spanning more than
+	// 3× (an early feasible trial far above the baseline, the later ones
+	// far below) are drawn on a log axis, its texts apart.
+	o := studykit.Study("joint-slo", "js2", 30)
+	o.SamplerSeed = 2
+	studykit.RunStudy(t, env, o)
+	var spread float64
+	var label string
+	b.run(t, chromedp.Navigate(ts.URL+"/compare/js,js2"), chromedp.WaitVisible("svg#compare-history polyline", chromedp.ByQuery),
+		chromedp.Evaluate(`(async () => {
+		  const r = [];
+		  for (const n of ['js', 'js2']) for (const t of (await (await fetch('/api/studies/' + n + '/history')).json()).trials) if (t.best_feasible_ratio !== null) r.push(t.best_feasible_ratio);
+		  return Math.max(...r, 1) / Math.min(...r, 1);
+		})()`, &spread, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+		chromedp.Evaluate(`[...document.querySelectorAll('svg#compare-history text')].pop().textContent`, &label))
+	if got := strings.Contains(label, "log scale"); got != (spread > 3) {
+		t.Errorf("compare: ratios spanning %.2f×, y axis %q: want a log scale exactly when they span more than 3×", spread, label)
+	}
+	textOverlaps(t, b, "compare", "svg#compare-history text", 6)
+	if shot := os.Getenv("OPTIMIZE_SCREENSHOT_COMPARE"); shot != "" {
+		var png []byte
+		b.run(t, chromedp.FullScreenshot(&png, 100))
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, p := range b.problems {
 		t.Errorf("browser: %s", p)

@@ -127,12 +127,12 @@ function frame(id, xDomain, yDomain, xLabel, yLabel, width, height, yLog) {
   return { svg, plot, x, y, W, H, m };
 }
 
-// logTicks are 1, 2 and 5 times the powers of ten within [lo, hi] (at
-// most about eight of them).
+// logTicks are 1, 2, 3 and 5 times the powers of ten within [lo, hi]
+// (only the powers themselves when that makes more than eight).
 function logTicks(lo, hi) {
   const out = [];
   for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
-    for (const m of [1, 2, 5]) { const v = m * Math.pow(10, e); if (v >= lo && v <= hi) out.push([m, +v.toPrecision(12)]); }
+    for (const m of [1, 2, 3, 5]) { const v = m * Math.pow(10, e); if (v >= lo && v <= hi) out.push([m, +v.toPrecision(12)]); }
   }
   return (out.length > 8 ? out.filter(([m]) => m === 1) : out).map(([, v]) => v);
 }
