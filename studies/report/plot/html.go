@@ -87,7 +87,7 @@ var captions = map[string]string{
 	"history":     "Each trial's primary objective in the order the trials ran; crosses violate a constraint. The line is the best value so far among the trials that meet every constraint (it starts at the first such trial and never gets worse), the dashed line the baseline.",
 	"hypervolume": "The volume the Pareto front dominates, objectives as ratios to the baseline, up to twice as bad as the baseline on every axis; it grows when a trial within the constraints enlarges the front.",
 	"pareto":      "Two of the objectives; the highlighted trials are the Pareto front over all objectives among the trials that meet every constraint, so some may look dominated in these two.",
-	"parallel":    "One line per trial across the parameters, each axis the parameter's range (categoricals by choice index), coloured by the trial's rank on the primary objective from blue (best) to orange (worst); inactive parameters are skipped.",
+	"parallel":    "One horizontal axis per parameter, the most important on top, each spanning the parameter's range (a log scale for log-float, categoricals by choice); each trial is a line down through the axes, coloured by its rank on the primary objective from blue (best) to orange (worst); inactive parameters are skipped.",
 	"importance":  "How much of the variation in the trials' score ranks each parameter explains on its own (a ranking, not an exact decomposition).",
 }
 
