@@ -185,8 +185,11 @@ function paretoChart(h, xi, yi) {
       fill: t.pareto ? '#d4493f' : t.feasible ? '#9aa4b5' : 'none', 'fill-opacity': t.pareto ? 0.9 : 0.4, stroke: t.feasible ? 'none' : '#9aa4b5' },
     sv('title', {}, `trial ${t.trial}${t.feasible ? '' : ' (violates a constraint)'}`)));
   }
+  // A baseline without a value on an axis (null) has no place on the chart: no marker rather than one at 0.
   const bx = f.x(h.baseline[xi]), by = f.y(h.baseline[yi]);
-  f.plot.append(sv('path', { class: 'baseline', d: `M${bx - 6},${by - 6}L${bx + 6},${by + 6}M${bx - 6},${by + 6}L${bx + 6},${by - 6}`, stroke: '#1d2330', 'stroke-width': 2 }));
+  if (isFinite(h.baseline[xi] ?? NaN) && isFinite(h.baseline[yi] ?? NaN)) {
+    f.plot.append(sv('path', { class: 'baseline', d: `M${bx - 6},${by - 6}L${bx + 6},${by + 6}M${bx - 6},${by + 6}L${bx + 6},${by - 6}`, stroke: '#1d2330', 'stroke-width': 2 }));
+  }
   return f.svg;
 }
 
