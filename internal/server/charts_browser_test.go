@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -93,17 +94,25 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 		t.Errorf("parallel: %d parameter names, want one per parameter (%d)", names, len(r.Template.Params))
 	}
 	textOverlaps(t, b, "parallel", "svg#parallel text", 2*len(r.Template.Params))
-	textOverlaps(t, b, "pareto", "svg#pareto text", 6)
+
 	textOverlaps(t, b, "validation", "svg#validation text", 6)
 	textOverlaps(t, b, "importance", "svg#importance text", 2*len(r.Template.Params))
-	var inside bool
-	b.run(t, chromedp.Evaluate(`(() => {
-	  const m = document.querySelector('svg#pareto .baseline').getBoundingClientRect();
-	  const a = document.querySelector('svg#pareto .plot-area').getBoundingClientRect();
-	  return m.left >= a.left && m.right <= a.right && m.top >= a.top && m.bottom <= a.bottom;
-	})()`, &inside))
-	if !inside {
-		t.Errorf("pareto: the baseline marker is outside the plot area")
+	// Every pair of objectives on the Pareto chart: the axis labels clear
+	// the ticks, and the baseline's marker lies inside the plot area.
+	for x := range r.Template.Objectives {
+		for y := range r.Template.Objectives {
+			var inside bool
+			b.run(t, chromedp.Evaluate(fmt.Sprintf(`(() => {
+			  for (const [id, v] of [['pareto-x', %d], ['pareto-y', %d]]) { const s = document.getElementById(id); s.value = String(v); s.dispatchEvent(new Event('change')); }
+			  const m = document.querySelector('svg#pareto .baseline').getBoundingClientRect();
+			  const a = document.querySelector('svg#pareto .plot-area').getBoundingClientRect();
+			  return m.left >= a.left && m.right <= a.right && m.top >= a.top && m.bottom <= a.bottom;
+			})()`, x, y), &inside))
+			if !inside {
+				t.Errorf("pareto %s × %s: the baseline marker is outside the plot area", r.Template.Objectives[x].Name, r.Template.Objectives[y].Name)
+			}
+			textOverlaps(t, b, "pareto "+r.Template.Objectives[x].Name+" × "+r.Template.Objectives[y].Name, "svg#pareto text", 6)
+		}
 	}
 	var xTicks int
 	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg#validation text.tick').length`, &xTicks))

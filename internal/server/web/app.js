@@ -115,7 +115,8 @@ function frame(id, xDomain, yDomain, xLabel, yLabel, width, height, yLog) {
   const axis = sv('g', { class: 'axis' });
   axis.append(sv('rect', { class: 'plot-area', x: m.l, y: m.t, width: W - m.r - m.l, height: H - m.b - m.t, fill: 'none', stroke: 'none' }));
   axis.append(sv('line', { x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b }), sv('line', { x1: m.l, x2: m.l, y1: m.t, y2: H - m.b }));
-  for (const t of x.ticks(8)) axis.append(sv('text', { class: 'tick', x: x(t), y: H - m.b + 14, 'text-anchor': 'middle' }, tick(t)));
+  // x ticks 18 px below the axis: a y tick at the axis (its text reaches 7 px below it) and an x tick at the corner stay apart.
+  for (const t of x.ticks(8)) axis.append(sv('text', { class: 'tick', x: x(t), y: H - m.b + 18, 'text-anchor': 'middle' }, tick(t)));
   for (const t of yTicks) {
     axis.append(sv('line', { x1: m.l, x2: W - m.r, y1: y(t), y2: y(t), opacity: 0.35 }));
     axis.append(sv('text', { class: 'tick', x: m.l - 6, y: y(t) + 4, 'text-anchor': 'end' }, tick(t)));
