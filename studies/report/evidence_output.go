@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,13 +166,7 @@ func (a *Ablation) Export(w io.Writer, format string, tpl *strategies.Template) 
 	return Usage("--format: unknown value %q (allowed: csv, json)", format)
 }
 
-func numCell(n Num) string {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return ""
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
+func numCell(n Num) string { return CSVNumber(float64(n)) }
 
 // ErrNoEvidence is ExportEvidence's answer for a study that has no
 // evidence of the kind asked for yet.
