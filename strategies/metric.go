@@ -229,7 +229,10 @@ func unitOf[T any](numbers []metrics.Number[T], name string) string {
 // MetricName is one metric form with its unit, as the glossary lists them:
 // a distribution as "ttft_ms.<stat>", a class's number as
 // "per_slo.<class>.ttft_ms.<stat>".
-type MetricName struct{ Name, Unit string }
+type MetricName struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+}
 
 // MetricNames lists every metric form once: the summary's numbers, the
 // derived ones, then the per-class ones.
