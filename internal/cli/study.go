@@ -299,24 +299,44 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 	var output string
 	var trial int
+	var explain bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Baseline against the best trial, every objective and SLO class, the Pareto front",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
+			switch {
+			case len(args) == 0 && !explain:
+				return fmt.Errorf("show: give the study's NAME (or --explain alone for the glossary)")
+			case len(args) == 0 && output == "json":
+				return writeIndented(s.Out, report.Glossary())
+			case len(args) == 0:
+				report.WriteGlossary(s.Out)
+				return nil
+			case explain && output == "json":
+				return fmt.Errorf("--explain: with --output json give no NAME (the glossary is a document of its own)")
+			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
+				var err error
 				if cmd.Flags().Changed("trial") {
-					return showTrial(s, env, row.Name, trial, output)
+					err = showTrial(s, env, row.Name, trial, output)
+				} else {
+					err = showStudy(s, env, row.Name, output)
 				}
-				return showStudy(s, env, row.Name, output)
+				if err == nil && explain {
+					fmt.Fprintln(s.Out)
+					report.WriteGlossary(s.Out)
+				}
+				return err
 			})
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&trial, "trial", 0, "show one complete trial: parameters, objectives, every seed beside the baseline's")
+	cmd.Flags().BoolVar(&explain, "explain", false, "after the report, the glossary: what slo_gap, attainment, goodput, hypervolume, score, importance, Δ and seed range mean, and every metric's unit (alone, without NAME: only the glossary)")
 	return cmd
 }
 

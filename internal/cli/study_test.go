@@ -84,6 +84,10 @@ func TestStudyShowJSONAndExport(t *testing.T) {
 	if code != 0 || strings.Count(out, " importance ") != len(tpl.Params) || !strings.Contains(out, "Pareto front:") {
 		t.Fatalf("show text: exit %d, %s\n%s", code, errs, out)
 	}
+	code, out, errs = run(t, "study", "show", "t1", "--storage", dsn, "--explain")
+	if i, j := strings.Index(out, "Pareto front:"), strings.Index(out, "\nGlossary\n"); code != 0 || i < 0 || j < i {
+		t.Fatalf("show --explain: exit %d, want the report then the glossary: %s\n%s", code, errs, out)
+	}
 
 	code, out, errs = run(t, "study", "export", "t1", "--storage", dsn, "--pareto", "--format", "csv")
 	if code != 0 {

@@ -221,6 +221,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintln(w)
 		r.Ablation.WriteText(w, r.Template)
 	}
+	fmt.Fprintf(w, "\nwhat the words and units mean: optimize study show %s --explain\n", r.Study.Name)
 }
 
 // WriteTrialTable prints complete trial n against the baseline as
