@@ -279,6 +279,12 @@ func (s *Server) showTemplate(w http.ResponseWriter, r *http.Request) error {
 	return writeValue(w, http.StatusOK, t.JSON())
 }
 
+// glossary is `study show --explain --output json`: the dashboard's help
+// panel and units read it, so that the page holds no copy of the text.
+func (s *Server) glossary(w http.ResponseWriter, _ *http.Request) error {
+	return writeValue(w, http.StatusOK, report.Glossary())
+}
+
 // decode reads a size-limited JSON body strictly: unknown fields and
 // trailing data are errors naming what is wrong.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {

@@ -73,7 +73,7 @@ func (s *Server) studyDocs(r *http.Request) (map[string]json.RawMessage, error) 
 	for _, d := range []struct {
 		path   string
 		handle func(w http.ResponseWriter, r *http.Request) error
-	}{{key, s.showStudy}, {key + "/history", s.history}, {key + "/trials", s.trials}} {
+	}{{key, s.showStudy}, {key + "/history", s.history}, {key + "/trials", s.trials}, {"glossary", s.glossary}} {
 		js, err := s.doc(d.path, d.handle, vals)
 		if err != nil {
 			return nil, err
@@ -96,7 +96,11 @@ func (s *Server) trialDocs(r *http.Request) (map[string]json.RawMessage, error) 
 	}
 	path := "studies/" + url.PathEscape(name) + "/trials/" + n
 	js, err := s.doc(path, s.trial, map[string]string{"name": name, "n": n})
-	return map[string]json.RawMessage{path: js}, err
+	if err != nil {
+		return nil, err
+	}
+	gl, err := s.doc("glossary", s.glossary, nil)
+	return map[string]json.RawMessage{path: js, "glossary": gl}, err
 }
 
 func (s *Server) compareDocs(r *http.Request) (map[string]json.RawMessage, error) {

@@ -180,6 +180,7 @@ func (s *Server) routes() {
 		{"POST /api/studies/{name}/resume", s.resumeStudy},
 		{"GET /api/templates", s.listTemplates},
 		{"GET /api/templates/{name}", s.showTemplate},
+		{"GET /api/glossary", s.glossary},
 	}
 	for _, route := range api {
 		s.mux.HandleFunc(route.pattern, func(w http.ResponseWriter, r *http.Request) {

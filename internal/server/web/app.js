@@ -56,8 +56,41 @@ function sv(tag, attrs, ...kids) {
 }
 
 const pct = (d) => (d === null || d === undefined || !isFinite(d)) ? '–' : (d >= 0 ? '+' : '') + (100 * d).toFixed(1) + '%';
-const num = (v) => (v === null || v === undefined || !isFinite(v)) ? '–' : Math.abs(v) >= 1e4 ? v.toExponential(3) : +v.toPrecision(4) + '';
+// num is report.Human: four significant digits, plain decimals between
+// 0.001 and 10⁹ (17684, 303.3, 0.9973), scientific notation beyond.
+const num = (v) => {
+  if (v === null || v === undefined || !isFinite(v)) return '–';
+  const a = Math.abs(v);
+  if (v === 0) return '0';
+  if (a < 1e-3 || a >= 1e9) return v.toPrecision(4).replace(/\.?0+e/, 'e');
+  const s = v.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+};
 const enc = encodeURIComponent;
+
+// The glossary (GET /api/glossary, the text of `study show --explain`)
+// gives the units and the help panel; the page holds no copy of it.
+let glossary = { terms: [], units: [], metrics: [] };
+
+// unitOf is a metric path's unit: per_slo.critical.ttft_ms.p99 is listed
+// as per_slo.<class>.ttft_ms.<stat>.
+function unitOf(path) {
+  const forms = [path];
+  forms.push(...forms.map((p) => p.replace(/^per_slo\.[^.]+\./, 'per_slo.<class>.')));
+  forms.push(...forms.map((p) => p.replace(/\.[^.]+$/, '.<stat>')));
+  const m = glossary.metrics.find((x) => forms.includes(x.name));
+  return m ? m.unit : '';
+}
+
+const withUnit = (label, path) => { const u = unitOf(path); return u ? `${label} (${u})` : label; };
+const meaning = (name) => (glossary.terms.find((t) => t.name === name) || {}).meaning;
+
+function glossaryCard() {
+  return Object.assign(card('What the numbers mean',
+    el('dl', { id: 'glossary' }, glossary.terms.flatMap((t) => [el('dt', {}, t.unit ? `${t.name} (${t.unit})` : t.name), el('dd', {}, t.meaning)])),
+    el('table', { id: 'units' }, el('tr', {}, el('th', {}, 'unit'), el('th', {}, 'meaning')), glossary.units.map((u) => el('tr', {}, el('td', {}, u.unit), el('td', {}, u.meaning))))),
+  { className: 'card wide' });
+}
 
 function card(title, ...body) {
   return el('section', { class: 'card' }, el('h2', {}, title), ...body);
@@ -250,8 +283,9 @@ async function createStudy(e) {
 
 async function studyView(name) {
   const show = await api(`studies/${enc(name)}`);
-  const [hist, rows, tpl] = await Promise.all([api(`studies/${enc(name)}/history`), api(`studies/${enc(name)}/trials`),
-    api('templates/' + enc(show.template))]);
+  const [hist, rows, tpl, gl] = await Promise.all([api(`studies/${enc(name)}/history`), api(`studies/${enc(name)}/trials`),
+    api('templates/' + enc(show.template)), api('glossary')]);
+  glossary = gl;
   const objs = hist.objectives;
   const axisPicker = (id, selected) => el('select', { id, on: { change: redrawPareto } }, objs.map((o, i) => el('option', Object.assign({ value: i }, i === selected ? { selected: '' } : {}), o)));
   const paretoBox = el('div', { id: 'pareto-box' });
@@ -267,12 +301,13 @@ async function studyView(name) {
     baselineVsBest(show),
     show.validation ? validationCard(show.validation, hist.primary) : null,
     show.ablation ? ablationCard(show.ablation, hist.primary) : null,
-    trialsCard(name, rows, objs),
+    trialsCard(name, rows, objs, tpl),
+    glossaryCard(),
   ].filter(Boolean);
   view.replaceChildren(
     el('h1', {}, show.name),
     el('div', { class: 'sub' }, `template ${show.template} · `, el('span', { class: 'pill ' + show.state }, show.state),
-      ` · ${show.trials_complete}/${show.trials_total} trials · hypervolume ${num(show.hypervolume)}`),
+      ` · ${show.trials_complete}/${show.trials_total} trials · `, el('span', { title: meaning('hypervolume') }, `hypervolume ${num(show.hypervolume)}`)),
     el('div', { class: 'grid' }, cards));
   redrawPareto();
   if (show.state === 'running') refresh = setTimeout(route, 2000);
@@ -283,17 +318,17 @@ function baselineVsBest(show) {
   const b = show.baseline, t = show.best.metrics;
   const rows = [];
   for (const cls of Object.keys(b.per_slo || {})) {
-    for (const [label, get] of [['TTFT p99 ms', (m) => m.ttft_ms.p99], ['E2E p99 ms', (m) => m.e2e_ms.p99], ['SLO attainment', (m) => m.attainment]]) {
+    for (const [label, path, get] of [['TTFT p99', 'ttft_ms.p99', (m) => m.ttft_ms.p99], ['E2E p99', 'e2e_ms.p99', (m) => m.e2e_ms.p99], ['SLO attainment', 'attainment', (m) => m.attainment]]) {
       const bv = get(b.per_slo[cls]), tv = t.per_slo[cls] ? get(t.per_slo[cls]) : undefined;
       if (bv === undefined || bv === null) continue;
       const d = bv ? (tv - bv) / Math.abs(bv) : null;
-      rows.push(el('tr', {}, el('td', {}, cls), el('td', {}, label), el('td', { class: 'num' }, num(bv)), el('td', { class: 'num' }, num(tv)), el('td', { class: 'num' }, pct(d))));
+      rows.push(el('tr', {}, el('td', {}, cls), el('td', {}, label), el('td', {}, unitOf(`per_slo.${cls}.${path}`)), el('td', { class: 'num' }, num(bv)), el('td', { class: 'num' }, num(tv)), el('td', { class: 'num' }, pct(d))));
     }
   }
-  rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'tokens/s'), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
+  rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'throughput'), el('td', {}, unitOf('tokens_per_sec')), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
   const missed = show.best.violation_sentence ? el('p', { class: 'bad', id: 'best-violates' }, show.best.violation_sentence) : null;
   return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed,
-    el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 1 ? { class: 'num' } : {}, h))), rows));
+    el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'unit', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 2 ? { class: 'num' } : {}, h))), rows));
 }
 
 function validationCard(v, primary) {
@@ -328,17 +363,19 @@ function ablationCard(a, primary) {
     el('p', { class: 'muted' }, `full strategy ${pct(a.full[primary])}; interaction ${pct(a.interaction[primary])}`));
 }
 
-function trialsCard(name, rows, objs) {
+function trialsCard(name, rows, objs, tpl) {
+  const metricOf = (o) => (tpl.objectives.find((x) => x.name === o) || {}).metric || o;
   const best = rows.slice().sort((a, b) => a.score - b.score).slice(0, 25);
   return Object.assign(card(`Best trials (${best.length} of ${rows.length})`,
-    el('table', { id: 'trials' }, el('tr', {}, el('th', {}, 'trial'), objs.map((o) => el('th', { class: 'num' }, o)), el('th', { class: 'num' }, 'score')),
+    el('table', { id: 'trials' }, el('tr', {}, el('th', {}, 'trial'), objs.map((o) => el('th', { class: 'num' }, withUnit(o, metricOf(o)))), el('th', { class: 'num', title: meaning('score') }, 'score')),
       best.map((r) => el('tr', {}, el('td', {}, el('a', { href: `/trial/${enc(name)}/${r.trial}` }, r.trial)),
-        objs.map((o) => el('td', { class: 'num' }, `${num(r[o])} (${pct(r[o + '_delta_pct'] / 100)})`)), el('td', { class: 'num' }, num(r.score)))))),
+        objs.map((o) => el('td', { class: 'num' }, `${num(r[o])} (${pct(r[o + '_delta'])})`)), el('td', { class: 'num' }, num(r.score)))))),
   { className: 'card wide' });
 }
 
 async function trialView(name, n) {
-  const t = await api(`studies/${enc(name)}/trials/${enc(n)}`);
+  const [t, gl] = await Promise.all([api(`studies/${enc(name)}/trials/${enc(n)}`), api('glossary')]);
+  glossary = gl;
   const classes = Object.keys(t.metrics.per_slo || {});
   view.replaceChildren(
     el('h1', {}, `${name} · trial ${t.trial}`), el('div', { class: 'sub' }, el('a', { href: '/study/' + enc(name) }, '← study'), ` · score ${num(t.score)}`),
@@ -346,7 +383,7 @@ async function trialView(name, n) {
       card('Parameters', el('table', { id: 'params' }, Object.entries(t.params).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, v === null ? 'inactive' : String(v)))))),
       card('Objectives', el('table', {}, Object.entries(t.objectives).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, num(v)), el('td', { class: 'num' }, pct(t.deltas[k])))))),
       Object.assign(card('Every seed, beside the baseline on the same seed',
-        el('table', { id: 'seeds' }, el('tr', {}, el('th', {}, 'seed'), classes.map((c) => el('th', { class: 'num' }, `${c} TTFT p99 (baseline)`)), el('th', { class: 'num' }, 'tokens/s (baseline)')),
+        el('table', { id: 'seeds' }, el('tr', {}, el('th', {}, 'seed'), classes.map((c) => el('th', { class: 'num' }, `${c} TTFT p99, ${unitOf(`per_slo.${c}.ttft_ms.p99`)} (baseline)`)), el('th', { class: 'num' }, `throughput, ${unitOf('tokens_per_sec')} (baseline)`)),
           t.seeds.map((s) => el('tr', {}, el('td', {}, s.seed),
             classes.map((c) => el('td', { class: 'num' }, `${num(s.metrics.per_slo?.[c]?.ttft_ms?.p99)} (${num(s.baseline.per_slo?.[c]?.ttft_ms?.p99)})`)),
             el('td', { class: 'num' }, `${num(s.metrics.tokens_per_sec)} (${num(s.baseline.tokens_per_sec)})`))))), { className: 'card wide' })));
