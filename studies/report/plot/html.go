@@ -113,7 +113,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		}
 		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.Knob, when})
 	}
-	pg.Objectives = table{Head: []string{"objective", "direction", "metric", ""}}
+	pg.Objectives = table{Head: []string{"objective", "direction", "metric", "unit", ""}}
 	for i, o := range tpl.Objectives {
 		dir, prim := "maximize", ""
 		if o.Minimize {
@@ -122,7 +122,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		if i == tpl.Primary {
 			prim = "primary"
 		}
-		pg.Objectives.Rows = append(pg.Objectives.Rows, []string{o.Name, dir, o.Metric, prim})
+		pg.Objectives.Rows = append(pg.Objectives.Rows, []string{o.Name, dir, o.Metric, strategies.MetricUnit(o.Metric), prim})
 	}
 	for _, c := range tpl.Constraints {
 		pg.Constraints = append(pg.Constraints, report.ConstraintWords(c))
@@ -152,14 +152,14 @@ func best(r *report.Report) *bestView {
 	b := &r.Complete[r.Best]
 	v := &bestView{Trial: b.Number, Pareto: len(r.Pareto), Hypervolume: strconv.FormatFloat(r.Hypervolume, 'f', 4, 64),
 		Reference: strconv.FormatFloat(report.HypervolumeReference, 'f', 1, 64)}
-	v.Table = table{Head: []string{"metric", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
-		Num: []bool{false, true, true, true, true}}
+	v.Table = table{Head: []string{"metric", "unit", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
+		Num: []bool{false, false, true, true, true, true}}
 	if s := r.ViolationSentence(b); s != "" {
 		v.Violates = strings.ToUpper(s[:1]) + s[1:] + "."
 	}
 	for _, row := range r.Table() {
-		v.Table.Rows = append(v.Table.Rows, []string{row.Name, g4(row.Baseline), g4(row.Best), pct(row.Delta),
-			g4(row.Seeds.Min) + " – " + g4(row.Seeds.Max)})
+		v.Table.Rows = append(v.Table.Rows, []string{row.Name, row.Unit, report.Human(row.Baseline), report.Human(row.Best), pct(row.Delta),
+			report.Human(row.Seeds.Min) + " – " + report.Human(row.Seeds.Max)})
 	}
 	for _, o := range r.Template.Objectives {
 		v.Seeds = append(v.Seeds, fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(b, o), len(r.Seeds)))
@@ -264,8 +264,6 @@ func pct(d float64) string {
 	}
 	return fmt.Sprintf("%+.1f%%", 100*d)
 }
-
-func g4(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 // seedsText renders seeds as "42, 43, 44".
 func seedsText(seeds []int64) string {
