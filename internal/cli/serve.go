@@ -54,6 +54,13 @@ recorded. A PostgreSQL server that goes away is waited for, up to $` + storage.R
 				return failed(fmt.Errorf("--addr %s: %v", addr, err))
 			}
 			fmt.Fprintf(s.Err, "serving %s on http://%s (Ctrl-C stops)\n", env.Store.Label, ln.Addr())
+			if token != "" {
+				reads := "every request needs the token"
+				if publicRead {
+					reads = "writes need the token"
+				}
+				fmt.Fprintf(s.Err, "%s: tools send Authorization: Bearer TOKEN, a browser signs in at http://%s%s\n", reads, ln.Addr(), "/login")
+			}
 			ctx, stop := interruptible()
 			defer stop()
 			return failed(srv.Serve(ctx, ln))

@@ -30,7 +30,7 @@ import (
 //     data, and the sign-in page is drawn with them.
 //   - A write (any method but GET and HEAD) must not come from another
 //     site's page: a browser says where a request comes from in
-//     Sec-Fetch-Site and Origin, and either one naming anything but this
+//     Sec-Fetch-Site (or, if it is older, in Origin), and anything but this
 //     server refuses the write. A request with neither is a tool (curl, a
 //     script); browsers send Origin with every POST. A write signed in by
 //     the cookie must carry one of them, since only browsers hold it.
@@ -140,16 +140,13 @@ func noRoute(w http.ResponseWriter, r *http.Request) {
 }
 
 // sameOrigin refuses a write that a browser says comes from another
-// site's page.
+// site's page: net/http's cross-origin protection trusts Sec-Fetch-Site
+// (same-origin or none) when the browser sends it, and otherwise compares
+// Origin with Host, port included.
 func sameOrigin(r *http.Request) error {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return fmt.Errorf("Sec-Fetch-Site %q: writes come from this server's own pages (same-origin) or from tools", site)
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-			return fmt.Errorf("origin %q: writes come from this server's own pages (origin http://%s) or from tools without an Origin", o, r.Host)
-		}
+	if err := http.NewCrossOriginProtection().Check(r); err != nil {
+		return fmt.Errorf("Sec-Fetch-Site %q, Origin %q: writes come from this server's own pages (http://%s) or from tools (%v)",
+			r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin"), r.Host, err)
 	}
 	return nil
 }

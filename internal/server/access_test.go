@@ -1,8 +1,8 @@
 package server
 
 import (
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -224,13 +224,15 @@ func TestWritesComeFromThisServer(t *testing.T) {
 	}{
 		{map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
 		{map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
-		{map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://evil.example"}, http.StatusForbidden},
+		{map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "null"}, http.StatusForbidden},
 		{map[string]string{"Origin": "null"}, http.StatusForbidden},
 		{map[string]string{"Origin": otherPort}, http.StatusForbidden},
 		{map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
 		// Let through: the resume of an unknown study is then a 404.
 		{map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": ts.URL}, http.StatusNotFound},
 		{map[string]string{"Sec-Fetch-Site": "none"}, http.StatusNotFound},
+		// A form on this server's own pages under Referrer-Policy: no-referrer.
+		{map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}, http.StatusNotFound},
 		{map[string]string{"Origin": ts.URL}, http.StatusNotFound},
 		{map[string]string{}, http.StatusNotFound},
 	} {
