@@ -65,7 +65,11 @@ func jsonKind(t reflect.Type) string {
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Slice, reflect.Array:
-		return "a list of " + strings.TrimPrefix(jsonKind(t.Elem()), "a ") + "s"
+		elem := jsonKind(t.Elem())
+		if _, noun, ok := strings.Cut(elem, " "); ok && (strings.HasPrefix(elem, "a ") || strings.HasPrefix(elem, "an ")) {
+			elem = noun
+		}
+		return "a list of " + elem + "s"
 	}
 	return "an object"
 }
