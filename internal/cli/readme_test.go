@@ -37,10 +37,10 @@ func (b readmeBlock) key() string {
 // their first command, and what they need that this test cannot have.
 var readmeNoTest = map[string]string{
 	"make test   # vet + every test (needs only Go; PostgreSQL tests run when .ci/run provides a server)": "it runs this test",
-	"bin/optimize serve --storage ./optimize.db          # http://127.0.0.1:8080/ : the dashboard":         "a server that runs until Ctrl-C",
+	"bin/optimize serve --storage ./optimize.db          # http://127.0.0.1:8080/ : the dashboard":        "a server that runs until Ctrl-C",
 	"optimize study create slo-cascade --trials 200 --name big \\":                                        "a PostgreSQL server elsewhere (db.example)",
-	"docker build -t optimize:latest .":                                                                  "Docker and a Kubernetes cluster",
-	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'":                                    "the cluster's PostgreSQL server",
+	"docker build -t optimize:latest .":                                                                   "Docker and a Kubernetes cluster",
+	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'":                                     "the cluster's PostgreSQL server",
 }
 
 // readmeBlocks returns README.md's shell blocks in order. Every fenced
