@@ -21,6 +21,12 @@ const ClearlyInfeasible = 0.01
 // only uses the ranking of scores, so the large weight costs nothing.
 const DefaultViolationWeight = RatioCap / ClearlyInfeasible
 
+// MaxShortfall caps one constraint's shortfall in the total: 10⁶ (a
+// hundred million per cent) already ranks a trial last, and an infinite
+// shortfall (a bound missed by a division by zero) must not make the
+// score infinite, which no sampler can store.
+const MaxShortfall = 1e6
+
 // FeasibleTolerance is the total shortfall below which a trial meets its
 // constraints: rounding in v/b − r leaves shortfalls of 1e-16, never 1e-12.
 const FeasibleTolerance = 1e-12
@@ -41,10 +47,11 @@ type Evaluation struct {
 // Violation is the trial's total constraint shortfall, the number stored
 // with it:
 //
-//	Σ max(violation, 0) + (1 for each NaN violation or objective)
+//	Σ min(max(violation, 0), MaxShortfall) + (1 for each NaN violation or objective)
 //
 // so a missing measurement counts as a full shortfall of 1 (100 points),
-// far beyond any real miss.
+// far beyond any real miss, and the total, and so every Score, stays
+// finite.
 func (e *Evaluation) Violation() float64 {
 	total := 0.0
 	for _, v := range e.Violations {
@@ -52,7 +59,7 @@ func (e *Evaluation) Violation() float64 {
 		case math.IsNaN(v):
 			total++
 		case v > 0:
-			total += math.Min(v, math.MaxFloat64/4) // keep +Inf from producing NaN later
+			total += math.Min(v, MaxShortfall)
 		}
 	}
 	for _, o := range e.Objectives {

@@ -111,3 +111,12 @@ func TestFeasibleFromTheViolation(t *testing.T) {
 		t.Fatalf("missed %d, want the second constraint", e.Missed())
 	}
 }
+
+// An infinite or absurd shortfall leaves the score finite (a sampler
+// cannot store an infinite one) and the trial last.
+func TestScoreStaysFinite(t *testing.T) {
+	e := Evaluation{Objectives: []float64{1}, Ratios: []float64{1}, Violations: []float64{math.Inf(1), math.MaxFloat64}}
+	if v, s := e.Violation(), e.Score(0); v != 2*MaxShortfall || math.IsInf(s, 0) || s < 1e9 {
+		t.Fatalf("violation %v, score %v: want 2 × MaxShortfall and a finite score above 1e9", v, s)
+	}
+}

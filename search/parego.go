@@ -64,14 +64,20 @@ func (s *Sampler) TellObjectives(trialID int, e Evaluation) error {
 // TellObjectivesWith is TellObjectives with the caller's record (nil:
 // none) written in the same transaction, before the sampler's.
 func (s *Sampler) TellObjectivesWith(trialID int, e Evaluation, rec Record) error {
+	score, objectives := s.result(e)
+	return s.tellWith(trialID, score, objectives, rec)
+}
+
+// result is e's stored score and its objectives record ("" for none).
+func (s *Sampler) result(e Evaluation) (score float64, objectives string) {
 	score, violation := e.Score(DefaultViolationWeight), e.Violation()
-	ratios := slices.Clone(e.Ratios)
 	if !s.modelBased() {
 		// Only TPE (the penalty) and ParEGO (the ratios too) read them;
 		// random and grid skip the write. A later study warm-started from
 		// this one recomputes them from its own trial rows.
-		return s.tellWith(trialID, score, "", rec)
+		return score, ""
 	}
+	ratios := slices.Clone(e.Ratios)
 	for i, r := range ratios {
 		if math.IsNaN(r) || math.IsInf(r, 0) {
 			ratios[i] = RatioCap // a broken value counts as far worse than the baseline
@@ -81,9 +87,9 @@ func (s *Sampler) TellObjectivesWith(trialID int, e Evaluation, rec Record) erro
 	// ranked by its stored score, as a trial of an older study.
 	js, err := json.Marshal(objectivesRecord{Ratios: ratios, Violation: &violation})
 	if err != nil {
-		js = nil
+		return score, ""
 	}
-	return s.tellWith(trialID, score, string(js), rec)
+	return score, string(js)
 }
 
 // paregoWeights draws trial number's weights, uniform on the simplex.

@@ -351,16 +351,18 @@ func (s *Sampler) tellWith(trialID int, score float64, objectives string, rec Re
 				return err
 			}
 		}
-		if objectives != "" {
-			if err := st.SetTrialSystemAttr(trialID, AttrObjectives, objectives); err != nil {
-				return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
-			}
-		}
-		return tell(st, trialID, score)
+		return tell(st, trialID, score, objectives)
 	})
 }
 
-func tell(st goptuna.Storage, trialID int, score float64) error {
+// tell completes a trial with its score and objectives record ("" for
+// none).
+func tell(st goptuna.Storage, trialID int, score float64, objectives string) error {
+	if objectives != "" {
+		if err := st.SetTrialSystemAttr(trialID, AttrObjectives, objectives); err != nil {
+			return fmt.Errorf("tell trial %d: objectives: %w", trialID, err)
+		}
+	}
 	if err := st.SetTrialValue(trialID, score); err != nil {
 		return fmt.Errorf("tell trial %d: value: %w", trialID, err)
 	}

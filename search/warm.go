@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/c-bata/goptuna"
 )
@@ -19,15 +20,24 @@ func (s *Sampler) Warm(from string, values []Value, e Evaluation) error {
 	if err := s.space.validateValues(values); err != nil {
 		return fmt.Errorf("warm start from %s: %w", from, err)
 	}
-	id, err := s.storage.CreateNewTrial(s.studyID)
-	if err != nil {
-		return fmt.Errorf("warm start from %s: create: %w", from, err)
+	score, objectives := s.result(e)
+	if math.IsNaN(score) || math.IsInf(score, 0) {
+		return fmt.Errorf("warm start from %s: score must be finite, got %g", from, score)
 	}
-	if err := s.transaction(func(st goptuna.Storage) error {
-		return record(st, s.space, id, -1, warmSource+from, s.space.Encode(values))
-	}); err != nil {
-		_ = s.Fail(id)
+	// One transaction: a carried-over trial is complete or absent, never
+	// left running (the liar would count it as pending for good).
+	err := s.transaction(func(st goptuna.Storage) error {
+		id, err := st.CreateNewTrial(s.studyID)
+		if err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+		if err := record(st, s.space, id, -1, warmSource+from, s.space.Encode(values)); err != nil {
+			return err
+		}
+		return tell(st, id, score, objectives)
+	})
+	if err != nil {
 		return fmt.Errorf("warm start from %s: %w", from, err)
 	}
-	return s.TellObjectives(id, e)
+	return nil
 }

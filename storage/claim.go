@@ -151,7 +151,9 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 				return fmt.Errorf("trial %d: params: %v", rescue.Number, err)
 			}
 		}
-		if err := tx.Create(t).Error; err != nil {
+		// A database migrated before the later columns existed (workers do
+		// not migrate) takes the row without them.
+		if err := tx.Omit(s.columns().omitted()...).Create(t).Error; err != nil {
 			return err
 		}
 		claim.Trial = &Trial{ID: t.ID, Number: t.Number, State: t.State, Worker: t.Worker, RescueOf: t.RescueOf}

@@ -35,17 +35,26 @@ func decodeRanges(js string, objectives int) [][2]float64 {
 // for an inactive one (NaN in memory; JSON has no NaN).
 func EncodeParams(values []float64) string { return EncodeFloats(values) }
 
-// EncodeFloats is a flat JSON array of numbers, null for NaN (JSON has no
-// NaN) — the params, objectives and violations columns.
+// EncodeFloats is a flat JSON array of numbers — the params, objectives
+// and violations columns — with null for NaN and ±Inf (JSON has neither;
+// a value that is not a number reads back as NaN, missing, rather than
+// losing the whole row).
 func EncodeFloats(values []float64) string {
-	out := make([]*float64, len(values))
-	for i := range values {
-		if !math.IsNaN(values[i]) {
-			out[i] = &values[i]
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range values {
+		if i > 0 {
+			b.WriteByte(',')
 		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b.WriteString("null")
+			continue
+		}
+		js, _ := json.Marshal(v) // finite: cannot fail; encoding/json's spelling of numbers
+		b.Write(js)
 	}
-	js, _ := json.Marshal(out)
-	return string(js)
+	b.WriteByte(']')
+	return b.String()
 }
 
 // DecodeParams reads the params column: null is NaN (inactive).

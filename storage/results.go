@@ -197,7 +197,7 @@ type Judgement struct {
 // StoreViolations back-fills the violations of trials written before they
 // were stored, in one transaction; it needs a migrated database.
 func (s *Store) StoreViolations(js []Judgement) error {
-	err := s.db.Transaction(func(tx *gorm.DB) error {
+	err := s.transaction(func(tx *gorm.DB) error {
 		for _, j := range js {
 			err := tx.Model(&trialRow{}).Where("id = ?", j.TrialID).
 				Updates(map[string]any{"violations": EncodeFloats(j.Violations), "violation": j.Violation}).Error

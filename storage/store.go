@@ -50,8 +50,8 @@ type Store struct {
 	Postgres bool
 	Label    string // the DSN with any password hidden, for messages
 
-	columnsOnce sync.Once
-	cols        trialColumns
+	colsMu sync.Mutex
+	cols   *trialColumns // nil until asked (columns)
 
 	samplerOnce sync.Once
 	sampler     *samplerStorage
@@ -362,7 +362,14 @@ func (s *Store) Migrate() error {
 			return fmt.Errorf("storage %s: migrate: drop idx_study_report: %s", s.Label, oneLine(err))
 		}
 	}
-	s.columnsOnce = sync.Once{} // the columns may have changed
+	// A study keeps every evidence request it was given; older databases
+	// allowed one per kind.
+	if err := s.dropOldEvidenceIndex(); err != nil {
+		return err
+	}
+	s.colsMu.Lock()
+	s.cols = nil // the columns may have changed: asked again
+	s.colsMu.Unlock()
 	return nil
 }
 

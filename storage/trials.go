@@ -217,13 +217,29 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 // migrate (concurrent migrations race).
 type trialColumns struct{ seedRanges, violation bool }
 
-// columns is asked once per store.
+// columns is asked of the database once per store, and again after a
+// Migrate (which may add them; another goroutine may be reading them).
 func (s *Store) columns() trialColumns {
-	s.columnsOnce.Do(func() {
+	s.colsMu.Lock()
+	defer s.colsMu.Unlock()
+	if s.cols == nil {
 		m := s.db.Migrator()
-		s.cols = trialColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation")}
-	})
-	return s.cols
+		s.cols = &trialColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation")}
+	}
+	return *s.cols
+}
+
+// omitted lists the trial columns a database lacks, for inserts of whole
+// rows.
+func (c trialColumns) omitted() []string {
+	var out []string
+	if !c.seedRanges {
+		out = append(out, "seed_ranges")
+	}
+	if !c.violation {
+		out = append(out, "violations", "violation")
+	}
+	return out
 }
 
 // StudySeedMetrics returns every trial's per-seed metrics of a study, by

@@ -12,7 +12,8 @@ import (
 // baseline exactly as its stored score was. `study create`, `study
 // resume` and `serve` call it; workers do not (concurrent migrations of
 // a fresh database race), and a report on a database not yet migrated
-// computes the violations in memory instead.
+// computes the violations in memory instead. A study whose template is
+// not loaded is left for a later Migrate that has it, and said so.
 func (e *Env) Migrate() error {
 	if err := e.Store.Migrate(); err != nil {
 		return err
@@ -22,6 +23,17 @@ func (e *Env) Migrate() error {
 		return err
 	}
 	for _, name := range names {
+		row, err := e.Store.StudyByName(name)
+		if err != nil {
+			return err
+		}
+		if _, err := e.Registry.Get(row.Template); err != nil {
+			// A study of a template this process has not loaded (one from
+			// another --templates-dir) is back-filled by a later command
+			// that has it; until then its reports judge it in memory.
+			fmt.Fprintf(e.Progress, "study %s: violations not back-filled yet: %v\n", name, err)
+			continue
+		}
 		r, err := report.Load(e.Store, e.Registry, name)
 		if err != nil {
 			return fmt.Errorf("study %s: back-fill violations: %v", name, err)

@@ -2,6 +2,7 @@ package studies_test
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"slices"
 	"strings"
@@ -104,5 +105,55 @@ func checkMigratedRelease(t *testing.T, env *studies.Env) {
 	if bj, aj := before.JSON(), after.JSON(); bj.Best.Trial != aj.Best.Trial || aj.Best.Violates != "" || aj.Hypervolume != bj.Hypervolume {
 		t.Fatalf("show before and after the migration: best %d and %d (misses %q), hypervolume %v and %v",
 			bj.Best.Trial, aj.Best.Trial, aj.Best.Violates, bj.Hypervolume, aj.Hypervolume)
+	}
+}
+
+// A worker of this release on a database of the previous one, not
+// migrated (workers do not migrate): it claims, runs and completes trials
+// (the rows without the columns the database lacks), and a report judges
+// every trial in memory, the new ones too.
+func TestWorkerOnAnUnmigratedRelease(t *testing.T) {
+	path := testkit.ReleaseSQLite(t)
+	if err := testkit.DB(t, path).Exec("UPDATE study_rows SET trials_total = 10 WHERE name = 'old'").Error; err != nil {
+		t.Fatal(err)
+	}
+	env := studykit.Env(t, path, 1)
+	row, err := env.Store.StudyByName("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Run(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Load(env.Store, env.Registry, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Complete) != 10 || len(r.Backfill()) != 10 {
+		t.Fatalf("%d complete trials, %d judged in memory; want 10 and 10", len(r.Complete), len(r.Backfill()))
+	}
+	for i, want := range testkit.ReleaseFeasible {
+		if got := search.Feasible(r.Complete[i].Violation); got != want {
+			t.Fatalf("trial %d: feasible %v, want %v", i, got, want)
+		}
+	}
+}
+
+// Migrate leaves a study whose template is not loaded (a user template
+// from another --templates-dir) for later and says so, and back-fills the
+// others: one unknown template does not stop create, resume or serve.
+func TestMigrateSkipsAStudyOfAnUnknownTemplate(t *testing.T) {
+	path := testkit.ReleaseSQLite(t)
+	if err := testkit.DB(t, path).Exec("UPDATE study_rows SET template = 'mine' WHERE name = 'old'").Error; err != nil {
+		t.Fatal(err)
+	}
+	env := studykit.Env(t, path, 1)
+	var said strings.Builder
+	env.Progress = &said
+	if err := env.Migrate(); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := env.Store.Unjudged(); err != nil || len(names) != 1 || !strings.Contains(said.String(), `study old: violations not back-filled yet: unknown template "mine"`) {
+		t.Fatalf("unjudged %v (%v); said %q", names, err, said.String())
 	}
 }

@@ -106,7 +106,13 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		gid, values, err = smp.AskWith(t.Number, propose)
 	}
 	if errors.Is(err, storage.ErrLeaseLost) {
-		return nil // failed by another worker's claim meanwhile (see ProposalIn): nothing was written
+		// Failed by another worker's claim meanwhile (see ProposalIn):
+		// nothing of this step was written. Or, after a lost connection,
+		// an earlier run of this step committed unseen: the proposal is
+		// in both ledgers and its trial stays running until its lease
+		// expires, when it is rescued and re-run (a lease's delay, no
+		// result twice).
+		return nil
 	}
 	if err != nil {
 		return errors.Join(fmt.Errorf("trial %d: propose: %v", t.Number, err), e.Store.Release(t))

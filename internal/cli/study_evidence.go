@@ -10,6 +10,7 @@ import (
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
@@ -27,13 +28,14 @@ func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
 Pareto trial) and its baseline on held-out seeds, paired seed by seed. For
 each objective: the in-study Δ, the held-out Δ (the mean of the per-seed
 relative changes), its 95% Student-t interval, and on how many seeds the
-candidate beats the baseline. The trial is called overfit when the
-interval lies wholly on the worse side of the in-study Δ of the primary
-objective (a held-out result better than the study's is not overfitting)
-or a constraint fails on the held-out seeds. --regimes also runs the template's regimes
-(other operating points of the same workload; ` + "`--regime a,b`" + ` picks them).
-Every simulation is stored as it finishes: an interrupted validation
-continues where it stopped, and ` + "`study show`" + ` includes the result.`,
+candidate beats the baseline. Each candidate gets a verdict on the
+primary objective (for 10 seeds; the output states it for the seeds given):
+` + verdictHelp() + `
+--regimes also runs the template's regimes (other operating points of the
+same workload; ` + "`--regime a,b`" + ` picks them). Every simulation is stored as
+it finishes: an interrupted validation continues where it stopped. Every
+request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
+--regimes, --pareto) and lists them all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -139,6 +141,15 @@ includes the result.`,
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
 	return cmd
+}
+
+// verdictHelp lists the verdicts and their rule for validate's help.
+func verdictHelp() string {
+	var b strings.Builder
+	for _, r := range report.VerdictRules("the primary objective", 10) {
+		fmt.Fprintf(&b, "  %s: %s.\n", r.Verdict, r.When)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // evidenceError is studyError with the right words for an interruption:

@@ -31,8 +31,8 @@ type HistoryPoint struct {
 	Trial      int   `json:"trial"`
 	Objectives []Num `json:"objectives"`
 	Score      Num   `json:"score"`
-	Best       Num   `json:"best"`
-	BestRatio  Num   `json:"best_ratio"`
+	Best       Num   `json:"best_feasible"`
+	BestRatio  Num   `json:"best_feasible_ratio"`
 	Feasible   bool  `json:"feasible"`
 	Pareto     bool  `json:"pareto"`
 }

@@ -77,11 +77,7 @@ func bestDelta(store *storage.Store, studyID uint, baseline *metrics.Summary, tp
 		return 0, 0, false, false
 	}
 	if !best.Judged { // stored by an older release: judge its metrics
-		mean, err := store.TrialMetrics(best.ID)
-		if err != nil {
-			return 0, 0, false, false
-		}
-		judged, err := tpl.Judge(baseline, &mean)
+		judged, err := JudgeStored(store, tpl, baseline, best.ID)
 		if err != nil {
 			return 0, 0, false, false
 		}

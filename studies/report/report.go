@@ -36,9 +36,14 @@ type Report struct {
 	Pareto      []int // indices into Complete
 	Hypervolume float64
 	feasible    int // complete trials that meet every constraint (pareto counts them)
-	// Validation and Ablation are the stored evidence (LoadEvidence), or nil.
-	Validation *Validation
-	Ablation   *Ablation
+	// Validation and Ablation are the latest stored evidence
+	// (LoadEvidence), or nil; Validations the latest validation of each
+	// kind (ValidationKinds order); EvidenceRuns every stored request,
+	// oldest first.
+	Validation   *Validation
+	Ablation     *Ablation
+	Validations  []*Validation
+	EvidenceRuns []EvidenceRun
 	// EvidenceError says why stored evidence could not be rebuilt, or "".
 	EvidenceError string
 	// backfill holds the violations computed for trials stored without
@@ -219,7 +224,7 @@ func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report,
 			ranges: t.SeedRanges, // nil: computed from the seeds instead
 			stored: &storedTrial{store: store, id: t.ID, number: t.Number, seeds: r.Seeds}}
 		if !t.Judged {
-			if err := r.judgeStored(&res, t.ID); err != nil {
+			if err := r.judgeStored(store, &res, t.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -247,21 +252,27 @@ func (r *Report) Rank() {
 // (by a release before they were stored), for the store to keep.
 func (r *Report) Backfill() []storage.Judgement { return r.backfill }
 
-// judgeStored computes the violations of a trial stored without them (by
-// a release before they were stored) from its stored metrics, exactly as
-// its score was computed, and keeps them for Backfill.
-func (r *Report) judgeStored(c *Result, id uint) error {
-	mean := c.Summary()
-	if err := c.stored.detailErr(); err != nil {
-		return err
-	}
-	judged, err := r.Template.Judge(&r.Baseline, &mean)
+// judgeStored computes the violations of a trial stored without them and
+// keeps them for Backfill.
+func (r *Report) judgeStored(store *storage.Store, c *Result, id uint) error {
+	judged, err := JudgeStored(store, r.Template, &r.Baseline, id)
 	if err != nil {
 		return fmt.Errorf("trial %d: constraints: %v", c.Number, err)
 	}
 	c.Violations, c.Violation = judged.Violations, judged.Violation()
 	r.backfill = append(r.backfill, storage.Judgement{TrialID: id, Violations: c.Violations, Violation: c.Violation})
 	return nil
+}
+
+// JudgeStored judges a trial stored without its violations (by a release
+// before they were stored) from its stored mean metrics against the
+// study's baseline, exactly as its score was computed then.
+func JudgeStored(store *storage.Store, tpl *strategies.Template, baseline *metrics.Summary, trialID uint) (search.Evaluation, error) {
+	mean, err := store.TrialMetrics(trialID)
+	if err != nil {
+		return search.Evaluation{}, err
+	}
+	return tpl.Judge(baseline, &mean)
 }
 
 // SeedRange is the lowest and highest value a metric took over the seeds.

@@ -29,10 +29,14 @@ type ShowJSON struct {
 	Pareto         []TrialJSON     `json:"pareto"`
 	Hypervolume    float64         `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
-	Importance    map[string]float64 `json:"importance"`
-	Validation    *Validation        `json:"validation,omitempty"`
-	Ablation      *Ablation          `json:"ablation,omitempty"`
-	EvidenceError string             `json:"evidence_error,omitempty"`
+	Importance map[string]float64 `json:"importance"`
+	// Validation is the latest validation of any kind, Validations the
+	// latest of each kind, EvidenceRuns every request stored, oldest first.
+	Validation    *Validation   `json:"validation,omitempty"`
+	Ablation      *Ablation     `json:"ablation,omitempty"`
+	EvidenceError string        `json:"evidence_error,omitempty"`
+	Validations   []*Validation `json:"validations,omitempty"`
+	EvidenceRuns  []EvidenceRun `json:"evidence_runs,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -71,6 +75,7 @@ func (r *Report) JSON() ShowJSON {
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
+		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns,
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -210,17 +215,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
 	}
-	if r.EvidenceError != "" {
-		fmt.Fprintf(w, "\nstored evidence could not be rebuilt: %s\n", r.EvidenceError)
-	}
-	if r.Validation != nil {
-		fmt.Fprintln(w)
-		r.Validation.WriteText(w, r.Template)
-	}
-	if r.Ablation != nil {
-		fmt.Fprintln(w)
-		r.Ablation.WriteText(w, r.Template)
-	}
+	r.writeEvidence(w)
 }
 
 // WriteTrialTable prints complete trial n against the baseline as

@@ -122,7 +122,7 @@ function historyChart(h) {
   const base = h.baseline[p];
   f.plot.append(sv('line', { x1: f.m.l, x2: f.W - f.m.r, y1: f.y(base), y2: f.y(base), stroke: '#999', 'stroke-dasharray': '4 3' }));
   // The best feasible value so far, as the server computes it (null before the first feasible trial).
-  const steps = h.trials.filter((t) => t.best !== null).map((t) => [f.x(t.trial), f.y(t.best)]);
+  const steps = h.trials.filter((t) => t.best_feasible !== null).map((t) => [f.x(t.trial), f.y(t.best_feasible)]);
   if (steps.length) f.plot.append(line(steps, { stroke: '#1a9c5b', 'stroke-width': 2, class: 'best' }));
   for (const t of h.trials) {
     const attrs = { class: 'trial' + (t.feasible ? '' : ' infeasible'), cx: f.x(t.trial), cy: f.y(t.objectives[p]), r: 3,
@@ -265,8 +265,9 @@ async function studyView(name) {
     card('Parameter importance', barsChart('importance', tpl.parameters.map((p) => p.name), tpl.parameters.map((p) => show.importance[p.name] || 0), (v) => v.toFixed(2))),
     Object.assign(card('Parallel coordinates', parallelChart(tpl, rows)), { className: 'card wide' }),
     baselineVsBest(show),
-    show.validation ? validationCard(show.validation, hist.primary) : null,
+    ...(show.validations || []).map((v) => validationCard(v, hist.primary)),
     show.ablation ? ablationCard(show.ablation, hist.primary) : null,
+    show.evidence_runs ? evidenceRunsCard(show.evidence_runs) : null,
     trialsCard(name, rows, objs),
   ].filter(Boolean);
   view.replaceChildren(
@@ -296,36 +297,57 @@ function baselineVsBest(show) {
     el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 1 ? { class: 'num' } : {}, h))), rows));
 }
 
+// ran says when stored evidence last ran, in the reader's time zone.
+const ran = (t) => t ? `ran ${new Date(t).toLocaleString()}` : '';
+
+// verdictText is a candidate's verdict as the JSON gives it, with the
+// constraint that failed; the rule behind it is the JSON's too (v.verdicts).
+const verdictText = (c) => c.failed ? `${c.verdict} (${c.failed} fails)` : c.verdict;
+
 function validationCard(v, primary) {
   const items = [['held-out seeds', v.candidates]].concat((v.regimes || []).map((r) => [r.name, r.candidates]));
-  const labels = [], lo = [], hi = [], mid = [];
+  const labels = [], lo = [], hi = [], mid = [], verdicts = [];
   for (const [name, cands] of items) for (const c of cands) {
     const o = c.objectives[primary];
     const n = (v) => (typeof v === 'number' && Number.isFinite(v)) ? v : NaN; // null: too few seeds for an interval
-    labels.push(`${name} · trial ${c.trial}`); lo.push(n(o.ci95[0])); hi.push(n(o.ci95[1])); mid.push(n(o.held_out_delta));
+    labels.push(`${name} · trial ${c.trial}`); lo.push(n(o.ci95[0])); hi.push(n(o.ci95[1])); mid.push(n(o.held_out_delta)); verdicts.push(c.verdict);
   }
   const W = 620, row = 24, H = labels.length * row + 36, l = 220;
   const x = scale(Math.min(0, ...lo.filter(Number.isFinite)) * 1.05, Math.max(0, ...hi.filter(Number.isFinite)) * 1.05 + 1e-9, l, W - 20);
-  const svg = sv('svg', { id: 'validation', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+  const svg = sv('svg', { id: `validation-${v.kind || 'plain'}`, class: 'validation', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
   svg.append(sv('line', { x1: x(0), x2: x(0), y1: 4, y2: H - 24, stroke: '#999', 'stroke-dasharray': '4 3' }));
   labels.forEach((name, i) => {
     const y = 14 + i * row;
     svg.append(sv('text', { x: l - 8, y: y + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(lo[i]) && Number.isFinite(hi[i])) svg.append(sv('line', { class: 'ci', x1: x(lo[i]), x2: x(hi[i]), y1: y, y2: y, stroke: '#2f6fed', 'stroke-width': 3 }));
     if (Number.isFinite(mid[i])) svg.append(sv('circle', { cx: x(mid[i]), cy: y, r: 4, fill: '#1d2330' }));
-    svg.append(sv('text', { x: W - 16, y: y + 4, 'text-anchor': 'end' }, pct(mid[i])));
+    svg.append(sv('text', { x: W - 16, y: y + 4, 'text-anchor': 'end' }, sv('title', {}, verdicts[i]), pct(mid[i])));
   });
   svg.append(sv('text', { x: (l + W) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
-  return card('Validation', svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
-    el('ul', {}, v.candidates.map((c) => el('li', {}, `trial ${c.trial}: ${c.verdict}`))));
+  const regimeVerdicts = (v.regimes || []).flatMap((r) => r.candidates.map((c) => el('li', {}, `${r.name}, trial ${c.trial}: ${verdictText(c)}`)));
+  return card(`Validation (${v.kind || 'plain'})`,
+    el('p', { class: 'muted' }, [ran(v.ran_at), `held-out seeds ${v.seeds.join(', ')}`].filter(Boolean).join(' · ')),
+    svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
+    el('ul', { class: 'verdicts' }, v.candidates.map((c) => el('li', {}, el('b', {}, `trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)), regimeVerdicts),
+    el('details', {}, el('summary', {}, 'what the verdicts mean'),
+      el('ul', {}, (v.verdicts || []).map((r) => el('li', {}, el('b', {}, r.verdict), `: ${r.when}`)))));
 }
 
 function ablationCard(a, primary) {
   const names = a.components.map((c) => c.name), values = a.components.map((c) => c.contribution[primary]);
   return card(`Ablation of trial ${a.trial}: contribution to ${primary}`,
+    a.ran_at ? el('p', { class: 'muted' }, ran(a.ran_at)) : null,
     barsChart('ablation', names, values, pct),
     a.missing ? el('p', { class: 'error' }, `${a.missing} variants not run yet: run optimize study ablate again`) : null,
     el('p', { class: 'muted' }, `full strategy ${pct(a.full[primary])}; interaction ${pct(a.interaction[primary])}`));
+}
+
+// evidenceRunsCard lists every stored validation and ablation request.
+function evidenceRunsCard(runs) {
+  return card(`Evidence runs (${runs.length}, each kept)`,
+    el('table', { id: 'evidence-runs' }, el('tr', {}, ['ran', 'kind', 'trials', 'held-out seeds', 'regimes'].map((h) => el('th', {}, h))),
+      runs.slice().reverse().map((r) => el('tr', {}, el('td', {}, new Date(r.ran_at).toLocaleString()), el('td', {}, r.kind),
+        el('td', {}, r.trials.join(', ')), el('td', {}, (r.seeds || []).join(', ')), el('td', {}, (r.regimes || []).join(', '))))));
 }
 
 function trialsCard(name, rows, objs) {
@@ -356,7 +378,7 @@ async function compareView(names) {
   const hists = await Promise.all(names.map((n) => api(`studies/${enc(n)}/history`)));
   const palette = ['#2f6fed', '#d4493f', '#1a9c5b', '#c98a16', '#7b4bd1'];
   const maxTrial = Math.max(1, ...hists.map((h) => h.trials.length));
-  const best = hists.map((h) => h.trials.map((t, k) => [k + 1, t.best_ratio]).filter(([, v]) => v !== null));
+  const best = hists.map((h) => h.trials.map((t, k) => [k + 1, t.best_feasible_ratio]).filter(([, v]) => v !== null));
   const f = frame('compare-history', [0, maxTrial], extent(best.flat().map(([, v]) => v).concat([1])), 'trial (in order)', 'best feasible primary so far / baseline');
   best.forEach((b, i) => f.plot.append(line(b.map(([k, v]) => [f.x(k), f.y(v)]), { stroke: palette[i % palette.length], 'stroke-width': 2 })));
   const ratio = (h, t, k) => h.baseline[k] ? t.objectives[k] / h.baseline[k] : null;

@@ -34,7 +34,7 @@ type page struct {
 	Best                                                     *bestView
 	Plots                                                    []plotView
 	PlotError                                                string
-	Validation                                               *validationView
+	Validations                                              []*validationView
 	Ablation                                                 *ablationView
 }
 
@@ -61,29 +61,32 @@ type plotView struct {
 }
 
 type validationView struct {
+	Command, Ran   string // the request's command and when it last ran ("" for a fresh one)
 	Seeds, Missing string
 	Candidates     []candidateView
 	Regimes        table
 	RegimeDocs     table
+	Verdicts       []report.VerdictRule // nil when an earlier section stated the same rule
 }
 
 type candidateView struct {
 	Trial   int
-	Verdict string
-	Overfit bool
+	Verdict report.Verdict
+	Detail  string
+	Holds   bool
 	Table   table
 }
 
 type ablationView struct {
-	Trial          int
-	Seeds, Missing string
-	Full           []string
-	Components     table
+	Trial               int
+	Ran, Seeds, Missing string
+	Full                []string
+	Components          table
 }
 
 // captions say what each picture shows, in the report.
 var captions = map[string]string{
-	"history":     "Each trial's primary objective in the order the trials ran; crosses violate a constraint. The line is the primary value of the best trial so far (lowest score), the dashed line the baseline.",
+	"history":     "Each trial's primary objective in the order the trials ran; crosses violate a constraint. The line is the best value so far among the trials that meet every constraint (it starts at the first such trial and never gets worse), the dashed line the baseline.",
 	"hypervolume": "The volume the Pareto front dominates, objectives as ratios to the baseline, up to twice as bad as the baseline on every axis; it grows when a trial within the constraints enlarges the front.",
 	"pareto":      "Two of the objectives; the highlighted trials are the Pareto front over all objectives among the trials that meet every constraint, so some may look dominated in these two.",
 	"parallel":    "One line per trial across the parameters, each axis the parameter's range (categoricals by choice index), coloured by the trial's rank on the primary objective from blue (best) to orange (worst); inactive parameters are skipped.",
@@ -138,8 +141,14 @@ func HTML(w io.Writer, r *report.Report) error {
 			pg.Plots = append(pg.Plots, plotView{Kind: kind, Caption: captions[kind], SVG: svg})
 		}
 	}
-	if r.Validation != nil {
-		pg.Validation = validation(r.Validation, tpl)
+	ruled := map[int]bool{}
+	for _, val := range r.LatestValidations() {
+		v := validation(val, tpl)
+		if ruled[len(val.Seeds)] {
+			v.Verdicts = nil
+		}
+		ruled[len(val.Seeds)] = true
+		pg.Validations = append(pg.Validations, v)
 	}
 	if r.Ablation != nil {
 		pg.Ablation = ablation(r.Ablation, tpl)
@@ -181,12 +190,15 @@ func best(r *report.Report) *bestView {
 }
 
 func validation(val *report.Validation, tpl *strategies.Template) *validationView {
-	v := &validationView{Seeds: seedsText(val.Seeds)}
+	v := &validationView{Command: "study " + val.Kind.Command(), Seeds: seedsText(val.Seeds), Verdicts: val.Verdicts}
+	if val.RanAt != nil {
+		v.Ran = report.RanText(*val.RanAt)
+	}
 	if val.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d simulations not run yet (run study validate again to finish).", val.Missing)
 	}
 	for _, c := range val.Candidates {
-		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Overfit: c.Overfit,
+		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Detail: c.Detail, Holds: c.Verdict.Holds(),
 			Table: table{Head: []string{"objective", "in study", "held out", "95% CI", "better on"}, Num: []bool{false, true, true, true, true}}}
 		for _, o := range tpl.Objectives {
 			e := c.Objectives[o.Name]
@@ -202,10 +214,9 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 		for _, rg := range val.Regimes {
 			for _, c := range rg.Candidates {
 				e := c.Objectives[prim]
-				verdict, _, _ := strings.Cut(c.Verdict, ":")
 				v.Regimes.Rows = append(v.Regimes.Rows, []string{rg.Name, strconv.Itoa(c.Trial),
 					fmt.Sprintf("%s [%s, %s]", pct(float64(e.HeldOutDelta)), pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))),
-					fmt.Sprintf("%d/%d", e.BetterOnSeeds, e.Seeds), verdict})
+					fmt.Sprintf("%d/%d", e.BetterOnSeeds, e.Seeds), c.VerdictText()})
 			}
 			v.RegimeDocs.Rows = append(v.RegimeDocs.Rows, []string{rg.Name, rg.Doc})
 		}
@@ -215,6 +226,9 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 
 func ablation(a *report.Ablation, tpl *strategies.Template) *ablationView {
 	v := &ablationView{Trial: a.Trial, Seeds: seedsText(a.Seeds)}
+	if a.RanAt != nil {
+		v.Ran = report.RanText(*a.RanAt)
+	}
 	if a.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d variants not run yet (run study ablate again to finish).", a.Missing)
 	}
