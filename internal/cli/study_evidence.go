@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,7 +73,7 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 				defer stop()
 				v, err := env.Validate(ctx, row.Name, o)
 				if err != nil {
-					return evidenceError(err, "validate")
+					return f.evidenceError(err, "validate", row.Name)
 				}
 				if output == "json" {
 					return writeIndented(s.Out, v)
@@ -128,7 +127,7 @@ includes the result.`,
 				defer stop()
 				a, err := env.Ablate(ctx, row.Name, trial)
 				if err != nil {
-					return evidenceError(err, "ablate")
+					return f.evidenceError(err, "ablate", row.Name)
 				}
 				if output == "json" {
 					return writeIndented(s.Out, a)
@@ -153,45 +152,12 @@ func verdictHelp() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// evidenceError is studyError with the right word for an interruption.
-func evidenceError(err error, command string) error {
+// evidenceError is studyError with the right words for an interruption:
+// the command to run again.
+func (f *studyFlags) evidenceError(err error, command, name string) error {
 	if strings.Contains(err.Error(), "context canceled") {
-		return failed(fmt.Errorf("interrupted: run `optimize study %s` again to continue (finished simulations are kept)", command))
+		return failed(fmt.Errorf("interrupted: run `%s study %s %s` again, with the same options, to continue (finished simulations are kept)",
+			f.programs.optimize, command, name))
 	}
 	return studyError(err)
-}
-
-// parseSeeds reads "100-109" or "100,101,105" (or a mix).
-func parseSeeds(s string) ([]int64, error) {
-	var out []int64
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a seed or a range like 100-109", part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseInt(strings.TrimSpace(hi), 10, 64); err != nil || b < a || b-a > 10000 {
-				return nil, fmt.Errorf("%q is not a range like 100-109", part)
-			}
-		}
-		for v := a; v <= b; v++ {
-			if slicesContains(out, v) {
-				return nil, fmt.Errorf("seed %d given twice", v)
-			}
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
-func slicesContains(s []int64, v int64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
