@@ -1,4 +1,7 @@
-# make demo: the main job on the embedded SQLite default.
+# make demo: study `demo` (slo-cascade, 40 trials) on the embedded SQLite
+#   default, ./optimize.db; run again, it leaves an existing `demo` as it is
+#   (--if-absent: finished, it shows the report; interrupted, it runs on to
+#   40) and never deletes one.
 # make test: vet and every test (a few minutes on 2 cores).
 # make bench: benchmarks and long quality studies (see BENCHMARKS.md).
 GO      ?= go
@@ -15,7 +18,12 @@ build:
 	$(GO) build -o $(BIN) ./cmd/optimize
 
 demo: build
-	./$(BIN) study create slo-cascade --trials 40
+	./$(BIN) study create slo-cascade --trials 40 --name demo --if-absent
+	@echo
+	@echo "study demo is ready; the README's quick start goes on with it:"
+	@echo "  $(BIN) study show demo                 # the report again"
+	@echo "  $(BIN) study report demo -o demo.html  # one page with the pictures"
+	@echo "  $(BIN) serve                           # the dashboard on http://127.0.0.1:8080/"
 
 baseline: build
 	./$(BIN) simulate $(BASELINE_FLAGS)

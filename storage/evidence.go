@@ -1,8 +1,8 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,16 +12,23 @@ import (
 	"optimize/simcore/metrics"
 )
 
-// evidenceRow is what a study was last asked to prove of one kind
-// ("validation", "ablation"): the request as JSON, so that `show` can
-// rebuild the report from the runs.
+// evidenceRow is one request for evidence of a kind ("validation",
+// "ablation") that a study was given: the request as JSON, so that `show`
+// can rebuild the report from the runs, and when it last ran. Every
+// distinct request is kept (a later `validate --pareto` does not erase an
+// earlier `validate --regimes`); the same request run again only moves its
+// time.
 type evidenceRow struct {
 	ID        uint   `gorm:"primaryKey"`
-	StudyID   uint   `gorm:"not null;uniqueIndex:idx_evidence_kind"`
-	Kind      string `gorm:"size:32;not null;uniqueIndex:idx_evidence_kind"`
+	StudyID   uint   `gorm:"not null;index:idx_evidence_study_kind"`
+	Kind      string `gorm:"size:32;not null;index:idx_evidence_study_kind"`
 	Request   string `gorm:"type:text;not null"`
 	UpdatedAt time.Time
 }
+
+// oldEvidenceIndex is the unique (study_id, kind) index of databases made
+// when a study kept one request per kind: it would refuse a second one.
+const oldEvidenceIndex = "idx_evidence_kind"
 
 // evidenceRunRow is one simulation done for the evidence: one
 // configuration (named by Key: what was run, under which regime) on one
@@ -36,39 +43,75 @@ type evidenceRunRow struct {
 }
 
 // MigrateEvidence creates the evidence tables (idempotent), for databases
-// made before they existed.
+// made before they existed, and drops oldEvidenceIndex where an older
+// release made it (its rows stay).
 func (s *Store) MigrateEvidence() error {
+	if err := s.dropOldEvidenceIndex(); err != nil {
+		return err
+	}
 	if err := s.db.AutoMigrate(&evidenceRow{}, &evidenceRunRow{}); err != nil {
 		return fmt.Errorf("storage %s: migrate evidence: %s", s.Label, oneLine(err))
 	}
 	return nil
 }
 
-// SaveEvidence records the latest request of a kind for a study.
+// dropOldEvidenceIndex drops oldEvidenceIndex if the database has it.
+func (s *Store) dropOldEvidenceIndex() error {
+	m := s.db.Migrator()
+	if !m.HasTable(&evidenceRow{}) || !m.HasIndex(&evidenceRow{}, oldEvidenceIndex) {
+		return nil
+	}
+	if err := m.DropIndex(&evidenceRow{}, oldEvidenceIndex); err != nil {
+		return fmt.Errorf("storage %s: migrate evidence: drop %s: %s", s.Label, oldEvidenceIndex, oneLine(err))
+	}
+	return nil
+}
+
+// EvidenceRequest is one stored request for evidence: its kind
+// ("validation", "ablation"), the request as its caller encoded it, and
+// when it last ran.
+type EvidenceRequest struct {
+	Kind    string
+	Request string
+	RanAt   time.Time
+}
+
+// SaveEvidence records that a study was asked for evidence of a kind, now:
+// a request it was given before (the same kind and text) has its time
+// moved, any other is added beside the earlier ones.
 func (s *Store) SaveEvidence(studyID uint, kind, request string) error {
-	row := evidenceRow{StudyID: studyID, Kind: kind, Request: request, UpdatedAt: time.Now()}
-	err := s.db.Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "study_id"}, {Name: "kind"}},
-		DoUpdates: clause.AssignmentColumns([]string{"request", "updated_at"}),
-	}).Create(&row).Error
+	now := time.Now()
+	res := s.db.Model(&evidenceRow{}).Where("study_id = ? AND kind = ? AND request = ?", studyID, kind, request).
+		Update("updated_at", now)
+	err := res.Error
+	if err == nil && res.RowsAffected == 0 {
+		err = s.db.Create(&evidenceRow{StudyID: studyID, Kind: kind, Request: request, UpdatedAt: now}).Error
+	}
 	if err != nil {
 		return fmt.Errorf("storage %s: save %s: %s", s.Label, kind, oneLine(err))
 	}
 	return nil
 }
 
-// Evidence returns the latest request of a kind, or "" when there is none
-// (also in a database that predates the evidence tables).
-func (s *Store) Evidence(studyID uint, kind string) (string, error) {
-	var row evidenceRow
-	err := s.db.Where("study_id = ? AND kind = ?", studyID, kind).Take(&row).Error
+// EvidenceRequests returns every request the study was given, of every
+// kind, oldest first (by when it last ran, then as stored); none in a
+// database that predates the evidence tables.
+func (s *Store) EvidenceRequests(studyID uint) ([]EvidenceRequest, error) {
+	var rows []evidenceRow
+	err := s.db.Where("study_id = ?", studyID).Order("id").Find(&rows).Error
 	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound), missingTable(err):
-		return "", nil
+	case missingTable(err):
+		return nil, nil
 	case err != nil:
-		return "", fmt.Errorf("storage %s: read %s: %s", s.Label, kind, oneLine(err))
+		return nil, fmt.Errorf("storage %s: read evidence requests: %s", s.Label, oneLine(err))
 	}
-	return row.Request, nil
+	out := make([]EvidenceRequest, len(rows))
+	for i, r := range rows {
+		out[i] = EvidenceRequest{Kind: r.Kind, Request: r.Request, RanAt: r.UpdatedAt}
+	}
+	// Stable: requests stored within one clock tick keep their order.
+	slices.SortStableFunc(out, func(a, b EvidenceRequest) int { return a.RanAt.Compare(b.RanAt) })
+	return out, nil
 }
 
 // RunKey names one stored evidence run.

@@ -362,6 +362,11 @@ func (s *Store) Migrate() error {
 			return fmt.Errorf("storage %s: migrate: drop idx_study_report: %s", s.Label, oneLine(err))
 		}
 	}
+	// A study keeps every evidence request it was given; older databases
+	// allowed one per kind.
+	if err := s.dropOldEvidenceIndex(); err != nil {
+		return err
+	}
 	s.colsMu.Lock()
 	s.cols = nil // the columns may have changed: asked again
 	s.colsMu.Unlock()

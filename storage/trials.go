@@ -6,13 +6,21 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"optimize/simcore/metrics"
 )
 
 // ErrStudyNotFound is returned for an unknown study name.
 var ErrStudyNotFound = errors.New("study not found")
+
+// ErrStudyExists is returned by CreateStudy when the name is taken: the
+// name's unique index refused the row, so another process created the
+// study between the caller's check and this insert.
+var ErrStudyExists = errors.New("study already exists")
 
 // StudyByName loads a study.
 func (s *Store) StudyByName(name string) (*Study, error) {
@@ -55,10 +63,25 @@ func (s *Store) CreateStudy(st *Study) error {
 		return fmt.Errorf("study %s: %v", st.Name, err)
 	}
 	if err := s.db.Create(row).Error; err != nil {
+		if uniqueViolation(err) {
+			return fmt.Errorf("%w: %q", ErrStudyExists, st.Name)
+		}
 		return fmt.Errorf("storage %s: create study %s: %s", s.Label, st.Name, oneLine(err))
 	}
 	st.ID, st.CreatedAt = row.ID, row.CreatedAt
 	return nil
+}
+
+// uniqueViolation reports whether err is a unique index refusing a row:
+// PostgreSQL's SQLSTATE 23505 or SQLite's extended code
+// SQLITE_CONSTRAINT_UNIQUE (2067).
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var liteErr *sqlite.Error
+	return errors.As(err, &liteErr) && liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
 // Trials returns a study's trials in number order, decoded.

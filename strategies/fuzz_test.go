@@ -26,7 +26,7 @@ func FuzzLoadTemplate(f *testing.F) {
 	base := profileBase(f)
 	f.Fuzz(func(t *testing.T, body string) {
 		r := &Registry{templates: builtins.Templates()}
-		err := r.add([]sourceFile{{label: "fuzz/t.yaml", data: []byte(body)}})
+		err := loadErr(r.add([]sourceFile{{label: "fuzz/t.yaml", data: []byte(body)}}))
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "fuzz/t.yaml") || strings.Contains(msg, "\n") {
 				t.Fatalf("error not one line naming the file: %q", msg)

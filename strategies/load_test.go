@@ -1,6 +1,7 @@
 package strategies
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,15 @@ constraints:
 func addOne(t *testing.T, body string) (*Registry, error) {
 	t.Helper()
 	r := builtin(t)
-	return r, r.add([]sourceFile{{label: "user/t.yaml", data: []byte(body)}})
+	return r, loadErr(r.add([]sourceFile{{label: "user/t.yaml", data: []byte(body)}}))
+}
+
+// loadErr is the first broken file's error, or nil.
+func loadErr(broken []BrokenTemplate) error {
+	if len(broken) == 0 {
+		return nil
+	}
+	return broken[0].Err
 }
 
 func TestValidTemplate(t *testing.T) {
@@ -211,12 +220,18 @@ func TestMalformedTemplates(t *testing.T) {
 
 func TestBaseCycle(t *testing.T) {
 	r := builtin(t)
-	err := r.add([]sourceFile{
+	broken := r.add([]sourceFile{
 		{label: "user/a.yaml", data: []byte("name: a\ndescription: A.\nbase: b\n")},
 		{label: "user/b.yaml", data: []byte("name: b\ndescription: B.\nbase: a\n")},
 	})
-	if want := "user/a.yaml: base: inheritance cycle a → b → a"; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %s", err, want)
+	// Each member of the cycle is broken, its error naming its own file.
+	var got []string
+	for _, b := range broken {
+		got = append(got, b.Err.Error())
+	}
+	want := []string{"user/a.yaml: base: inheritance cycle a → b → a", "user/b.yaml: base: inheritance cycle a → b → a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
@@ -224,10 +239,10 @@ func TestBaseCycle(t *testing.T) {
 // replaces an inherited knob in place (the scorer order stays the base's).
 func TestInheritanceOrder(t *testing.T) {
 	r := builtin(t)
-	err := r.add([]sourceFile{
+	err := loadErr(r.add([]sourceFile{
 		{label: "user/child.yaml", data: []byte("name: child\ndescription: C.\nbase: parent\nmechanism: {routing.weight.prefix-affinity: 7}\n")},
 		{label: "user/parent.yaml", data: []byte("name: parent\ndescription: P.\nbase: kv-pressure\nworkload: orthogonal-slo\n")},
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,20 @@ type metricGetter func(s *metrics.Summary) (float64, error)
 // metrics.ClassNumbers (named by the summary's JSON); this file adds only
 // the derived ones and the messages for a number a run lacks.
 
+// derivedMetrics are the numbers computed from a summary rather than
+// read from it, with their units.
+var derivedMetrics = []struct {
+	name, unit string
+	get        metricGetter
+}{
+	{"completed_fraction", "fraction", completedFraction},
+	{"min_class_completed_fraction", "fraction", minClassCompletedFraction},
+}
+
+// classCompletedFraction is the one derived per-class number
+// (per_slo.<class>.completed_fraction).
+const classCompletedFraction = "completed_fraction"
+
 // metricClasses are the per_slo keys: the classes and "default" for
 // unclassed requests.
 var metricClasses = append(slices.Clip(classNames), simcore.SLONone.Label())
@@ -48,11 +62,10 @@ func Metric(s *metrics.Summary, path string) (float64, error) {
 }
 
 func compileMetric(path string) (metricGetter, error) {
-	switch path {
-	case "completed_fraction":
-		return completedFraction, nil
-	case "min_class_completed_fraction":
-		return minClassCompletedFraction, nil
+	for _, d := range derivedMetrics {
+		if d.name == path {
+			return d.get, nil
+		}
 	}
 	if rest, ok := strings.CutPrefix(path, "per_slo."); ok {
 		return compileClassMetric(rest, path)
@@ -101,7 +114,7 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 		}
 		return &c, nil
 	}
-	if field == "completed_fraction" {
+	if field == classCompletedFraction {
 		return func(s *metrics.Summary) (float64, error) {
 			c, err := lookup(s)
 			if err != nil {
@@ -115,7 +128,7 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 		return nil, err
 	}
 	if num == nil {
-		return nil, fmt.Errorf("unknown metric %q: <field> is one of %s", path, fieldHint(metrics.ClassNumbers(), "completed_fraction"))
+		return nil, fmt.Errorf("unknown metric %q: <field> is one of %s", path, fieldHint(metrics.ClassNumbers(), classCompletedFraction))
 	}
 	return func(s *metrics.Summary) (float64, error) {
 		c, err := lookup(s)
@@ -157,7 +170,11 @@ func minClassCompletedFraction(s *metrics.Summary) (float64, error) {
 }
 
 func metricHint() string {
-	return fieldHint(metrics.SummaryNumbers(), "completed_fraction", "min_class_completed_fraction") +
+	derived := make([]string, len(derivedMetrics))
+	for i, d := range derivedMetrics {
+		derived[i] = d.name
+	}
+	return fieldHint(metrics.SummaryNumbers(), derived...) +
 		", per_slo.<class>.<field>; <stat>: " + strings.Join(metrics.DistStats(), ", ")
 }
 
@@ -178,4 +195,68 @@ func fieldHint[T any](numbers []metrics.Number[T], derived ...string) string {
 		}
 	}
 	return strings.Join(slices.Concat(plain, derived, optional, dists), ", ")
+}
+
+// MetricUnit is the unit of the number path names ("ms", "tokens/s",
+// "fraction", ...; see metrics.Number.Unit), "" for a path that names no
+// metric. The units are declared beside the metric names: the unit tags of
+// the summary's fields and derivedMetrics.
+func MetricUnit(path string) string {
+	if rest, ok := strings.CutPrefix(path, "per_slo."); ok {
+		_, field, _ := strings.Cut(rest, ".")
+		if field == classCompletedFraction {
+			return "fraction"
+		}
+		return unitOf(metrics.ClassNumbers(), field)
+	}
+	for _, d := range derivedMetrics {
+		if d.name == path {
+			return d.unit
+		}
+	}
+	return unitOf(metrics.SummaryNumbers(), path)
+}
+
+func unitOf[T any](numbers []metrics.Number[T], name string) string {
+	for _, n := range numbers {
+		if n.Name == name {
+			return n.Unit
+		}
+	}
+	return ""
+}
+
+// MetricName is one metric form with its unit, as the glossary lists them:
+// a distribution as "ttft_ms.<stat>", a class's number as
+// "per_slo.<class>.ttft_ms.<stat>".
+type MetricName struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+}
+
+// MetricNames lists every metric form once: the summary's numbers, the
+// derived ones, then the per-class ones.
+func MetricNames() []MetricName {
+	var out []MetricName
+	out = appendForms(out, metrics.SummaryNumbers(), "")
+	for _, d := range derivedMetrics {
+		out = append(out, MetricName{d.name, d.unit})
+	}
+	out = appendForms(out, metrics.ClassNumbers(), "per_slo.<class>.")
+	return append(out, MetricName{"per_slo.<class>." + classCompletedFraction, "fraction"})
+}
+
+// appendForms adds numbers under prefix, each distribution once as
+// NAME.<stat>.
+func appendForms[T any](out []MetricName, numbers []metrics.Number[T], prefix string) []MetricName {
+	for _, n := range numbers {
+		name := prefix + n.Name
+		if n.Dist != "" {
+			name = prefix + n.Dist + ".<stat>"
+		}
+		if !slices.ContainsFunc(out, func(m MetricName) bool { return m.Name == name }) {
+			out = append(out, MetricName{name, n.Unit})
+		}
+	}
+	return out
 }

@@ -166,3 +166,27 @@ func flatten(t *testing.T, prefix string, v any, out map[string]float64) {
 		t.Fatalf("summary JSON %s: unexpected %T", prefix, v)
 	}
 }
+
+// Every metric a template may name has a unit, and MetricUnit answers for
+// each path form (plain, distribution, derived, per class).
+func TestEveryMetricHasAUnit(t *testing.T) {
+	names := MetricNames()
+	if len(names) < 25 {
+		t.Fatalf("only %d metric forms: %v", len(names), names)
+	}
+	for _, m := range names {
+		if m.Unit == "" {
+			t.Errorf("metric %s has no unit", m.Name)
+		}
+	}
+	for path, want := range map[string]string{
+		"tokens_per_sec": "tokens/s", "ttft_ms.p99": "ms", "kv.transfer_ms": "ms", "slo_gap": "ratio",
+		"completed_fraction": "fraction", "min_class_completed_fraction": "fraction", "attainment": "fraction", "goodput": "req/s",
+		"per_slo.critical.ttft_ms.p99": "ms", "per_slo.sheddable.completed_fraction": "fraction", "per_slo.critical.rejected": "requests",
+		"no_such_metric": "",
+	} {
+		if got := MetricUnit(path); got != want {
+			t.Errorf("MetricUnit(%s) = %q, want %q", path, got, want)
+		}
+	}
+}

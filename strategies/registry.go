@@ -17,12 +17,24 @@ import (
 // and extend it with AddDir; nothing registers itself.
 type Registry struct {
 	templates []*Template
+	broken    []BrokenTemplate // user files that did not load, by file
 }
 
-// sourceFile is one template file and the name errors call it by.
+// BrokenTemplate is a user template file that did not load: the name it
+// is asked for by (its file name without .yaml) and why, one line naming
+// the file and the field. The other templates load without it.
+type BrokenTemplate struct {
+	Name string
+	File string
+	Err  error
+}
+
+// sourceFile is one template file and the name errors call it by (err:
+// it could not be read).
 type sourceFile struct {
 	label string
 	data  []byte
+	err   error
 }
 
 // Builtin loads the embedded templates (templates/strategies/*.yaml).
@@ -40,15 +52,20 @@ func Builtin() (*Registry, error) {
 		files = append(files, sourceFile{label: path.Join("templates", name), data: data})
 	}
 	r := &Registry{}
-	if err := r.add(files); err != nil {
-		return nil, err
+	// A built-in that does not load is this program's bug: nothing runs.
+	if broken := r.add(files); len(broken) > 0 {
+		return nil, broken[0].Err
 	}
 	return r, nil
 }
 
 // AddDir loads the user templates in dir (*.yaml, not recursive). They may
-// use built-ins as bases; a name already registered is an error. On error
-// the registry is unchanged.
+// use built-ins and each other as bases; a name already registered is an
+// error. A file that does not load (nor one built on it) is set aside as
+// broken (Broken lists it, Get of its name returns its error) and the
+// others load: one mistake does not stop work with the other templates.
+// Only a directory that cannot be read or holds no *.yaml is an error,
+// and then the registry is unchanged.
 func (r *Registry) AddDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -61,42 +78,55 @@ func (r *Registry) AddDir(dir string) error {
 		}
 		label := filepath.Join(dir, e.Name())
 		data, err := os.ReadFile(label)
-		if err != nil {
-			return fmt.Errorf("%s: %v", label, err)
-		}
-		files = append(files, sourceFile{label: label, data: data})
+		files = append(files, sourceFile{label: label, data: data, err: err})
 	}
 	if len(files) == 0 {
 		return fmt.Errorf("--templates-dir %s: no *.yaml template files", dir)
 	}
-	return r.add(files)
+	r.broken = append(r.broken, r.add(files)...)
+	slices.SortFunc(r.broken, func(a, b BrokenTemplate) int { return strings.Compare(a.File, b.File) })
+	return nil
 }
 
 // add parses and resolves a batch of files together (so that they may
-// name each other as bases) and registers them only if all are valid.
-func (r *Registry) add(files []sourceFile) error {
+// name each other as bases), registers the valid ones and returns the
+// others, in file order.
+func (r *Registry) add(files []sourceFile) []BrokenTemplate {
+	var broken []BrokenTemplate
+	setAside := func(file string, err error) {
+		broken = append(broken, BrokenTemplate{Name: nameFromFile(file), File: file, Err: err})
+	}
 	raws := make([]*rawTemplate, 0, len(files))
 	for _, f := range files {
-		raw, err := parseTemplate(f.label, f.data)
-		if err != nil {
-			return err
+		if f.err != nil {
+			setAside(f.label, fmt.Errorf("%s: %v", f.label, f.err))
+			continue
 		}
-		if err := r.checkName(raw, raws); err != nil {
-			return err
+		raw, err := parseTemplate(f.label, f.data)
+		if err == nil {
+			err = r.checkName(raw, raws)
+		}
+		if err != nil {
+			setAside(f.label, err)
+			continue
 		}
 		raws = append(raws, raw)
 	}
 	slices.SortFunc(raws, func(a, b *rawTemplate) int { return strings.Compare(a.name, b.name) })
-	res := &resolver{known: r.templates, raws: raws}
+	res := &resolver{known: r.templates, raws: raws, failed: map[string]error{}, unread: map[string]string{}}
+	for _, b := range broken {
+		res.unread[b.Name] = b.File
+	}
 	for _, raw := range raws {
 		if _, err := res.get(raw.name); err != nil {
-			return err
+			setAside(raw.file, err)
 		}
 	}
 	all := slices.Concat(r.templates, res.done)
 	slices.SortFunc(all, func(a, b *Template) int { return strings.Compare(a.Name, b.Name) })
 	r.templates = all
-	return nil
+	slices.SortFunc(broken, func(a, b BrokenTemplate) int { return strings.Compare(a.File, b.File) })
+	return broken
 }
 
 // checkName enforces a lower-kebab-case name equal to the file's base name
@@ -123,14 +153,23 @@ func (r *Registry) checkName(raw *rawTemplate, batch []*rawTemplate) error {
 	return nil
 }
 
-// Get returns the template called name.
+// Get returns the template called name; for a broken file of that name,
+// its error.
 func (r *Registry) Get(name string) (*Template, error) {
 	i, ok := slices.BinarySearchFunc(r.templates, name, func(t *Template, n string) int { return strings.Compare(t.Name, n) })
-	if !ok {
-		return nil, fmt.Errorf("unknown template %q (available: %s)", name, strings.Join(r.Names(), ", "))
+	if ok {
+		return r.templates[i], nil
 	}
-	return r.templates[i], nil
+	for _, b := range r.broken {
+		if b.Name == name {
+			return nil, b.Err
+		}
+	}
+	return nil, fmt.Errorf("unknown template %q (available: %s)", name, strings.Join(r.Names(), ", "))
 }
+
+// Broken lists the user template files that did not load, by file.
+func (r *Registry) Broken() []BrokenTemplate { return slices.Clone(r.broken) }
 
 // Names lists the templates, sorted.
 func (r *Registry) Names() []string {

@@ -56,6 +56,17 @@ type resolver struct {
 	raws     []*rawTemplate // this batch, sorted by name
 	done     []*Template
 	visiting []string
+	failed   map[string]error  // templates of this batch that did not resolve, by name
+	unread   map[string]string // files of this batch that did not parse: name (the file's) → file
+}
+
+// brokenFile is the file of template name when it is of this batch and
+// does not load, else "".
+func (r *resolver) brokenFile(name string) string {
+	if _, ok := r.failed[name]; ok {
+		return r.raw(name).file
+	}
+	return r.unread[name]
 }
 
 func (r *resolver) raw(name string) *rawTemplate {
@@ -75,18 +86,18 @@ func (r *resolver) get(name string) (*Template, error) {
 			return t, nil
 		}
 	}
+	if err, ok := r.failed[name]; ok {
+		return nil, err
+	}
 	raw := r.raw(name)
 	if raw == nil {
 		return nil, nil
-	}
-	if i := slices.Index(r.visiting, name); i >= 0 {
-		cycle := append(slices.Clone(r.visiting[i:]), name)
-		return nil, errtext.New(raw.file, "base", "inheritance cycle %s", strings.Join(cycle, " → "))
 	}
 	r.visiting = append(r.visiting, name)
 	t, err := r.build(raw)
 	r.visiting = r.visiting[:len(r.visiting)-1]
 	if err != nil {
+		r.failed[name] = err
 		return nil, err
 	}
 	r.done = append(r.done, t)
@@ -102,7 +113,18 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		return nil, errtext.New(file, "description", "required: one paragraph on the mechanism and why it should win")
 	}
 	if raw.base != "" {
+		if i := slices.Index(r.visiting, raw.base); i >= 0 {
+			return nil, r.cycle(append(slices.Clone(r.visiting[i:]), raw.base))
+		}
 		base, err := r.get(raw.base)
+		if own, ok := r.failed[raw.name]; ok {
+			return nil, own // a member of a cycle found while resolving the base
+		}
+		if bad := r.brokenFile(raw.base); base == nil && bad != "" {
+			// The base's own error names its file; this file's is that
+			// it stands on it.
+			return nil, errtext.New(file, "base", "template %q (%s) does not load; fix it first", raw.base, bad)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +180,18 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// cycle fails every template of an inheritance cycle (a → … → a), each
+// with the cycle named in its own file, and returns the last one's error.
+func (r *resolver) cycle(names []string) error {
+	text := strings.Join(names, " → ")
+	var err error
+	for _, name := range names[:len(names)-1] {
+		err = errtext.New(r.raw(name).file, "base", "inheritance cycle %s", text)
+		r.failed[name] = err
+	}
+	return err
 }
 
 func (r *resolver) available() string {

@@ -371,16 +371,69 @@ parameters:
 
 	write("baseline.yaml", "name: baseline\ndescription: mine\nparameters: []\n")
 	r = builtin(t)
-	err = r.AddDir(dir)
+	if err := r.AddDir(dir); err != nil {
+		t.Fatal(err)
+	}
 	want := filepath.Join(dir, "baseline.yaml") + `: name: "baseline" clashes with the template of that name in templates/strategies/baseline.yaml; rename it`
-	if err == nil || err.Error() != want {
-		t.Errorf("clash: %v\nwant %s", err, want)
+	if b := r.Broken(); len(b) != 1 || b[0].Err.Error() != want {
+		t.Errorf("clash: %v\nwant %s", b, want)
 	}
-	if slices.Contains(r.Names(), "my-cascade") {
-		t.Error("a failed AddDir must leave the registry unchanged")
+	if !slices.Contains(r.Names(), "my-cascade") {
+		t.Error("a clash in one file must not keep the others out")
 	}
+	if tpl, err := r.Get("baseline"); err != nil || tpl.File != "templates/strategies/baseline.yaml" {
+		t.Errorf("baseline after a clashing user file: %v, %v (want the built-in)", tpl, err)
+	}
+	n := len(r.Names())
 	if err := r.AddDir(filepath.Join(dir, "missing")); err == nil || !strings.HasPrefix(err.Error(), "--templates-dir: ") {
 		t.Errorf("missing dir: %v", err)
+	}
+	if len(r.Names()) != n || len(r.Broken()) != 1 {
+		t.Error("an unreadable directory must leave the registry unchanged")
+	}
+}
+
+// One bad file in --templates-dir sets aside that file and those built on
+// it; the other user templates load, and asking for the bad one by name
+// gives its one-line error.
+func TestBrokenUserTemplateLeavesOthers(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"good.yaml":       "name: good\ndescription: Fine.\nbase: slo-cascade\n",
+		"bad.yaml":        "name: bad\ndescription: Typo.\nbase: slo-cascade\nmechanism: {schedular: fcfs}\n",
+		"on-bad.yaml":     "name: on-bad\ndescription: Built on the bad one.\nbase: bad\n",
+		"garbled.yaml":    "name: [unclosed\n",
+		"on-garbled.yaml": "name: on-garbled\ndescription: Built on a file that does not parse.\nbase: garbled\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := builtin(t)
+	if err := r.AddDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get("good"); err != nil {
+		t.Errorf("good: %v", err)
+	}
+	var files []string
+	for _, b := range r.Broken() {
+		files = append(files, filepath.Base(b.File))
+		if msg := b.Err.Error(); !strings.HasPrefix(msg, b.File+": ") || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q is not one line naming the file", b.File, msg)
+		}
+		if _, err := r.Get(b.Name); err == nil || err.Error() != b.Err.Error() {
+			t.Errorf("Get(%q) = %v, want its file's error %v", b.Name, err, b.Err)
+		}
+	}
+	if want := []string{"bad.yaml", "garbled.yaml", "on-bad.yaml", "on-garbled.yaml"}; !slices.Equal(files, want) {
+		t.Errorf("broken files %v, want %v", files, want)
+	}
+	if _, err := r.Get("on-bad"); err == nil || !strings.Contains(err.Error(), `base: template "bad" (`+filepath.Join(dir, "bad.yaml")+`) does not load`) {
+		t.Errorf("on-bad: %v", err)
+	}
+	if _, err := r.Get("on-garbled"); err == nil || !strings.Contains(err.Error(), `base: template "garbled" (`+filepath.Join(dir, "garbled.yaml")+`) does not load`) {
+		t.Errorf("on-garbled: %v", err)
 	}
 }
 

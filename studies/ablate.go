@@ -82,22 +82,22 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*report.Ablat
 		return nil, err
 	}
 	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, "ablation", string(js)); err != nil {
+	if err := e.Store.SaveEvidence(r.Study.ID, requestAblation, string(js)); err != nil {
 		return nil, err
 	}
 	if err := e.runJobs(ctx, r.Study, "ablate "+name, p.jobs); err != nil {
 		return nil, err
 	}
-	return e.ablationReport(r, req, p, comps)
-}
-
-// StoredAblation rebuilds the study's last ablation from its stored runs;
-// nil when it has none.
-func (e *Env) StoredAblation(r *report.Report) (*report.Ablation, error) {
-	js, err := e.Store.Evidence(r.Study.ID, "ablation")
-	if err != nil || js == "" {
+	stored, err := e.storedRuns(r.Study, "ablate|")
+	if err != nil {
 		return nil, err
 	}
+	return ablationReport(r, req, p, comps, stored), nil
+}
+
+// storedAblation rebuilds a stored ablation request of study r from the
+// stored runs, without simulating.
+func (e *Env) storedAblation(r *report.Report, js string, stored runs) (*report.Ablation, error) {
 	var req ablationRequest
 	if err := json.Unmarshal([]byte(js), &req); err != nil || r.ByNumber(req.Trial) == nil {
 		return nil, fmt.Errorf("study %s: stored ablation of trial %d cannot be read (%v)", r.Study.Name, req.Trial, err)
@@ -106,7 +106,7 @@ func (e *Env) StoredAblation(r *report.Report) (*report.Ablation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.ablationReport(r, req, p, comps)
+	return ablationReport(r, req, p, comps, stored), nil
 }
 
 // ablationVariant is one ablated configuration.
@@ -140,11 +140,8 @@ func (e *Env) ablationPlan(r *report.Report, req ablationRequest) (*plan, []abla
 	return p, variants, nil
 }
 
-func (e *Env) ablationReport(r *report.Report, req ablationRequest, p *plan, variants []ablationVariant) (*report.Ablation, error) {
-	stored, err := e.storedRuns(r.Study, "ablate|")
-	if err != nil {
-		return nil, err
-	}
+// ablationReport builds the report of request req from the stored runs.
+func ablationReport(r *report.Report, req ablationRequest, p *plan, variants []ablationVariant, stored runs) *report.Ablation {
 	trial := r.ByNumber(req.Trial)
 	baseObj, _ := r.BaselineObjectives()
 	a := &report.Ablation{Trial: req.Trial, Seeds: r.Seeds, Components: []report.ComponentEvidence{}, Full: map[string]report.Num{}, Interaction: map[string]report.Num{}}
@@ -191,5 +188,5 @@ func (e *Env) ablationReport(r *report.Report, req ablationRequest, p *plan, var
 			a.Interaction[o.Name] = a.Full[o.Name] - report.Num(addSum[o.Name])
 		}
 	}
-	return a, nil
+	return a
 }

@@ -2,6 +2,7 @@ package studies
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -21,6 +22,12 @@ import (
 // configuration on one seed. Each is stored as soon as it finishes, keyed
 // by what it is, so an interrupted command resumes where it stopped and a
 // report is rebuilt from the stored runs without simulating again.
+
+// The kinds of request storage keeps: it knows them by these names.
+const (
+	requestValidation = "validation"
+	requestAblation   = "ablation"
+)
 
 // job is one evidence simulation.
 type job struct {
@@ -116,19 +123,87 @@ feed:
 	return ctx.Err()
 }
 
-// LoadEvidence adds the study's stored validation and ablation to r (for
-// `show`, `export` and the API), simulating nothing. Evidence that cannot
-// be rebuilt (its workload file moved, say) does not hide the rest of the
-// study: r.EvidenceError says why it is missing.
+// LoadEvidence adds the study's stored evidence to r (for `show`,
+// `export` and the API), simulating nothing: the latest validation of each
+// kind and the latest ablation, each with when it ran, and the list of
+// every request. Evidence that cannot be rebuilt (its workload file moved,
+// say) does not hide the rest of the study: r.EvidenceError says why it is
+// missing.
 func (e *Env) LoadEvidence(r *report.Report) error {
+	r.Validation, r.Ablation, r.Validations, r.EvidenceRuns = nil, nil, nil, nil
 	var errs []string
-	var err error
-	if r.Validation, err = e.StoredValidation(r); err != nil {
-		errs = append(errs, "validation: "+err.Error())
+	requests, err := e.Store.EvidenceRequests(r.Study.ID)
+	if err != nil {
+		r.EvidenceError = err.Error()
+		return nil
 	}
-	if r.Ablation, err = e.StoredAblation(r); err != nil {
-		errs = append(errs, "ablation: "+err.Error())
+	var stored runs
+	if len(requests) > 0 {
+		if stored, err = e.storedRuns(r.Study, ""); err != nil {
+			r.EvidenceError = err.Error()
+			return nil
+		}
+	}
+	// latest is each kind's latest request; requests are oldest first.
+	latest := map[report.EvidenceKind]storage.EvidenceRequest{}
+	var lastValidation report.EvidenceKind
+	for _, q := range requests {
+		run, err := evidenceRun(q)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: study %s: stored request: %v", q.Kind, r.Study.Name, err))
+			continue
+		}
+		r.EvidenceRuns = append(r.EvidenceRuns, run)
+		latest[run.Kind] = q
+		if run.Kind != report.KindAblation {
+			lastValidation = run.Kind
+		}
+	}
+	for _, kind := range report.ValidationKinds {
+		q, ok := latest[kind]
+		if !ok {
+			continue
+		}
+		v, err := e.storedValidation(r, q.Request, stored)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("validation (%s): %v", kind.Command(), err))
+			continue
+		}
+		v.RanAt = &q.RanAt
+		r.Validations = append(r.Validations, v)
+		if kind == lastValidation {
+			r.Validation = v
+		}
+	}
+	if q, ok := latest[report.KindAblation]; ok {
+		if r.Ablation, err = e.storedAblation(r, q.Request, stored); err != nil {
+			errs = append(errs, "ablation: "+err.Error())
+		} else {
+			r.Ablation.RanAt = &q.RanAt
+		}
 	}
 	r.EvidenceError = strings.Join(errs, "; ")
 	return nil
+}
+
+// evidenceRun decodes a stored request for the list of runs.
+func evidenceRun(q storage.EvidenceRequest) (report.EvidenceRun, error) {
+	run := report.EvidenceRun{RanAt: q.RanAt}
+	switch q.Kind {
+	case requestValidation:
+		var req validationRequest
+		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {
+			return run, err
+		}
+		run.Kind, run.Trials, run.Seeds, run.Regimes = req.kind(), req.Trials, req.Seeds, req.Regimes
+	case requestAblation:
+		var req ablationRequest
+		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {
+			return run, err
+		}
+		run.Kind, run.Trials = report.KindAblation, []int{req.Trial}
+	default:
+		return run, fmt.Errorf("unknown kind %q (allowed: %s, %s)", q.Kind, requestValidation, requestAblation)
+	}
+	return run, nil
 }

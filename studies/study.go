@@ -131,7 +131,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		return nil, err
 	}
 	if _, err := e.Store.StudyByName(o.Name); err == nil {
-		return nil, report.Usage("--name: study %q already exists (resume it, or delete it first)", o.Name)
+		return nil, nameTaken(o.Name)
 	} else if !errors.Is(err, storage.ErrStudyNotFound) {
 		return nil, err
 	}
@@ -158,7 +158,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	if err := e.runBaseline(ev, row); err != nil {
 		return nil, err
 	}
-	if err := e.Store.CreateStudy(row); err != nil {
+	if err := e.Store.CreateStudy(row); errors.Is(err, storage.ErrStudyExists) {
+		return nil, nameTaken(o.Name) // another process created it since the check above
+	} else if err != nil {
 		return nil, err
 	}
 	smp, err := e.sampler(row, tpl) // creates the goptuna study once, here
@@ -171,6 +173,12 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		return nil, errors.Join(err, e.Delete(row))
 	}
 	return row, nil
+}
+
+// nameTaken is the usage error of a create whose name is taken, whether
+// the check before the baseline saw it or the insert after it did.
+func nameTaken(name string) error {
+	return report.Usage("--name: study %q already exists (resume it, or delete it first)", name)
 }
 
 // Existing returns study o.Name when it exists and a create request o

@@ -32,6 +32,20 @@ type validationRequest struct {
 	Seeds   []int64  `json:"seeds"`
 	Trials  []int    `json:"trials"`
 	Regimes []string `json:"regimes"`
+	Pareto  bool     `json:"pareto,omitempty"`
+}
+
+// kind is which of the validations the request is: of the Pareto front
+// (also with regimes), with regimes, or plain.
+func (q validationRequest) kind() report.EvidenceKind {
+	switch {
+	// Requests stored before Pareto was say so by their several trials.
+	case q.Pareto || len(q.Trials) > 1:
+		return report.KindPareto
+	case len(q.Regimes) > 0:
+		return report.KindRegimes
+	}
+	return report.KindPlain
 }
 
 // DefaultHeldOutSeeds are ten seeds from 100 up that the study did not use.
@@ -65,13 +79,17 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*re
 		return nil, err
 	}
 	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, "validation", string(js)); err != nil {
+	if err := e.Store.SaveEvidence(r.Study.ID, requestValidation, string(js)); err != nil {
 		return nil, err
 	}
 	if err := e.runJobs(ctx, r.Study, "validate "+name, plan.jobs); err != nil {
 		return nil, err
 	}
-	return e.validationReport(r, req, plan)
+	stored, err := e.storedRuns(r.Study, "validate|")
+	if err != nil {
+		return nil, err
+	}
+	return validationReport(r, req, plan, stored), nil
 }
 
 // requestFor checks the options against study r.
@@ -83,6 +101,7 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 	case o.Pareto && len(r.Pareto) == 0:
 		return req, report.Usage("--pareto: study %s has no trial within its constraints, so its Pareto front is empty", r.Study.Name)
 	case o.Pareto:
+		req.Pareto = true
 		for _, i := range r.Pareto {
 			req.Trials = append(req.Trials, r.Complete[i].Number)
 		}
@@ -185,13 +204,9 @@ func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, er
 	return p, nil
 }
 
-// StoredValidation rebuilds the study's last validation from its stored
-// runs, without simulating; nil when it has none.
-func (e *Env) StoredValidation(r *report.Report) (*report.Validation, error) {
-	js, err := e.Store.Evidence(r.Study.ID, "validation")
-	if err != nil || js == "" {
-		return nil, err
-	}
+// storedValidation rebuilds a stored validation request of study r from
+// the stored runs, without simulating.
+func (e *Env) storedValidation(r *report.Report, js string, stored runs) (*report.Validation, error) {
 	var req validationRequest
 	if err := json.Unmarshal([]byte(js), &req); err != nil {
 		return nil, fmt.Errorf("study %s: stored validation: %v", r.Study.Name, err)
@@ -205,16 +220,13 @@ func (e *Env) StoredValidation(r *report.Report) (*report.Validation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.validationReport(r, req, p)
+	return validationReport(r, req, p, stored), nil
 }
 
-// validationReport builds the report from the stored runs.
-func (e *Env) validationReport(r *report.Report, req validationRequest, p *plan) (*report.Validation, error) {
-	stored, err := e.storedRuns(r.Study, "validate|")
-	if err != nil {
-		return nil, err
-	}
-	v := &report.Validation{Seeds: req.Seeds, Candidates: []report.CandidateEvidence{}, Regimes: []report.RegimeEvidence{}}
+// validationReport builds the report of request req from the stored runs.
+func validationReport(r *report.Report, req validationRequest, p *plan, stored runs) *report.Validation {
+	v := &report.Validation{Seeds: req.Seeds, Candidates: []report.CandidateEvidence{}, Regimes: []report.RegimeEvidence{},
+		Kind: req.kind(), Verdicts: report.VerdictRules(r.Template.Objectives[r.Template.Primary].Name, len(req.Seeds))}
 	for _, j := range p.jobs {
 		if _, ok := stored[storage.RunKey{Key: j.key, Seed: j.seed}]; !ok {
 			v.Missing++
@@ -236,7 +248,7 @@ func (e *Env) validationReport(r *report.Report, req validationRequest, p *plan)
 		rg, _ := strategies.LookupRegime(regime)
 		v.Regimes = append(v.Regimes, report.RegimeEvidence{Name: regime, Doc: rg.Doc, Candidates: cands})
 	}
-	return v, nil
+	return v
 }
 
 // compare pairs a trial of study r: its held-out runs with the baseline's,
@@ -267,10 +279,6 @@ func compare(r *report.Report, c *report.Result, stored runs, candKey, baseKey s
 		oe.HeldOutDelta, oe.CI95 = report.Num(mean), [2]report.Num{report.Num(lo), report.Num(hi)}
 		ce.Objectives[o.Name] = oe
 	}
-	if len(cand) == 0 {
-		ce.Verdict = "not run yet"
-		return ce
-	}
 	prim := r.Template.Objectives[r.Template.Primary]
 	pe := ce.Objectives[prim.Name]
 	// sign turns "lower" into "better" for a minimised objective.
@@ -282,25 +290,18 @@ func compare(r *report.Report, c *report.Result, stored runs, candKey, baseKey s
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	failed := r.FailedConstraint(metrics.Mean(cand), metrics.Mean(base))
-	// Overfit: the interval lies wholly on the worse side of the in-study
-	// Δ (a held-out result better than the study's is no overfitting), or
-	// a constraint fails.
-	ce.Overfit = failed != "" || (!regime && hi < in)
-	summary := fmt.Sprintf("%s %s, %d/%d seeds", prim.Name, pe.Interval(), pe.BetterOnSeeds, pe.Seeds)
-	switch {
-	case failed != "":
-		ce.Verdict = fmt.Sprintf("%s fails: %s", failed, summary)
-	case !regime && hi < in:
-		ce.Verdict = fmt.Sprintf("overfit: %s is worse than the in-study %s", summary, report.Percent(float64(pe.InStudyDelta)))
-	case !regime:
-		ce.Verdict = "holds on held-out seeds: " + summary
-	case lo > 0:
-		ce.Verdict = "gain holds: " + summary
-	case hi < 0:
-		ce.Verdict = "worse than the baseline: " + summary
-	default:
-		ce.Verdict = "no clear gain: " + summary
+	failed := ""
+	if len(cand) > 0 {
+		failed = r.FailedConstraint(metrics.Mean(cand), metrics.Mean(base))
+	}
+	ce.Verdict = report.Grade(lo, hi, in, pe.BetterOnSeeds, pe.Seeds, failed, regime)
+	ce.Overfit, ce.Failed = ce.Verdict == report.VerdictOverfit, failed
+	ce.Detail = fmt.Sprintf("%s %s held out, better on %d/%d seeds", prim.Name, pe.Interval(), pe.BetterOnSeeds, pe.Seeds)
+	if !regime {
+		ce.Detail += "; in study " + report.Percent(float64(pe.InStudyDelta))
+	}
+	if failed != "" {
+		ce.Detail += "; " + failed + " fails held out"
 	}
 	return ce
 }

@@ -281,6 +281,9 @@ func TestValidateResumesAfterInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-p.done
+	if hint := "run `" + optimizeBin + " study validate ev` again"; !strings.Contains(p.err.String(), hint) {
+		t.Errorf("interrupted validate: stderr %q lacks the hint %q", p.err.String(), hint)
+	}
 	kept := evidenceRuns(t, st, "ev")
 	if kept == 0 || kept >= 60 {
 		t.Fatalf("%d runs kept after the interrupt; want some, not all 60 (stderr %s)", kept, p.err.String())

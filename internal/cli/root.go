@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -90,10 +92,10 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// Execute prefixes "optimize: "; name the subcommand only.
-		return fmt.Errorf("%s: %v", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), err)
+		return fmt.Errorf("%s: %v", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), flagValueError(err))
 	})
 	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
-	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir), newTemplateCommand(s, templatesDir),
+	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir, invokedAs(os.Args[0])), newTemplateCommand(s, templatesDir),
 		newServeCommand(s, templatesDir))
 	return root
 }
@@ -107,4 +109,24 @@ func showHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 func changed(fs *pflag.FlagSet, name string) bool {
 	f := fs.Lookup(name)
 	return f != nil && f.Changed
+}
+
+// programs are the commands hints tell the user to type: this program as
+// the user ran it (os.Args[0] as typed: "bin/optimize" from the README's
+// build, "optimize" from PATH or in the container) and the worker beside
+// it ("bin/worker", "worker").
+type programs struct{ optimize, worker string }
+
+func invokedAs(arg0 string) programs {
+	if arg0 == "" {
+		arg0 = "optimize"
+	}
+	worker := "worker"
+	if strings.ContainsRune(arg0, filepath.Separator) {
+		worker = filepath.Join(filepath.Dir(arg0), worker)
+		if !strings.ContainsRune(worker, filepath.Separator) {
+			worker = "." + string(filepath.Separator) + worker // "./optimize": "./worker", not a PATH lookup
+		}
+	}
+	return programs{optimize: arg0, worker: worker}
 }

@@ -48,7 +48,7 @@ parallel; the JSON output then holds every seed's summary and their mean.`,
 	o.flags.bind(fs)
 	o.wl.bind(fs)
 	fs.Int64Var(&o.seed, "seed", 42, "seed of the workload and of the router's tie-breaking")
-	fs.Int64SliceVar(&o.seeds, "seeds", nil, "several seeds, e.g. 42,43,44 (overrides --seed)")
+	fs.Var(newSeedList(&o.seeds, nil), "seeds", "several seeds, e.g. 42,43,44 or 42-44 (overrides --seed)")
 	fs.StringVar(&o.output, "output", "text", "text or json")
 	fs.StringVar(&o.template, "template", "", "run one point of a strategy template (policy flags given too override it)")
 	fs.StringArrayVar(&o.params, "param", nil, "template parameter name=value (repeatable; others take their defaults)")

@@ -28,10 +28,11 @@ type studyFlags struct {
 	templatesDir *string
 	workers      int
 	lease        time.Duration
+	programs     programs // for hints: the commands to type next
 }
 
-func newStudyCommand(s Streams, templatesDir *string) *cobra.Command {
-	f := &studyFlags{templatesDir: templatesDir}
+func newStudyCommand(s Streams, templatesDir *string, p programs) *cobra.Command {
+	f := &studyFlags{templatesDir: templatesDir, programs: p}
 	cmd := &cobra.Command{
 		Use:   "study",
 		Short: "Create, run, resume and report studies (TPE searches over a strategy template)",
@@ -146,10 +147,17 @@ func studyError(err error) error {
 		errors.Is(err, storage.ErrBadDSN) {
 		return err
 	}
-	if errors.Is(err, context.Canceled) {
-		return failed(errors.New("interrupted: resume with `optimize study resume NAME`"))
-	}
 	return failed(err)
+}
+
+// runError is studyError for a command that runs study name's trials: a
+// first Ctrl-C or SIGTERM (the context cancelled; trials in flight were
+// recorded) says how to continue.
+func (f *studyFlags) runError(name string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return failed(fmt.Errorf("interrupted (trials in flight were recorded): resume with `%s study resume %s`", f.programs.optimize, name))
+	}
+	return studyError(err)
 }
 
 func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
@@ -193,16 +201,25 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 					return failed(err)
 				}
 				made = fmt.Sprintf("exists already (%d/%d trials complete)", complete, row.TrialsTotal)
+				if f.workers > 0 {
+					// Said before the report (or the run to the total) so
+					// that it is not mistaken for a new study.
+					next := "running it on to its total"
+					if int(complete) >= row.TrialsTotal {
+						next = "its report follows"
+					}
+					fmt.Fprintf(s.Err, "study %s %s with these settings (--if-absent): %s\n", row.Name, made, next)
+				}
 			} else if row, err = env.Create(ctx, o); err != nil {
 				return studyError(err)
 			}
 			if f.workers == 0 {
-				fmt.Fprintf(s.Out, "study %s %s; start workers: worker --storage %s --study %s\n",
-					row.Name, made, env.Store.Label, row.Name)
+				fmt.Fprintf(s.Out, "study %s %s; start workers: %s --storage %s --study %s\n",
+					row.Name, made, f.programs.worker, env.Store.Label, row.Name)
 				return nil
 			}
 			if err := env.Run(ctx, row); err != nil {
-				return studyError(err)
+				return f.runError(row.Name, err)
 			}
 			return showStudy(s, env, row.Name, "text")
 		},
@@ -210,7 +227,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.Name, "name", "", "study name (default: TEMPLATE-<timestamp>)")
 	def := studies.Defaults()
 	cmd.Flags().IntVar(&o.Trials, "trials", def.Trials, "total complete trials of the study (resume continues to it)")
-	cmd.Flags().Int64SliceVar(&seeds, "seeds", def.Seeds, "simulation seeds of every trial")
+	cmd.Flags().Var(newSeedList(&seeds, def.Seeds), "seeds", "simulation seeds of every trial: a list (42,43,44) or a range (42-44)")
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME) or spec file (default: the template's)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
@@ -235,8 +252,14 @@ func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
 				if err := env.Migrate(); err != nil {
 					return err
 				}
-				if err := env.Run(ctx, row); err != nil {
-					return studyError(err)
+				complete, _, err := env.Store.Counts(row.ID)
+				if err != nil {
+					return failed(err)
+				}
+				if int(complete) >= row.TrialsTotal {
+					fmt.Fprintf(s.Err, "study %s is complete (%d/%d trials): nothing to resume; its report follows\n", row.Name, complete, row.TrialsTotal)
+				} else if err := env.Run(ctx, row); err != nil {
+					return f.runError(row.Name, err)
 				}
 				return showStudy(s, env, row.Name, "text")
 			})
@@ -299,24 +322,44 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 	var output string
 	var trial int
+	var explain bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Baseline against the best trial, every objective and SLO class, the Pareto front",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
+			switch {
+			case len(args) == 0 && !explain:
+				return fmt.Errorf("show: give the study's NAME (or --explain alone for the glossary)")
+			case len(args) == 0 && output == "json":
+				return writeIndented(s.Out, report.Glossary())
+			case len(args) == 0:
+				report.WriteGlossary(s.Out)
+				return nil
+			case explain && output == "json":
+				return fmt.Errorf("--explain: with --output json give no NAME (the glossary is a document of its own)")
+			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
+				var err error
 				if cmd.Flags().Changed("trial") {
-					return showTrial(s, env, row.Name, trial, output)
+					err = showTrial(s, env, row.Name, trial, output)
+				} else {
+					err = showStudy(s, env, row.Name, output)
 				}
-				return showStudy(s, env, row.Name, output)
+				if err == nil && explain {
+					fmt.Fprintln(s.Out)
+					report.WriteGlossary(s.Out)
+				}
+				return err
 			})
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&trial, "trial", 0, "show one complete trial: parameters, objectives, every seed beside the baseline's")
+	cmd.Flags().BoolVar(&explain, "explain", false, "after the report, the glossary: what slo_gap, attainment, goodput, hypervolume, score, importance, Δ and seed range mean, and every metric's unit (alone, without NAME: only the glossary)")
 	return cmd
 }
 

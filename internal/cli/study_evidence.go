@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +10,7 @@ import (
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
@@ -28,13 +28,14 @@ func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
 Pareto trial) and its baseline on held-out seeds, paired seed by seed. For
 each objective: the in-study Δ, the held-out Δ (the mean of the per-seed
 relative changes), its 95% Student-t interval, and on how many seeds the
-candidate beats the baseline. The trial is called overfit when the
-interval lies wholly on the worse side of the in-study Δ of the primary
-objective (a held-out result better than the study's is not overfitting)
-or a constraint fails on the held-out seeds. --regimes also runs the template's regimes
-(other operating points of the same workload; ` + "`--regime a,b`" + ` picks them).
-Every simulation is stored as it finishes: an interrupted validation
-continues where it stopped, and ` + "`study show`" + ` includes the result.`,
+candidate beats the baseline. Each candidate gets a verdict on the
+primary objective (for 10 seeds; the output states it for the seeds given):
+` + verdictHelp() + `
+--regimes also runs the template's regimes (other operating points of the
+same workload; ` + "`--regime a,b`" + ` picks them). Every simulation is stored as
+it finishes: an interrupted validation continues where it stopped. Every
+request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
+--regimes, --pareto) and lists them all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -72,7 +73,7 @@ continues where it stopped, and ` + "`study show`" + ` includes the result.`,
 				defer stop()
 				v, err := env.Validate(ctx, row.Name, o)
 				if err != nil {
-					return evidenceError(err, "validate")
+					return f.evidenceError(err, "validate", row.Name)
 				}
 				if output == "json" {
 					return writeIndented(s.Out, v)
@@ -126,7 +127,7 @@ includes the result.`,
 				defer stop()
 				a, err := env.Ablate(ctx, row.Name, trial)
 				if err != nil {
-					return evidenceError(err, "ablate")
+					return f.evidenceError(err, "ablate", row.Name)
 				}
 				if output == "json" {
 					return writeIndented(s.Out, a)
@@ -142,45 +143,21 @@ includes the result.`,
 	return cmd
 }
 
-// evidenceError is studyError with the right word for an interruption.
-func evidenceError(err error, command string) error {
+// verdictHelp lists the verdicts and their rule for validate's help.
+func verdictHelp() string {
+	var b strings.Builder
+	for _, r := range report.VerdictRules("the primary objective", 10) {
+		fmt.Fprintf(&b, "  %s: %s.\n", r.Verdict, r.When)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// evidenceError is studyError with the right words for an interruption:
+// the command to run again.
+func (f *studyFlags) evidenceError(err error, command, name string) error {
 	if strings.Contains(err.Error(), "context canceled") {
-		return failed(fmt.Errorf("interrupted: run `optimize study %s` again to continue (finished simulations are kept)", command))
+		return failed(fmt.Errorf("interrupted: run `%s study %s %s` again, with the same options, to continue (finished simulations are kept)",
+			f.programs.optimize, command, name))
 	}
 	return studyError(err)
-}
-
-// parseSeeds reads "100-109" or "100,101,105" (or a mix).
-func parseSeeds(s string) ([]int64, error) {
-	var out []int64
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a seed or a range like 100-109", part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseInt(strings.TrimSpace(hi), 10, 64); err != nil || b < a || b-a > 10000 {
-				return nil, fmt.Errorf("%q is not a range like 100-109", part)
-			}
-		}
-		for v := a; v <= b; v++ {
-			if slicesContains(out, v) {
-				return nil, fmt.Errorf("seed %d given twice", v)
-			}
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
-func slicesContains(s []int64, v int64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -84,6 +84,10 @@ func TestStudyShowJSONAndExport(t *testing.T) {
 	if code != 0 || strings.Count(out, " importance ") != len(tpl.Params) || !strings.Contains(out, "Pareto front:") {
 		t.Fatalf("show text: exit %d, %s\n%s", code, errs, out)
 	}
+	code, out, errs = run(t, "study", "show", "t1", "--storage", dsn, "--explain")
+	if i, j := strings.Index(out, "Pareto front:"), strings.Index(out, "\nGlossary\n"); code != 0 || i < 0 || j < i {
+		t.Fatalf("show --explain: exit %d, want the report then the glossary: %s\n%s", code, errs, out)
+	}
 
 	code, out, errs = run(t, "study", "export", "t1", "--storage", dsn, "--pareto", "--format", "csv")
 	if code != 0 {
@@ -267,8 +271,11 @@ func TestStudyInterruptIsClean(t *testing.T) {
 	st.Close()
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "resume") {
-		t.Fatalf("interrupted create: %v, stderr %q (want exit 1 and a hint to resume)", err, stderr.String())
+	// The hint is a command to type: this binary as it was run and the
+	// study's name (it used to say a literal NAME).
+	hint := "optimize: interrupted (trials in flight were recorded): resume with `" + bin + " study resume i`\n"
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasSuffix(stderr.String(), hint) {
+		t.Fatalf("interrupted create: %v, stderr %q (want exit 1 and the hint %q)", err, stderr.String(), hint)
 	}
 	st, _ = storage.Open(dsn)
 	row, _ := st.StudyByName("i")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"optimize/simcore/errtext"
 	"optimize/strategies"
 )
 
@@ -49,7 +50,22 @@ func writeTemplateList(w io.Writer, reg *strategies.Registry) error {
 	for _, t := range reg.Templates() {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.Name, t.Workload, len(t.Params), firstSentence(t.Description))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(reg.Broken()) > 0 {
+		fmt.Fprintln(w, "\nNot loaded (the templates above work without them):")
+		writeBroken(w, reg, "  ")
+	}
+	return nil
+}
+
+// writeBroken names each --templates-dir file that did not load, with its
+// one-line error, one per line.
+func writeBroken(w io.Writer, reg *strategies.Registry, indent string) {
+	for _, b := range reg.Broken() {
+		fmt.Fprintf(w, "%s%s\n", indent, errtext.OneLine(b.Err.Error()))
+	}
 }
 
 // firstSentence is the text up to the first full stop followed by a space.
@@ -176,6 +192,9 @@ func newTemplateList(s Streams, templatesDir *string) *cobra.Command {
 				return err
 			}
 			if output == "json" {
+				// The list keeps GET /api/templates' shape; the files
+				// that did not load are said on stderr.
+				writeBroken(s.Err, reg, "not loaded: ")
 				list := []strategies.TemplateSummary{}
 				for _, t := range reg.Templates() {
 					list = append(list, t.Summary())

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"optimize/studies/report"
 )
 
 // `study show --trial N` on a conditional template prints every parameter
@@ -33,7 +35,7 @@ func TestShowTrialPrintsInactiveAndPerClassPrice(t *testing.T) {
 		if strings.Contains(out, "sheddable rejected") {
 			shedding++
 		}
-		for _, want := range []string{"  probabilistic_power ", "trial " + fmt.Sprint(n) + " ", "critical goodput req/s", "sheddable goodput req/s"} {
+		for _, want := range []string{"  probabilistic_power ", "trial " + fmt.Sprint(n) + " ", "critical goodput ", "sheddable goodput "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("trial %d: no %q in\n%s", n, want, out)
 			}
@@ -45,12 +47,12 @@ func TestShowTrialPrintsInactiveAndPerClassPrice(t *testing.T) {
 		if err := json.Unmarshal([]byte(js), &d); err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("%.4g", d.Objectives["critical_ttft_p99"])
+		want := report.Human(d.Objectives["critical_ttft_p99"])
 		found := false
 		for _, line := range strings.Split(out, "\n") {
-			// name, baseline, this trial, Δ, seed range
-			if f := strings.Fields(line); len(f) > 2 && f[0] == "critical_ttft_p99" {
-				found = f[2] == want
+			// name, unit, baseline, this trial, Δ, seed range
+			if f := strings.Fields(line); len(f) > 3 && f[0] == "critical_ttft_p99" {
+				found = f[1] == "ms" && f[3] == want
 			}
 		}
 		if !found {

@@ -74,6 +74,7 @@ total, nothing lost (start a worker again to continue).`,
 	}
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagValueError(err) })
 	fl := cmd.Flags()
 	fl.StringVar(&f.storage, "storage", "", "database of the studies (required unless $"+storage.EnvVar+" is set)")
 	fl.StringVar(&study, "study", "", "work on this study only (default: every unfinished study)")

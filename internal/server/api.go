@@ -187,7 +187,7 @@ type createRequest struct {
 // runs its trials in the background; 202 with the study's list row.
 func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	var req createRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := decode(w, r, &req, jsonFields[createRequest]()); err != nil {
 		return err
 	}
 	o := studies.Defaults()
@@ -204,8 +204,11 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	if o.Template == "" {
 		return withStatus(http.StatusBadRequest, "template: required (GET /api/templates lists them)")
 	}
+	if _, err := s.cfg.Env.Registry.Get(o.Template); err != nil {
+		return withStatus(http.StatusBadRequest, "template: %v", err)
+	}
 	if err := studies.Validate(s.cfg.Env.Registry, &o); err != nil {
-		return err
+		return byField[createRequest](err)
 	}
 	// One create at a time: two requests for one name would otherwise race
 	// past the existence check.
@@ -218,7 +221,7 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	env.Progress = io.Discard
 	row, err := env.Create(r.Context(), o)
 	if err != nil {
-		return err
+		return byField[createRequest](err)
 	}
 	if !s.runs.start(row.Name) {
 		return withStatus(http.StatusServiceUnavailable, "study %s created, but the server is stopping: resume it later", row.Name)
@@ -279,15 +282,29 @@ func (s *Server) showTemplate(w http.ResponseWriter, r *http.Request) error {
 	return writeValue(w, http.StatusOK, t.JSON())
 }
 
+// glossary is `study show --explain --output json`: the dashboard's help
+// panel and units read it, so that the page holds no copy of the text.
+func (s *Server) glossary(w http.ResponseWriter, _ *http.Request) error {
+	return writeValue(w, http.StatusOK, report.Glossary())
+}
+
 // decode reads a size-limited JSON body strictly: unknown fields and
-// trailing data are errors naming what is wrong.
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
+// trailing data are errors naming what is wrong; a value of the wrong
+// type is an error naming its field.
+func decode(w http.ResponseWriter, r *http.Request, v any, fields []string) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &mbe):
 			return fmt.Errorf("body: larger than %d bytes: %w", MaxBody, err)
+		case errors.As(err, &ute) && ute.Field != "":
+			return withStatus(http.StatusBadRequest, "%s: a JSON %s is not %s", ute.Field, ute.Value, jsonKind(ute.Type))
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return withStatus(http.StatusBadRequest, "%s: not a field of this request (fields: %s)", strings.Trim(name, `"`), strings.Join(fields, ", "))
 		}
 		return withStatus(http.StatusBadRequest, "body: malformed JSON: %v", err)
 	}

@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -229,5 +232,117 @@ func TestDashboardBestFeasibleLineNeverRises(t *testing.T) {
 	}
 	for _, p := range b.problems {
 		t.Errorf("browser: %s", p)
+	}
+}
+
+// signInInBrowser opens path on a token-protected server, meets the
+// sign-in form, gives the token and waits for sel on the page it leads to.
+func (b *browser) signIn(t *testing.T, base, path, token, sel string) {
+	t.Helper()
+	var formShown bool
+	b.run(t, chromedp.Navigate(base+path), chromedp.WaitVisible("#login", chromedp.ByQuery),
+		chromedp.Evaluate(`!!document.querySelector('#login input[type=password]') && !document.querySelector('#studies, svg')`, &formShown),
+		chromedp.SendKeys(`#login input[name="token"]`, token, chromedp.ByQuery),
+		chromedp.Submit(`#login`, chromedp.ByQuery),
+		chromedp.WaitVisible(sel, chromedp.ByQuery))
+	if !formShown {
+		t.Fatalf("%s without the token showed more than the sign-in form", path)
+	}
+	b.mu.Lock()
+	b.problems = nil // the page first answered 401, which the browser logs
+	b.mu.Unlock()
+}
+
+// With a token, the dashboard shows a browser the sign-in form and
+// nothing else; once the token is given, the page asked for draws, the
+// API answers its later requests, no script can read the cookie, and the
+// create form runs a study.
+func TestTokenDashboardInChromium(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "s1", 4))
+	ts := newServer(t, env, "127.0.0.1:0", "s3cret")
+	b := newBrowser(t)
+	b.signIn(t, ts.URL, "/study/s1", "s3cret", "svg#history circle.trial")
+	var marks, status int
+	var cookie, path string
+	awaited := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg#history circle.trial').length`, &marks),
+		chromedp.Evaluate(`location.pathname`, &path),
+		chromedp.Evaluate(`fetch('/api/studies/s1/trials/2').then((r) => r.status)`, &status, awaited),
+		chromedp.Evaluate(`document.cookie`, &cookie))
+	if marks != 4 || path != "/study/s1" || status != 200 || cookie != "" {
+		t.Errorf("after signing in: %d history marks (want 4) at %s, a later API read %d (want 200), document.cookie %q (want none readable)", marks, path, status, cookie)
+	}
+	b.run(t, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible("form.create", chromedp.ByQuery),
+		chromedp.SetValue(`form.create input[name="trials"]`, "1", chromedp.ByQuery),
+		chromedp.SetValue(`form.create input[name="name"]`, "made-in-browser", chromedp.ByQuery),
+		chromedp.Click(`form.create button`, chromedp.ByQuery),
+		chromedp.WaitVisible("svg#history", chromedp.ByQuery),
+		chromedp.Evaluate(`location.pathname`, &path))
+	if _, err := env.Store.StudyByName("made-in-browser"); err != nil || path != "/study/made-in-browser" {
+		t.Errorf("the create form with the cookie: %v, at %s", err, path)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		t.Errorf("browser: %s", p)
+	}
+}
+
+// statusRecorder keeps the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+
+// A page on another site (localhost is another site than 127.0.0.1)
+// open in the browser of a signed-in user tries to create a study on
+// the server: as a simple request that needs no preflight, and as JSON
+// with its preflight. Neither gets through, with a token or without.
+func TestCrossSiteWriteRefusedInChromium(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	b := newBrowser(t)
+	for _, token := range []string{"", "s3cret"} {
+		srv, err := New(Config{Addr: "127.0.0.1:0", Token: token, Env: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var seen []string
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+			srv.Handler().ServeHTTP(rec, r)
+			if r.URL.Path == "/api/studies" {
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("%s %d", r.Method, rec.status))
+				mu.Unlock()
+			}
+		}))
+		defer ts.Close()
+		name := "evil-" + strconv.Itoa(len(token))
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><title>evil</title><script>
+const body = JSON.stringify({template: 'slo-cascade', trials: 1, name: %q});
+Promise.allSettled([
+  fetch(%q, {method: 'POST', mode: 'no-cors', credentials: 'include', headers: {'Content-Type': 'text/plain'}, body}),
+  fetch(%q, {method: 'POST', credentials: 'include', headers: {'Content-Type': 'application/json'}, body}),
+]).then(() => { document.title = 'done'; });
+</script>`, name, ts.URL+"/api/studies", ts.URL+"/api/studies")
+		}))
+		defer evil.Close()
+		if token != "" {
+			b.signIn(t, ts.URL, "/", token, "#studies, .muted")
+		}
+		evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)
+		b.run(t, chromedp.Navigate(evilURL), chromedp.Poll(`document.title === 'done'`, nil))
+		mu.Lock()
+		got := strings.Join(seen, ", ")
+		mu.Unlock()
+		if _, err := env.Store.StudyByName(name); err == nil || got != "POST 403, OPTIONS 405" && got != "OPTIONS 405, POST 403" {
+			t.Errorf("token %q: the server saw %q (want the simple POST refused 403 and the preflight 405), study created: %v", token, got, err == nil)
+		}
 	}
 }

@@ -71,13 +71,13 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 	ts := newServer(t, env, "127.0.0.1:0", "")
 	b := newBrowser(t)
 	b.run(t, chromedp.Navigate(ts.URL+"/study/js"), chromedp.WaitVisible("svg#parallel", chromedp.ByQuery),
-		chromedp.WaitVisible("svg#validation", chromedp.ByQuery))
+		chromedp.WaitVisible("svg.validation", chromedp.ByQuery))
 	if shot := os.Getenv("OPTIMIZE_SCREENSHOT_JOINT_SLO"); shot != "" {
 		// The page down to the validation card's bottom: the charts,
 		// without the table of trials beneath them.
 		var bottom float64
 		var png []byte
-		b.run(t, chromedp.Evaluate(`document.getElementById('validation').closest('.card').getBoundingClientRect().bottom + window.scrollY + 16`, &bottom),
+		b.run(t, chromedp.Evaluate(`[...document.querySelectorAll('svg.validation')].pop().closest('.card').getBoundingClientRect().bottom + window.scrollY + 16`, &bottom),
 			chromedp.ActionFunc(func(ctx context.Context) error {
 				var err error
 				png, err = page.CaptureScreenshot().WithFormat(page.CaptureScreenshotFormatPng).
@@ -95,7 +95,7 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 	}
 	textOverlaps(t, b, "parallel", "svg#parallel text", 2*len(r.Template.Params))
 
-	textOverlaps(t, b, "validation", "svg#validation text", 6)
+	textOverlaps(t, b, "validation", "svg.validation text", 6)
 	textOverlaps(t, b, "importance", "svg#importance text", 2*len(r.Template.Params))
 	// Every pair of objectives on the Pareto chart: the axis labels clear
 	// the ticks, and the baseline's marker lies inside the plot area.
@@ -115,7 +115,7 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 		}
 	}
 	var xTicks int
-	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg#validation text.tick').length`, &xTicks))
+	b.run(t, chromedp.Evaluate(`document.querySelectorAll('svg.validation text.tick').length`, &xTicks))
 	if xTicks < 3 {
 		t.Errorf("validation: %d x ticks, want at least 3", xTicks)
 	}

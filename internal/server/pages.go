@@ -3,9 +3,12 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,7 +43,52 @@ func (s *Server) pages() {
 	s.mux.HandleFunc("GET /{$}", page(s.listDocs))
 	s.mux.HandleFunc("GET /study/{name}", page(s.studyDocs))
 	s.mux.HandleFunc("GET /trial/{name}/{n}", page(s.trialDocs))
-	s.mux.HandleFunc("GET /compare/{names}", page(s.compareDocs))
+	comparePage := page(s.compareDocs)
+	s.mux.HandleFunc("GET /compare/{names}", func(w http.ResponseWriter, r *http.Request) {
+		raw := r.PathValue("names")
+		names, err := compareNames(raw)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if strings.Join(names, ",") != raw {
+			// The page draws the names in its address: send it to the
+			// list without repeats, which the page's own requests follow.
+			escaped := make([]string, len(names))
+			for i, n := range names {
+				escaped[i] = url.PathEscape(n)
+			}
+			http.Redirect(w, r, "/compare/"+strings.Join(escaped, ","), http.StatusSeeOther)
+			return
+		}
+		comparePage(w, r)
+	})
+}
+
+// MaxCompare is the most studies one comparison draws: each costs the
+// server a history document, and beyond a handful the overlaid curves
+// cannot be told apart.
+const MaxCompare = 8
+
+// compareNames is the comma-separated list of a comparison's address,
+// each name once, in the order given; an error beyond MaxCompare names
+// (counted without repeats, so a long list is refused at the first name
+// too many).
+func compareNames(raw string) ([]string, error) {
+	var names []string
+	for n := range strings.SplitSeq(raw, ",") {
+		if n == "" || slices.Contains(names, n) {
+			continue
+		}
+		if len(names) == MaxCompare {
+			return nil, fmt.Errorf("compare: more than %d studies; compare at most %d at a time", MaxCompare, MaxCompare)
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, errors.New("compare: name the studies, e.g. /compare/A,B")
+	}
+	return names, nil
 }
 
 // doc renders one API answer as the API would.
@@ -73,7 +121,7 @@ func (s *Server) studyDocs(r *http.Request) (map[string]json.RawMessage, error) 
 	for _, d := range []struct {
 		path   string
 		handle func(w http.ResponseWriter, r *http.Request) error
-	}{{key, s.showStudy}, {key + "/history", s.history}, {key + "/trials", s.trials}} {
+	}{{key, s.showStudy}, {key + "/history", s.history}, {key + "/trials", s.trials}, {"glossary", s.glossary}} {
 		js, err := s.doc(d.path, d.handle, vals)
 		if err != nil {
 			return nil, err
@@ -96,12 +144,20 @@ func (s *Server) trialDocs(r *http.Request) (map[string]json.RawMessage, error) 
 	}
 	path := "studies/" + url.PathEscape(name) + "/trials/" + n
 	js, err := s.doc(path, s.trial, map[string]string{"name": name, "n": n})
-	return map[string]json.RawMessage{path: js}, err
+	if err != nil {
+		return nil, err
+	}
+	gl, err := s.doc("glossary", s.glossary, nil)
+	return map[string]json.RawMessage{path: js, "glossary": gl}, err
 }
 
 func (s *Server) compareDocs(r *http.Request) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
-	for _, name := range strings.Split(r.PathValue("names"), ",") {
+	names, err := compareNames(r.PathValue("names"))
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
 		path := "studies/" + url.PathEscape(name) + "/history"
 		js, err := s.doc(path, s.history, map[string]string{"name": name})
 		if err != nil {

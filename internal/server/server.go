@@ -8,7 +8,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"embed"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,14 +30,18 @@ var web embed.FS
 // Config is what a server needs.
 type Config struct {
 	Addr  string // host:port to listen on
-	Token string // required for writes when set; required to bind beyond loopback
-	Env   *studies.Env
-	Log   io.Writer // one line per request that fails, and per run that starts or ends
+	Token string // when set, every request needs it (see access.go); required to bind beyond loopback
+	// PublicRead lets GET and HEAD through without the token (writes
+	// still need it); only with a token.
+	PublicRead bool
+	Env        *studies.Env
+	Log        io.Writer // one line per request that fails, and per run that starts or ends
 }
 
 // Server serves the API and the dashboard.
 type Server struct {
 	cfg      Config
+	access   access
 	mux      *http.ServeMux
 	runs     *runs
 	reports  *reports
@@ -53,7 +55,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("--addr: %q is not host:port (e.g. 127.0.0.1:8080)", cfg.Addr)
 	}
 	if !Loopback(host) && cfg.Token == "" {
-		return nil, fmt.Errorf("--addr: %s is not a loopback address: give --token (or $OPTIMIZE_TOKEN) so that writes need it", cfg.Addr)
+		return nil, fmt.Errorf("--addr: %s is not a loopback address: give --token (or $OPTIMIZE_TOKEN) so that every request needs it", cfg.Addr)
+	}
+	if cfg.PublicRead && cfg.Token == "" {
+		return nil, errors.New("--public-read: only with --token (without a token nothing needs one)")
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -65,7 +70,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Env.Store.MigrateEvidence(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log), reports: newReports(cfg.Env)}
+	s := &Server{cfg: cfg, access: newAccess(cfg.Token, cfg.PublicRead), mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log), reports: newReports(cfg.Env)}
 	s.routes()
 	return s, nil
 }
@@ -113,60 +118,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// secure adds the headers every answer carries and guards writes. The
-// dashboard loads nothing from elsewhere, and the policy says so to the
-// browser. Without a token the server is reachable from this machine only,
-// but a web page open in a browser here could still send it requests: a
-// Host that is not a loopback name (DNS rebinding) is refused, and a write
-// must come from the server's own pages (no foreign Origin) as JSON (a
-// cross-site form cannot send that type without asking first). With a
-// token, every write must carry it.
-func (s *Server) secure(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-		if s.cfg.Token == "" && !Loopback(hostOnly(r.Host)) {
-			writeError(w, http.StatusMisdirectedRequest, fmt.Errorf("host %q: this server answers loopback names only (give --token to serve beyond loopback)", r.Host))
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if s.cfg.Token != "" && !s.authorized(r) {
-				writeError(w, http.StatusUnauthorized, errors.New("writes need the header Authorization: Bearer TOKEN"))
-				return
-			}
-			if o := r.Header.Get("Origin"); o != "" && o != "null" && hostOnly(strings.TrimPrefix(strings.TrimPrefix(o, "http://"), "https://")) != hostOnly(r.Host) {
-				writeError(w, http.StatusForbidden, fmt.Errorf("origin %q: writes come from this server's own pages or from tools without an Origin", o))
-				return
-			}
-			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-				writeError(w, http.StatusUnsupportedMediaType, fmt.Errorf("content type %q: writes send application/json", ct))
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+// apiRoute is one route of the JSON API.
+type apiRoute struct {
+	pattern string
+	handle  func(w http.ResponseWriter, r *http.Request) error
 }
 
-// hostOnly strips a port from host:port (and brackets from an IPv6 host).
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
-}
-
-func (s *Server) routes() {
-	api := []struct {
-		pattern string
-		handle  func(w http.ResponseWriter, r *http.Request) error
-	}{
+// apiRoutes are the API's routes.
+func (s *Server) apiRoutes() []apiRoute {
+	return []apiRoute{
 		{"GET /api/healthz", s.healthz},
 		{"GET /api/studies", s.listStudies},
 		{"POST /api/studies", s.createStudy},
@@ -180,8 +140,12 @@ func (s *Server) routes() {
 		{"POST /api/studies/{name}/resume", s.resumeStudy},
 		{"GET /api/templates", s.listTemplates},
 		{"GET /api/templates/{name}", s.showTemplate},
+		{"GET /api/glossary", s.glossary},
 	}
-	for _, route := range api {
+}
+
+func (s *Server) routes() {
+	for _, route := range s.apiRoutes() {
 		s.mux.HandleFunc(route.pattern, func(w http.ResponseWriter, r *http.Request) {
 			if err := route.handle(w, r); err != nil {
 				status := statusOf(err)
@@ -192,19 +156,23 @@ func (s *Server) routes() {
 			}
 		})
 	}
-	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Errorf("no API route %s %s", r.Method, r.URL.Path))
-	})
+	// An API path no route matches is a JSON 404, per method so that it
+	// does not clash with the dashboard's "GET /".
+	for _, m := range probeMethods {
+		if m != http.MethodHead { // GET patterns answer HEAD too
+			s.mux.HandleFunc(m+" "+apiFallback, noRoute)
+		}
+	}
 	s.pages()
 	assets, _ := fs.Sub(web, "web")
 	files := http.FileServerFS(assets)
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: the dashboard is read-only", r.Method, r.URL.Path))
-			return
-		}
-		files.ServeHTTP(w, r)
-	})
+	s.mux.Handle("GET /", files)
+	if s.access.token != "" {
+		s.mux.HandleFunc("GET "+loginPath, func(w http.ResponseWriter, r *http.Request) {
+			s.loginPage(w, http.StatusOK, r.URL.Query().Get("next"), false)
+		})
+		s.mux.HandleFunc("POST "+loginPath, s.login)
+	}
 }
 
 // runs tracks the studies this server is running.

@@ -14,7 +14,9 @@ import (
 // The numbers are read from the json tags of Summary, ClassSummary,
 // KVSummary and Dist, the one place their names are written: a field added
 // there is averaged by Mean and can be read by name (objectives,
-// constraints, reports) without another edit. Per-class summaries
+// constraints, reports) without another edit. Its unit is the unit tag
+// beside the json tag (a distribution's statistics take the
+// distribution's). Per-class summaries
 // (Summary.PerSLO) are ClassSummary numbers, not Summary ones.
 type Number[T any] struct {
 	Name string
@@ -24,7 +26,10 @@ type Number[T any] struct {
 	// Optional numbers (pointers in the summary) are absent from runs
 	// without a latency target.
 	Optional bool
-	index    []int
+	// Unit is what the number counts or measures, as people read it:
+	// "ms", "tokens/s", "req/s", "requests", "fraction" (0–1), "ratio".
+	Unit  string
+	index []int
 }
 
 // Get returns the number in s; false when it is optional and absent.
@@ -75,8 +80,8 @@ var (
 // name as a prefix, anything else (the per-class map) is left out.
 func numbersOf[T any]() []Number[T] {
 	var out []Number[T]
-	var walk func(t reflect.Type, prefix string, index []int, dist string)
-	walk = func(t reflect.Type, prefix string, index []int, dist string) {
+	var walk func(t reflect.Type, prefix string, index []int, dist, unit string)
+	walk = func(t reflect.Type, prefix string, index []int, dist, unit string) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -84,9 +89,9 @@ func numbersOf[T any]() []Number[T] {
 				continue
 			}
 			idx := append(index[:len(index):len(index)], i)
-			n := Number[T]{Name: prefix + name, index: idx}
+			n := Number[T]{Name: prefix + name, Unit: f.Tag.Get("unit"), index: idx}
 			if dist != "" {
-				n.Dist, n.Stat = dist, name
+				n.Dist, n.Stat, n.Unit = dist, name, unit
 			}
 			switch {
 			case f.Type.Kind() == reflect.Float64:
@@ -95,12 +100,12 @@ func numbersOf[T any]() []Number[T] {
 				n.Optional = true
 				out = append(out, n)
 			case f.Type == reflect.TypeFor[Dist]():
-				walk(f.Type, prefix+name+".", idx, prefix+name)
+				walk(f.Type, prefix+name+".", idx, prefix+name, n.Unit)
 			case f.Type.Kind() == reflect.Struct:
-				walk(f.Type, prefix+name+".", idx, "")
+				walk(f.Type, prefix+name+".", idx, "", "")
 			}
 		}
 	}
-	walk(reflect.TypeFor[T](), "", nil, "")
+	walk(reflect.TypeFor[T](), "", nil, "", "")
 	return out
 }

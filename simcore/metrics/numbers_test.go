@@ -221,3 +221,24 @@ func scaleDist(d *Dist, f float64) {
 	d.P90 *= f
 	d.P99 *= f
 }
+
+// Every number a person may read has a unit (a field added without its
+// unit tag fails here), and a distribution's statistics are in its unit.
+func TestEveryNumberHasAUnit(t *testing.T) {
+	for _, n := range SummaryNumbers() {
+		if n.Unit == "" {
+			t.Errorf("summary number %s has no unit tag", n.Name)
+		}
+		if n.Dist != "" && n.Unit != "ms" {
+			t.Errorf("%s: unit %q, want ms (latency distributions are in ms)", n.Name, n.Unit)
+		}
+	}
+	for _, n := range ClassNumbers() {
+		if n.Unit == "" {
+			t.Errorf("class number %s has no unit tag", n.Name)
+		}
+	}
+	if len(SummaryNumbers()) < 20 {
+		t.Fatalf("only %d summary numbers", len(SummaryNumbers()))
+	}
+}

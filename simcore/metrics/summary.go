@@ -4,60 +4,60 @@ import "optimize/simcore"
 
 // Summary is one run's result; its JSON form is `simulate --output json`.
 type Summary struct {
-	Completed       float64                 `json:"completed"`
-	Rejected        float64                 `json:"rejected"`
-	Dropped         float64                 `json:"dropped"`
-	TTFT            Dist                    `json:"ttft_ms"`
-	E2E             Dist                    `json:"e2e_ms"`
-	ITL             Dist                    `json:"itl_ms"`
-	SchedulingDelay Dist                    `json:"scheduling_delay_ms"`
-	TokensPerSec    float64                 `json:"tokens_per_sec"`
-	ResponsesPerSec float64                 `json:"responses_per_sec"`
-	Preemptions     float64                 `json:"preemptions"`
-	CacheHitRate    float64                 `json:"cache_hit_rate"`
+	Completed       float64                 `json:"completed" unit:"requests"`
+	Rejected        float64                 `json:"rejected" unit:"requests"`
+	Dropped         float64                 `json:"dropped" unit:"requests"`
+	TTFT            Dist                    `json:"ttft_ms" unit:"ms"`
+	E2E             Dist                    `json:"e2e_ms" unit:"ms"`
+	ITL             Dist                    `json:"itl_ms" unit:"ms"`
+	SchedulingDelay Dist                    `json:"scheduling_delay_ms" unit:"ms"`
+	TokensPerSec    float64                 `json:"tokens_per_sec" unit:"tokens/s"`
+	ResponsesPerSec float64                 `json:"responses_per_sec" unit:"req/s"`
+	Preemptions     float64                 `json:"preemptions" unit:"preemptions"`
+	CacheHitRate    float64                 `json:"cache_hit_rate" unit:"fraction"`
 	KV              KVSummary               `json:"kv"`
 	PerSLO          map[string]ClassSummary `json:"per_slo"`
-	SLOGap          float64                 `json:"slo_gap"`
-	JainFairness    float64                 `json:"jain_fairness"`
+	SLOGap          float64                 `json:"slo_gap" unit:"ratio"`
+	JainFairness    float64                 `json:"jain_fairness" unit:"index"`
 	// Attainment and Goodput are over the classes with a latency target
 	// (see Targets): the fraction of their arrived requests that met their
 	// class's targets, and those requests per second of makespan. Absent
 	// when no class that sent requests has a target.
-	Attainment   *float64 `json:"attainment,omitempty"`
-	Goodput      *float64 `json:"goodput,omitempty"`
-	InFlight     float64  `json:"in_flight,omitempty"`
-	MakespanMs   float64  `json:"makespan_ms"`
-	InputTokens  float64  `json:"input_tokens"`
-	OutputTokens float64  `json:"output_tokens"`
+	Attainment   *float64 `json:"attainment,omitempty" unit:"fraction"`
+	Goodput      *float64 `json:"goodput,omitempty" unit:"req/s"`
+	InFlight     float64  `json:"in_flight,omitempty" unit:"requests"`
+	MakespanMs   float64  `json:"makespan_ms" unit:"ms"`
+	InputTokens  float64  `json:"input_tokens" unit:"tokens"`
+	OutputTokens float64  `json:"output_tokens" unit:"tokens"`
 }
 
 // KVSummary reports the CPU offload tier's activity.
 type KVSummary struct {
-	OffloadedBlocks float64 `json:"offloaded_blocks"`
-	ReloadedBlocks  float64 `json:"reloaded_blocks"`
-	TransferMs      float64 `json:"transfer_ms"`
-	ThrashingRate   float64 `json:"thrashing_rate"`
+	OffloadedBlocks float64 `json:"offloaded_blocks" unit:"blocks"`
+	ReloadedBlocks  float64 `json:"reloaded_blocks" unit:"blocks"`
+	TransferMs      float64 `json:"transfer_ms" unit:"ms"`
+	ThrashingRate   float64 `json:"thrashing_rate" unit:"fraction"`
 }
 
 // ClassSummary is the per-SLO-class part of a Summary.
 type ClassSummary struct {
-	Count     float64 `json:"count"`
-	Completed float64 `json:"completed"`
-	Rejected  float64 `json:"rejected"`
-	TTFT      Dist    `json:"ttft_ms"`
-	E2E       Dist    `json:"e2e_ms"`
+	Count     float64 `json:"count" unit:"requests"`
+	Completed float64 `json:"completed" unit:"requests"`
+	Rejected  float64 `json:"rejected" unit:"requests"`
+	TTFT      Dist    `json:"ttft_ms" unit:"ms"`
+	E2E       Dist    `json:"e2e_ms" unit:"ms"`
 	// TTFTAttainment is the fraction of the class's requests whose first
 	// token came within its TTFT target (slo.ttft_target_ms.<class>): requests still in flight at
 	// the end count if they had their first token in time; rejected,
 	// dropped and never-prefilled ones miss it. Absent without a target.
-	TTFTAttainment *float64 `json:"ttft_attainment,omitempty"`
+	TTFTAttainment *float64 `json:"ttft_attainment,omitempty" unit:"fraction"`
 	// Attainment is the fraction of the class's requests that completed
 	// within every target the class has (TTFT, mean ITL, E2E; see
 	// Targets): rejected, dropped and unfinished requests miss, so
 	// shedding cannot raise it. Goodput is those requests per second of
 	// makespan. Both absent without a target.
-	Attainment *float64 `json:"attainment,omitempty"`
-	Goodput    *float64 `json:"goodput,omitempty"`
+	Attainment *float64 `json:"attainment,omitempty" unit:"fraction"`
+	Goodput    *float64 `json:"goodput,omitempty" unit:"req/s"`
 }
 
 // RunInfo is what the engine knows beyond per-request outcomes.

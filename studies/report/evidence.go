@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"optimize/strategies"
 )
@@ -15,6 +17,14 @@ type Validation struct {
 	// Missing counts simulations not run yet (an interrupted validation);
 	// the figures then cover the seeds that are complete.
 	Missing int `json:"missing,omitempty"`
+	// Kind is which request this answers (plain, regimes, pareto).
+	Kind EvidenceKind `json:"kind,omitempty"`
+	// RanAt is when the request last ran, for stored evidence (`show`);
+	// nil in the answer of the run itself.
+	RanAt *time.Time `json:"ran_at,omitempty"`
+	// Verdicts are the rule the candidates' verdicts follow, for these
+	// seeds: every verdict and when it is given.
+	Verdicts []VerdictRule `json:"verdicts"`
 }
 
 // RegimeEvidence is the same comparison at another operating point.
@@ -26,10 +36,17 @@ type RegimeEvidence struct {
 
 // CandidateEvidence compares one trial with the baseline, seed by seed.
 type CandidateEvidence struct {
-	Trial      int                          `json:"trial"`
-	Params     map[string]any               `json:"params"`
-	Overfit    bool                         `json:"overfit"`
-	Verdict    string                       `json:"verdict"`
+	Trial  int            `json:"trial"`
+	Params map[string]any `json:"params"`
+	// Overfit is Verdict == VerdictOverfit.
+	Overfit bool    `json:"overfit"`
+	Verdict Verdict `json:"verdict"`
+	// Detail gives the figures behind the verdict: the primary objective's
+	// held-out Δ and interval, on how many seeds the trial is better, the
+	// in-study Δ, and any constraint that fails.
+	Detail string `json:"detail"`
+	// Failed names the constraint the held-out means miss, or "".
+	Failed     string                       `json:"failed,omitempty"`
 	Objectives map[string]ObjectiveEvidence `json:"objectives"`
 }
 
@@ -56,6 +73,8 @@ type Ablation struct {
 	Interaction map[string]Num      `json:"interaction"`
 	Missing     int                 `json:"missing,omitempty"`
 	Seeds       []int64             `json:"seeds"`
+	// RanAt is when the request last ran, for stored evidence (`show`).
+	RanAt *time.Time `json:"ran_at,omitempty"`
 }
 
 // ComponentEvidence is one component's part in the gain.
@@ -76,4 +95,127 @@ func ConstraintWords(c strategies.Constraint) string { return c.Words() }
 // Interval renders the held-out change and its interval, "−68.0% [−70.1%, −65.9%]".
 func (o ObjectiveEvidence) Interval() string {
 	return fmt.Sprintf("%s [%s, %s]", Percent(float64(o.HeldOutDelta)), Percent(float64(o.CI95[0])), Percent(float64(o.CI95[1])))
+}
+
+// Verdict grades a candidate's held-out result on the template's primary
+// objective. These words are what `validate`, `show`, the HTML report and
+// the dashboard (from the JSON) all print.
+type Verdict string
+
+// The verdicts; VerdictRules says when each is given.
+const (
+	VerdictHolds        Verdict = "holds"
+	VerdictHoldsSmaller Verdict = "holds, smaller than in-study"
+	VerdictOverfit      Verdict = "overfit"
+	VerdictDoesNotHold  Verdict = "does not hold"
+	VerdictNotRun       Verdict = "not run yet"
+)
+
+// Holds reports whether v is one of the verdicts of a gain that holds.
+func (v Verdict) Holds() bool { return v == VerdictHolds || v == VerdictHoldsSmaller }
+
+// HoldsShare is the share of the held-out seeds on which a candidate must
+// beat the baseline for its gain to hold: 8 of 10.
+const HoldsShare = 0.8
+
+// SeedsToHold is how many of n seeds HoldsShare is: ⌈0.8·n⌉ (8 of 10,
+// 16 of 20, 3 of 3).
+func SeedsToHold(n int) int { return int(math.Ceil(HoldsShare*float64(n) - 1e-9)) }
+
+// VerdictRule is one verdict and when it is given.
+type VerdictRule struct {
+	Verdict Verdict `json:"verdict"`
+	When    string  `json:"when"`
+}
+
+// VerdictRules states the rule Grade follows, for n held-out seeds and
+// the primary objective prim: every verdict and when it is given.
+func VerdictRules(prim string, n int) []VerdictRule {
+	k := SeedsToHold(n)
+	return []VerdictRule{
+		{VerdictHolds, fmt.Sprintf("the 95 %% interval of the held-out Δ of %s lies on the better side of zero, the trial beats the baseline on ≥ %d of %d held-out seeds (%.0f %%), and every constraint holds on the held-out means", prim, k, n, 100*HoldsShare)},
+		{VerdictHoldsSmaller, "as holds, but the whole interval falls short of the in-study Δ (part of the study's gain was the luck of picking the best of many trials)"},
+		{VerdictOverfit, fmt.Sprintf("a constraint fails on the held-out means, or the trial gained on %s in the study but the held-out interval includes zero", prim)},
+		{VerdictDoesNotHold, fmt.Sprintf("any other result: the interval lies on the worse side of zero (or includes zero, for a trial that did not gain in the study), or the trial beats the baseline on fewer than %d of %d seeds; at a regime, where nothing was fitted, this replaces overfit", k, n)},
+		{VerdictNotRun, "fewer than 2 held-out seeds have both runs stored (run study validate again to finish)"},
+	}
+}
+
+// Grade is the verdict on a candidate whose primary objective changed by
+// the interval [lo, hi] on the held-out seeds and by inStudy in the study,
+// all signed so that positive is better; it beat the baseline on better
+// of seeds paired seeds; failed names a constraint its held-out means
+// miss, or "". At a regime (another operating point, where nothing was
+// fitted) there is no in-study Δ to fall short of and nothing to overfit.
+func Grade(lo, hi, inStudy float64, better, seeds int, failed string, regime bool) Verdict {
+	straddles := lo <= 0 && hi >= 0
+	switch {
+	case seeds < 2:
+		return VerdictNotRun
+	case !regime && (failed != "" || straddles && inStudy > 0):
+		return VerdictOverfit
+	case failed != "" || !(lo > 0) || better < SeedsToHold(seeds):
+		return VerdictDoesNotHold
+	case !regime && hi < inStudy:
+		return VerdictHoldsSmaller
+	}
+	return VerdictHolds
+}
+
+// EvidenceKind says which request stored evidence answers.
+type EvidenceKind string
+
+// The kinds of evidence request; `show` shows the latest of each.
+const (
+	KindPlain    EvidenceKind = "plain"    // validate: one trial on held-out seeds
+	KindRegimes  EvidenceKind = "regimes"  // validate --regimes or --regime
+	KindPareto   EvidenceKind = "pareto"   // validate --pareto
+	KindAblation EvidenceKind = "ablation" // ablate
+)
+
+// ValidationKinds are the kinds of validation, in the order `show` lists
+// their latest results.
+var ValidationKinds = []EvidenceKind{KindPlain, KindRegimes, KindPareto}
+
+// Command is the command that makes evidence of kind k.
+func (k EvidenceKind) Command() string {
+	switch k {
+	case KindRegimes:
+		return "validate --regimes"
+	case KindPareto:
+		return "validate --pareto"
+	case KindAblation:
+		return "ablate"
+	}
+	return "validate"
+}
+
+// EvidenceRun is one stored evidence request, as `show` lists them.
+type EvidenceRun struct {
+	Kind    EvidenceKind `json:"kind"`
+	RanAt   time.Time    `json:"ran_at"`
+	Trials  []int        `json:"trials"`
+	Seeds   []int64      `json:"seeds,omitempty"` // held-out seeds; an ablation runs on the study's
+	Regimes []string     `json:"regimes,omitempty"`
+}
+
+// VerdictText is the verdict with the constraint that failed, if any:
+// "does not hold (tokens_per_sec ≥ 0.98 × baseline fails)".
+func (c CandidateEvidence) VerdictText() string {
+	if c.Failed != "" {
+		return fmt.Sprintf("%s (%s fails)", c.Verdict, c.Failed)
+	}
+	return string(c.Verdict)
+}
+
+// RanText renders when evidence ran, "2025-06-01 12:00:05 UTC".
+func RanText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// LatestValidations are the latest validation of each kind (LoadEvidence),
+// or the one validation a report was given.
+func (r *Report) LatestValidations() []*Validation {
+	if len(r.Validations) == 0 && r.Validation != nil {
+		return []*Validation{r.Validation}
+	}
+	return r.Validations
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,15 +13,25 @@ import (
 	"optimize/strategies"
 )
 
-// WriteText prints a validation: per candidate one row per objective,
-// then the verdict in words; then the regimes.
+// WriteText prints a validation: per candidate its verdict with the
+// figures behind it and one row per objective; then the regimes; then the
+// rule the verdicts follow.
 func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
+	v.writeText(w, tpl, true)
+}
+
+// writeText is WriteText, with the rule or without it (`show` states it
+// once for each number of seeds).
+func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool) {
 	fmt.Fprintf(w, "Held-out validation: seeds %s (%d, paired seed by seed with the baseline)\n", seedList(v.Seeds), len(v.Seeds))
+	if v.RanAt != nil {
+		fmt.Fprintf(w, "  latest `study %s`, ran %s\n", v.Kind.Command(), RanText(*v.RanAt))
+	}
 	if v.Missing > 0 {
 		fmt.Fprintf(w, "  incomplete: %d simulations not run yet (run study validate again to finish)\n", v.Missing)
 	}
 	for _, c := range v.Candidates {
-		fmt.Fprintf(w, "  trial %d: %s\n", c.Trial, c.Verdict)
+		fmt.Fprintf(w, "  trial %d: %s — %s\n", c.Trial, c.Verdict, c.Detail)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "    objective\tin study\theld out\t95% CI\tbetter on\t")
 		for _, o := range tpl.Objectives {
@@ -32,33 +41,40 @@ func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
 		}
 		tw.Flush()
 	}
-	if len(v.Regimes) == 0 {
-		return
-	}
 	prim := tpl.Objectives[tpl.Primary].Name
-	fmt.Fprintf(w, "Regimes (same seeds; %s against the baseline at each):\n", prim)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  regime\ttrial\theld out [95% CI]\tbetter on\tverdict")
-	for _, rg := range v.Regimes {
-		for _, c := range rg.Candidates {
-			e := c.Objectives[prim]
-			verdict, _, _ := strings.Cut(c.Verdict, ":")
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%d/%d\t%s\n", rg.Name, c.Trial, e.Interval(), e.BetterOnSeeds, e.Seeds, verdict)
+	if len(v.Regimes) > 0 {
+		fmt.Fprintf(w, "Regimes (same seeds; %s against the baseline at each):\n", prim)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  regime\ttrial\theld out [95% CI]\tbetter on\tverdict")
+		for _, rg := range v.Regimes {
+			for _, c := range rg.Candidates {
+				e := c.Objectives[prim]
+				fmt.Fprintf(tw, "  %s\t%d\t%s\t%d/%d\t%s\n", rg.Name, c.Trial, e.Interval(), e.BetterOnSeeds, e.Seeds, c.VerdictText())
+			}
+		}
+		tw.Flush()
+		fmt.Fprintln(w, "  where:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, rg := range v.Regimes {
+			fmt.Fprintf(tw, "    %s\t%s\n", rg.Name, rg.Doc)
+		}
+		tw.Flush()
+	}
+	if rule {
+		fmt.Fprintf(w, "Verdicts on %s, %d held-out seeds:\n", prim, len(v.Seeds))
+		for _, r := range v.Verdicts {
+			fmt.Fprintf(w, "  %s: %s\n", r.Verdict, r.When)
 		}
 	}
-	tw.Flush()
-	fmt.Fprintln(w, "  where:")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, rg := range v.Regimes {
-		fmt.Fprintf(tw, "    %s\t%s\n", rg.Name, rg.Doc)
-	}
-	tw.Flush()
 }
 
 // WriteText prints an ablation: per component the primary objective's
 // change with the component left out and with it alone, and its share.
 func (a *Ablation) WriteText(w io.Writer, tpl *strategies.Template) {
 	fmt.Fprintf(w, "Ablation of trial %d (seeds %s; Δ against the baseline):\n", a.Trial, seedList(a.Seeds))
+	if a.RanAt != nil {
+		fmt.Fprintf(w, "  latest `study ablate`, ran %s\n", RanText(*a.RanAt))
+	}
 	if a.Missing > 0 {
 		fmt.Fprintf(w, "  incomplete: %d variants not run yet (run study ablate again to finish)\n", a.Missing)
 	}
@@ -77,6 +93,49 @@ func (a *Ablation) WriteText(w io.Writer, tpl *strategies.Template) {
 			Percent(float64(c.Contribution[prim])), settingsText(c.Settings))
 	}
 	tw.Flush()
+}
+
+// writeEvidence prints the latest validation of each kind, stating the
+// verdicts' rule once for each number of seeds, the latest ablation, and
+// every stored request.
+func (r *Report) writeEvidence(w io.Writer) {
+	if r.EvidenceError != "" {
+		fmt.Fprintf(w, "\nstored evidence could not be rebuilt: %s\n", r.EvidenceError)
+	}
+	ruled := map[int]bool{}
+	for _, v := range r.LatestValidations() {
+		fmt.Fprintln(w)
+		v.writeText(w, r.Template, !ruled[len(v.Seeds)])
+		ruled[len(v.Seeds)] = true
+	}
+	if r.Ablation != nil {
+		fmt.Fprintln(w)
+		r.Ablation.WriteText(w, r.Template)
+	}
+	if len(r.EvidenceRuns) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nEvidence runs (%d, oldest first; each kept):\n", len(r.EvidenceRuns))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, run := range r.EvidenceRuns {
+		what := "trial " + strings.Join(intStrings(run.Trials), ",")
+		if len(run.Seeds) > 0 {
+			what += ", seeds " + seedList(run.Seeds)
+		}
+		if len(run.Regimes) > 0 {
+			what += ", regimes " + strings.Join(run.Regimes, ",")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", RanText(run.RanAt), run.Kind.Command(), what)
+	}
+	tw.Flush()
+}
+
+func intStrings(xs []int) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Itoa(x)
+	}
+	return out
 }
 
 // settingsText renders "k=v k=v" in key order.
@@ -118,13 +177,13 @@ func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template
 		return WriteJSON(w, v)
 	case "csv":
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"regime", "trial", "objective", "in_study_delta", "held_out_delta", "ci95_low", "ci95_high", "better_on_seeds", "seeds", "overfit"})
+		_ = cw.Write([]string{"regime", "trial", "objective", "in_study_delta", "held_out_delta", "ci95_low", "ci95_high", "better_on_seeds", "seeds", "overfit", "verdict"})
 		write := func(regime string, cands []CandidateEvidence) {
 			for _, c := range cands {
 				for _, o := range tpl.Objectives {
 					e := c.Objectives[o.Name]
 					_ = cw.Write([]string{regime, strconv.Itoa(c.Trial), o.Name, numCell(e.InStudyDelta), numCell(e.HeldOutDelta),
-						numCell(e.CI95[0]), numCell(e.CI95[1]), strconv.Itoa(e.BetterOnSeeds), strconv.Itoa(e.Seeds), strconv.FormatBool(c.Overfit)})
+						numCell(e.CI95[0]), numCell(e.CI95[1]), strconv.Itoa(e.BetterOnSeeds), strconv.Itoa(e.Seeds), strconv.FormatBool(c.Overfit), string(c.Verdict)})
 				}
 			}
 		}
@@ -167,13 +226,7 @@ func (a *Ablation) Export(w io.Writer, format string, tpl *strategies.Template) 
 	return Usage("--format: unknown value %q (allowed: csv, json)", format)
 }
 
-func numCell(n Num) string {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return ""
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
+func numCell(n Num) string { return CSVNumber(float64(n)) }
 
 // ErrNoEvidence is ExportEvidence's answer for a study that has no
 // evidence of the kind asked for yet.

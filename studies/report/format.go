@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // UsageError marks errors in the user's request (exit code 2): a bad
@@ -31,6 +33,47 @@ func Percent(d float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*d)
+}
+
+// Human renders a number for a person to read: four significant digits,
+// in plain decimals between 0.001 and 10⁹ (17684, 303.3, 0.9973; never
+// 1.768e+04), trailing zeros dropped; beyond that range in scientific
+// notation; "–" when it is not finite. The dashboard's num() follows the
+// same rule.
+func Human(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "–"
+	case v == 0:
+		return "0"
+	case a < 1e-3 || a >= 1e9:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	decimals := max(0, 3-int(math.Floor(math.Log10(a))))
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if decimals > 0 {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// CSVDigits is the number of significant digits of every number a CSV
+// export writes (521.856, not 521.8557799999999).
+const CSVDigits = 6
+
+// CSVNumber renders v rounded to CSVDigits significant digits, in plain
+// decimals between 0.001 and 10⁹; "" when it is not finite (an empty
+// cell).
+func CSVNumber(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', CSVDigits, 64), 64)
+	if a := math.Abs(r); r != 0 && (a < 1e-3 || a >= 1e9) {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // Num is a number in report JSON: null when it is not finite (a relative

@@ -36,9 +36,14 @@ type Report struct {
 	Pareto      []int // indices into Complete
 	Hypervolume float64
 	feasible    int // complete trials that meet every constraint (pareto counts them)
-	// Validation and Ablation are the stored evidence (LoadEvidence), or nil.
-	Validation *Validation
-	Ablation   *Ablation
+	// Validation and Ablation are the latest stored evidence
+	// (LoadEvidence), or nil; Validations the latest validation of each
+	// kind (ValidationKinds order); EvidenceRuns every stored request,
+	// oldest first.
+	Validation   *Validation
+	Ablation     *Ablation
+	Validations  []*Validation
+	EvidenceRuns []EvidenceRun
 	// EvidenceError says why stored evidence could not be rebuilt, or "".
 	EvidenceError string
 	// backfill holds the violations computed for trials stored without

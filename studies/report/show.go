@@ -29,10 +29,14 @@ type ShowJSON struct {
 	Pareto         []TrialJSON     `json:"pareto"`
 	Hypervolume    float64         `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
-	Importance    map[string]float64 `json:"importance"`
-	Validation    *Validation        `json:"validation,omitempty"`
-	Ablation      *Ablation          `json:"ablation,omitempty"`
-	EvidenceError string             `json:"evidence_error,omitempty"`
+	Importance map[string]float64 `json:"importance"`
+	// Validation is the latest validation of any kind, Validations the
+	// latest of each kind, EvidenceRuns every request stored, oldest first.
+	Validation    *Validation   `json:"validation,omitempty"`
+	Ablation      *Ablation     `json:"ablation,omitempty"`
+	EvidenceError string        `json:"evidence_error,omitempty"`
+	Validations   []*Validation `json:"validations,omitempty"`
+	EvidenceRuns  []EvidenceRun `json:"evidence_runs,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -71,6 +75,7 @@ func (r *Report) JSON() ShowJSON {
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
+		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns,
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -210,17 +215,8 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
 	}
-	if r.EvidenceError != "" {
-		fmt.Fprintf(w, "\nstored evidence could not be rebuilt: %s\n", r.EvidenceError)
-	}
-	if r.Validation != nil {
-		fmt.Fprintln(w)
-		r.Validation.WriteText(w, r.Template)
-	}
-	if r.Ablation != nil {
-		fmt.Fprintln(w)
-		r.Ablation.WriteText(w, r.Template)
-	}
+	r.writeEvidence(w)
+	fmt.Fprintf(w, "\nwhat the words and units mean: optimize study show %s --explain\n", r.Study.Name)
 }
 
 // WriteTrialTable prints complete trial n against the baseline as
@@ -233,16 +229,19 @@ func (r *Report) WriteTrialTable(w io.Writer, n int) {
 
 func (r *Report) writeTable(w io.Writer, c *Result, heading, label string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\tbaseline\t%s\tΔ\t%s, seed range\t\n", heading, label)
+	fmt.Fprintf(tw, "metric\tunit\tbaseline\t%s\tΔ\t%s, seed range\t\n", heading, label)
 	for _, row := range r.TableFor(c) {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g – %.4g\t\n", row.Name, row.Baseline, row.Best, Percent(row.Delta), row.Seeds.Min, row.Seeds.Max)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s – %s\t\n", row.Name, row.Unit, Human(row.Baseline), Human(row.Best), Percent(row.Delta),
+			Human(row.Seeds.Min), Human(row.Seeds.Max))
 	}
 	tw.Flush()
 }
 
 // TableRow is one metric of the baseline-against-best table.
 type TableRow struct {
-	Name           string
+	Name string
+	// Unit is the metric's unit (strategies.MetricUnit): "ms", "req/s".
+	Unit           string
 	Baseline, Best float64
 	Delta          float64   // relative change (Delta), NaN when the baseline is 0
 	Seeds          SeedRange // the best trial's range over the seeds
@@ -273,17 +272,17 @@ func (r *Report) TableFor(best *Result) []TableRow {
 		shown[path] = true
 		get := metricOf(path)
 		b, v := get(&r.Baseline), get(&summary)
-		rows = append(rows, TableRow{Name: name, Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.Seeds(), path)})
+		rows = append(rows, TableRow{Name: name, Unit: strategies.MetricUnit(path), Baseline: b, Best: v, Delta: Delta(v, b), Seeds: Spread(best.Seeds(), path)})
 	}
 	for _, o := range r.Template.Objectives {
 		row(o.Name, o.Metric)
 	}
 	for _, cl := range classOrder(r.Baseline) {
-		row(cl+" TTFT p99 ms", "per_slo."+cl+".ttft_ms.p99")
-		row(cl+" E2E p99 ms", "per_slo."+cl+".e2e_ms.p99")
+		row(cl+" TTFT p99", "per_slo."+cl+".ttft_ms.p99")
+		row(cl+" E2E p99", "per_slo."+cl+".e2e_ms.p99")
 		if r.Baseline.PerSLO[cl].Attainment != nil {
 			row(cl+" SLO attainment", "per_slo."+cl+".attainment")
-			row(cl+" goodput req/s", "per_slo."+cl+".goodput")
+			row(cl+" goodput", "per_slo."+cl+".goodput")
 		}
 		if shed {
 			row(cl+" rejected", "per_slo."+cl+".rejected")
@@ -291,9 +290,9 @@ func (r *Report) TableFor(best *Result) []TableRow {
 	}
 	if r.Baseline.Attainment != nil {
 		row("SLO attainment", "attainment")
-		row("goodput req/s", "goodput")
+		row("goodput", "goodput")
 	}
-	row("tokens/s", "tokens_per_sec")
+	row("throughput", "tokens_per_sec")
 	row("rejected", "rejected")
 	return rows
 }
@@ -331,8 +330,10 @@ func classOrder(s metrics.Summary) []string {
 
 // Export writes one row per complete trial (or per Pareto trial): number,
 // every parameter, every objective's mean over seeds, each objective's
-// change against the baseline in percent (−62 = 62 % lower), and each
-// objective's lowest and highest value over the seeds.
+// change against the baseline as a fraction (NAME_delta; −0.62 = 62 %
+// lower, as every Δ of the JSON and CSV exports), and each objective's
+// lowest and highest value over the seeds. CSV numbers have CSVDigits
+// significant digits; JSON numbers are as stored.
 func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 	idx := make([]int, 0, len(r.Complete))
 	if paretoOnly {
@@ -351,7 +352,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		header = append(header, o.Name)
 	}
 	for _, o := range r.Template.Objectives {
-		header = append(header, o.Name+"_delta_pct")
+		header = append(header, o.Name+"_delta")
 	}
 	for _, o := range r.Template.Objectives {
 		header = append(header, o.Name+"_seed_min", o.Name+"_seed_max")
@@ -369,7 +370,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 			row = append(row, v)
 		}
 		for k, v := range c.Objectives {
-			row = append(row, 100*Delta(v, base[k]))
+			row = append(row, Delta(v, base[k]))
 		}
 		for k, o := range r.Template.Objectives {
 			sp := c.objectiveRange(k, o.Metric)
@@ -413,7 +414,7 @@ func cell(v any) string {
 	case nil:
 		return "" // an inactive parameter
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return CSVNumber(x)
 	case int:
 		return strconv.Itoa(x)
 	case string:

@@ -56,8 +56,41 @@ function sv(tag, attrs, ...kids) {
 }
 
 const pct = (d) => (d === null || d === undefined || !isFinite(d)) ? '–' : (d >= 0 ? '+' : '') + (100 * d).toFixed(1) + '%';
-const num = (v) => (v === null || v === undefined || !isFinite(v)) ? '–' : Math.abs(v) >= 1e4 ? v.toExponential(3) : +v.toPrecision(4) + '';
+// num is report.Human: four significant digits, plain decimals between
+// 0.001 and 10⁹ (17684, 303.3, 0.9973), scientific notation beyond.
+const num = (v) => {
+  if (v === null || v === undefined || !isFinite(v)) return '–';
+  const a = Math.abs(v);
+  if (v === 0) return '0';
+  if (a < 1e-3 || a >= 1e9) return v.toPrecision(4).replace(/\.?0+e/, 'e');
+  const s = v.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+};
 const enc = encodeURIComponent;
+
+// The glossary (GET /api/glossary, the text of `study show --explain`)
+// gives the units and the help panel; the page holds no copy of it.
+let glossary = { terms: [], units: [], metrics: [] };
+
+// unitOf is a metric path's unit: per_slo.critical.ttft_ms.p99 is listed
+// as per_slo.<class>.ttft_ms.<stat>.
+function unitOf(path) {
+  const forms = [path];
+  forms.push(...forms.map((p) => p.replace(/^per_slo\.[^.]+\./, 'per_slo.<class>.')));
+  forms.push(...forms.map((p) => p.replace(/\.[^.]+$/, '.<stat>')));
+  const m = glossary.metrics.find((x) => forms.includes(x.name));
+  return m ? m.unit : '';
+}
+
+const withUnit = (label, path) => { const u = unitOf(path); return u ? `${label} (${u})` : label; };
+const meaning = (name) => (glossary.terms.find((t) => t.name === name) || {}).meaning;
+
+function glossaryCard() {
+  return Object.assign(card('What the numbers mean',
+    el('dl', { id: 'glossary' }, glossary.terms.flatMap((t) => [el('dt', {}, t.unit ? `${t.name} (${t.unit})` : t.name), el('dd', {}, t.meaning)])),
+    el('table', { id: 'units' }, el('tr', {}, el('th', {}, 'unit'), el('th', {}, 'meaning')), glossary.units.map((u) => el('tr', {}, el('td', {}, u.unit), el('td', {}, u.meaning))))),
+  { className: 'card wide' });
+}
 
 function card(title, ...body) {
   return el('section', { class: 'card' }, el('h2', {}, title), ...body);
@@ -233,7 +266,7 @@ function parallelChart(tpl, rows, importance, order) {
     svg.append(sv('text', { class: 'param-name', x: m.l - 12, y: y + 4, 'text-anchor': 'end' }, p.name));
     // The values' labels sit above the axis: every choice of a categorical
     // at its place, the two ends of a number's range.
-    const marks = p.type === 'categorical' ? p.choices.map((c) => [a.x(c), c]) : [[x0, num(p.low)], [x1, num(p.high)]];
+    const marks = p.type === 'categorical' ? p.choices.map((c) => [a.x(c), c]) : [[x0, tick(p.low)], [x1, tick(p.high)]];
     marks.forEach(([x, text], k) => svg.append(sv('text', { class: 'param-value', x, y: y - 5,
       'text-anchor': marks.length === 1 ? 'middle' : k === 0 ? 'start' : k === marks.length - 1 ? 'end' : 'middle' }, text)));
   });
@@ -299,8 +332,9 @@ async function createStudy(e) {
 
 async function studyView(name) {
   const show = await api(`studies/${enc(name)}`);
-  const [hist, rows, tpl] = await Promise.all([api(`studies/${enc(name)}/history`), api(`studies/${enc(name)}/trials`),
-    api('templates/' + enc(show.template))]);
+  const [hist, rows, tpl, gl] = await Promise.all([api(`studies/${enc(name)}/history`), api(`studies/${enc(name)}/trials`),
+    api('templates/' + enc(show.template)), api('glossary')]);
+  glossary = gl;
   const objs = hist.objectives;
   const axisPicker = (id, selected) => el('select', { id, on: { change: redrawPareto } }, objs.map((o, i) => el('option', Object.assign({ value: i }, i === selected ? { selected: '' } : {}), o)));
   const paretoBox = el('div', { id: 'pareto-box' });
@@ -320,14 +354,16 @@ async function studyView(name) {
       el('select', { id: 'parallel-order', on: { change: redrawParallel } }, el('option', { value: 'importance' }, 'by importance'), el('option', { value: 'template' }, 'in template order'))),
     parallelBox), { className: 'card wide' }),
     baselineVsBest(show),
-    show.validation ? validationCard(show.validation, hist.primary) : null,
+    ...(show.validations || []).map((v) => validationCard(v, hist.primary)),
     show.ablation ? ablationCard(show.ablation, hist.primary) : null,
-    trialsCard(name, rows, objs),
+    show.evidence_runs ? evidenceRunsCard(show.evidence_runs) : null,
+    trialsCard(name, rows, objs, tpl),
+    glossaryCard(),
   ].filter(Boolean);
   view.replaceChildren(
     el('h1', {}, show.name),
     el('div', { class: 'sub' }, `template ${show.template} · `, el('span', { class: 'pill ' + show.state }, show.state),
-      ` · ${show.trials_complete}/${show.trials_total} trials · hypervolume ${num(show.hypervolume)}`),
+      ` · ${show.trials_complete}/${show.trials_total} trials · `, el('span', { title: meaning('hypervolume') }, `hypervolume ${num(show.hypervolume)}`)),
     el('div', { class: 'grid' }, cards));
   redrawPareto();
   redrawParallel();
@@ -339,33 +375,40 @@ function baselineVsBest(show) {
   const b = show.baseline, t = show.best.metrics;
   const rows = [];
   for (const cls of Object.keys(b.per_slo || {})) {
-    for (const [label, get] of [['TTFT p99 ms', (m) => m.ttft_ms.p99], ['E2E p99 ms', (m) => m.e2e_ms.p99], ['SLO attainment', (m) => m.attainment]]) {
+    for (const [label, path, get] of [['TTFT p99', 'ttft_ms.p99', (m) => m.ttft_ms.p99], ['E2E p99', 'e2e_ms.p99', (m) => m.e2e_ms.p99], ['SLO attainment', 'attainment', (m) => m.attainment]]) {
       const bv = get(b.per_slo[cls]), tv = t.per_slo[cls] ? get(t.per_slo[cls]) : undefined;
       if (bv === undefined || bv === null) continue;
       const d = bv ? (tv - bv) / Math.abs(bv) : null;
-      rows.push(el('tr', {}, el('td', {}, cls), el('td', {}, label), el('td', { class: 'num' }, num(bv)), el('td', { class: 'num' }, num(tv)), el('td', { class: 'num' }, pct(d))));
+      rows.push(el('tr', {}, el('td', {}, cls), el('td', {}, label), el('td', {}, unitOf(`per_slo.${cls}.${path}`)), el('td', { class: 'num' }, num(bv)), el('td', { class: 'num' }, num(tv)), el('td', { class: 'num' }, pct(d))));
     }
   }
-  rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'tokens/s'), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
+  rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'throughput'), el('td', {}, unitOf('tokens_per_sec')), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
   const missed = show.best.violation_sentence ? el('p', { class: 'bad', id: 'best-violates' }, show.best.violation_sentence) : null;
   return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed,
-    el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 1 ? { class: 'num' } : {}, h))), rows));
+    el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'unit', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 2 ? { class: 'num' } : {}, h))), rows));
 }
+
+// ran says when stored evidence last ran, in the reader's time zone.
+const ran = (t) => t ? `ran ${new Date(t).toLocaleString()}` : '';
+
+// verdictText is a candidate's verdict as the JSON gives it, with the
+// constraint that failed; the rule behind it is the JSON's too (v.verdicts).
+const verdictText = (c) => c.failed ? `${c.verdict} (${c.failed} fails)` : c.verdict;
 
 function validationCard(v, primary) {
   const items = [['held-out seeds', v.candidates]].concat((v.regimes || []).map((r) => [r.name, r.candidates]));
-  const labels = [], lo = [], hi = [], mid = [];
+  const labels = [], lo = [], hi = [], mid = [], verdicts = [];
   for (const [name, cands] of items) for (const c of cands) {
     const o = c.objectives[primary];
     const n = (v) => (typeof v === 'number' && Number.isFinite(v)) ? v : NaN; // null: too few seeds for an interval
-    labels.push(`${name} · trial ${c.trial}`); lo.push(n(o.ci95[0])); hi.push(n(o.ci95[1])); mid.push(n(o.held_out_delta));
+    labels.push(`${name} · trial ${c.trial}`); lo.push(n(o.ci95[0])); hi.push(n(o.ci95[1])); mid.push(n(o.held_out_delta)); verdicts.push(c.verdict);
   }
   // Columns: the labels (to l), the intervals (l to r, with x ticks
   // below), the held-out Δ as text (right of r), so an interval never
   // runs into its label.
   const W = 620, row = 24, l = 210, r = W - 64, top = 6, H = top + labels.length * row + 44;
   const x = scale(Math.min(0, ...lo.filter(Number.isFinite)) * 1.05, Math.max(0, ...hi.filter(Number.isFinite)) * 1.05 + 1e-9, l, r);
-  const svg = sv('svg', { id: 'validation', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+  const svg = sv('svg', { id: `validation-${v.kind || 'plain'}`, class: 'validation', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
   const bottom = top + labels.length * row;
   const axis = sv('g', { class: 'axis' }, sv('line', { x1: l, x2: r, y1: bottom, y2: bottom }));
   for (const t of x.ticks(6)) {
@@ -378,32 +421,48 @@ function validationCard(v, primary) {
     svg.append(sv('text', { x: l - 8, y: y + 4, 'text-anchor': 'end' }, name));
     if (Number.isFinite(lo[i]) && Number.isFinite(hi[i])) svg.append(sv('line', { class: 'ci', x1: x(lo[i]), x2: x(hi[i]), y1: y, y2: y, stroke: '#2f6fed', 'stroke-width': 3 }));
     if (Number.isFinite(mid[i])) svg.append(sv('circle', { cx: x(mid[i]), cy: y, r: 4, fill: '#1d2330' }));
-    svg.append(sv('text', { x: W - 4, y: y + 4, 'text-anchor': 'end' }, pct(mid[i])));
+    svg.append(sv('text', { x: W - 4, y: y + 4, 'text-anchor': 'end' }, sv('title', {}, verdicts[i]), pct(mid[i])));
   });
   svg.append(sv('text', { x: (l + r) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
-  return card('Validation', svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
-    el('ul', {}, v.candidates.map((c) => el('li', {}, `trial ${c.trial}: ${c.verdict}`))));
+  const regimeVerdicts = (v.regimes || []).flatMap((r) => r.candidates.map((c) => el('li', {}, `${r.name}, trial ${c.trial}: ${verdictText(c)}`)));
+  return card(`Validation (${v.kind || 'plain'})`,
+    el('p', { class: 'muted' }, [ran(v.ran_at), `held-out seeds ${v.seeds.join(', ')}`].filter(Boolean).join(' · ')),
+    svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
+    el('ul', { class: 'verdicts' }, v.candidates.map((c) => el('li', {}, el('b', {}, `trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)), regimeVerdicts),
+    el('details', {}, el('summary', {}, 'what the verdicts mean'),
+      el('ul', {}, (v.verdicts || []).map((r) => el('li', {}, el('b', {}, r.verdict), `: ${r.when}`)))));
 }
 
 function ablationCard(a, primary) {
   const names = a.components.map((c) => c.name), values = a.components.map((c) => c.contribution[primary]);
   return card(`Ablation of trial ${a.trial}: contribution to ${primary}`,
+    a.ran_at ? el('p', { class: 'muted' }, ran(a.ran_at)) : null,
     barsChart('ablation', names, values, pct),
     a.missing ? el('p', { class: 'error' }, `${a.missing} variants not run yet: run optimize study ablate again`) : null,
     el('p', { class: 'muted' }, `full strategy ${pct(a.full[primary])}; interaction ${pct(a.interaction[primary])}`));
 }
 
-function trialsCard(name, rows, objs) {
+// evidenceRunsCard lists every stored validation and ablation request.
+function evidenceRunsCard(runs) {
+  return card(`Evidence runs (${runs.length}, each kept)`,
+    el('table', { id: 'evidence-runs' }, el('tr', {}, ['ran', 'kind', 'trials', 'held-out seeds', 'regimes'].map((h) => el('th', {}, h))),
+      runs.slice().reverse().map((r) => el('tr', {}, el('td', {}, new Date(r.ran_at).toLocaleString()), el('td', {}, r.kind),
+        el('td', {}, r.trials.join(', ')), el('td', {}, (r.seeds || []).join(', ')), el('td', {}, (r.regimes || []).join(', '))))));
+}
+
+function trialsCard(name, rows, objs, tpl) {
+  const metricOf = (o) => (tpl.objectives.find((x) => x.name === o) || {}).metric || o;
   const best = rows.slice().sort((a, b) => a.score - b.score).slice(0, 25);
   return Object.assign(card(`Best trials (${best.length} of ${rows.length})`,
-    el('table', { id: 'trials' }, el('tr', {}, el('th', {}, 'trial'), objs.map((o) => el('th', { class: 'num' }, o)), el('th', { class: 'num' }, 'score')),
+    el('table', { id: 'trials' }, el('tr', {}, el('th', {}, 'trial'), objs.map((o) => el('th', { class: 'num' }, withUnit(o, metricOf(o)))), el('th', { class: 'num', title: meaning('score') }, 'score')),
       best.map((r) => el('tr', {}, el('td', {}, el('a', { href: `/trial/${enc(name)}/${r.trial}` }, r.trial)),
-        objs.map((o) => el('td', { class: 'num' }, `${num(r[o])} (${pct(r[o + '_delta_pct'] / 100)})`)), el('td', { class: 'num' }, num(r.score)))))),
+        objs.map((o) => el('td', { class: 'num' }, `${num(r[o])} (${pct(r[o + '_delta'])})`)), el('td', { class: 'num' }, num(r.score)))))),
   { className: 'card wide' });
 }
 
 async function trialView(name, n) {
-  const t = await api(`studies/${enc(name)}/trials/${enc(n)}`);
+  const [t, gl] = await Promise.all([api(`studies/${enc(name)}/trials/${enc(n)}`), api('glossary')]);
+  glossary = gl;
   const classes = Object.keys(t.metrics.per_slo || {});
   view.replaceChildren(
     el('h1', {}, `${name} · trial ${t.trial}`), el('div', { class: 'sub' }, el('a', { href: '/study/' + enc(name) }, '← study'), ` · score ${num(t.score)}`),
@@ -411,7 +470,7 @@ async function trialView(name, n) {
       card('Parameters', el('table', { id: 'params' }, Object.entries(t.params).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, v === null ? 'inactive' : String(v)))))),
       card('Objectives', el('table', {}, Object.entries(t.objectives).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, num(v)), el('td', { class: 'num' }, pct(t.deltas[k])))))),
       Object.assign(card('Every seed, beside the baseline on the same seed',
-        el('table', { id: 'seeds' }, el('tr', {}, el('th', {}, 'seed'), classes.map((c) => el('th', { class: 'num' }, `${c} TTFT p99 (baseline)`)), el('th', { class: 'num' }, 'tokens/s (baseline)')),
+        el('table', { id: 'seeds' }, el('tr', {}, el('th', {}, 'seed'), classes.map((c) => el('th', { class: 'num' }, `${c} TTFT p99, ${unitOf(`per_slo.${c}.ttft_ms.p99`)} (baseline)`)), el('th', { class: 'num' }, `throughput, ${unitOf('tokens_per_sec')} (baseline)`)),
           t.seeds.map((s) => el('tr', {}, el('td', {}, s.seed),
             classes.map((c) => el('td', { class: 'num' }, `${num(s.metrics.per_slo?.[c]?.ttft_ms?.p99)} (${num(s.baseline.per_slo?.[c]?.ttft_ms?.p99)})`)),
             el('td', { class: 'num' }, `${num(s.metrics.tokens_per_sec)} (${num(s.baseline.tokens_per_sec)})`))))), { className: 'card wide' })));

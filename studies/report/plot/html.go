@@ -35,7 +35,7 @@ type page struct {
 	Best                                                     *bestView
 	Plots                                                    []plotView
 	PlotError                                                string
-	Validation                                               *validationView
+	Validations                                              []*validationView
 	Ablation                                                 *ablationView
 }
 
@@ -62,24 +62,27 @@ type plotView struct {
 }
 
 type validationView struct {
+	Command, Ran   string // the request's command and when it last ran ("" for a fresh one)
 	Seeds, Missing string
 	Candidates     []candidateView
 	Regimes        table
 	RegimeDocs     table
+	Verdicts       []report.VerdictRule // nil when an earlier section stated the same rule
 }
 
 type candidateView struct {
 	Trial   int
-	Verdict string
-	Overfit bool
+	Verdict report.Verdict
+	Detail  string
+	Holds   bool
 	Table   table
 }
 
 type ablationView struct {
-	Trial          int
-	Seeds, Missing string
-	Full           []string
-	Components     table
+	Trial               int
+	Ran, Seeds, Missing string
+	Full                []string
+	Components          table
 }
 
 // captions say what each picture shows, in the report.
@@ -114,7 +117,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		}
 		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.Knob, when})
 	}
-	pg.Objectives = table{Head: []string{"objective", "direction", "metric", ""}}
+	pg.Objectives = table{Head: []string{"objective", "direction", "metric", "unit", ""}}
 	for i, o := range tpl.Objectives {
 		dir, prim := "maximize", ""
 		if o.Minimize {
@@ -123,7 +126,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		if i == tpl.Primary {
 			prim = "primary"
 		}
-		pg.Objectives.Rows = append(pg.Objectives.Rows, []string{o.Name, dir, o.Metric, prim})
+		pg.Objectives.Rows = append(pg.Objectives.Rows, []string{o.Name, dir, o.Metric, strategies.MetricUnit(o.Metric), prim})
 	}
 	for _, c := range tpl.Constraints {
 		pg.Constraints = append(pg.Constraints, report.ConstraintWords(c))
@@ -140,8 +143,14 @@ func HTML(w io.Writer, r *report.Report) error {
 			pg.Plots = append(pg.Plots, plotView{Kind: kind, Caption: captions[kind], SVG: svg})
 		}
 	}
-	if r.Validation != nil {
-		pg.Validation = validation(r.Validation, tpl)
+	ruled := map[int]bool{}
+	for _, val := range r.LatestValidations() {
+		v := validation(val, tpl)
+		if ruled[len(val.Seeds)] {
+			v.Verdicts = nil
+		}
+		ruled[len(val.Seeds)] = true
+		pg.Validations = append(pg.Validations, v)
 	}
 	if r.Ablation != nil {
 		pg.Ablation = ablation(r.Ablation, tpl)
@@ -154,14 +163,14 @@ func best(r *report.Report) *bestView {
 	b := &r.Complete[r.Best]
 	v := &bestView{Trial: b.Number, Pareto: len(r.Pareto), Hypervolume: strconv.FormatFloat(r.Hypervolume, 'f', 4, 64),
 		Reference: strconv.FormatFloat(report.HypervolumeReference, 'f', 1, 64)}
-	v.Table = table{Head: []string{"metric", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
-		Num: []bool{false, true, true, true, true}}
+	v.Table = table{Head: []string{"metric", "unit", "baseline", fmt.Sprintf("best (trial %d)", b.Number), "Δ", "best, seed range"},
+		Num: []bool{false, false, true, true, true, true}}
 	if s := r.ViolationSentence(b); s != "" {
 		v.Violates = strings.ToUpper(s[:1]) + s[1:] + "."
 	}
 	for _, row := range r.Table() {
-		v.Table.Rows = append(v.Table.Rows, []string{row.Name, g4(row.Baseline), g4(row.Best), pct(row.Delta),
-			g4(row.Seeds.Min) + " – " + g4(row.Seeds.Max)})
+		v.Table.Rows = append(v.Table.Rows, []string{row.Name, row.Unit, report.Human(row.Baseline), report.Human(row.Best), pct(row.Delta),
+			report.Human(row.Seeds.Min) + " – " + report.Human(row.Seeds.Max)})
 	}
 	for _, o := range r.Template.Objectives {
 		v.Seeds = append(v.Seeds, fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(b, o), len(r.Seeds)))
@@ -183,12 +192,15 @@ func best(r *report.Report) *bestView {
 }
 
 func validation(val *report.Validation, tpl *strategies.Template) *validationView {
-	v := &validationView{Seeds: seedsText(val.Seeds)}
+	v := &validationView{Command: "study " + val.Kind.Command(), Seeds: seedsText(val.Seeds), Verdicts: val.Verdicts}
+	if val.RanAt != nil {
+		v.Ran = report.RanText(*val.RanAt)
+	}
 	if val.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d simulations not run yet (run study validate again to finish).", val.Missing)
 	}
 	for _, c := range val.Candidates {
-		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Overfit: c.Overfit,
+		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Detail: c.Detail, Holds: c.Verdict.Holds(),
 			Table: table{Head: []string{"objective", "in study", "held out", "95% CI", "better on"}, Num: []bool{false, true, true, true, true}}}
 		for _, o := range tpl.Objectives {
 			e := c.Objectives[o.Name]
@@ -204,10 +216,9 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 		for _, rg := range val.Regimes {
 			for _, c := range rg.Candidates {
 				e := c.Objectives[prim]
-				verdict, _, _ := strings.Cut(c.Verdict, ":")
 				v.Regimes.Rows = append(v.Regimes.Rows, []string{rg.Name, strconv.Itoa(c.Trial),
 					fmt.Sprintf("%s [%s, %s]", pct(float64(e.HeldOutDelta)), pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))),
-					fmt.Sprintf("%d/%d", e.BetterOnSeeds, e.Seeds), verdict})
+					fmt.Sprintf("%d/%d", e.BetterOnSeeds, e.Seeds), c.VerdictText()})
 			}
 			v.RegimeDocs.Rows = append(v.RegimeDocs.Rows, []string{rg.Name, rg.Doc})
 		}
@@ -217,6 +228,9 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 
 func ablation(a *report.Ablation, tpl *strategies.Template) *ablationView {
 	v := &ablationView{Trial: a.Trial, Seeds: seedsText(a.Seeds)}
+	if a.RanAt != nil {
+		v.Ran = report.RanText(*a.RanAt)
+	}
 	if a.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d variants not run yet (run study ablate again to finish).", a.Missing)
 	}
@@ -266,8 +280,6 @@ func pct(d float64) string {
 	}
 	return fmt.Sprintf("%+.1f%%", 100*d)
 }
-
-func g4(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 // seedsText renders seeds as "42, 43, 44".
 func seedsText(seeds []int64) string {

@@ -149,20 +149,10 @@ func objectiveLabel(o strategies.Objective) string {
 	return fmt.Sprintf("%s (%s)", o.Name, dir)
 }
 
-// Unit is a metric path's unit: "ms" for latencies, "tokens/s", "req/s",
-// "" for counts, fractions and ratios.
-func Unit(metric string) string {
-	last := metric[strings.LastIndex(metric, ".")+1:]
-	switch {
-	case strings.HasSuffix(last, "_ms") || strings.Contains(metric, "_ms."):
-		return "ms"
-	case last == "tokens_per_sec":
-		return "tokens/s"
-	case last == "responses_per_sec" || last == "goodput":
-		return "req/s"
-	}
-	return ""
-}
+// Unit is a metric path's unit from the one table of units
+// (strategies.MetricUnit): "ms" for latencies, "tokens/s", "req/s",
+// "fraction", "ratio", "requests".
+func Unit(metric string) string { return strategies.MetricUnit(metric) }
 
 // objective finds an objective by name; "" is def.
 func objective(r *report.Report, flag, name string, def int) (int, error) {

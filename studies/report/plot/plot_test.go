@@ -188,7 +188,8 @@ func TestFormatOf(t *testing.T) {
 
 func TestUnit(t *testing.T) {
 	for metric, want := range map[string]string{"per_slo.critical.ttft_ms.p99": "ms", "kv.transfer_ms": "ms", "tokens_per_sec": "tokens/s",
-		"goodput": "req/s", "per_slo.critical.goodput": "req/s", "slo_gap": "", "per_slo.critical.attainment": ""} {
+		"goodput": "req/s", "per_slo.critical.goodput": "req/s", "slo_gap": "ratio", "per_slo.critical.attainment": "fraction",
+		"per_slo.sheddable.rejected": "requests"} {
 		if got := Unit(metric); got != want {
 			t.Errorf("%s: %q, want %q", metric, got, want)
 		}

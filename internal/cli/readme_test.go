@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeBlock is one fenced shell block of README.md.
+type readmeBlock struct {
+	line   int    // of the opening fence
+	noTest bool   // info string "sh no-test"
+	text   string // the commands, verbatim
+}
+
+// key names a block by its first command: the first line that is not a
+// comment, without its trailing comment.
+func (b readmeBlock) key() string {
+	for _, l := range strings.Split(b.text, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			l, _, _ = strings.Cut(l, " #")
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// readmeNoTest are the only blocks the README may mark `sh no-test`, by
+// their first command, and what they need that this test cannot have.
+var readmeNoTest = map[string]string{
+	"make test": "it would run this test within itself",
+	"bin/optimize serve --storage ./optimize.db":                      "a server that runs until Ctrl-C",
+	"optimize study create slo-cascade --trials 200 --name big \\":    "a PostgreSQL server elsewhere (db.example)",
+	"docker build -t optimize:latest .":                               "Docker and a Kubernetes cluster",
+	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'": "the cluster's PostgreSQL server",
+}
+
+// readmeBlocks returns README.md's shell blocks in order. Every fenced
+// block is `sh`, `sh no-test` or a language that is not a shell (yaml): a
+// shell block under another name would escape this test.
+func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
+	t.Helper()
+	var blocks []readmeBlock
+	var cur *readmeBlock
+	var body strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(readme))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		fence := strings.HasPrefix(line, "```")
+		switch {
+		case fence && cur != nil:
+			cur.text = body.String()
+			if cur.line > 0 {
+				blocks = append(blocks, *cur)
+			}
+			cur = nil
+			body.Reset()
+		case fence:
+			switch info := strings.TrimPrefix(line, "```"); info {
+			case "sh":
+				cur = &readmeBlock{line: n}
+			case "sh no-test":
+				cur = &readmeBlock{line: n, noTest: true}
+			case "yaml":
+				cur = &readmeBlock{} // not a shell block: read past it
+			default:
+				t.Fatalf("README.md:%d: fenced block %q: use sh (run by this test), sh no-test (listed in readmeNoTest) or yaml", n, info)
+			}
+		case cur != nil:
+			body.WriteString(line + "\n")
+		}
+	}
+	if cur != nil {
+		t.Fatalf("README.md:%d: block not closed", cur.line)
+	}
+	return blocks
+}
+
+// The README is arranged to run in order from a fresh clone: its first
+// block is `make demo`, which makes study demo; no later block creates or
+// deletes demo; the `sh no-test` blocks are exactly readmeNoTest's.
+func TestReadmeBlocksInOrder(t *testing.T) { readmeRunnable(t) }
+
+// readmeRunnable checks README.md's arrangement and returns its blocks.
+func readmeRunnable(t *testing.T) []readmeBlock {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := readmeBlocks(t, readme)
+	if len(blocks) == 0 || blocks[0].noTest || blocks[0].key() != "make demo" {
+		t.Fatalf("the README's first block must be `make demo`; got %+v", blocks[:min(1, len(blocks))])
+	}
+	var skipped []string
+	for _, b := range blocks {
+		if b.noTest {
+			skipped = append(skipped, b.key())
+			if why, ok := readmeNoTest[b.key()]; ok {
+				t.Logf("README.md:%d %q not run (%s)", b.line, b.key(), why)
+			} else {
+				t.Errorf("README.md:%d: block %q is marked no-test but is not in readmeNoTest (run it, or say there what it needs)", b.line, b.key())
+			}
+			continue
+		}
+		for _, banned := range []string{"--name demo", "study delete demo"} {
+			if strings.Contains(b.text, banned) {
+				t.Errorf("README.md:%d: %q: make demo made study demo and later sections use it", b.line, banned)
+			}
+		}
+	}
+	if len(skipped) != len(readmeNoTest) {
+		t.Errorf("no-test blocks %q, want exactly readmeNoTest's %d", skipped, len(readmeNoTest))
+	}
+	return blocks
+}
+
+// The README's commands run in order from a fresh clone: each `sh` block,
+// verbatim, with bash (-e, -o pipefail) in a copy of the repository
+// holding what a clone holds (no bin/, no optimize.db).
+func TestReadmeRunsInOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command of the README (about a minute)")
+	}
+	blocks := readmeRunnable(t)
+	root := repoRoot(t)
+	dir := readmeWorkDir(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		// The user's own settings would send the README elsewhere.
+		return strings.HasPrefix(kv, "OPTIMIZE_STORAGE=") || strings.HasPrefix(kv, TokenVar+"=") || strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+	})
+	for _, b := range blocks {
+		if b.noTest {
+			continue
+		}
+		began := time.Now()
+		cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.text)
+		cmd.Dir, cmd.Env = dir, env
+		var out, errs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("README.md:%d: %v\n%s\nstdout (end):\n%s\nstderr (end):\n%s", b.line, err, b.text, tail(out.String(), 2000), tail(errs.String(), 2000))
+		}
+		t.Logf("README.md:%d %q: %.1fs", b.line, b.key(), time.Since(began).Seconds())
+		if b.key() == "make demo" {
+			// make demo says what to run next, as the quick start does.
+			if next := "bin/optimize study show demo"; !strings.Contains(out.String(), next) {
+				t.Errorf("make demo does not say how to open the study (%q):\n%s", next, tail(out.String(), 600))
+			}
+		}
+	}
+	for _, made := range []string{"optimize.db", "pareto.csv", "history.png", "pareto.svg", "demo.html"} {
+		if _, err := os.Stat(filepath.Join(dir, made)); err != nil {
+			t.Errorf("after the README: %v", err)
+		}
+	}
+}
+
+// repoRoot is the module's directory (this package is internal/cli).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// readmeWorkDir is a fresh clone's files (tracked, and new ones not
+// ignored) copied from root: no bin/, no optimize.db. Its path is fixed
+// for root, so that Go's build cache, which keys a package by its
+// directory, compiles the copy once, not on every run.
+func readmeWorkDir(t *testing.T, root string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(os.TempDir(), "optimize-readme-"+hex.EncodeToString(sum[:6]))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ls := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	ls.Dir = root
+	list, err := ls.Output()
+	if err != nil {
+		t.Fatalf("git ls-files (the test copies the files a clone has): %v", err)
+	}
+	for _, name := range strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if os.IsNotExist(err) {
+			continue // deleted in the work tree, not yet committed
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, info.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("…%s", s[len(s)-n:])
+}

@@ -1,0 +1,137 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"optimize/search"
+	"optimize/strategies"
+)
+
+// The glossary is the one text that explains the words and numbers of a
+// report: `study show --explain` prints it, the dashboard reads it from
+// GET /api/glossary, and the README's Glossary section is generated from
+// it (a test keeps the README equal to GlossaryMarkdown).
+
+// Term is one word of the glossary with its unit ("" when it has none).
+type Term struct {
+	Name    string `json:"name"`
+	Unit    string `json:"unit,omitempty"`
+	Meaning string `json:"meaning"`
+}
+
+// UnitWord is one unit of the metric table and what it means.
+type UnitWord struct {
+	Unit    string `json:"unit"`
+	Meaning string `json:"meaning"`
+}
+
+// GlossaryDoc is GET /api/glossary: the terms, the units, and every
+// metric with its unit.
+type GlossaryDoc struct {
+	Terms   []Term                  `json:"terms"`
+	Units   []UnitWord              `json:"units"`
+	Metrics []strategies.MetricName `json:"metrics"`
+}
+
+// Glossary is the document; its terms state the constants they depend
+// on (the hypervolume's reference point, the score's penalty weight).
+func Glossary() GlossaryDoc {
+	return GlossaryDoc{Terms: terms(), Units: unitWords, Metrics: strategies.MetricNames()}
+}
+
+func terms() []Term {
+	return []Term{
+		{"baseline", "", "The llm-d-parity policies (the built-in template baseline) on the study's workload, cluster and CPU KV tier, run on the same seeds as every trial: only the strategy differs. Every trial is judged against it, seed by seed."},
+		{"Δ (delta)", "fraction", "The relative change against the baseline, (value − baseline) / |baseline|: −0.62 is 62 % lower. Text, the dashboard and the HTML report show it in per cent (−62.0%); every JSON and CSV export gives it as a fraction (fields named NAME_delta, the validation's ci95 bounds, the ablation's leave_one_out, add_one and contribution). Whether lower is better depends on the objective's direction."},
+		{"seed range", "", "The lowest and highest value of a metric over the study's seeds (one simulation per seed), in the metric's unit; the table's value is their mean."},
+		{"better on seeds", "seeds", "On how many of the seeds the trial beats the baseline's run on the same seed, in the objective's direction."},
+		{"slo_gap", "ratio", "The sheddable class's p99 TTFT divided by the critical class's: above 1 the low-priority class waits longer than the high-priority one; 0 when either class is absent."},
+		{"attainment", "fraction", "The share of a class's arrived requests that completed within every latency target the class has (TTFT, mean ITL, E2E); rejected, dropped and unfinished requests miss, so shedding cannot raise it. The top-level attainment pools the classes with targets; it is absent without a target."},
+		{"goodput", "req/s", "The requests that met their class's targets (as attainment counts them) per second of the run's makespan."},
+		{"score", "ratio", fmt.Sprintf("What the search minimises and the best trial has lowest: the primary objective as a ratio to the baseline (1 is the baseline, 0.3 is 70 %% better; capped at %g) plus %g times the sum of the constraints' shortfalls (a bound of 0.99 × baseline met at 0.98 × falls short by 0.01 and adds %g).", search.RatioCap, search.DefaultViolationWeight, search.DefaultViolationWeight*0.01)},
+		{"feasible", "", "A trial that meets every constraint of its template, judged on its mean over the seeds against the baseline's mean."},
+		{"Pareto front", "", "The feasible trials that no other feasible trial beats on every objective at once."},
+		{"hypervolume", "ratio^k", fmt.Sprintf("The volume the Pareto front dominates, each of the k objectives as a ratio to the baseline with smaller better (a maximised objective as baseline / value), measured up to the reference point %g on every axis (twice as bad as the baseline). The baseline alone scores 1 (a box of side 1 per axis); larger is better; it never shrinks as trials are added.", HypervolumeReference)},
+		{"importance", "fraction", "Each parameter's share of the variation in the trials' score ranks that it explains on its own (epsilon-squared over bins of the parameter, chance removed), normalised to sum to 1; a ranking, not an exact decomposition, and 0 with fewer than 4 trials."},
+		{"held-out validation", "", "The best trials rerun on seeds the study never saw, each seed paired with the baseline's run on it. The 95 % interval is the paired Student-t interval of the per-seed Δ."},
+	}
+}
+
+// unitWords are the units the metric table uses; TestGlossaryNamesEveryUnit
+// checks that each unit of the table is here.
+var unitWords = []UnitWord{
+	{"ms", "milliseconds of simulated time"},
+	{"tokens/s", "output tokens per second of the run's makespan"},
+	{"req/s", "requests per second of the run's makespan"},
+	{"requests", "a count of requests (a mean over seeds may be fractional)"},
+	{"tokens", "a count of tokens"},
+	{"blocks", "a count of KV-cache blocks"},
+	{"preemptions", "a count of preemptions (a request may be preempted more than once)"},
+	{"fraction", "a share between 0 and 1 (0.95 is 95 %)"},
+	{"ratio", "a quotient of two like numbers, without unit"},
+	{"index", "Jain's fairness index over the classes' output tokens per request: 1 is equal, 1/n is all to one of n classes"},
+}
+
+// WriteGlossary prints the glossary as `study show --explain` does.
+func WriteGlossary(w io.Writer) {
+	doc := Glossary()
+	fmt.Fprintln(w, "Glossary")
+	for _, t := range doc.Terms {
+		head := t.Name
+		if t.Unit != "" {
+			head += " (" + t.Unit + ")"
+		}
+		fmt.Fprintf(w, "  %s\n%s", head, wrap(t.Meaning, "      ", 78))
+	}
+	fmt.Fprintln(w, "\nUnits")
+	for _, u := range doc.Units {
+		fmt.Fprintf(w, "  %-12s %s\n", u.Unit, u.Meaning)
+	}
+	fmt.Fprintln(w, "\nMetrics (names as templates and JSON spell them; <stat> is mean, p50, p90 or p99)")
+	for _, m := range doc.Metrics {
+		fmt.Fprintf(w, "  %-44s %s\n", m.Name, m.Unit)
+	}
+}
+
+// GlossaryMarkdown is the README's Glossary section after its heading.
+func GlossaryMarkdown() string {
+	doc := Glossary()
+	var b strings.Builder
+	b.WriteString("<!-- generated from studies/report/glossary.go; `go test ./studies/report -run TestREADMEGlossary -update` rewrites it -->\n\n")
+	b.WriteString("`optimize study show NAME --explain` prints this glossary, and the dashboard's help panel shows it.\n\n")
+	for _, t := range doc.Terms {
+		unit := ""
+		if t.Unit != "" {
+			unit = " (" + t.Unit + ")"
+		}
+		fmt.Fprintf(&b, "* **%s**%s: %s\n", t.Name, unit, t.Meaning)
+	}
+	b.WriteString("\n| unit | meaning |\n|---|---|\n")
+	for _, u := range doc.Units {
+		fmt.Fprintf(&b, "| %s | %s |\n", u.Unit, u.Meaning)
+	}
+	b.WriteString("\n| metric | unit |\n|---|---|\n")
+	for _, m := range doc.Metrics {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", m.Name, m.Unit)
+	}
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width columns after indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len([]rune(line))+1+len([]rune(word)) > width && line != indent {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	return b.String() + line + "\n"
+}
