@@ -30,7 +30,7 @@ func headline(r *report.Report) *headlineView {
 	prim := rows[tpl.Primary]
 	unit := Unit(tpl.Objectives[tpl.Primary].Metric)
 	h := &headlineView{Primary: fmt.Sprintf("%s %s in trial %d against the baseline's %s (%s), means over seeds %s",
-		prim.Name, withUnit(g4(prim.Best), unit), b.Number, withUnit(g4(prim.Baseline), unit), pct(prim.Delta), seedsText(r.Seeds))}
+		prim.Name, withUnit(report.Human(prim.Best), unit), b.Number, withUnit(report.Human(prim.Baseline), unit), pct(prim.Delta), seedsText(r.Seeds))}
 	if s := r.ViolationSentence(b); s != "" {
 		h.Violates = strings.ToUpper(s[:1]) + s[1:] + "."
 	}
@@ -49,7 +49,7 @@ func headline(r *report.Report) *headlineView {
 	}
 	for _, row := range rows[len(tpl.Objectives):] {
 		if strings.HasSuffix(row.Name, " rejected") && row.Best > row.Baseline {
-			price = append(price, fmt.Sprintf("%s %s → %s", row.Name, g4(row.Baseline), g4(row.Best)))
+			price = append(price, fmt.Sprintf("%s %s → %s", row.Name, report.Human(row.Baseline), report.Human(row.Best)))
 		}
 	}
 	h.Price = "no other objective is worse than the baseline's"
