@@ -37,7 +37,10 @@ func headline(r *report.Report) *headlineView {
 	if r.Validation != nil {
 		for _, c := range r.Validation.Candidates {
 			if c.Trial == b.Number {
-				h.Verdict, h.VerdictBad = fmt.Sprintf("Validated on seeds %s: %s", seedsText(r.Validation.Seeds), c.Verdict), c.Overfit
+				h.Verdict, h.VerdictBad = fmt.Sprintf("Validated on seeds %s: %s", seedsText(r.Validation.Seeds), c.VerdictText()), !c.Verdict.Holds()
+				if c.Detail != "" {
+					h.Verdict += " — " + c.Detail
+				}
 			}
 		}
 	}
