@@ -62,7 +62,10 @@ const num = (v) => {
   if (v === null || v === undefined || !isFinite(v)) return '–';
   const a = Math.abs(v);
   if (v === 0) return '0';
-  if (a < 1e-3 || a >= 1e9) return v.toPrecision(4).replace(/\.?0+e/, 'e');
+  if (a < 1e-3 || a >= 1e9) {
+    const p = v.toPrecision(4); // 4 significant digits, like Go's %.4g: no trailing zeros
+    return p.includes('e') ? p.replace(/\.?0+e/, 'e') : p.replace(/\.?0+$/, '');
+  }
   const s = v.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
   return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
 };

@@ -57,7 +57,7 @@ func History(r *report.Report) (*gplot.Plot, error) {
 	}
 	baseLine.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
 	p.Add(plotter.NewGrid(), baseLine)
-	p.Legend.Add(strings.TrimSpace(fmt.Sprintf("baseline %.4g %s", base, Unit(o.Metric))), baseLine)
+	p.Legend.Add(strings.TrimSpace(fmt.Sprintf("baseline %s %s", report.Human(base), Unit(o.Metric))), baseLine)
 	if len(incumbent) > 0 { // none while no trial meets every constraint
 		step, err := plotter.NewLine(incumbent)
 		if err != nil {

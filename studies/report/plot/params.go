@@ -152,7 +152,7 @@ func Parallel(r *report.Report) (*gplot.Plot, error) {
 	}
 	unit := Unit(o.Metric)
 	p := newPlot(fmt.Sprintf("Parameters of %s's %d trials, the most important on top", r.Study.Name, len(r.Complete)),
-		strings.TrimSpace(fmt.Sprintf("colour: rank of %s, blue best (%.4g %s) to orange worst (%.4g %s)", o.Name, best, unit, worst, unit)), "")
+		strings.TrimSpace(fmt.Sprintf("colour: rank of %s, blue best (%s %s) to orange worst (%s %s)", o.Name, report.Human(best), unit, report.Human(worst), unit)), "")
 	names := make([]string, len(tpl.Params))
 	marks := boxedLabels{Style: draw.TextStyle{Color: ink, Font: font.From(sans, 7.5), Handler: p.X.Tick.Label.Handler, YAlign: draw.YBottom}}
 	for j, prm := range tpl.Params {
