@@ -11,15 +11,7 @@ import (
 
 func migratedStore(t *testing.T) *Store {
 	t.Helper()
-	st, err := Open(filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(); err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return openMigrated(t, filepath.Join(t.TempDir(), "g.db"))
 }
 
 // The incremental GetAllTrials returns exactly what goptuna's own returns,
