@@ -81,11 +81,12 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*report.Ablat
 	if err := e.Store.MigrateEvidence(); err != nil {
 		return nil, err
 	}
-	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, requestAblation, string(js)); err != nil {
+	if err := e.runJobs(ctx, r.Study, "ablate "+name, p.jobs); err != nil {
 		return nil, err
 	}
-	if err := e.runJobs(ctx, r.Study, "ablate "+name, p.jobs); err != nil {
+	// Recorded once every run is stored (see Validate).
+	js, _ := json.Marshal(req)
+	if err := e.Store.SaveEvidence(r.Study.ID, requestAblation, string(js)); err != nil {
 		return nil, err
 	}
 	stored, err := e.storedRuns(r.Study, "ablate|")

@@ -78,11 +78,14 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*re
 	if err := e.Store.MigrateEvidence(); err != nil {
 		return nil, err
 	}
-	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, requestValidation, string(js)); err != nil {
+	if err := e.runJobs(ctx, r.Study, "validate "+name, plan.jobs); err != nil {
 		return nil, err
 	}
-	if err := e.runJobs(ctx, r.Study, "validate "+name, plan.jobs); err != nil {
+	// Recorded once every run is stored, so that an interrupted request
+	// (its runs are kept for the next try) never hides the last finished
+	// one of its kind, and "ran" is when it finished.
+	js, _ := json.Marshal(req)
+	if err := e.Store.SaveEvidence(r.Study.ID, requestValidation, string(js)); err != nil {
 		return nil, err
 	}
 	stored, err := e.storedRuns(r.Study, "validate|")

@@ -216,7 +216,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
 	}
 	r.writeEvidence(w)
-	fmt.Fprintf(w, "\nwhat the words and units mean: optimize study show %s --explain\n", r.Study.Name)
+	fmt.Fprintf(w, "\nwhat the words and units mean: study show %s --explain\n", r.Study.Name)
 }
 
 // WriteTrialTable prints complete trial n against the baseline as
