@@ -23,7 +23,7 @@ func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
 // writeText is WriteText, with the rule or without it (`show` states it
 // once for each number of seeds).
 func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool) {
-	fmt.Fprintf(w, "Held-out validation: seeds %s (%d, paired seed by seed with the baseline)\n", seedList(v.Seeds), len(v.Seeds))
+	fmt.Fprintf(w, "Held-out validation: seeds %s (%d, paired seed by seed with the baseline)\n", SeedList(v.Seeds), len(v.Seeds))
 	if v.RanAt != nil {
 		fmt.Fprintf(w, "  latest `study %s`, ran %s\n", v.Kind.Command(), RanText(*v.RanAt))
 	}
@@ -71,7 +71,7 @@ func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool)
 // WriteText prints an ablation: per component the primary objective's
 // change with the component left out and with it alone, and its share.
 func (a *Ablation) WriteText(w io.Writer, tpl *strategies.Template) {
-	fmt.Fprintf(w, "Ablation of trial %d (seeds %s; Δ against the baseline):\n", a.Trial, seedList(a.Seeds))
+	fmt.Fprintf(w, "Ablation of trial %d (seeds %s; Δ against the baseline):\n", a.Trial, SeedList(a.Seeds))
 	if a.RanAt != nil {
 		fmt.Fprintf(w, "  latest `study ablate`, ran %s\n", RanText(*a.RanAt))
 	}
@@ -120,7 +120,7 @@ func (r *Report) writeEvidence(w io.Writer) {
 	for _, run := range r.EvidenceRuns {
 		what := "trial " + strings.Join(intStrings(run.Trials), ",")
 		if len(run.Seeds) > 0 {
-			what += ", seeds " + seedList(run.Seeds)
+			what += ", seeds " + SeedList(run.Seeds)
 		}
 		if len(run.Regimes) > 0 {
 			what += ", regimes " + strings.Join(run.Regimes, ",")
@@ -152,8 +152,9 @@ func settingsText(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// seedList renders seeds compactly: "100–109" for a run, else "1,5,9".
-func seedList(seeds []int64) string {
+// SeedList renders seeds compactly: "100–109" for a run of three or
+// more, else "1,5,9" (the text output and the HTML report alike).
+func SeedList(seeds []int64) string {
 	contiguous := len(seeds) > 2
 	for i := 1; i < len(seeds) && contiguous; i++ {
 		contiguous = seeds[i] == seeds[i-1]+1

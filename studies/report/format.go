@@ -63,11 +63,14 @@ func Human(v float64) string {
 const CSVDigits = 6
 
 // CSVNumber renders v rounded to CSVDigits significant digits, in plain
-// decimals between 0.001 and 10⁹; "" when it is not finite (an empty
-// cell).
+// decimals between 0.001 and 10⁹ (a whole number, a count, in full); ""
+// when it is not finite (an empty cell).
 func CSVNumber(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64) // a count: every digit is exact
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', CSVDigits, 64), 64)
 	if a := math.Abs(r); r != 0 && (a < 1e-3 || a >= 1e9) {

@@ -30,14 +30,14 @@ func headline(r *report.Report) *headlineView {
 	prim := rows[tpl.Primary]
 	unit := Unit(tpl.Objectives[tpl.Primary].Metric)
 	h := &headlineView{Primary: fmt.Sprintf("%s %s in trial %d against the baseline's %s (%s), means over seeds %s",
-		prim.Name, withUnit(report.Human(prim.Best), unit), b.Number, withUnit(report.Human(prim.Baseline), unit), pct(prim.Delta), seedsText(r.Seeds))}
+		prim.Name, withUnit(report.Human(prim.Best), unit), b.Number, withUnit(report.Human(prim.Baseline), unit), pct(prim.Delta), report.SeedList(r.Seeds))}
 	if s := r.ViolationSentence(b); s != "" {
 		h.Violates = strings.ToUpper(s[:1]) + s[1:] + "."
 	}
 	if r.Validation != nil {
 		for _, c := range r.Validation.Candidates {
 			if c.Trial == b.Number {
-				h.Verdict, h.VerdictBad = fmt.Sprintf("Validated on seeds %s: %s", seedsText(r.Validation.Seeds), c.VerdictText()), !c.Verdict.Holds()
+				h.Verdict, h.VerdictBad = fmt.Sprintf("Validated on seeds %s: %s", report.SeedList(r.Validation.Seeds), c.VerdictText()), !c.Verdict.Holds()
 				if c.Detail != "" {
 					h.Verdict += " — " + c.Detail
 				}

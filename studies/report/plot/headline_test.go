@@ -29,7 +29,7 @@ func TestHTMLOpensWithTheHeadline(t *testing.T) {
 	headline := page[head : strings.Index(page[head:], "</section>")+head]
 	row := r.Table()[r.Template.Primary]
 	for _, want := range []string{"critical_ttft_p99 " + report.Human(row.Best) + " ms", "the baseline&#39;s " + report.Human(row.Baseline) + " ms", pct(row.Delta),
-		"Validated on seeds 100, 101: holds on held-out seeds", "Price: "} {
+		"Validated on seeds 100,101: holds on held-out seeds", "Price: "} {
 		if !strings.Contains(headline, want) {
 			t.Errorf("the headline lacks %q:\n%s", want, headline)
 		}

@@ -100,7 +100,7 @@ func HTML(w io.Writer, r *report.Report) error {
 	tpl := r.Template
 	pg := page{
 		Name: r.Study.Name, Template: r.Study.Template, State: r.State(), Workload: r.Study.Workload,
-		Seeds: seedsText(r.Seeds), Sampler: fmt.Sprintf("%s (seed %d)", r.Study.Sampler, r.Study.SamplerSeed),
+		Seeds: report.SeedList(r.Seeds), Sampler: fmt.Sprintf("%s (seed %d)", r.Study.Sampler, r.Study.SamplerSeed),
 		Created:  r.Study.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
 		Complete: len(r.Complete), Total: r.Study.TrialsTotal, Running: r.Running, Rescued: r.Failed,
 		Description: tpl.Description, Base: tpl.Base, TemplateWorkload: tpl.Workload,
@@ -192,7 +192,7 @@ func best(r *report.Report) *bestView {
 }
 
 func validation(val *report.Validation, tpl *strategies.Template) *validationView {
-	v := &validationView{Command: "study " + val.Kind.Command(), Seeds: seedsText(val.Seeds), Verdicts: val.Verdicts}
+	v := &validationView{Command: "study " + val.Kind.Command(), Seeds: report.SeedList(val.Seeds), Verdicts: val.Verdicts}
 	if val.RanAt != nil {
 		v.Ran = report.RanText(*val.RanAt)
 	}
@@ -227,7 +227,7 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 }
 
 func ablation(a *report.Ablation, tpl *strategies.Template) *ablationView {
-	v := &ablationView{Trial: a.Trial, Seeds: seedsText(a.Seeds)}
+	v := &ablationView{Trial: a.Trial, Seeds: report.SeedList(a.Seeds)}
 	if a.RanAt != nil {
 		v.Ran = report.RanText(*a.RanAt)
 	}
@@ -279,15 +279,6 @@ func pct(d float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*d)
-}
-
-// seedsText renders seeds as "42, 43, 44".
-func seedsText(seeds []int64) string {
-	parts := make([]string, len(seeds))
-	for i, s := range seeds {
-		parts[i] = strconv.FormatInt(s, 10)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // settings renders "k=v k=v" in key order.
