@@ -56,7 +56,19 @@ func terms() []Term {
 		{"hypervolume", "ratio^k", fmt.Sprintf("The volume the Pareto front dominates, each of the k objectives as a ratio to the baseline with smaller better (a maximised objective as baseline / value), measured up to the reference point %g on every axis (twice as bad as the baseline). The baseline alone scores 1 (a box of side 1 per axis); larger is better; it never shrinks as trials are added.", HypervolumeReference)},
 		{"importance", "fraction", "Each parameter's share of the variation in the trials' score ranks that it explains on its own (epsilon-squared over bins of the parameter, chance removed), normalised to sum to 1; a ranking, not an exact decomposition, and 0 with fewer than 4 trials."},
 		{"held-out validation", "", "The best trials rerun on seeds the study never saw, each seed paired with the baseline's run on it. The 95 % interval is the paired Student-t interval of the per-seed Δ."},
+		{"verdict", "", verdictWords()},
 	}
+}
+
+// verdictWords states each validation verdict and when it is given (the
+// rule Grade follows, at the default 10 held-out seeds).
+func verdictWords() string {
+	var b strings.Builder
+	b.WriteString("What held-out validation concludes of a trial, from its primary objective at the default 10 seeds:")
+	for _, r := range VerdictRules("the primary objective", 10) {
+		fmt.Fprintf(&b, " %q: %s.", string(r.Verdict), r.When)
+	}
+	return b.String()
 }
 
 // unitWords are the units the metric table uses; TestGlossaryNamesEveryUnit
