@@ -24,6 +24,13 @@ type WaitQueue struct {
 	held     []*Request // requests kept whole (see Waiting), by slot
 	freeHeld []int32
 
+	// Ranked mode (see SetOrder): one heap of records per group.
+	rank   Ranking
+	score  Scorer
+	now    Tick
+	groups [][]Waiting
+	head   int // the group whose top is served next, −1 = not chosen yet
+
 	pool *RequestPool
 	// The queue's instance and KV block size, which its folded records
 	// leave out (blockSize 0: nothing is folded).
@@ -40,7 +47,7 @@ const (
 // blockSize tokens, folding requests into pool's records. The zero
 // WaitQueue works too, holding every request whole.
 func NewWaitQueue(pool *RequestPool, instance int32, blockSize int64) WaitQueue {
-	return WaitQueue{pool: pool, instance: instance, blockSize: blockSize}
+	return WaitQueue{pool: pool, instance: instance, blockSize: blockSize, head: -1}
 }
 
 // Len returns the number of waiting requests.
@@ -48,8 +55,11 @@ func (q *WaitQueue) Len() int { return q.n }
 
 // Items returns the waiting requests, front first, as one slice. Reordering
 // it in place reorders the queue and Priority may be rewritten, until the
-// queue is next used.
+// queue is next used. A ranked queue (SetOrder) has no such slice.
 func (q *WaitQueue) Items() []Waiting {
+	if q.rank != nil {
+		panic("simcore: Items of a ranked WaitQueue")
+	}
 	q.dropFront()
 	if q.flat == nil {
 		q.flat = q.scratch[:0]
@@ -86,7 +96,15 @@ func (q *WaitQueue) settle() {
 func (q *WaitQueue) Front() *Request {
 	if q.front == nil {
 		q.settle()
-		w := &q.chunks[0][q.first]
+		var w *Waiting
+		if q.rank != nil {
+			w = q.rankedHead()
+		} else {
+			w = &q.chunks[0][q.first]
+		}
+		if q.score != nil {
+			w.Priority = q.score.Priority(w, q.now)
+		}
 		if h := w.heldSlot(); h >= 0 {
 			r := q.held[h]
 			r.Priority, r.PriorityHint = w.Priority, w.PriorityHint
@@ -103,9 +121,13 @@ func (q *WaitQueue) Front() *Request {
 func (q *WaitQueue) PopFront() *Request {
 	r := q.Front()
 	q.front = nil
-	if h := q.chunks[0][q.first].heldSlot(); h >= 0 {
+	if h := q.frontRecord().heldSlot(); h >= 0 {
 		q.held[h] = nil
 		q.freeHeld = append(q.freeHeld, h)
+	}
+	if q.rank != nil {
+		q.rankedPop()
+		return r
 	}
 	q.first++
 	q.n--
@@ -124,6 +146,10 @@ func (q *WaitQueue) PopFront() *Request {
 func (q *WaitQueue) PushBack(r *Request) {
 	q.settle()
 	w := q.park(r)
+	if q.rank != nil {
+		q.rankedPush(w)
+		return
+	}
 	if k := len(q.chunks); k == 0 || len(q.chunks[k-1]) == waitChunk {
 		q.chunks = append(q.chunks, q.newChunk())
 	}
@@ -138,6 +164,10 @@ func (q *WaitQueue) PushFront(r *Request) {
 	q.dropFront()
 	q.settle()
 	w := q.park(r)
+	if q.rank != nil {
+		q.rankedPush(w) // where its rank puts it
+		return
+	}
 	if q.first == 0 {
 		// A chunk of its own in front, filled from its end.
 		c := q.newChunk()[:waitChunk]
@@ -194,9 +224,17 @@ func (q *WaitQueue) foldable(r *Request) bool {
 // dropFront forgets the unfolded front: its record stays authoritative.
 func (q *WaitQueue) dropFront() {
 	if q.front != nil {
-		if q.chunks[0][q.first].heldSlot() < 0 {
+		if q.frontRecord().heldSlot() < 0 {
 			q.pool.Put(q.front)
 		}
 		q.front = nil
 	}
+}
+
+// frontRecord returns the record of the front request.
+func (q *WaitQueue) frontRecord() *Waiting {
+	if q.rank != nil {
+		return &q.groups[q.head][0]
+	}
+	return &q.chunks[0][q.first]
 }

@@ -18,7 +18,6 @@ type instance struct {
 	wait      simcore.WaitQueue
 	running   []*simcore.Request
 	former    *batch.Former
-	scheduler sched.Scheduler // nil = FCFS, no reordering
 	priority  sched.Policy    // nil = constant priority
 	loadAware sched.LoadAware // priority, when it reads the queue length
 	// rankRunning rescores running requests too, for priority preemption:
@@ -64,14 +63,13 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 		})
 	}
 	la, _ := p.(sched.LoadAware)
-	return &instance{
+	in := &instance{
 		loadAware:   la,
 		rankRunning: cfg.PreemptionPolicy == batch.PreemptPriority,
 		id:          id,
 		rank:        rankInstance0 + int32(id),
 		kv:          cache,
 		wait:        simcore.NewWaitQueue(requests, int32(id), cfg.BlockSize),
-		scheduler:   s,
 		priority:    p,
 		latency:     lat,
 		former: batch.New(batch.Config{
@@ -84,7 +82,13 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 		running: make([]*simcore.Request, 0, cfg.MaxRunning),
 		due:     make([]int64, 0, cfg.MaxRunning),
 		since:   make([]int64, 0, cfg.MaxRunning),
-	}, nil
+	}
+	var rank simcore.Ranking
+	if s != nil {
+		rank = s.Rank(p)
+	}
+	in.wait.SetOrder(rank, p)
+	return in, nil
 }
 
 func (in *instance) fillSnapshot(s *route.Snapshot) {
@@ -145,13 +149,12 @@ func (in *instance) step(e *Engine) {
 	now := e.now
 	in.clock = max(in.clock, now)
 	in.kv.SetClock(now)
+	// The queue scores each request it hands out at now, and ranks only
+	// the requests it is asked for (see sched.Scheduler's Rank).
+	in.wait.SetClock(now)
 	if in.priority != nil {
 		if in.loadAware != nil {
 			in.loadAware.SetLoad(in.wait.Len())
-		}
-		waiting := in.wait.Items()
-		for i := range waiting {
-			waiting[i].Priority = in.priority.Priority(&waiting[i], now)
 		}
 		if in.rankRunning {
 			for _, r := range in.running {
@@ -159,9 +162,6 @@ func (in *instance) step(e *Engine) {
 				r.Priority = in.priority.Priority(&w, now)
 			}
 		}
-	}
-	if in.scheduler != nil {
-		in.scheduler.Order(in.wait.Items())
 	}
 	res, idle := in.form()
 	for i := 0; i < res.Preempted; i++ {

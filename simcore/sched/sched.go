@@ -13,9 +13,13 @@ import (
 	"optimize/simcore/errtext"
 )
 
-// Scheduler reorders waiting requests in place; it must sort stably.
+// Scheduler orders waiting requests. Order sorts a slice of them (stably),
+// scored by a policy at one instant; Rank is the same order for a wait
+// queue under policy p (nil = constant), which serves requests in it
+// without sorting (see rank.go).
 type Scheduler interface {
 	Order(q []simcore.Waiting)
+	Rank(p Policy) simcore.Ranking
 }
 
 // Scheduler names.
