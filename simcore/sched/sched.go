@@ -1,6 +1,9 @@
 // Package sched orders an instance's wait queue: a priority policy scores
-// each waiting request at the start of every step, then a scheduler sorts
-// the queue (stably) by its rule. Running requests are never reordered.
+// waiting requests at the start of every step, and a scheduler serves
+// them by its rule. Order states the rule as a stable sort of the whole
+// queue scored at one instant; the engine's queue keeps the same order
+// with Rank's heaps, scoring only the requests it compares and hands out
+// (rank.go). Running requests are never reordered.
 package sched
 
 import (
