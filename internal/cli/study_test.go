@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -320,4 +321,15 @@ func TestStudyCreateIfAbsent(t *testing.T) {
 			t.Errorf("create %v: exit %d, stdout %q, stderr %q (want exit 2, one line saying %q)", c.args, code, out, errs, c.say)
 		}
 	}
+}
+
+// createTemplateStudy creates study name of template, trials trials with one
+// worker, in a fresh SQLite file, and returns the file.
+func createTemplateStudy(t *testing.T, template, name string, trials int) string {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), name+".db")
+	if code, _, errs := run(t, "study", "create", template, "--trials", strconv.Itoa(trials), "--name", name, "--storage", dsn, "--workers", "1"); code != 0 {
+		t.Fatal(errs)
+	}
+	return dsn
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,10 +17,7 @@ func TestShowTrialPrintsInactiveAndPerClassPrice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a study")
 	}
-	dsn := filepath.Join(t.TempDir(), "j.db")
-	if code, _, errs := run(t, "study", "create", "joint-slo", "--trials", "8", "--name", "j", "--storage", dsn, "--workers", "1"); code != 0 {
-		t.Fatal(errs)
-	}
+	dsn := createTemplateStudy(t, "joint-slo", "j", 8)
 	inactive, shedding := 0, 0
 	for n := 0; n < 8; n++ {
 		code, out, errs := run(t, "study", "show", "j", "--trial", fmt.Sprint(n), "--storage", dsn)

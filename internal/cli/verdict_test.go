@@ -45,10 +45,7 @@ func TestValidateSaysHoldsOnAJointSLOStudy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 100-trial study")
 	}
-	dsn := filepath.Join(t.TempDir(), "j.db")
-	if code, _, errs := run(t, "study", "create", "joint-slo", "--trials", "100", "--name", "j", "--storage", dsn, "--workers", "1"); code != 0 {
-		t.Fatal(errs)
-	}
+	dsn := createTemplateStudy(t, "joint-slo", "j", 100)
 	holding := 0
 	for _, which := range [][]string{nil, {"--pareto"}} {
 		args := append([]string{"study", "validate", "j", "--storage", dsn}, which...)
@@ -104,10 +101,7 @@ func TestLaterValidationKeepsTheRegimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a study and two validations")
 	}
-	dsn := filepath.Join(t.TempDir(), "k.db")
-	if code, _, errs := run(t, "study", "create", "slo-cascade", "--trials", "20", "--name", "k", "--storage", dsn, "--workers", "1"); code != 0 {
-		t.Fatal(errs)
-	}
+	dsn := createTemplateStudy(t, "slo-cascade", "k", 20)
 	began := time.Now().Add(-time.Second)
 	for _, args := range [][]string{{"--regimes", "--seeds", "100-102"}, {"--pareto", "--seeds", "200-219"}} {
 		if code, _, errs := run(t, append([]string{"study", "validate", "k", "--storage", dsn}, args...)...); code != 0 {
