@@ -437,8 +437,8 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "csv" && format != "json" {
-				return fmt.Errorf("--format: unknown value %q (allowed: csv, json)", format)
+			if err := report.CheckFormat(format); err != nil {
+				return err
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := report.Load(env.Store, env.Registry, row.Name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,6 +19,18 @@ func (e UsageError) Unwrap() error { return e.Err }
 
 // Usage is a UsageError of a formatted message.
 func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// ExportFormats are the formats every export writes.
+var ExportFormats = []string{"csv", "json"}
+
+// CheckFormat is nil for one of ExportFormats and else the one usage
+// error every export gives.
+func CheckFormat(format string) error {
+	if slices.Contains(ExportFormats, format) {
+		return nil
+	}
+	return Usage("--format: unknown value %q (allowed: %s)", format, strings.Join(ExportFormats, ", "))
+}
 
 // WriteJSON writes v as the CLI prints JSON (two-space indent, newline):
 // the API serves the same bytes.

@@ -406,7 +406,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		}
 		return WriteJSON(w, objs)
 	}
-	return Usage("--format: unknown value %q (allowed: csv, json)", format)
+	return CheckFormat(format)
 }
 
 func cell(v any) string {
