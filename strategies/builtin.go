@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"optimize/simcore/cluster"
-	"optimize/simcore/latency"
 	"optimize/simcore/workload"
 	"optimize/templates"
 )
@@ -16,6 +15,12 @@ import (
 // model is named: the one the baseline figures were measured on.
 const DefaultModel = "meta-llama/llama-3.1-8b-instruct"
 
+// DefaultGPU and DefaultTP complete the default world.
+const (
+	DefaultGPU = "H100"
+	DefaultTP  = 2
+)
+
 // DefaultWorkload is the workload a template, a study or a simulation runs
 // when it names none: three SLO classes that differ only by class, at 2000
 // sessions/s.
@@ -26,24 +31,14 @@ func BuiltinWorkloads() workload.Library {
 	return workload.Library{FS: templates.Workloads, Dir: "workloads"}
 }
 
-// ModelCatalog reads the model profiles embedded from templates/models.
-func ModelCatalog() (*latency.Catalog, error) {
-	return latency.ReadCatalog(templates.Models, "models")
-}
-
-// Standard is the simulator's defaults on the default model's default
-// profile (llama-3.1-8b on H100 at TP2): its latency coefficients and GPU
-// KV capacity. Templates and studies start from it.
+// Standard is the simulator's defaults in the default world (llama-3.1-8b
+// on H100 at TP2, its blackbox profile: the world the baseline figures
+// were measured in), resolved. Templates and studies start from it.
 func Standard() (cluster.Config, error) {
-	cat, err := ModelCatalog()
-	if err != nil {
-		return cluster.Config{}, err
-	}
-	p, err := cat.Find(DefaultModel, "", 0)
-	if err != nil {
-		return cluster.Config{}, err
-	}
 	c := cluster.Defaults()
-	c.UseProfile(p)
+	c.Model, c.GPU, c.TP = DefaultModel, DefaultGPU, DefaultTP
+	if err := Resolve(&c); err != nil {
+		return cluster.Config{}, err
+	}
 	return c, nil
 }

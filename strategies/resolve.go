@@ -42,11 +42,13 @@ var (
 )
 
 // checkBase is the configuration load-time checks apply defaults to: the
-// simulator's defaults with the default model's KV size (llama-3.1-8b,
-// H100, TP2: 132139 blocks; coefficients 0 are valid).
+// standard one (if the world data does not load, the plain defaults, and
+// CheckConfig reports why).
 func checkBase() cluster.Config {
-	c := cluster.Defaults()
-	c.TotalKVBlocks = 132139
+	c, err := Standard()
+	if err != nil {
+		return cluster.Defaults()
+	}
 	return c
 }
 

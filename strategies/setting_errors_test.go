@@ -27,7 +27,16 @@ func TestSimulatorErrorsNameATableKey(t *testing.T) {
 		spoil func(c *cluster.Config)
 	}{
 		{"num_instances", func(c *cluster.Config) { c.NumInstances = 0 }},
-		{"kv.total_blocks", func(c *cluster.Config) { c.TotalKVBlocks = 0 }},
+		{"kv.total_blocks", func(c *cluster.Config) { c.TotalKVBlocks = -1 }},
+		{"model", func(c *cluster.Config) { c.Model = "nope/model" }},
+		{"gpu", func(c *cluster.Config) { c.GPU = "B200" }},
+		{"latency.model", func(c *cluster.Config) { c.GPU, c.LatencyModel = "A100-80", "blackbox" }},
+		{"latency.model", func(c *cluster.Config) { c.LatencyModel = "analytic" }},
+		{"tp", func(c *cluster.Config) { c.TP, c.LatencyModel = 3, "trained-physics" }},
+		{"gpu_memory_utilization", func(c *cluster.Config) { c.GPUMemoryUtilization, c.LatencyModel = 1.5, "roofline" }},
+		{"kv.total_blocks", func(c *cluster.Config) {
+			c.Model, c.TP, c.LatencyModel = "meta-llama/llama-3.1-70b-instruct", 1, "trained-physics"
+		}},
 		{"kv.total_blocks", func(c *cluster.Config) { c.TotalKVBlocks = math.MaxInt32 + 1 }},
 		{"kv.block_size", func(c *cluster.Config) { c.BlockSize = 0 }},
 		{"batch.max_num_running_reqs", func(c *cluster.Config) { c.MaxRunning = 0 }},
@@ -44,8 +53,8 @@ func TestSimulatorErrorsNameATableKey(t *testing.T) {
 		{"slo.ttft_target_ms.critical", func(c *cluster.Config) { c.SLOTTFT = class(-1) }},
 		{"slo.itl_target_ms.critical", func(c *cluster.Config) { c.SLOITL = class(0) }},
 		{"slo.e2e_target_ms.critical", func(c *cluster.Config) { c.SLOE2E = class(math.Inf(1)) }},
-		{"latency.alpha.1", func(c *cluster.Config) { c.Latency.Alpha[1] = -1 }},
-		{"latency.beta.2", func(c *cluster.Config) { c.Latency.Beta[2] = math.NaN() }},
+		{"latency.alpha.1", func(c *cluster.Config) { c.Coefficients.Alpha[1], c.Coefficients.AlphaSet[1] = -1, true }},
+		{"latency.beta.2", func(c *cluster.Config) { c.Coefficients.Beta[2], c.Coefficients.BetaSet[2] = math.NaN(), true }},
 		{"routing.prefix_index_capacity", func(c *cluster.Config) { c.Routing.PrefixIndexCapacity = -1 }},
 		{"routing.cache_signal_delay_us", func(c *cluster.Config) { c.Routing.CacheSignalDelay = -1 }},
 		{"routing.token_load.threshold_tokens", func(c *cluster.Config) { c.Routing.TokenLoadThreshold = -1 }},

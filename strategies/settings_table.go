@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"math"
-	"strconv"
 
 	"optimize/search"
 	"optimize/simcore"
@@ -58,17 +57,19 @@ func settingsTable() []*Setting {
 	}
 
 	// The cluster: hardware and capacity, not strategy.
-	add(intField("num_instances", "num-instances", 1, 4096, "", "serving instances", CompCluster,
+	add(worldSettings()...)
+	add(intField("num_instances", "num-instances", 1, 4096, "", "serving instances (each of tp GPUs)", CompCluster,
 		func(c *cluster.Config) *int { return &c.NumInstances }))
-	add(int64Field("kv.total_blocks", "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the latency profile's)", CompCluster,
-		func(c *cluster.Config) *int64 { return &c.TotalKVBlocks }))
+	add(int64Field("kv.total_blocks", "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the blackbox profile's, else what the model leaves of gpu_memory_utilization × the GPUs' memory, as vLLM sizes it)", CompCluster,
+		func(c *cluster.Config) *int64 { return &c.TotalKVBlocks }).effective(func(c *cluster.Config) float64 {
+		n, _ := c.KVBlocks()
+		return float64(n)
+	}))
 	add(int64Field("kv.block_size", "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,
 		func(c *cluster.Config) *int64 { return &c.BlockSize }))
 	for i := range 3 {
-		add(coeff("alpha", "alpha-coeffs", i, "α: pre-queue delay α0 + α1·input tokens; α2 per output token (reporting)",
-			func(c *cluster.Config) *float64 { return &c.Latency.Alpha[i] }))
-		add(coeff("beta", "beta-coeffs", i, "β: step time β0 + β1·uncached prefill tokens + β2·decode tokens",
-			func(c *cluster.Config) *float64 { return &c.Latency.Beta[i] }))
+		add(coeff("alpha", "alpha-coeffs", i, "blackbox α: pre-queue delay α0 + α1·input tokens; α2 per output token (reporting); over the profile's"))
+		add(coeff("beta", "beta-coeffs", i, "blackbox β: step time β0 + β1·uncached prefill tokens + β2·decode tokens; over the profile's"))
 	}
 
 	// Batch formation.
@@ -297,14 +298,6 @@ func boolField(key, flag, doc, comp string, field func(*cluster.Config) *bool) *
 		},
 		set:  func(c *cluster.Config, v float64) { *field(c) = v == 1 },
 		copy: func(dst, src *cluster.Config) { *field(dst) = *field(src) }}
-}
-
-// coeff is one latency coefficient, element i of --alpha-coeffs or
-// --beta-coeffs.
-func coeff(name, flag string, i int, doc string, field func(*cluster.Config) *float64) *Setting {
-	s := floatField("latency."+name+"."+strconv.Itoa(i), flag, 0, huge, "µs", doc, CompCluster, 0, field)
-	s.Item = strconv.Itoa(i)
-	return s
 }
 
 // perClass is one setting per SLO class, keyed prefix.<class>, given on

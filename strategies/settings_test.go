@@ -102,7 +102,7 @@ func TestSettersLandInTheirFields(t *testing.T) {
 		{"slo.ttft_target_ms.critical", "100", func(c *cluster.Config) bool { return c.SLOTTFT.Or(crit, -1) == 100 }},
 		{"kv.block_size", "32", func(c *cluster.Config) bool { return c.BlockSize == 32 }},
 		{"run.horizon_us", "1000000", func(c *cluster.Config) bool { return c.Horizon == 1000000 }},
-		{"latency.beta.1", "7.5", func(c *cluster.Config) bool { return c.Latency.Beta[1] == 7.5 }},
+		{"latency.beta.1", "7.5", func(c *cluster.Config) bool { return c.Coefficients.Beta[1] == 7.5 }},
 		{"priority.load_threshold", "32", func(c *cluster.Config) bool { return c.Priority.LoadThreshold == 32 }},
 		{"routing.weight.kv-pressure", "3", func(c *cluster.Config) bool {
 			return slices.Equal(c.Routing.Scorers, append(route.DefaultScorers(), route.ScorerWeight{Name: "kv-pressure", Weight: 3}))

@@ -23,6 +23,7 @@ import (
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
+	"optimize/simcore/latency"
 )
 
 // TemplateParam is one tunable dimension of a template. Its space (kind,
@@ -203,12 +204,26 @@ func (t *Template) validate(c cluster.Config) (cluster.Config, error) {
 	return c, nil
 }
 
-// CheckConfig runs every check the simulator would make when building c,
-// so that a bad configuration is reported before anything runs. A value
-// the simulator rejects is an *errtext.Setting naming the setting's key;
-// the caller that knows where the value came from (a flag, --set, a
-// template parameter) says so in front of it.
+// CheckConfig resolves the world c names in the built-in world data, then
+// runs every check the simulator would make when building c, so that a
+// bad configuration is reported before anything runs. A value the
+// simulator rejects is an *errtext.Setting naming the setting's key; the
+// caller that knows where the value came from (a flag, --set, a template
+// parameter) says so in front of it.
 func CheckConfig(c *cluster.Config) error {
+	cat, err := World()
+	if err != nil {
+		return err
+	}
+	return CheckConfigIn(c, cat)
+}
+
+// CheckConfigIn is CheckConfig in the world data cat (the built-ins plus a
+// user's model or GPU files).
+func CheckConfigIn(c *cluster.Config, cat *latency.Catalog) error {
+	if err := ResolveIn(c, cat); err != nil {
+		return err
+	}
 	if c.Routing.Policy == "weighted" && c.Routing.Scorers != nil && len(c.Routing.Scorers) == 0 {
 		return fmt.Errorf("every routing.weight.* is 0; the weighted policy needs a scorer with weight > 0")
 	}

@@ -1,5 +1,6 @@
 // Package templates embeds the built-in declarative files into the binary:
-// workload specs, model latency profiles and strategy templates.
+// workload specs, the world data (models, GPUs, latency coefficients)
+// and strategy templates.
 package templates
 
 import "embed"
@@ -9,10 +10,12 @@ import "embed"
 //go:embed workloads/*.yaml
 var Workloads embed.FS
 
-// Models holds the model latency profiles, as models/<model>.yaml.
+// World holds the simulator's world data: models/<model>.yaml (each
+// model's architecture and blackbox profiles), hardware/*.yaml (GPUs and
+// their prices) and latency/*.yaml (the physics models' coefficients).
 //
-//go:embed models/*.yaml
-var Models embed.FS
+//go:embed models/*.yaml hardware/*.yaml latency/*.yaml
+var World embed.FS
 
 // Strategies holds the built-in strategy templates, as
 // strategies/<name>.yaml (see package optimize/strategies).

@@ -27,7 +27,7 @@ func TestFlagValuesInOurWords(t *testing.T) {
 		{[]string{"study", "validate", "any", "--seeds", "50-40"}, `optimize: --seeds: range 50-40 is reversed: write 40-50`},
 		{[]string{"study", "validate", "any", "--seeds", "1-20000"}, `optimize: --seeds: range 1-20000 holds 20000 seeds; at most 10000`},
 		{[]string{"simulate", "--seeds", "4x"}, `optimize: simulate: --seeds: "4x" is not a seed or a range of seeds (allowed: 42, 42,43,44 or 100-109)`},
-		{[]string{"simulate", "--tp", "two"}, `optimize: simulate: --tp: "two" is not a whole number (default 0)`},
+		{[]string{"simulate", "--tp", "two"}, `optimize: --tp: tp: "two" is not a number (allowed: whole numbers in [1, 8])`},
 	} {
 		code, out, errs := run(t, c.args...)
 		line := strings.TrimSuffix(errs, "\n")

@@ -11,6 +11,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
+	"optimize/strategies"
 )
 
 // reportRow is one line of the text report: its label, the summary number
@@ -49,8 +50,10 @@ var (
 
 // writeText prints a human summary: one column per seed and the mean.
 func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
-	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n\n",
+	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n",
 		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, cfg.Admission.Policy)
+	blocks, _ := cfg.KVBlocks()
+	fmt.Fprintf(w, "world %s · %d KV blocks per instance\n\n", strategies.WorldLine(&cfg), blocks)
 	cols := append([]metrics.Summary(nil), runs...)
 	head := []string{"metric"}
 	for _, s := range seeds {

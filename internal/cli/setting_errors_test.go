@@ -7,8 +7,7 @@ import (
 
 // A value the simulator rejects is reported with the setting's key, the
 // same words however it was given; the flag (or --set pair) the user typed
-// comes first. Flags that are not settings (--model, --hardware, --tp) are
-// named by the CLI, not by the simulator.
+// comes first: the world's flags (--model, --tp, --latency-model) too.
 func TestSimulatorErrorsNameTheFlagTyped(t *testing.T) {
 	const body = "admission.policy: slo-gated needs at least one class's gate (admission.slo_gate.<class>)"
 	for _, c := range []struct {
@@ -17,8 +16,10 @@ func TestSimulatorErrorsNameTheFlagTyped(t *testing.T) {
 	}{
 		{[]string{"--admission-policy", "slo-gated"}, "--admission-policy: " + body},
 		{[]string{"--set", "admission.policy=slo-gated"}, "--set admission.policy=slo-gated: " + body},
-		{[]string{"--model", "no/such-model"}, `--model: unknown model "no/such-model" (known: meta-llama/llama-3.1-8b-instruct)`},
-		{[]string{"--tp", "8"}, "--hardware/--tp: no profile for meta-llama/llama-3.1-8b-instruct on H100 at TP8"},
+		{[]string{"--model", "no/such-model"}, `--model: model: "no/such-model" is not allowed (allowed: 01-ai/yi-34b, codellama/codellama-34b-instruct-hf,`},
+		{[]string{"--tp", "3"}, "--tp: tp: meta-llama/llama-3.1-8b-instruct: num_attention_heads (32) is not divisible by TP 3"},
+		{[]string{"--tp", "8", "--latency-model", "blackbox"}, "--latency-model: latency.model: no blackbox profile for meta-llama/llama-3.1-8b-instruct on H100 at TP8 (trained: H100/TP1, H100/TP2, H100/TP4); choose trained-physics or roofline"},
+		{[]string{"--model", "meta-llama/llama-3.1-70b-instruct", "--tp", "1"}, "--tp: tp: meta-llama/llama-3.1-70b-instruct on H100 at TP1: does not fit: it needs 137.07 GiB"},
 	} {
 		code, out, errs := run(t, append([]string{"simulate", "--num-requests", "10"}, c.args...)...)
 		msg := strings.TrimPrefix(strings.TrimRight(errs, "\n"), "optimize: ")

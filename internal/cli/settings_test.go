@@ -129,7 +129,7 @@ func TestKnobsListsEverySettingAndFlag(t *testing.T) {
 	}
 	// Every simulate flag is a setting's, or one of the few that are not
 	// simulator settings.
-	notSettings := []string{"model", "hardware", "tp", "set", "seed", "seeds", "output", "template", "param", "templates-dir", "help",
+	notSettings := []string{"model-config", "hardware-config", "set", "seed", "seeds", "output", "template", "param", "templates-dir", "help",
 		"workload", "workload-spec", "trace", "trace-data", "num-requests"}
 	cmd := newSimulateCommand(Streams{}, new(string))
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {

@@ -13,7 +13,6 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
-	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/strategies"
 )
@@ -23,10 +22,9 @@ import (
 // --set KEY=VALUE. Only flags the user set override the base
 // configuration; every setting the user gives must have an effect.
 type simFlags struct {
-	model, hardware string
-	tp              int
-	flags           []*settingFlag // in flag-name order
-	sets            []string
+	modelConfig, hardwareConfig string         // a user's model or GPU file
+	flags                       []*settingFlag // in flag-name order
+	sets                        []string
 	// user are the settings the user gave, and how, once apply has run:
 	// a simulator error about one of them names the flag (blame).
 	user []given
@@ -60,9 +58,8 @@ func (f *settingFlag) Set(s string) error {
 }
 
 func (f *simFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.model, "model", defaultModel, "model whose latency profile to use (sets latency.* and kv.total_blocks)")
-	fs.StringVar(&f.hardware, "hardware", "", "GPU of the latency profile (default: the model's, H100)")
-	fs.IntVar(&f.tp, "tp", 0, "tensor parallelism of the latency profile (default: the model's, 2)")
+	fs.StringVar(&f.modelConfig, "model-config", "", "a model of your own: a Hugging Face config.json or a YAML file like templates/models/*.yaml; runs it (instead of --model)")
+	fs.StringVar(&f.hardwareConfig, "hardware-config", "", "a GPU of your own: a YAML file like templates/hardware/gpus.yaml holding one GPU; runs on it (instead of --hardware)")
 	byFlag := map[string]*settingFlag{}
 	for _, s := range strategies.Settings() {
 		sf := byFlag[s.Flag]
@@ -113,31 +110,22 @@ func (f *settingFlag) usage() string {
 		s.Doc, strings.Join(items, ", "), s.ValuesText(), unit, prefix)
 }
 
-const defaultModel = strategies.DefaultModel
-
 // given is one setting the user gave, and how.
 type given struct {
 	source  string
 	setting *strategies.Setting
 }
 
-// apply resolves the latency profile on base (always when fromDefaults,
-// else only when --model, --hardware or --tp is given), lets workload move
-// the result to its operating point (a regime's instances or GPU KV), then
-// overlays the flags the user set, then --set; validates; and rejects any
-// setting the user gave that the resulting configuration does not use.
-func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latency.Catalog, fromDefaults bool, workload func(*cluster.Config)) (cluster.Config, error) {
+// apply lets workload move base to its operating point (a regime's
+// instances or GPU KV), then overlays a user's model or GPU file, the
+// flags the user set, then --set; resolves the world and validates; and
+// rejects any setting the user gave that the resulting configuration does
+// not use.
+func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*cluster.Config)) (cluster.Config, error) {
 	c := base
-	if fromDefaults || changed(fs, "model") || changed(fs, "hardware") || changed(fs, "tp") {
-		p, err := catalog.Find(f.model, f.hardware, f.tp)
-		if err != nil {
-			flag := "--hardware/--tp"
-			if errors.Is(err, latency.ErrUnknownModel) {
-				flag = "--model"
-			}
-			return c, fmt.Errorf("%s: %v", flag, err)
-		}
-		c.UseProfile(p)
+	cat, err := f.world(fs, &c)
+	if err != nil {
+		return c, err
 	}
 	workload(&c)
 	var user []given
@@ -172,7 +160,7 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, catalog *latenc
 		user = append(user, given{"--set " + pair, s})
 	}
 	f.user = user
-	if err := strategies.CheckConfig(&c); err != nil {
+	if err := strategies.CheckConfigIn(&c, cat); err != nil {
 		return c, f.blame(err)
 	}
 	for _, g := range user {

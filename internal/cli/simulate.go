@@ -87,16 +87,14 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	catalog, err := loadCatalog()
+	base, err := baseConfig()
 	if err != nil {
 		return failed(err)
 	}
-	base, fromDefaults := cluster.Defaults(), true
 	if o.template != "" {
 		if base, err = o.templateConfig(fs); err != nil {
 			return err
 		}
-		fromDefaults = false
 	} else if len(o.params) > 0 {
 		return fmt.Errorf("--param: needs --template")
 	}
@@ -109,7 +107,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 		// left unset; the flags, applied next, override them.
 		wl.spec.FillTargets(&base.SLOTTFT, &base.SLOITL, &base.SLOE2E)
 	}
-	cfg, err := o.flags.apply(fs, base, catalog, fromDefaults, wl.applyConfig)
+	cfg, err := o.flags.apply(fs, base, wl.applyConfig)
 	if err != nil {
 		return err
 	}

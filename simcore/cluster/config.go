@@ -17,13 +17,26 @@ import (
 // package strategies), which callers translate to the flag or template
 // field the value came from.
 type Config struct {
+	// The world: which model is served, on which GPU, at which tensor
+	// parallelism (GPUs per instance), and the latency model pricing its
+	// steps — resolved from those names into Latency by the caller, which
+	// holds the data (package strategies).
+	Model                string
+	GPU                  string
+	TP                   int
+	LatencyModel         string  // "" = blackbox where the world has a profile, else trained-physics
+	GPUMemoryUtilization float64 // vLLM's --gpu-memory-utilization: the share of GPU memory for weights, activations and KV
+	Latency              latency.Spec
+	// Coefficients are blackbox coefficients given by hand (latency.alpha.*,
+	// latency.beta.*), over the profile's when the world is resolved.
+	Coefficients latency.Overrides
+
 	NumInstances       int
-	TotalKVBlocks      int64
+	TotalKVBlocks      int64 // 0 = derived from the world (KVBlocks)
 	BlockSize          int64
 	MaxRunning         int
 	MaxScheduledTokens int64
 	PrefillThreshold   int64 // batch.long_prefill_token_threshold; 0 = no chunking
-	Latency            latency.Coeffs
 	Routing            route.Config
 	Scheduler          string
 	Priority           sched.PolicyConfig
@@ -55,22 +68,23 @@ type Config struct {
 }
 
 // Defaults returns BLIS's defaults (each policy's first name is its
-// default) with the latency coefficients and GPU KV capacity left for the
-// caller to fill in from a profile (UseProfile).
+// default) with the world (model, GPU, TP, latency model) left for the
+// caller to fill in and resolve.
 func Defaults() Config {
 	return Config{
-		NumInstances:        1,
-		BlockSize:           16,
-		MaxRunning:          256,
-		MaxScheduledTokens:  2048,
-		Routing:             route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity},
-		Scheduler:           sched.SchedulerNames()[0],
-		Priority:            sched.PolicyConfig{Name: sched.PolicyNames()[0]},
-		PreemptionPolicy:    batch.PreemptionPolicyNames()[0],
-		KVOffloadThreshold:  0.9,
-		KVTransferBandwidth: 100,
-		Admission:           admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
-		Seed:                42,
+		GPUMemoryUtilization: 0.9,
+		NumInstances:         1,
+		BlockSize:            16,
+		MaxRunning:           256,
+		MaxScheduledTokens:   2048,
+		Routing:              route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity},
+		Scheduler:            sched.SchedulerNames()[0],
+		Priority:             sched.PolicyConfig{Name: sched.PolicyNames()[0]},
+		PreemptionPolicy:     batch.PreemptionPolicyNames()[0],
+		KVOffloadThreshold:   0.9,
+		KVTransferBandwidth:  100,
+		Admission:            admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
+		Seed:                 42,
 	}
 }
 
@@ -80,8 +94,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.NumInstances < 1:
 		return errtext.BadSetting("num_instances", "must be ≥ 1, got %d", c.NumInstances)
-	case c.TotalKVBlocks < 1:
-		return errtext.BadSetting("kv.total_blocks", "must be ≥ 1, got %d", c.TotalKVBlocks)
+	case c.TotalKVBlocks < 0:
+		return errtext.BadSetting("kv.total_blocks", "must be ≥ 1 (0 = derived from the world), got %d", c.TotalKVBlocks)
 	case c.TotalKVBlocks > math.MaxInt32:
 		return errtext.BadSetting("kv.total_blocks", "must be < 2^31, got %d", c.TotalKVBlocks)
 	case c.BlockSize < 1:
@@ -116,14 +130,40 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if _, err := latency.New(c.Latency); err != nil {
+	if c.Latency.Physical() {
+		if c.TP < 1 {
+			return errtext.BadSetting("tp", "must be ≥ 1, got %d", c.TP)
+		}
+		if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
+			return errtext.BadSetting("gpu_memory_utilization", "must be in (0, 1], got %v", c.GPUMemoryUtilization)
+		}
+	}
+	if _, err := latency.New(c.Latency, c.TP); err != nil {
 		return err
 	}
-	return nil
+	_, err := c.KVBlocks()
+	return err
 }
 
-// UseProfile runs c on a latency profile: its coefficients, and its GPU
-// KV capacity per instance.
-func (c *Config) UseProfile(p latency.Profile) {
-	c.Latency, c.TotalKVBlocks = p.Coeffs, p.TotalKVBlocks
+// KVBlocks is the GPU KV capacity of an instance in blocks: kv.total_blocks
+// when set, else the blackbox profile's figure, else what the model leaves
+// of the GPUs' memory (latency.KVBlocks, as vLLM sizes its cache).
+func (c *Config) KVBlocks() (int64, error) {
+	switch {
+	case c.TotalKVBlocks > 0:
+		return c.TotalKVBlocks, nil
+	case !c.Latency.Physical():
+		if c.Latency.ProfileBlocks < 1 {
+			return 0, errtext.BadSetting("kv.total_blocks", "must be ≥ 1: the blackbox latency model has no profile to take it from")
+		}
+		return c.Latency.ProfileBlocks, nil
+	}
+	n, err := latency.KVBlocks(c.Latency.Arch, c.Latency.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization)
+	if err != nil {
+		return 0, errtext.BadSetting("tp", "%s on %s at TP%d: %v", c.Model, c.Latency.Hardware.Name, c.TP, err)
+	}
+	if n > math.MaxInt32 {
+		return 0, errtext.BadSetting("kv.total_blocks", "%s on %s at TP%d derives %d blocks, more than the simulator's 2^31; set kv.total_blocks", c.Model, c.Latency.Hardware.Name, c.TP, n)
+	}
+	return n, nil
 }

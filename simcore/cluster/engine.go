@@ -36,8 +36,12 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	lat, err := latency.New(cfg.Latency)
+	lat, err := latency.New(cfg.Latency, cfg.TP)
 	if err != nil {
+		return nil, err
+	}
+	// From here on the KV capacity is a number, derived or given.
+	if cfg.TotalKVBlocks, err = cfg.KVBlocks(); err != nil {
 		return nil, err
 	}
 	router, err := route.New(cfg.Routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
@@ -68,6 +72,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	}
 	e.load.Instances = e.snaps
 	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})
+	e.metrics.SetPostDecode(lat.PostDecodeTime())
 	if sized, ok := src.(simcore.Sized); ok {
 		// A cap is a bound, not a promise (a horizon may end the run
 		// first): past a million, the records grow as requests come.

@@ -24,7 +24,7 @@ func testConfig(instances int, blocks int64) Config {
 	c := Defaults()
 	c.NumInstances = instances
 	c.TotalKVBlocks = blocks
-	c.Latency = tp2
+	c.Latency = latency.Spec{Kind: latency.KindBlackbox, Coeffs: tp2}
 	return c
 }
 

@@ -47,6 +47,11 @@ type instance struct {
 	inFlightTokens int64        // their input + output tokens (inFlightTokens)
 	clock          simcore.Tick // time of the last event, request departures included
 	transfer       simcore.Tick // CPU→GPU reload time inside the current step
+
+	batchStep latency.Step // the step being run, reused
+	// idleContext is Σ over idle decodes of (progress when idled − the step
+	// it idled at): at step s their contexts sum to idleContext + idle·s.
+	idleContext int64
 }
 
 func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sched.Policy, requests *simcore.RequestPool) (*instance, error) {
@@ -239,6 +244,7 @@ func (in *instance) wake(i int) {
 		r.Computed += k
 		in.kv.CatchUp(&r.KV, k)
 		r.ITLSum += in.itlTotal
+		in.idleContext -= int64(r.Progress) - b - int64(k)
 		in.since[i] = -1
 	}
 }
@@ -256,6 +262,7 @@ func (in *instance) rest(i int) {
 	last := int64(r.InputLen+max(r.OutputLen, 1)-1-r.Progress) - 1 // steps before its last one
 	in.due[i] = in.steps + min(in.kv.DecodeRoom(&r.KV), last)
 	in.since[i] = in.steps
+	in.idleContext += int64(r.Progress) - in.steps
 	r.ITLSum -= in.itlTotal
 }
 
@@ -267,19 +274,32 @@ func (in *instance) rest(i int) {
 // retires in a second pass; one pass gives the same result, as retiring a
 // request touches no other request's progress.
 func (in *instance) execute(e *Engine, idle int) simcore.Tick {
-	prefill, decode := int64(0), int64(idle)
+	// The step as the latency model reads it: the scheduled requests (those
+	// given tokens), their prefill chunks, and the decodes with their
+	// contexts. An idle decode's context is its progress when it went idle
+	// plus the steps since, summed in idleContext.
+	st := &in.batchStep
+	st.Prefills, st.PrefillTokens = st.Prefills[:0], 0
+	st.Requests = idle
+	st.Decodes, st.DecodeContext = int64(idle), in.idleContext+int64(idle)*in.steps
 	for _, i := range in.active {
 		r := in.running[i]
+		if r.NewTokens == 0 {
+			continue
+		}
+		st.Requests++
 		if r.Progress < r.InputLen {
-			prefill += int64(r.NewTokens)
+			st.Prefills = append(st.Prefills, latency.Chunk{Done: int64(r.Progress), New: int64(r.NewTokens), Input: int64(r.InputLen)})
+			st.PrefillTokens += int64(r.NewTokens)
 		} else if r.OutputLen > 0 {
-			decode += int64(r.NewTokens)
+			st.Decodes++
+			st.DecodeContext += int64(r.Progress)
 		}
 	}
 	// Reloads from the CPU tier happened while forming this batch: the step
 	// waits for them, so every co-batched request pays.
 	in.transfer = in.kv.TakeTransfer()
-	dt := max(1, in.latency.StepTime(prefill, decode)+in.transfer)
+	dt := max(1, in.latency.StepTime(st)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
 	decoded := idle
 	in.gone = in.gone[:0]

@@ -29,6 +29,10 @@ type Collector struct {
 
 	scratch []int64 // Summarize: one distribution's values
 
+	// postDecode is added once to the E2E of every completed request with
+	// output (the latency model's post-decode overhead, µs).
+	postDecode int64
+
 	outputTokens int64 // decode tokens produced (N−1 per request, re-decodes again)
 	inputTokens  int64
 	preemptions  int64
@@ -78,12 +82,24 @@ func (c *Collector) Scheduled(r *simcore.Request, now simcore.Tick) {
 // FirstToken records (or, after a preemption, overwrites) the TTFT.
 func (c *Collector) FirstToken(r *simcore.Request) { c.ttft.set(r.ID, r.FirstToken) }
 
-// Completed records the end-to-end latency: TTFT plus every ITL.
+// SetPostDecode sets the overhead added once to each E2E (µs).
+func (c *Collector) SetPostDecode(us int64) { c.postDecode = us }
+
+// E2E is a completed request's end-to-end latency: TTFT, every ITL, and
+// the post-decode overhead when it produced output.
+func (c *Collector) E2E(r *simcore.Request) int64 {
+	if r.OutputLen > 0 {
+		return r.FirstToken + r.ITLSum + c.postDecode
+	}
+	return r.FirstToken + r.ITLSum
+}
+
+// Completed records the end-to-end latency.
 func (c *Collector) Completed(r *simcore.Request) {
 	c.state[r.ID] = completed
 	c.served[r.SLO] += int64(r.OutputLen)
-	c.e2e.set(r.ID, r.FirstToken+r.ITLSum)
-	if cl := r.SLO.Known(); c.targets.has(cl) && c.targets.meets(r) {
+	c.e2e.set(r.ID, c.E2E(r))
+	if cl := r.SLO.Known(); c.targets.has(cl) && c.targets.meets(r, c.E2E(r)) {
 		c.met[cl]++
 	}
 }

@@ -27,12 +27,12 @@ func (c *Collector) SetTargets(t Targets) { c.targets = t }
 
 // meets reports whether the completed request r met every target of its
 // class. Latencies are in µs, targets in ms.
-func (t *Targets) meets(r *simcore.Request) bool {
+func (t *Targets) meets(r *simcore.Request, e2e int64) bool {
 	cl := r.SLO.Known()
 	if v, ok := t.TTFT.Get(cl); ok && !(r.FirstToken >= 0 && float64(r.FirstToken) <= v*1000) {
 		return false
 	}
-	if v, ok := t.E2E.Get(cl); ok && float64(r.FirstToken+r.ITLSum) > v*1000 {
+	if v, ok := t.E2E.Get(cl); ok && float64(e2e) > v*1000 {
 		return false
 	}
 	if v, ok := t.ITL.Get(cl); ok && meanITL(r) > v*1000 {

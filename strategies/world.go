@@ -1,0 +1,180 @@
+package strategies
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"optimize/search"
+	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
+	"optimize/simcore/latency"
+	"optimize/templates"
+)
+
+// The world a configuration runs in — model, GPU, TP and latency model —
+// is named by settings and resolved here, against the world data the
+// binary embeds (templates/models, hardware, latency), into what the
+// simulator computes with: the latency model's coefficients, the model's
+// architecture and the GPU's figures.
+
+var (
+	worldOnce sync.Once
+	world     *latency.Catalog
+	worldErr  error
+)
+
+// World is the built-in world data, read once.
+func World() (*latency.Catalog, error) {
+	worldOnce.Do(func() { world, worldErr = latency.ReadCatalog(templates.World) })
+	return world, worldErr
+}
+
+// worldNames returns the built-in model and GPU names for the settings'
+// choices (none if the data does not load: Standard reports why).
+func worldNames() (models, gpus []string) {
+	cat, err := World()
+	if err != nil {
+		return nil, nil
+	}
+	return cat.Models(), cat.GPUs()
+}
+
+// latencyKinds are the latency.model choices.
+func latencyKinds() []string { return latency.Kinds() }
+
+// worldSettings declares the world's settings.
+func worldSettings() []*Setting {
+	models, gpus := worldNames()
+	kinds := latencyKinds()
+	kind := &Setting{Key: "latency.model", Flag: "latency-model", Kind: search.Categorical, Choices: kinds,
+		Doc: "step-time model: blackbox (BLIS's per-profile alpha/beta fit; no vLLM counterpart), trained-physics (roofline terms × learned corrections, BLIS's default) or roofline (the uncorrected bound); default: blackbox where the world has a trained profile, else trained-physics", Component: CompCluster,
+		get: func(c *cluster.Config) (float64, bool) {
+			k := c.LatencyModel
+			if k == "" {
+				k = c.Latency.Kind
+			}
+			for i, ch := range kinds {
+				if ch == k {
+					return float64(i), true
+				}
+			}
+			return 0, true
+		},
+		set:  func(c *cluster.Config, v float64) { c.LatencyModel = kinds[int(v)] },
+		copy: func(dst, src *cluster.Config) { dst.LatencyModel = src.LatencyModel }}
+	physical := Rule{Text: "latency.model is trained-physics or roofline", subject: "latency.model",
+		holds: func(c *cluster.Config) bool { return c.Latency.Physical() },
+		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
+	return []*Setting{
+		choiceField("model", "model", models, "model served, by its Hugging Face name (`optimize template knobs` and the README's Models and hardware list them)", CompCluster,
+			func(c *cluster.Config) *string { return &c.Model }),
+		choiceField("gpu", "hardware", gpus, "GPU of every instance", CompCluster,
+			func(c *cluster.Config) *string { return &c.GPU }),
+		intField("tp", "tp", 1, 8, "GPUs", "tensor parallelism: GPUs per instance", CompCluster,
+			func(c *cluster.Config) *int { return &c.TP }),
+		kind,
+		floatField("gpu_memory_utilization", "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
+			func(c *cluster.Config) *float64 { return &c.GPUMemoryUtilization }).when(physical),
+	}
+}
+
+// blackboxRule holds while the resolved latency model is the blackbox.
+func blackboxRule() Rule {
+	return Rule{Text: "latency.model is blackbox", subject: "latency.model",
+		holds: func(c *cluster.Config) bool { return !c.Latency.Physical() },
+		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
+}
+
+// coeff is one blackbox coefficient, element i of --alpha-coeffs or
+// --beta-coeffs, given over the profile's.
+func coeff(name, flag string, i int, doc string) *Setting {
+	value := func(c *cluster.Config) (v float64, set bool, resolved float64) {
+		o := &c.Coefficients
+		if name == "alpha" {
+			return o.Alpha[i], o.AlphaSet[i], c.Latency.Coeffs.Alpha[i]
+		}
+		return o.Beta[i], o.BetaSet[i], c.Latency.Coeffs.Beta[i]
+	}
+	s := &Setting{Key: "latency." + name + "." + strconv.Itoa(i), Flag: flag, Item: strconv.Itoa(i), Kind: search.Float, Low: 0, High: huge,
+		Unit: "µs", Doc: doc, Component: CompCluster,
+		get: func(c *cluster.Config) (float64, bool) {
+			v, set, resolved := value(c)
+			if set {
+				return v, true
+			}
+			return resolved, true
+		},
+		set: func(c *cluster.Config, v float64) {
+			o := &c.Coefficients
+			if name == "alpha" {
+				o.Alpha[i], o.AlphaSet[i] = v, true
+			} else {
+				o.Beta[i], o.BetaSet[i] = v, true
+			}
+		},
+		copy: func(dst, src *cluster.Config) {
+			d, s := &dst.Coefficients, &src.Coefficients
+			if name == "alpha" {
+				d.Alpha[i], d.AlphaSet[i] = s.Alpha[i], s.AlphaSet[i]
+			} else {
+				d.Beta[i], d.BetaSet[i] = s.Beta[i], s.BetaSet[i]
+			}
+		}}
+	return s.when(blackboxRule())
+}
+
+// Resolve fills c.Latency from the world c names, in the built-in data.
+func Resolve(c *cluster.Config) error {
+	cat, err := World()
+	if err != nil {
+		return err
+	}
+	return ResolveIn(c, cat)
+}
+
+// ResolveIn fills c.Latency from the world c names, in cat: the latency
+// model (blackbox where the model has a trained profile on the GPU at the
+// TP, else trained-physics, unless latency.model says), its coefficients
+// (a profile's, under any given by hand), the architecture and the GPU.
+func ResolveIn(c *cluster.Config, cat *latency.Catalog) error {
+	m, err := cat.Model(c.Model)
+	if err != nil {
+		return errtext.BadSetting("model", "%v", err)
+	}
+	c.Model = m.Name
+	gpu, err := cat.GPU(c.GPU)
+	if err != nil {
+		return errtext.BadSetting("gpu", "%v", err)
+	}
+	c.GPU = gpu.Name
+	profile, trained := m.Profile(gpu.Name, c.TP)
+	kind := c.LatencyModel
+	if kind == "" {
+		kind = latency.KindTrainedPhysics
+		if trained {
+			kind = latency.KindBlackbox
+		}
+	}
+	spec := latency.Spec{Kind: kind, Arch: m.Arch, Hardware: gpu.Hardware, Physics: cat.Physics(), RooflineAlpha: cat.RooflineAlpha()}
+	if kind == latency.KindBlackbox {
+		if !trained && !c.Coefficients.Complete() {
+			_, err := cat.Find(m.Name, gpu.Name, c.TP)
+			return errtext.BadSetting("latency.model", "%v; choose trained-physics or roofline, or give every latency.alpha.* and latency.beta.*", err)
+		}
+		spec.Coeffs, spec.ProfileBlocks = c.Coefficients.Apply(profile.Coeffs), profile.TotalKVBlocks
+	}
+	c.Latency = spec
+	if spec.Physical() {
+		if err := m.Arch.CheckTP(c.TP); err != nil {
+			return errtext.BadSetting("tp", "%s: %v", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// WorldLine names the world of c in one line: "meta-llama/llama-3.1-8b-instruct
+// on H100, TP2, blackbox latency model".
+func WorldLine(c *cluster.Config) string {
+	return fmt.Sprintf("%s on %s, TP%d, %s latency model", c.Model, c.GPU, c.TP, c.Latency.Kind)
+}
