@@ -47,6 +47,16 @@ type Config struct {
 	// slo-deadline scheduler orders by the TTFT targets.
 	SLOTTFT, SLOITL, SLOE2E simcore.PerClass
 
+	// Era is the BLIS behaviour reproduced where BLIS changed it (see
+	// simcore.Era); "" is the March 2026 era.
+	Era simcore.Era
+	// MaxModelLen is the context window in tokens (0 = none): a request
+	// whose input alone fills it, or whose input plus output exceeds it,
+	// is dropped when it reaches the wait queue, as vLLM rejects it. A
+	// request that passes never reaches the window while it runs (its
+	// output length is its budget), so nothing is capped later.
+	MaxModelLen int64
+
 	// CPU tier of the KV cache (0 blocks = single tier).
 	KVCPUBlocks           int64
 	KVOffloadThreshold    float64 // GPU utilisation above which idle cached blocks move to CPU
@@ -102,6 +112,11 @@ func (c *Config) Validate() error {
 		return errtext.BadSetting("kv.transfer_bandwidth", "must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
 	case c.KVTransferBaseLatency < 0:
 		return errtext.BadSetting("kv.transfer_base_latency_us", "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
+	case c.MaxModelLen < 0 || c.MaxModelLen > math.MaxInt32:
+		return errtext.BadSetting("model.max_model_len", "must be in [0, 2^31) tokens (0 = no context window), got %d", c.MaxModelLen)
+	}
+	if err := c.Era.Validate(); err != nil {
+		return err
 	}
 	if err := (batch.Config{PrefillThreshold: c.PrefillThreshold, ClassThreshold: c.SLOPrefillThreshold, PreemptionPolicy: c.PreemptionPolicy}).Validate(); err != nil {
 		return err

@@ -29,10 +29,20 @@ type Collector struct {
 
 	scratch []int64 // Summarize: one distribution's values
 
-	outputTokens int64 // decode tokens produced (N−1 per request, re-decodes again)
+	outputTokens int64 // see atCompletion
 	inputTokens  int64
 	preemptions  int64
+	// atCompletion: output tokens are counted when a request completes,
+	// all of them (the prefill's first token included), and never for a
+	// request that does not complete (BLIS's August 2026 era). Otherwise
+	// each decode step counts its tokens: output − 1 per request, a
+	// preempted request's re-decodes again, unfinished requests' too.
+	atCompletion bool
 }
+
+// CountOutputAtCompletion switches output-token counting to completion
+// time (see Collector.atCompletion).
+func (c *Collector) CountOutputAtCompletion() { c.atCompletion = true }
 
 const (
 	inFlight uint8 = iota
@@ -82,6 +92,9 @@ func (c *Collector) FirstToken(r *simcore.Request) { c.ttft.set(r.ID, r.FirstTok
 func (c *Collector) Completed(r *simcore.Request) {
 	c.state[r.ID] = completed
 	c.served[r.SLO] += int64(r.OutputLen)
+	if c.atCompletion {
+		c.outputTokens += int64(r.OutputLen)
+	}
 	c.e2e.set(r.ID, r.FirstToken+r.ITLSum)
 	if cl := r.SLO.Known(); c.targets.has(cl) && c.targets.meets(r) {
 		c.met[cl]++
@@ -94,7 +107,9 @@ func (c *Collector) DecodeStep(itl int64, n int) {
 	if n == 0 {
 		return
 	}
-	c.outputTokens += int64(n)
+	if !c.atCompletion {
+		c.outputTokens += int64(n)
+	}
 	c.itlVals = append(c.itlVals, itl)
 	c.itlCounts = append(c.itlCounts, int64(n))
 }
