@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/simcore/workload"
 )
@@ -46,6 +47,38 @@ func BenchmarkBaseline(b *testing.B) {
 				}
 				s := eng.Run()
 				if int(s.Completed) != n {
+					b.Fatalf("completed %v of %d", s.Completed, n)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkBaselineTrainedPhysics is BenchmarkBaseline in BLIS f90a1e3a's
+// world: the same cluster and workload, llama-3.1-8b on H100 at TP2 priced
+// by the trained-physics model, its KV capacity derived from memory
+// (125,278 blocks) and the f90a1e3a era's mechanics.
+func BenchmarkBaselineTrainedPhysics(b *testing.B) {
+	spec, err := builtinWorkloads.Spec("orthogonal-slo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := baselineConfig()
+	cfg.Latency, cfg.TP, cfg.TotalKVBlocks = worldSpec(b, latency.KindTrainedPhysics), 2, 0
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: n})
+				if err != nil {
+					b.Fatal(err)
+				}
+				eng, err := New(cfg, src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s := eng.Run(); int(s.Completed) != n {
 					b.Fatalf("completed %v of %d", s.Completed, n)
 				}
 			}
