@@ -18,6 +18,21 @@ import (
 // cost.gpu_hour.<GPU>, defaulting to the hardware file's
 // price_per_gpu_hour.
 
+// CostPerMillionTokens is the derived cost metric's name.
+const CostPerMillionTokens = "cost_per_million_tokens"
+
+// CostMetrics lists the cost metrics: the summary's numbers of the
+// configuration (gpu_count, cost_per_hour) and cost_per_million_tokens.
+func CostMetrics() []string {
+	var out []string
+	for _, n := range metrics.SummaryNumbers() {
+		if n.Same {
+			out = append(out, n.Name)
+		}
+	}
+	return append(out, CostPerMillionTokens)
+}
+
 // gpuHourPriceFlag is the one flag of the cost.gpu_hour.<GPU> family:
 // --gpu-hour-price H100=6.88,L40S=2.24.
 const gpuHourPriceFlag = "gpu-hour-price"

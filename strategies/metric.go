@@ -37,7 +37,7 @@ var derivedMetrics = []struct {
 }{
 	{"completed_fraction", "fraction", completedFraction},
 	{"min_class_completed_fraction", "fraction", minClassCompletedFraction},
-	{"cost_per_million_tokens", "USD/Mtok", costPerMillionTokens},
+	{CostPerMillionTokens, "USD/Mtok", costPerMillionTokens},
 }
 
 // classCompletedFraction is the one derived per-class number
