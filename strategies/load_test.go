@@ -101,7 +101,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"missing description", edit("description: A valid template.\n", ""), "user/t.yaml: description: required"},
 		{"unknown base", edit("base: baseline", "base: baseline2"), `user/t.yaml: base: unknown template "baseline2" (available: baseline,`},
 		{"unknown workload", edit("base: baseline", "base: baseline\nworkload: mystery"),
-			`user/t.yaml: workload: unknown built-in workload "mystery" (available: multi-turn-kv, orthogonal-slo)`},
+			`user/t.yaml: workload: unknown built-in workload "mystery" (available: multi-turn-kv, orthogonal-slo, steady-chat)`},
 		{"unknown mechanism knob", edit("scheduler: priority-fcfs", "schedular: priority-fcfs"),
 			`user/t.yaml: mechanism.schedular: line 6: unknown setting "schedular" (settings: admission.policy, admission.probabilistic.k,`},
 		{"mechanism value the knob rejects", edit("scheduler: priority-fcfs", "scheduler: lifo"),

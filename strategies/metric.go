@@ -12,9 +12,11 @@ import (
 // Metric paths name one number of a run's summary, as its JSON spells it:
 // "tokens_per_sec", "e2e_ms.p99", "kv.transfer_ms",
 // "per_slo.critical.ttft_ms.p99", "per_slo.sheddable.completed_fraction".
-// Two derived numbers are added: "completed_fraction" (completed over all
-// injected requests) and "min_class_completed_fraction" (the worst class's
-// completed fraction: starvation or shedding of any class shows up here).
+// Three derived numbers are added: "completed_fraction" (completed over
+// all injected requests), "min_class_completed_fraction" (the worst
+// class's completed fraction: starvation or shedding of any class shows up
+// here) and "cost_per_million_tokens" (cost_per_hour over the simulated
+// output throughput, cost.go).
 // "attainment", "goodput" and their per_slo.<class> forms exist only in
 // runs with latency targets (slo.*_target_ms or the workload's
 // slo_targets); reading them from a run without one is an error.
@@ -35,6 +37,7 @@ var derivedMetrics = []struct {
 }{
 	{"completed_fraction", "fraction", completedFraction},
 	{"min_class_completed_fraction", "fraction", minClassCompletedFraction},
+	{CostPerMillionTokens, "USD/Mtok", costPerMillionTokens},
 }
 
 // classCompletedFraction is the one derived per-class number
@@ -79,6 +82,9 @@ func compileMetric(path string) (metricGetter, error) {
 	}
 	return func(s *metrics.Summary) (float64, error) {
 		v, ok := num.Get(s)
+		if !ok && num.Same {
+			return 0, fmt.Errorf("metric %s: %s", path, noCost(path))
+		}
 		if !ok {
 			return 0, fmt.Errorf("metric %s: the run has no latency target (set knob slo.ttft_target_ms.<class>, slo.itl_target_ms.<class> or slo.e2e_target_ms.<class>, or the workload's slo_targets)", path)
 		}

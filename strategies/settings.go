@@ -192,8 +192,9 @@ func settingKeysHint() string {
 			names = append(names, n)
 		}
 	}
-	return fmt.Sprintf("%s; <class>: %s; <scorer>: %s",
-		strings.Join(names, ", "), strings.Join(classNames, ", "), strings.Join(scorerNames(), ", "))
+	_, gpus := worldNames()
+	return fmt.Sprintf("%s; <class>: %s; <scorer>: %s; <GPU>: %s",
+		strings.Join(names, ", "), strings.Join(classNames, ", "), strings.Join(scorerNames(), ", "), strings.Join(gpus, ", "))
 }
 
 func itemKind(s *Setting) string {
@@ -202,6 +203,8 @@ func itemKind(s *Setting) string {
 		return "scorer"
 	case strings.HasPrefix(s.Key, "latency."):
 		return "i"
+	case s.Flag == gpuHourPriceFlag:
+		return "GPU"
 	}
 	return "class"
 }

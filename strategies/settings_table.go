@@ -14,7 +14,7 @@ import (
 
 // Components: the mechanism groups an ablation reverts as a whole.
 const (
-	CompCluster    = "cluster"    // instances, KV capacity, latency model: the hardware, not the strategy
+	CompCluster    = "cluster"    // instances, KV capacity, latency model, GPU prices: the hardware, not the strategy
 	CompRouting    = "routing"    // routing policy, scorer weights and their knobs
 	CompScheduler  = "scheduler"  // wait-queue order
 	CompPriority   = "priority"   // priority policy and its parameters
@@ -57,7 +57,13 @@ func settingsTable() []*Setting {
 	}
 
 	// The cluster: hardware and capacity, not strategy.
-	add(worldSettings()...)
+	world := worldSettings()
+	add(world...)
+	for _, s := range world {
+		if s.Key == "gpu" {
+			add(costSettings(s)...)
+		}
+	}
 	add(intField("num_instances", "num-instances", 1, 4096, "", "serving instances (each of tp GPUs)", CompCluster,
 		func(c *cluster.Config) *int { return &c.NumInstances }))
 	add(int64Field("kv.total_blocks", "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the blackbox profile's, else what the model leaves of gpu_memory_utilization × the GPUs' memory, as vLLM sizes it)", CompCluster,

@@ -146,6 +146,10 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 		"slo-cascade-preempt": func(c cluster.Config) error {
 			return expect(cascade(c) && c.PreemptionPolicy == "priority" && c.TotalKVBlocks == 1000, "config %+v", c)
 		},
+		"capacity": func(c cluster.Config) error {
+			return expect(c.NumInstances == 8 && c.GPU == "H100" && c.TP == 1 && c.Latency.Kind == "trained-physics" &&
+				c.Cost.PerGPUHour == 6.88 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
+		},
 		"load-adaptive": func(c cluster.Config) error {
 			adaptive := c
 			adaptive.Priority.Name = "slo-tiered" // otherwise the cascade
@@ -192,6 +196,10 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				}
 				if tpl.Workload != "multi-turn-kv" {
 					t.Errorf("workload %s, want multi-turn-kv", tpl.Workload)
+				}
+			} else if name == "capacity" {
+				if tpl.Workload != "steady-chat" {
+					t.Errorf("workload %s, want steady-chat", tpl.Workload)
 				}
 			} else if tpl.Workload != "orthogonal-slo" {
 				t.Errorf("workload %s, want orthogonal-slo", tpl.Workload)
@@ -439,7 +447,7 @@ func TestBrokenUserTemplateLeavesOthers(t *testing.T) {
 
 func TestGetUnknownListsNames(t *testing.T) {
 	_, err := builtin(t).Get("slo-casacde")
-	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, joint-kv, joint-slo,`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, capacity, joint-kv, joint-slo,`) {
 		t.Errorf("got %v", err)
 	}
 }

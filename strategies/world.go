@@ -185,6 +185,7 @@ func ResolveIn(c *cluster.Config, cat *latency.Catalog) error {
 		return errtext.BadSetting("gpu", "%v", err)
 	}
 	c.GPU = gpu.Name
+	resolvePrice(c, gpu)
 	profile, trained := m.Profile(gpu.Name, c.TP)
 	kind := c.LatencyModel
 	if kind == "" {

@@ -113,9 +113,12 @@ func (ev *evaluator) judge(s *metrics.Summary) (search.Evaluation, error) {
 
 // baselineConfig is the llm-d-parity baseline run in the study's
 // environment: the baseline template's policies, but the study template's
-// cluster (instances, KV capacity, model) and CPU KV tier — every setting
-// of those two components — so that only the strategy differs between the
-// two.
+// cluster (instances, KV capacity, model, GPU, TP, latency model, GPU
+// prices) and CPU KV tier — every setting of those two components — so
+// that only the strategy differs between the two. The world is resolved
+// again after the copy: the baseline template's was resolved for its own
+// model and GPU, and a study on another GPU or latency model must price
+// and time its baseline in the study's world.
 func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster.Config) (cluster.Config, error) {
 	bt, err := reg.Get("baseline")
 	if err != nil {

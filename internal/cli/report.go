@@ -38,6 +38,8 @@ var (
 		{"Jain fairness", "jain_fairness", "%.3f"},
 		{"SLO attainment", "attainment", "%.3f"},
 		{"goodput req/s", "goodput", "%.1f"},
+		{"GPUs", "gpu_count", "%.0f"},
+		{"cost USD/h", "cost_per_hour", "%.2f"},
 	}
 	classRows = []reportRow{
 		{"TTFT p99 ms", "ttft_ms.p99", "%.1f"},

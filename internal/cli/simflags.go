@@ -101,6 +101,9 @@ func (f *settingFlag) usage() string {
 			strings.Join(items, ", "), s.ValuesText(), prefix)
 	case strings.HasPrefix(s.Key, "latency."):
 		return fmt.Sprintf("%s: three values i0,i1,i2 in µs (override the profile; settings %s0..2)", s.Doc, prefix)
+	case strings.HasPrefix(s.Key, "cost."):
+		return fmt.Sprintf("price of a GPU per hour in USD, per GPU: gpu=price,... with gpu one of %s (defaults: the hardware file's on-demand list prices, which optimize template knobs shows; a --hardware-config GPU takes its file's price_per_gpu_hour); cost has no vLLM or llm-d counterpart; %s (settings %s<GPU>)",
+			strings.Join(items, ", "), s.ValuesText(), prefix)
 	}
 	unit := ""
 	if s.Unit == "ms" {
@@ -197,6 +200,8 @@ func (f *settingFlag) apply(c *cluster.Config) ([]*strategies.Setting, error) {
 		return f.applyScorers(c)
 	case strings.HasPrefix(s.Key, "latency."):
 		return f.applyVector(c)
+	case strings.HasPrefix(s.Key, "cost."):
+		return f.applyNamed(c)
 	}
 	return f.applyPerClass(c)
 }
@@ -232,6 +237,34 @@ func (f *settingFlag) applyVector(c *cluster.Config) ([]*strategies.Setting, err
 		}
 	}
 	return f.members, nil
+}
+
+// applyNamed reads item=value pairs whose item names a member
+// (case-insensitively, as GPU names compare), each at most once.
+func (f *settingFlag) applyNamed(c *cluster.Config) ([]*strategies.Setting, error) {
+	var set []*strategies.Setting
+	for _, pair := range strings.Split(f.raw, ",") {
+		name, value, ok := strings.Cut(pair, "=")
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(f.members, func(s *strategies.Setting) bool { return strings.EqualFold(s.Item, name) })
+		items := make([]string, len(f.members))
+		for j, m := range f.members {
+			items[j] = m.Item
+		}
+		switch {
+		case !ok || name == "":
+			return nil, fmt.Errorf("%q: want name=value, name one of %s", pair, strings.Join(items, ", "))
+		case i < 0:
+			return nil, fmt.Errorf("%q: unknown name %q (one of %s)", pair, name, strings.Join(items, ", "))
+		case slices.Contains(set, f.members[i]):
+			return nil, fmt.Errorf("%s: given twice", f.members[i].Item)
+		}
+		if err := f.members[i].Set(c, strings.TrimSpace(value)); err != nil {
+			return nil, err
+		}
+		set = append(set, f.members[i])
+	}
+	return set, nil
 }
 
 // applyPerClass reads class=value pairs.

@@ -30,6 +30,8 @@ type Config struct {
 	// Coefficients are blackbox coefficients given by hand (latency.alpha.*,
 	// latency.beta.*), over the profile's when the world is resolved.
 	Coefficients latency.Overrides
+	// Cost prices the GPUs (cost.gpu_hour.<GPU>); it changes no event.
+	Cost Cost
 
 	NumInstances       int
 	TotalKVBlocks      int64 // 0 = derived from the world (KVBlocks)

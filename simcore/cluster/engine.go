@@ -263,6 +263,8 @@ func (e *Engine) summarize() metrics.Summary {
 	}
 	n := float64(len(e.instances))
 	info.CacheHitRate /= n
-	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
+	info.KV.ThrashingRate /= n              // unweighted mean over instances, as BLIS
+	info.GPUs = len(e.instances) * e.cfg.TP // 0 without a TP: no count, no cost
+	info.PricePerGPUHour = e.cfg.Cost.PerGPUHour
 	return e.metrics.Summarize(info)
 }

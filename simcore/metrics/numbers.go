@@ -24,8 +24,11 @@ type Number[T any] struct {
 	// distribution's number ("ttft_ms", "p99"); both "" otherwise.
 	Dist, Stat string
 	// Optional numbers (pointers in the summary) are absent from runs
-	// without a latency target.
+	// without a latency target (or, for the cost, without a price).
 	Optional bool
+	// Same numbers are the configuration's, equal in every run of it (tag
+	// mean:"same"): Mean keeps them instead of averaging.
+	Same bool
 	// Unit is what the number counts or measures, as people read it:
 	// "ms", "tokens/s", "req/s", "requests", "fraction" (0–1), "ratio".
 	Unit  string
@@ -89,7 +92,7 @@ func numbersOf[T any]() []Number[T] {
 				continue
 			}
 			idx := append(index[:len(index):len(index)], i)
-			n := Number[T]{Name: prefix + name, Unit: f.Tag.Get("unit"), index: idx}
+			n := Number[T]{Name: prefix + name, Unit: f.Tag.Get("unit"), Same: f.Tag.Get("mean") == "same", index: idx}
 			if dist != "" {
 				n.Dist, n.Stat, n.Unit = dist, name, unit
 			}

@@ -21,7 +21,8 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"scheduling_delay_ms.mean", "scheduling_delay_ms.p50", "scheduling_delay_ms.p90", "scheduling_delay_ms.p99",
 		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate",
 		"kv.offloaded_blocks", "kv.reloaded_blocks", "kv.transfer_ms", "kv.thrashing_rate",
-		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens"}
+		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
+		"gpu_count", "cost_per_hour"}
 	if !slices.Equal(names, want) {
 		t.Errorf("summary numbers\n %v\nwant\n %v", names, want)
 	}
@@ -47,7 +48,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 			if !ok || v == 0 {
 				t.Errorf("%s = %v, %v", n.Name, v, ok)
 			}
-		case "attainment", "goodput":
+		case "attainment", "goodput", "gpu_count", "cost_per_hour":
 			if ok || !n.Optional {
 				t.Errorf("%s: unset optional reads as present", n.Name)
 			}

@@ -102,3 +102,27 @@ func TestSummarizeAndMean(t *testing.T) {
 		t.Fatalf("mean of identical runs differs: %+v", m)
 	}
 }
+
+// The cluster's size and cost are the configuration's: a run reports
+// instances × TP GPUs at their price, a GPU without a price reports no
+// cost (not a free cluster), and the mean over seeds is the value itself,
+// exactly, where a sum of three equal floats divided by 3 is not (9 ×
+// 6.88 summed three times and divided by 3 misses by an ulp).
+func TestClusterCostIsTheConfigurations(t *testing.T) {
+	var c Collector
+	s := c.Summarize(RunInfo{Makespan: 1_000_000, GPUs: 9, PricePerGPUHour: 6.88})
+	if s.GPUCount == nil || *s.GPUCount != 9 || s.CostPerHour == nil || *s.CostPerHour != 9*6.88 {
+		t.Fatalf("gpu_count %v, cost_per_hour %v; want 9 and %v", s.GPUCount, s.CostPerHour, 9*6.88)
+	}
+	if v := *s.CostPerHour; (v+v+v)/3 == v {
+		t.Fatalf("the averaging this test guards against is exact for %v: pick another price", v)
+	}
+	m := Mean([]Summary{s, s, s})
+	if *m.GPUCount != 9 || *m.CostPerHour != *s.CostPerHour {
+		t.Errorf("mean of three seeds: gpu_count %v, cost_per_hour %v; want 9 and %v exactly", *m.GPUCount, *m.CostPerHour, *s.CostPerHour)
+	}
+	free := c.Summarize(RunInfo{Makespan: 1_000_000, GPUs: 9})
+	if free.GPUCount == nil || free.CostPerHour != nil {
+		t.Errorf("a GPU without a price: gpu_count %v, cost_per_hour %v; want 9 and absent", free.GPUCount, free.CostPerHour)
+	}
+}

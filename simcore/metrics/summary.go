@@ -29,6 +29,15 @@ type Summary struct {
 	MakespanMs   float64  `json:"makespan_ms" unit:"ms"`
 	InputTokens  float64  `json:"input_tokens" unit:"tokens"`
 	OutputTokens float64  `json:"output_tokens" unit:"tokens"`
+	// GPUCount and CostPerHour are the cluster's, not the run's: the GPUs
+	// serving (instances × TP) and what they cost per hour at the run's
+	// GPU's price per GPU-hour (USD; cost has no vLLM or llm-d
+	// counterpart). Every run of a configuration has the same, so Mean
+	// keeps them (mean:"same") rather than averaging. CostPerHour is
+	// absent when the GPU has no price, both are absent from results
+	// stored before they were recorded.
+	GPUCount    *float64 `json:"gpu_count,omitempty" unit:"GPUs" mean:"same"`
+	CostPerHour *float64 `json:"cost_per_hour,omitempty" unit:"USD/h" mean:"same"`
 }
 
 // KVSummary reports the CPU offload tier's activity.
@@ -65,6 +74,9 @@ type RunInfo struct {
 	Makespan     simcore.Tick // max over instances of the last event, from t = 0
 	CacheHitRate float64      // unweighted mean over instances
 	KV           KVSummary
+	// GPUs serving and their price in USD per GPU-hour (0: no price).
+	GPUs            int
+	PricePerGPUHour float64
 }
 
 // Summarize computes the summary.
@@ -107,6 +119,14 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 	}
 	s.JainFairness = jain(served)
 	c.goodput(&s, info.Makespan)
+	if info.GPUs > 0 {
+		gpus := float64(info.GPUs)
+		s.GPUCount = &gpus
+		if info.PricePerGPUHour > 0 {
+			cost := gpus * info.PricePerGPUHour
+			s.CostPerHour = &cost
+		}
+	}
 	return s
 }
 
@@ -155,7 +175,9 @@ func (c *Collector) dist(col *column, cl simcore.SLOClass) Dist {
 // configuration; the numbers are SummaryNumbers and, per class,
 // ClassNumbers). A class missing from some runs is averaged over the runs
 // that have it, an optional number (attainment, goodput) over the runs
-// that have it.
+// that have it. A number of the configuration rather than the run (Same:
+// gpu_count, cost_per_hour) is the first run's that has it, exactly: a
+// sum of three equal floats divided by 3 can miss the value by an ulp.
 func Mean(runs []Summary) Summary {
 	var m Summary
 	m.PerSLO = map[string]ClassSummary{}
@@ -181,7 +203,7 @@ func Mean(runs []Summary) Summary {
 	for j, num := range tops {
 		v, ok := num.Get(&m)
 		switch {
-		case !ok:
+		case !ok, num.Same:
 		case num.Optional:
 			num.set(&m, v*(1/have[j]))
 		case num.Dist != "":
@@ -210,8 +232,13 @@ func addNumbers[T any](acc, r *T, numbers []Number[T], have []float64) {
 		if !ok {
 			continue
 		}
-		sum, _ := num.Get(acc)
-		num.set(acc, sum+v)
+		sum, had := num.Get(acc)
+		switch {
+		case !num.Same:
+			num.set(acc, sum+v)
+		case !had:
+			num.set(acc, v)
+		}
 		if num.Optional && have != nil {
 			have[j]++
 		}

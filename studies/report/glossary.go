@@ -50,6 +50,9 @@ func terms() []Term {
 		{"slo_gap", "ratio", "The sheddable class's p99 TTFT divided by the critical class's: above 1 the low-priority class waits longer than the high-priority one; 0 when either class is absent."},
 		{"attainment", "fraction", "The share of a class's arrived requests that completed within every latency target the class has (TTFT, mean ITL, E2E); rejected, dropped and unfinished requests miss, so shedding cannot raise it. The top-level attainment pools the classes with targets; it is absent without a target."},
 		{"goodput", "req/s", "The requests that met their class's targets (as attainment counts them) per second of the run's makespan."},
+		{"gpu_count", "GPUs", "The GPUs the cluster serves on: instances × TP (GPUs per instance). A property of the configuration, the same on every seed."},
+		{"cost_per_hour", "USD/h", "What the cluster costs per hour: gpu_count × the price of its GPU per GPU-hour (setting cost.gpu_hour.<GPU>; defaults are on-demand cloud list prices, their source and date in `optimize template knobs --output json`). Cost has no vLLM or llm-d counterpart: it is priced here, not measured. Absent when the GPU has no price."},
+		{"cost_per_million_tokens", "USD/Mtok", "cost_per_hour / (tokens_per_sec × 3600) × 1,000,000: US dollars per million output tokens at the simulated throughput (no vLLM or llm-d counterpart). A run with no output tokens has no finite cost per token: reading the metric is then an error that fails the trial, never a number a search could rank as cheap. Compare it only between runs of one latency model (the latency model sets the throughput)."},
 		{"score", "ratio", fmt.Sprintf("What the search minimises and the best trial has lowest: the primary objective as a ratio to the baseline (1 is the baseline, 0.3 is 70 %% better; capped at %g) plus %g times the sum of the constraints' shortfalls (a bound of 0.99 × baseline met at 0.98 × falls short by 0.01 and adds %g).", search.RatioCap, search.DefaultViolationWeight, search.DefaultViolationWeight*0.01)},
 		{"feasible", "", "A trial that meets every constraint of its template, judged on its mean over the seeds against the baseline's mean."},
 		{"Pareto front", "", "The feasible trials that no other feasible trial beats on every objective at once."},
@@ -84,6 +87,9 @@ var unitWords = []UnitWord{
 	{"fraction", "a share between 0 and 1 (0.95 is 95 %)"},
 	{"ratio", "a quotient of two like numbers, without unit"},
 	{"index", "Jain's fairness index over the classes' output tokens per request: 1 is equal, 1/n is all to one of n classes"},
+	{"GPUs", "a count of GPUs"},
+	{"USD/h", "US dollars per hour of the cluster's operation"},
+	{"USD/Mtok", "US dollars per million output tokens"},
 }
 
 // WriteGlossary prints the glossary as `study show --explain` does.

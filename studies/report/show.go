@@ -202,6 +202,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f; trials within the constraints only)\n",
 		len(r.Pareto), r.Hypervolume, HypervolumeReference)
+	r.writeFront(w)
 	fmt.Fprintln(w, "best parameters (importance: share of the score's rank variance each explains, over all trials):")
 	pm := r.ParamMap(best.Params)
 	imp := r.Importance()
@@ -294,6 +295,11 @@ func (r *Report) TableFor(best *Result) []TableRow {
 	}
 	row("throughput", "tokens_per_sec")
 	row("rejected", "rejected")
+	if r.readsCost() {
+		for _, path := range strategies.CostMetrics() {
+			row(path, path)
+		}
+	}
 	return rows
 }
 

@@ -1,0 +1,110 @@
+package strategies
+
+import (
+	"fmt"
+
+	"optimize/search"
+	"optimize/simcore/cluster"
+	"optimize/simcore/latency"
+	"optimize/simcore/metrics"
+)
+
+// What a cluster costs. Cost has no vLLM or llm-d counterpart: it is the
+// operator's question — the cheapest cluster that meets the SLOs — put
+// beside the simulated latencies. A run reports gpu_count (instances ×
+// TP) and cost_per_hour (gpu_count × the price of the run's GPU); the
+// metric cost_per_million_tokens divides the latter by the simulated
+// throughput. The price per GPU-hour of each built-in GPU is a setting,
+// cost.gpu_hour.<GPU>, defaulting to the hardware file's
+// price_per_gpu_hour.
+
+// CostPerMillionTokens is the derived cost metric's name.
+const CostPerMillionTokens = "cost_per_million_tokens"
+
+// CostMetrics lists the cost metrics: the summary's numbers of the
+// configuration (gpu_count, cost_per_hour) and cost_per_million_tokens.
+func CostMetrics() []string {
+	var out []string
+	for _, n := range metrics.SummaryNumbers() {
+		if n.Same {
+			out = append(out, n.Name)
+		}
+	}
+	return append(out, CostPerMillionTokens)
+}
+
+// gpuHourPriceFlag is the one flag of the cost.gpu_hour.<GPU> family:
+// --gpu-hour-price H100=6.88,L40S=2.24.
+const gpuHourPriceFlag = "gpu-hour-price"
+
+// costSettings declares cost.gpu_hour.<GPU> for every built-in GPU, in
+// the data's order; each has an effect only while gpu names its GPU.
+func costSettings(gpu *Setting) []*Setting {
+	cat, err := World()
+	if err != nil {
+		return nil // Standard reports why
+	}
+	var out []*Setting
+	for _, name := range cat.GPUs() {
+		g, _ := cat.GPU(name)
+		out = append(out, gpuHourPrice(g, gpu))
+	}
+	return out
+}
+
+// gpuHourPrice is the setting cost.gpu_hour.<g.Name>.
+func gpuHourPrice(g latency.GPU, gpu *Setting) *Setting {
+	name := g.Name
+	doc := fmt.Sprintf("price of one %s per hour in USD, for cost_per_hour and cost_per_million_tokens (no vLLM or llm-d counterpart); default %s", name, formatNumber(g.PricePerHr))
+	if g.PriceSource != "" {
+		doc += ": " + g.PriceSource
+	}
+	return (&Setting{Key: "cost.gpu_hour." + name, Flag: gpuHourPriceFlag, Item: name, Kind: search.Float, Low: 0.001, High: 1e6,
+		Unit: "USD/GPU-h", Doc: doc, Component: CompCluster, Unset: "no price",
+		get: func(c *cluster.Config) (float64, bool) {
+			if v, ok := c.Cost.Given.Get(name); ok {
+				return v, true
+			}
+			return g.PricePerHr, g.PricePerHr > 0
+		},
+		set: func(c *cluster.Config, v float64) { c.Cost.Given = c.Cost.Given.With(name, v) },
+		copy: func(dst, src *cluster.Config) {
+			if v, ok := src.Cost.Given.Get(name); ok {
+				dst.Cost.Given = dst.Cost.Given.With(name, v)
+			} else {
+				dst.Cost.Given = dst.Cost.Given.Without(name)
+			}
+		}}).when(oneOf(gpu, name))
+}
+
+// resolvePrice sets the price per GPU-hour of c's GPU g: the one given
+// (cost.gpu_hour.<GPU>), else the data's (0: no price, and so no cost).
+func resolvePrice(c *cluster.Config, g latency.GPU) {
+	c.Cost.PerGPUHour = g.PricePerHr
+	if v, ok := c.Cost.Given.Get(g.Name); ok {
+		c.Cost.PerGPUHour = v
+	}
+}
+
+// costPerMillionTokens is cost_per_hour / (tokens_per_sec × 3600) × 1e6:
+// USD per million output tokens at the simulated throughput. A run with
+// no output has no finite cost per token; reading the metric then is an
+// error (a study's trial fails and says why) rather than a number a search
+// could rank as cheap.
+func costPerMillionTokens(s *metrics.Summary) (float64, error) {
+	if s.CostPerHour == nil {
+		return 0, fmt.Errorf("metric cost_per_million_tokens: %s", noCost("cost_per_hour"))
+	}
+	if !(s.TokensPerSec > 0) {
+		return 0, fmt.Errorf("metric cost_per_million_tokens: the run produced no output tokens (0 tokens/s), so the cost per token is infinite")
+	}
+	return *s.CostPerHour / (s.TokensPerSec * 3600) * 1e6, nil
+}
+
+// noCost says why a run lacks gpu_count or cost_per_hour.
+func noCost(name string) string {
+	if name == "gpu_count" {
+		return "the run has no gpu_count (results stored before the cluster's size was recorded have none)"
+	}
+	return fmt.Sprintf("the run has no %s (its GPU has no price: set cost.gpu_hour.<GPU>, or price_per_gpu_hour in a --hardware-config file; results stored before costs were recorded have none)", name)
+}
