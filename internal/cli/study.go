@@ -305,7 +305,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				trials := fmt.Sprintf("%d/%d", r.TrialsComplete, r.TrialsTotal)
 				world := "?" // stored before worlds were recorded, of a template not loaded
 				if r.World != nil {
-					world = r.World.Short()
+					world = r.World.Short
 				}
 				best := ""
 				if r.BestDelta != nil {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"optimize/search"
-	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
@@ -26,7 +25,7 @@ type StudySummary struct {
 	// World is the world of the study's baseline (Report.World); absent
 	// for a study stored before studies recorded it whose template is not
 	// loaded.
-	World *cluster.World `json:"world,omitempty"`
+	World *WorldJSON `json:"world,omitempty"`
 	// Primary is the primary objective's name; BestTrial and BestDelta the
 	// best trial so far and its primary objective's change against the
 	// baseline (absent before the first complete trial).
@@ -55,11 +54,13 @@ func Summaries(store *storage.Store, reg *strategies.Registry) ([]StudySummary, 
 		s := StudySummary{Name: row.Name, Template: row.Template, Workload: row.Workload, TrialsTotal: row.TrialsTotal,
 			TrialsComplete: int(complete), Running: int(running), Created: row.CreatedAt.UTC()}
 		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
-		s.World = row.World
+		if row.World != nil {
+			s.World = worldJSON(*row.World)
+		}
 		if tpl, err := reg.Get(row.Template); err == nil {
 			if s.World == nil {
 				if w, err := tpl.SeedsWorld(row.Workload); err == nil {
-					s.World = &w
+					s.World = worldJSON(w)
 				}
 			}
 			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize

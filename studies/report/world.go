@@ -64,14 +64,17 @@ func (r *Report) WorldText() string {
 	return text
 }
 
-// WorldJSON is the world of a study or trial in the show document.
+// WorldJSON is the world of a study or trial in the documents of show
+// and list (and so the dashboard's), with the words the text says it in.
 type WorldJSON struct {
 	cluster.World
-	// Line says it in words (cluster.World.String).
-	Line string `json:"line"`
+	Line  string `json:"line"`  // cluster.World.String
+	Short string `json:"short"` // cluster.World.Short, for a list's column
 }
 
-func worldJSON(w cluster.World) *WorldJSON { return &WorldJSON{World: w, Line: w.String()} }
+func worldJSON(w cluster.World) *WorldJSON {
+	return &WorldJSON{World: w, Line: w.String(), Short: w.Short()}
+}
 
 // tunedText names the world settings the template tunes, for headings.
 func (r *Report) tunedText() string { return strings.Join(r.Template.TunedWorld(), ", ") }
