@@ -1,12 +1,16 @@
 package strategies_test
 
 import (
+	"flag"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"optimize/internal/testkit"
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/latency"
 	"optimize/strategies"
 )
 
@@ -87,4 +91,51 @@ func TestATemplateTuningTheWorld(t *testing.T) {
 	if old, err := tpl.SeedsWorld(tpl.Workload); err != nil || old != seedsWorld(4, 132139) {
 		t.Fatalf("the seeds' world of the template: %+v (%v)", old, err)
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite the README's lists of models and GPUs from the world data")
+
+// The lists in the README's "Models and hardware" section are the ones
+// WorldMarkdown generates from the world data, and the section's prose
+// names every latency model and every model and GPU file flag.
+func TestREADMEModelsAndHardware(t *testing.T) {
+	const path = "../README.md"
+	const section, begin, end = "## Models and hardware\n", "<!-- begin: strategies.WorldMarkdown", "<!-- end: strategies.WorldMarkdown -->"
+	readme, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	want, err := strategies.WorldMarkdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Index(text, section)
+	if s < 0 {
+		t.Fatalf("README has no %q", section)
+	}
+	body := text[s:]
+	if next := strings.Index(body[len(section):], "\n## "); next >= 0 {
+		body = body[:len(section)+next]
+	}
+	for _, word := range append(latency.Kinds(), "--model-config", "--hardware-config", "--gpu-memory-utilization", "--total-kv-blocks") {
+		if !strings.Contains(body, word) {
+			t.Errorf("the section does not mention %s", word)
+		}
+	}
+	b, e := strings.Index(text, begin), strings.Index(text, end)
+	if b < s || e < b {
+		t.Fatalf("the section has no %s … %s markers", begin, end)
+	}
+	open := b + strings.Index(text[b:], "-->\n") + len("-->\n")
+	if text[open:e] == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(text[:open]+want+text[e:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README's lists of models and GPUs differ from strategies.WorldMarkdown (go test ./strategies -run TestREADMEModelsAndHardware -update rewrites them)")
 }
