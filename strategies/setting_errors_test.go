@@ -34,9 +34,11 @@ func TestSimulatorErrorsNameATableKey(t *testing.T) {
 		{"latency.model", func(c *cluster.Config) { c.LatencyModel = "analytic" }},
 		{"tp", func(c *cluster.Config) { c.TP, c.LatencyModel = 3, "trained-physics" }},
 		{"gpu_memory_utilization", func(c *cluster.Config) { c.GPUMemoryUtilization, c.LatencyModel = 1.5, "roofline" }},
-		{"kv.total_blocks", func(c *cluster.Config) {
+		{"tp", func(c *cluster.Config) {
 			c.Model, c.TP, c.LatencyModel = "meta-llama/llama-3.1-70b-instruct", 1, "trained-physics"
 		}},
+		{"era", func(c *cluster.Config) { c.Era = "2026-05" }},
+		{"max_model_len", func(c *cluster.Config) { c.MaxModelLen = -1 }},
 		{"kv.total_blocks", func(c *cluster.Config) { c.TotalKVBlocks = math.MaxInt32 + 1 }},
 		{"kv.block_size", func(c *cluster.Config) { c.BlockSize = 0 }},
 		{"batch.max_num_running_reqs", func(c *cluster.Config) { c.MaxRunning = 0 }},

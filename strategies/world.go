@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"sync"
 
+	"slices"
+
 	"optimize/search"
+	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
@@ -74,9 +77,29 @@ func worldSettings() []*Setting {
 		intField("tp", "tp", 1, 8, "GPUs", "tensor parallelism: GPUs per instance", CompCluster,
 			func(c *cluster.Config) *int { return &c.TP }),
 		kind,
+		eraSetting(),
+		int64Field("max_model_len", "max-model-len", 0, maxInt32, "tokens", "vLLM's --max-model-len: the context window; a request whose input fills it or whose input + output exceeds it is dropped at the wait queue (0 = derived: for the physics latency models the model's max_position_embeddings capped at the KV capacity, for blackbox none)", CompCluster,
+			func(c *cluster.Config) *int64 { return &c.MaxModelLen }).effective(func(c *cluster.Config) float64 {
+			n, _ := c.ContextWindow()
+			return float64(n)
+		}),
 		floatField("gpu_memory_utilization", "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
 			func(c *cluster.Config) *float64 { return &c.GPUMemoryUtilization }).when(physical),
 	}
+}
+
+// eraSetting is which BLIS behaviour the simulator reproduces where BLIS
+// changed it between 7fd7a88d and f90a1e3a (simcore.Era lists each
+// change); "" follows the latency model.
+func eraSetting() *Setting {
+	eras := simcore.EraNames()
+	return &Setting{Key: "era", Flag: "era", Kind: search.Categorical, Choices: eras,
+		Doc: "BLIS behaviour reproduced where it changed: 7fd7a88d (the blackbox world) or f90a1e3a (the trained-physics world: a request queued at a step's time joins it, output tokens counted at completion with the first, a preempted request's ITLs dropped, check-then-act KV allocation); default: the latency model's", Component: CompCluster,
+		get: func(c *cluster.Config) (float64, bool) {
+			return float64(slices.Index(eras, string(c.EffectiveEra()))), true
+		},
+		set:  func(c *cluster.Config, v float64) { c.Era = simcore.Era(eras[int(v)]) },
+		copy: func(dst, src *cluster.Config) { dst.Era = src.Era }}
 }
 
 // blackboxRule holds while the resolved latency model is the blackbox.

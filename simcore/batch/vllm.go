@@ -31,6 +31,10 @@ type Config struct {
 	// PreemptionPolicy picks the victim when KV runs out: "fcfs" (or "")
 	// evicts the batch tail, "priority" the least urgent running request.
 	PreemptionPolicy string
+	// Era: in the August 2026 era a preempted request's inter-token
+	// latencies are dropped with its progress, so its E2E counts only its
+	// last attempt's decode (see simcore.Era).
+	Era simcore.Era
 }
 
 // Preemption policy names.
@@ -75,11 +79,12 @@ type Former struct {
 	// once so that the per-request lookup is one array read.
 	chunkCap   [simcore.NumSLOClasses]int64
 	byPriority bool // evict the least urgent request, not the batch tail
+	dropITL    bool // a victim's ITL sum restarts (Config.Era)
 }
 
 // New returns a Former for cfg (validated by the caller with Validate).
 func New(cfg Config) *Former {
-	f := &Former{cfg: cfg, byPriority: cfg.PreemptionPolicy == PreemptPriority}
+	f := &Former{cfg: cfg, byPriority: cfg.PreemptionPolicy == PreemptPriority, dropITL: cfg.Era.August()}
 	for c := range f.chunkCap {
 		f.chunkCap[c] = cfg.PrefillThreshold
 		if v, ok := cfg.ClassThreshold.Get(simcore.SLOClass(c)); ok {
@@ -221,6 +226,9 @@ func (f *Former) allocate(r *simcore.Request, n int64, at *int, running *[]*simc
 		*budget += int64(victim.NewTokens)
 		victim.NewTokens = 0
 		victim.Progress, victim.Computed = 0, 0
+		if f.dropITL {
+			victim.ITLSum = 0 // every victim is awake: its sum is absolute
+		}
 		cache.Release(&victim.KV)
 		wait.PushFront(victim)
 		if victim == r {

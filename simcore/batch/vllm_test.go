@@ -300,3 +300,32 @@ func TestForm_PreemptionCycleAllocationFree(t *testing.T) {
 		}
 	}
 }
+
+// In the August era a preempted request's ITL sum restarts with its
+// progress (its E2E counts only its last attempt's decode); in the March
+// era it is kept. The setup is TestPreemption_PicksVictimByPolicy's: the
+// batch tail, request 2, is evicted at the second step.
+func TestPreemption_VictimITLByEra(t *testing.T) {
+	for _, tc := range []struct {
+		era  simcore.Era
+		want simcore.Tick
+	}{{simcore.EraMarch2026, 5000}, {"", 5000}, {simcore.EraAugust2026, 0}} {
+		in := newInstance(t, Config{MaxScheduledTokens: 2048, MaxRunning: 16, Era: tc.era}, 7)
+		for i := range 3 {
+			in.wait.PushBack(newRequest(int64(i), simcore.SLOStandard, simcore.Tick(i), 2*blockSize, 100))
+		}
+		in.step(t)
+		for _, r := range in.running {
+			r.ITLSum = 5000
+		}
+		if res := in.step(t); res.Preempted != 1 || in.wait.Front().ID != 2 {
+			t.Fatalf("era %q: preempted %d; want request 2 evicted", tc.era, res.Preempted)
+		}
+		if got := in.wait.Front().ITLSum; got != tc.want {
+			t.Errorf("era %q: victim's ITL sum %d, want %d", tc.era, got, tc.want)
+		}
+		if got := in.get(t, 0).ITLSum; got != 5000 {
+			t.Errorf("era %q: a running request's ITL sum changed to %d", tc.era, got)
+		}
+	}
+}

@@ -60,6 +60,17 @@ type Config struct {
 	// slo-deadline scheduler orders by the TTFT targets.
 	SLOTTFT, SLOITL, SLOE2E simcore.PerClass
 
+	// Era is the BLIS behaviour reproduced where BLIS changed it (see
+	// simcore.Era); "" is the latency model's era (EffectiveEra).
+	Era simcore.Era
+	// MaxModelLen is vLLM's --max-model-len, the context window in tokens
+	// (0 = derived: ContextWindow): a request
+	// whose input alone fills it, or whose input plus output exceeds it,
+	// is dropped when it reaches the wait queue, as vLLM rejects it. A
+	// request that passes never reaches the window while it runs (its
+	// output length is its budget), so nothing is capped later.
+	MaxModelLen int64
+
 	// CPU tier of the KV cache (0 blocks = single tier).
 	KVCPUBlocks           int64
 	KVOffloadThreshold    float64 // GPU utilisation above which idle cached blocks move to CPU
@@ -116,6 +127,11 @@ func (c *Config) Validate() error {
 		return errtext.BadSetting("kv.transfer_bandwidth", "must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
 	case c.KVTransferBaseLatency < 0:
 		return errtext.BadSetting("kv.transfer_base_latency_us", "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
+	case c.MaxModelLen < 0 || c.MaxModelLen > math.MaxInt32:
+		return errtext.BadSetting("max_model_len", "must be in [0, 2^31) tokens (0 = derived from the model), got %d", c.MaxModelLen)
+	}
+	if err := c.Era.Validate(); err != nil {
+		return err
 	}
 	if err := (batch.Config{PrefillThreshold: c.PrefillThreshold, ClassThreshold: c.SLOPrefillThreshold, PreemptionPolicy: c.PreemptionPolicy}).Validate(); err != nil {
 		return err
@@ -143,6 +159,37 @@ func (c *Config) Validate() error {
 	}
 	_, err := c.KVBlocks()
 	return err
+}
+
+// EffectiveEra is the era given, else the latency model's: the blackbox
+// model is BLIS 7fd7a88d's world, the physics models f90a1e3a's.
+func (c *Config) EffectiveEra() simcore.Era {
+	switch {
+	case c.Era != "":
+		return c.Era
+	case c.Latency.Physical():
+		return simcore.EraAugust2026
+	}
+	return simcore.EraMarch2026
+}
+
+// ContextWindow is the context window in tokens (0 = none): max_model_len
+// when set; else, for the physics models, the model's
+// max_position_embeddings (rope scaling applied) capped at what the KV
+// cache holds, as vLLM caps it; the blackbox profiles have none.
+func (c *Config) ContextWindow() (int64, error) {
+	if c.MaxModelLen > 0 || !c.Latency.Physical() {
+		return c.MaxModelLen, nil
+	}
+	blocks, err := c.KVBlocks()
+	if err != nil {
+		return 0, err
+	}
+	window := int64(c.Latency.Arch.MaxPositions)
+	if kv := blocks * c.BlockSize; window == 0 || window > kv {
+		window = kv
+	}
+	return window, nil
 }
 
 // KVBlocks is the GPU KV capacity of an instance in blocks: kv.total_blocks

@@ -29,6 +29,7 @@ type Engine struct {
 	metrics   metrics.Collector
 	requests  simcore.RequestPool // every Request of the run, queued ones folded
 	now       simcore.Tick
+	stepSub   uint8 // event.sub of a step: 1 in the August era
 }
 
 // New validates cfg and assembles an engine that will replay src.
@@ -40,10 +41,15 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// From here on the KV capacity is a number, derived or given.
+	// From here on the era, the context window and the KV capacity are
+	// values, derived or given.
+	if cfg.MaxModelLen, err = cfg.ContextWindow(); err != nil {
+		return nil, err
+	}
 	if cfg.TotalKVBlocks, err = cfg.KVBlocks(); err != nil {
 		return nil, err
 	}
+	cfg.Era = cfg.EffectiveEra()
 	router, err := route.New(cfg.Routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
 	if err != nil {
 		return nil, err
@@ -69,6 +75,10 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		latency:   lat,
 		snaps:     make([]route.Snapshot, cfg.NumInstances),
 		refreshed: make([]simcore.Tick, cfg.NumInstances),
+	}
+	if cfg.Era.August() {
+		e.stepSub = 1
+		e.metrics.CountOutputAtCompletion()
 	}
 	e.load.Instances = e.snaps
 	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})

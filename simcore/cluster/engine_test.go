@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -18,6 +19,25 @@ import (
 var tp2 = latency.Coeffs{
 	Alpha: [3]float64{1601.350510688092, 3.512476196805965, 1805.5430360826988},
 	Beta:  [3]float64{6910.420479880494, 17.67057489844186, 2.8377471109943855},
+}
+
+// worldSpec is the latency spec of llama-3.1-8b on H100 of the given kind,
+// from the built-in world data in the source tree.
+func worldSpec(tb testing.TB, kind string) latency.Spec {
+	tb.Helper()
+	cat, err := latency.ReadCatalog(os.DirFS("../../templates"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := cat.Model("meta-llama/llama-3.1-8b-instruct")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gpu, err := cat.GPU("H100")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return latency.Spec{Kind: kind, Arch: m.Arch, Hardware: gpu.Hardware, Physics: cat.Physics(), RooflineAlpha: cat.RooflineAlpha()}
 }
 
 func testConfig(instances int, blocks int64) Config {

@@ -24,6 +24,10 @@ type event struct {
 	rank int32  // same-time order: admission 1, routing 2, instance i at 3+i
 	slot int32  // the request's inTransit slot (admission, routing, queued)
 	kind eventKind
+	// sub orders an instance's events of one time before seq does: 0 for
+	// every event in the March era; in the August era a step has 1, so a
+	// request queued at the step's time joins its batch (see simcore.Era).
+	sub uint8
 }
 
 // inTransit holds the requests that events carry between the source and
@@ -64,6 +68,9 @@ func (a *event) before(b *event) bool {
 	}
 	if a.rank != b.rank {
 		return a.rank < b.rank
+	}
+	if a.sub != b.sub {
+		return a.sub < b.sub
 	}
 	return a.seq < b.seq
 }

@@ -59,6 +59,9 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Era.August() {
+		cache.CheckThenAct()
+	}
 	if cfg.KVCPUBlocks > 0 {
 		cache.EnableTier(kv.TierConfig{
 			Blocks:      cfg.KVCPUBlocks,
@@ -83,6 +86,7 @@ func newInstance(id int, cfg *Config, lat latency.Model, s sched.Scheduler, p sc
 			PrefillThreshold:   cfg.PrefillThreshold,
 			ClassThreshold:     cfg.SLOPrefillThreshold,
 			PreemptionPolicy:   cfg.PreemptionPolicy,
+			Era:                cfg.Era,
 		}),
 		running: make([]*simcore.Request, 0, cfg.MaxRunning),
 		due:     make([]int64, 0, cfg.MaxRunning),
@@ -122,7 +126,7 @@ func (in *instance) release(r *simcore.Request) {
 // the KV cache; an idle instance starts stepping at once.
 func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 	in.clock = max(in.clock, e.now)
-	if in.neverFits(r) {
+	if outsideWindow(r, e.cfg.MaxModelLen) || in.neverFits(r) {
 		in.release(r)
 		e.metrics.Dropped(r)
 		e.leave(r, e.now, false)
@@ -132,8 +136,15 @@ func (in *instance) enqueue(e *Engine, r *simcore.Request) {
 	in.wait.PushBack(r) // r is the queue's now
 	if !in.stepPending {
 		in.stepPending = true
-		e.events.push(event{time: e.now, rank: in.rank, kind: evStep})
+		e.events.push(event{time: e.now, rank: in.rank, kind: evStep, sub: e.stepSub})
 	}
+}
+
+// outsideWindow reports whether r does not fit a context window of
+// maxLen tokens (0 = none): its input leaves no room for an output token,
+// or its input plus output exceeds the window.
+func outsideWindow(r *simcore.Request, maxLen int64) bool {
+	return maxLen > 0 && (int64(r.InputLen) >= maxLen || int64(r.InputLen)+int64(r.OutputLen) > maxLen)
 }
 
 // neverFits reports whether r needs more KV blocks than the instance has:
@@ -179,7 +190,7 @@ func (in *instance) step(e *Engine) {
 	dt := in.execute(e, idle)
 
 	if len(in.running) > 0 || in.wait.Len() > 0 {
-		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep})
+		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep, sub: e.stepSub})
 	} else {
 		in.stepPending = false
 		in.transfer = 0

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"optimize/simcore/batch"
+	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/simcore/sched"
 	"optimize/simcore/workload"
@@ -54,8 +55,33 @@ func TestSparseStepsMatchDense(t *testing.T) {
 			return c
 		}, true, true, true},
 	}
+	physics := worldSpec(t, latency.KindTrainedPhysics)
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		for _, kind := range []string{latency.KindBlackbox, latency.KindTrainedPhysics} {
+			t.Run(tc.name+"/"+kind, func(t *testing.T) {
+				cfg := tc.cfg
+				if kind == latency.KindTrainedPhysics {
+					// A decode's step time reads its context: the idle
+					// decodes' contexts must add up as the visited ones'.
+					cfg = func() Config {
+						c := tc.cfg()
+						c.Latency, c.TP = physics, 2
+						return c
+					}
+				}
+				sparseMatchesDense(t, tc.openLoop, tc.preempt, tc.fallback, cfg)
+			})
+		}
+	}
+}
+
+func sparseMatchesDense(t *testing.T, openLoop, preempt, wantFallback bool, cfg func() Config) {
+	{
+		tc := struct {
+			openLoop, preempt, fallback bool
+			cfg                         func() Config
+		}{openLoop, preempt, wantFallback, cfg}
+		{
 			spec, err := builtinWorkloads.Spec("orthogonal-slo")
 			if err != nil {
 				t.Fatal(err)
@@ -109,6 +135,6 @@ func TestSparseStepsMatchDense(t *testing.T) {
 			if !idle || denseIdle {
 				t.Fatalf("requests left idle: sparse run %v, dense run %v; want true, false", idle, denseIdle)
 			}
-		})
+		}
 	}
 }

@@ -91,7 +91,16 @@ type Cache struct {
 	// observe, when set, hears every change of the prefix index: the
 	// precise-prefix router's KV events.
 	observe func(hash uint64, stored bool)
+	// checkThenAct: a failed allocation changes nothing at all (vLLM's
+	// pre-check, BLIS's August 2026 era); otherwise the idle cached blocks
+	// it would have committed move to the LRU tail, as BLIS's earlier
+	// rollback left them.
+	checkThenAct bool
 }
+
+// CheckThenAct makes a failed allocation leave the free list's order
+// alone (see Cache.checkThenAct).
+func (c *Cache) CheckThenAct() { c.checkThenAct = true }
 
 type blockAt struct{ copy, k int32 }
 
@@ -158,8 +167,9 @@ func (c *Cache) Need(s *Seq, n int64) int64 {
 // cached are leading blocks found by Lookup; they are committed only for a
 // request that holds no block yet and has at least one token to store
 // (BLIS commits them inside its token loop). It is check-then-act: on
-// failure nothing changes except what BLIS's rollback also changes
-// (committed idle cached blocks move to the LRU tail).
+// failure nothing changes except, unless CheckThenAct was called, what
+// BLIS's earlier rollback also changed (committed idle cached blocks move
+// to the LRU tail).
 func (c *Cache) Allocate(s *Seq, content *Content, cached Hit, n int64) bool {
 	return c.AllocateReload(s, content, cached, 0, n)
 }
@@ -193,6 +203,9 @@ func (c *Cache) AllocateReload(s *Seq, content *Content, cached Hit, reload int,
 		}
 	}
 	if need+idleCached+int64(reload) > c.Free() {
+		if c.checkThenAct {
+			return false
+		}
 		// BLIS commits the cached blocks, runs out while popping, and rolls
 		// back: the idle cached blocks end up at the free-list tail.
 		for _, sp := range cached.spans {

@@ -272,3 +272,45 @@ func TestDecodeRoomDefersOnlyUnseenRegistrations(t *testing.T) {
 		}
 	}
 }
+
+// A request sharing two idle cached blocks needs one more block with two
+// free: committing the cached blocks would leave none, so it fails. BLIS's
+// earlier rollback re-appended those blocks to the LRU tail in block
+// order, so block 0 became the LRU head and the next block taken evicts
+// it: no prefix block is found again. With CheckThenAct the free list keeps
+// its release order (block 1 first), and block 0 is still found.
+func TestFailedAllocationLRUOrderByMode(t *testing.T) {
+	for _, tc := range []struct {
+		checkThenAct bool
+		hits         int // leading blocks of the prefix still cached after one eviction
+	}{{false, 0}, {true, 1}} {
+		c, _ := New(4, 16)
+		if tc.checkThenAct {
+			c.CheckThenAct()
+		}
+		x := content(300, 2, 2, 1)
+		var sx Seq
+		c.Allocate(&sx, x, Hit{}, 32)
+		c.Release(&sx) // free list: block 1, then block 0
+		var sw Seq
+		if !c.Allocate(&sw, content(0, 0, 2, 2), Hit{}, 32) { // the 2 never-used blocks
+			t.Fatal("filler allocation failed")
+		}
+		y := content(300, 2, 3, 3)
+		var sy Seq
+		hit := c.Lookup(&sy, y)
+		if hit.Blocks != 2 || c.Allocate(&sy, y, hit, 16) {
+			t.Fatalf("checkThenAct=%v: lookup %d blocks, allocation should fail with 2 free", tc.checkThenAct, hit.Blocks)
+		}
+		var sz Seq
+		if !c.Allocate(&sz, content(0, 0, 1, 4), Hit{}, 16) { // evicts the LRU head
+			t.Fatal("one-block allocation failed")
+		}
+		if got := c.Lookup(&Seq{}, x).Blocks; got != tc.hits {
+			t.Errorf("checkThenAct=%v: %d prefix blocks still cached, want %d", tc.checkThenAct, got, tc.hits)
+		}
+		if err := c.Check([]*Seq{&sw, &sz}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -33,10 +33,20 @@ type Collector struct {
 	// output (the latency model's post-decode overhead, µs).
 	postDecode int64
 
-	outputTokens int64 // decode tokens produced (N−1 per request, re-decodes again)
+	outputTokens int64 // see atCompletion
 	inputTokens  int64
 	preemptions  int64
+	// atCompletion: output tokens are counted when a request completes,
+	// all of them (the prefill's first token included), and never for a
+	// request that does not complete (BLIS's August 2026 era). Otherwise
+	// each decode step counts its tokens: output − 1 per request, a
+	// preempted request's re-decodes again, unfinished requests' too.
+	atCompletion bool
 }
+
+// CountOutputAtCompletion switches output-token counting to completion
+// time (see Collector.atCompletion).
+func (c *Collector) CountOutputAtCompletion() { c.atCompletion = true }
 
 const (
 	inFlight uint8 = iota
@@ -98,6 +108,9 @@ func (c *Collector) E2E(r *simcore.Request) int64 {
 func (c *Collector) Completed(r *simcore.Request) {
 	c.state[r.ID] = completed
 	c.served[r.SLO] += int64(r.OutputLen)
+	if c.atCompletion {
+		c.outputTokens += int64(r.OutputLen)
+	}
 	c.e2e.set(r.ID, c.E2E(r))
 	if cl := r.SLO.Known(); c.targets.has(cl) && c.targets.meets(r, c.E2E(r)) {
 		c.met[cl]++
@@ -110,7 +123,9 @@ func (c *Collector) DecodeStep(itl int64, n int) {
 	if n == 0 {
 		return
 	}
-	c.outputTokens += int64(n)
+	if !c.atCompletion {
+		c.outputTokens += int64(n)
+	}
 	c.itlVals = append(c.itlVals, itl)
 	c.itlCounts = append(c.itlCounts, int64(n))
 }

@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"optimize/simcore"
+	"optimize/simcore/simtest"
+)
+
+func runEra(t *testing.T, cfg Config, reqs []*simcore.Request) (*Engine, *simtest.SliceSource) {
+	t.Helper()
+	src := simtest.NewSliceSource(reqs)
+	eng, err := New(cfg, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for eng.stepOnce() {
+	}
+	return eng, src
+}
+
+// TestAugustSingleRequestCountsEveryOutputToken: the one-request case of
+// TestSingleRequestArithmetic in the August era changes only the output
+// token count, 128 instead of 127 (the prefill's token counts), and with it
+// tokens/s; every latency and the departure stay exactly as they were.
+func TestAugustSingleRequestCountsEveryOutputToken(t *testing.T) {
+	cfg := testConfig(1, 132139)
+	cfg.Era = simcore.EraAugust2026
+	r := simtest.Request(1_000_000, 256, 128, 16, nil, 1)
+	eng, src := runEra(t, cfg, []*simcore.Request{r})
+	s := eng.summarize()
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"TTFT ms", s.TTFT.Mean, 15.739},
+		{"E2E ms", s.E2E.Mean, 1122.925},
+		{"output tokens", s.OutputTokens, 128},
+		{"tokens/s", s.TokensPerSec, 128 / 1.891885},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v exactly", c.name, c.got, c.want)
+		}
+	}
+	if src.Left[0] != 1_891_885 {
+		t.Errorf("request left at %d µs, want 1891885", src.Left[0])
+	}
+}
+
+// TestAugustCountsOutputOfCompletedRequests: in a preemption-heavy run the
+// August era counts exactly Σ output over the (all completed) requests;
+// the March era counts every decode step, a victim's re-decodes again, so
+// more than Σ (output − 1).
+func TestAugustCountsOutputOfCompletedRequests(t *testing.T) {
+	reqs := func() []*simcore.Request {
+		var reqs []*simcore.Request
+		for i := 0; i < 200; i++ {
+			reqs = append(reqs, simtest.Request(int64(i*200), 150+int32(i%5)*40, 80+int32(i%9)*25, 16, nil, uint64(i+1)))
+		}
+		return reqs
+	}
+	var outputs float64
+	for _, r := range reqs() {
+		outputs += float64(r.OutputLen)
+	}
+	march, _ := runEra(t, testConfig(1, 90), reqs())
+	cfg := testConfig(1, 90)
+	cfg.Era = simcore.EraAugust2026
+	august, _ := runEra(t, cfg, reqs())
+	m, a := march.summarize(), august.summarize()
+	if m.Preemptions < 10 || a.Preemptions < 10 || a.Completed != 200 || m.Completed != 200 {
+		t.Fatalf("preemptions %v / %v, completed %v / %v: want ≥ 10 and all 200", m.Preemptions, a.Preemptions, m.Completed, a.Completed)
+	}
+	if a.OutputTokens != outputs {
+		t.Errorf("August output tokens = %v, want Σ output = %v", a.OutputTokens, outputs)
+	}
+	if !(m.OutputTokens > outputs-200) {
+		t.Errorf("March output tokens = %v, want above Σ(output − 1) = %v (re-decodes count again)", m.OutputTokens, outputs-200)
+	}
+}
+
+// TestAugustQueuedBeforeStepAtSameTime: an event's sub orders a queued
+// request (0) before a step (1) of the same instance at the same time,
+// even when the step was scheduled first; the March era's events (all 0)
+// keep schedule order.
+func TestAugustQueuedBeforeStepAtSameTime(t *testing.T) {
+	step := event{time: 100, seq: 1, rank: rankInstance0, kind: evStep, sub: 1}
+	queued := event{time: 100, seq: 2, rank: rankInstance0, kind: evQueued}
+	if !queued.before(&step) || step.before(&queued) {
+		t.Error("August: the queued request must come before the step")
+	}
+	step.sub = 0
+	if queued.before(&step) || !step.before(&queued) {
+		t.Error("March: the step scheduled first must come first")
+	}
+	later := event{time: 99, seq: 3, rank: rankInstance0, kind: evStep, sub: 1}
+	if !later.before(&queued) {
+		t.Error("an earlier time must come first whatever its sub")
+	}
+}
+
+// TestMaxModelLenDropsWhatDoesNotFit: with a 1024-token window a request
+// of input + output = 1024 runs, one of 1025 and one whose input alone is
+// 1024 are dropped at the wait queue; without a window all three run.
+func TestMaxModelLenDropsWhatDoesNotFit(t *testing.T) {
+	reqs := func() []*simcore.Request {
+		return []*simcore.Request{
+			simtest.Request(0, 1000, 24, 16, nil, 1),
+			simtest.Request(10, 1000, 25, 16, nil, 2),
+			simtest.Request(20, 1024, 1, 16, nil, 3),
+		}
+	}
+	cfg := testConfig(1, 1000)
+	cfg.MaxModelLen = 1024
+	eng, _ := runEra(t, cfg, reqs())
+	if s := eng.summarize(); s.Completed != 1 || s.Dropped != 2 {
+		t.Errorf("window 1024: completed %v, dropped %v; want 1 and 2", s.Completed, s.Dropped)
+	}
+	eng, _ = runEra(t, testConfig(1, 1000), reqs())
+	if s := eng.summarize(); s.Completed != 3 || s.Dropped != 0 {
+		t.Errorf("no window: completed %v, dropped %v; want 3 and 0", s.Completed, s.Dropped)
+	}
+}
+
+// TestEraAndWindowValidation: unknown eras and negative windows are
+// one-line errors naming the setting.
+func TestEraAndWindowValidation(t *testing.T) {
+	cfg := testConfig(1, 100)
+	cfg.Era = "2026-05"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "era") || !strings.Contains(err.Error(), "f90a1e3a") {
+		t.Errorf("era 2026-05: error %v, want one naming era and the allowed values", err)
+	}
+	cfg = testConfig(1, 100)
+	cfg.MaxModelLen = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "max_model_len") {
+		t.Errorf("window −1: error %v, want one naming max_model_len", err)
+	}
+}
+
+// TestAugustJoinsStepAtItsQueuedTime: A (input 256) reaches the queue at
+// 2500 µs and prefills until 13934 µs, when its first decode step is due;
+// B (input 256, arriving at 11434 µs) reaches the queue at 13934 µs too.
+// In the August era B joins that step (scheduling delay 2500 µs, like A's);
+// in the March era the step, scheduled first, runs first, and B waits for
+// A's decode step (6913 µs) as well: mean delays 2.5 ms vs (2500 + 9413)/2.
+func TestAugustJoinsStepAtItsQueuedTime(t *testing.T) {
+	reqs := func() []*simcore.Request {
+		return []*simcore.Request{
+			simtest.Request(0, 256, 8, 16, nil, 1),
+			simtest.Request(11434, 256, 8, 16, nil, 2),
+		}
+	}
+	march, _ := runEra(t, testConfig(1, 1000), reqs())
+	cfg := testConfig(1, 1000)
+	cfg.Era = simcore.EraAugust2026
+	august, _ := runEra(t, cfg, reqs())
+	if got := august.summarize().SchedulingDelay.Mean; got != 2.5 {
+		t.Errorf("August mean scheduling delay %v ms, want 2.5", got)
+	}
+	if got := march.summarize().SchedulingDelay.Mean; got != 5.9565 {
+		t.Errorf("March mean scheduling delay %v ms, want 5.9565", got)
+	}
+}
