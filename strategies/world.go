@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"sync"
 
-	"slices"
-
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
@@ -205,10 +203,10 @@ func WorldLine(c *cluster.Config) string { return c.World().Line() }
 var shapeKeys = []string{"num_instances", "kv.total_blocks"}
 
 // WorldKeys are the keys of the settings that place a run in its world —
-// the world's own (model, gpu, tp, latency.model,
-// gpu_memory_utilization) and the cluster's shape (num_instances,
-// kv.total_blocks) — in table order: a template that tunes one runs its
-// trials in worlds of their own.
+// the world's own (worldSettings: model, gpu, tp, latency.model, era,
+// max_model_len, gpu_memory_utilization) and the cluster's shape
+// (num_instances, kv.total_blocks) — sorted: a template that tunes one
+// runs its trials in worlds of their own.
 func WorldKeys() []string {
 	var keys []string
 	for _, s := range worldSettings() {
