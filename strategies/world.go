@@ -67,7 +67,7 @@ func worldSettings() []*Setting {
 	physical := Rule{Text: "latency.model is trained-physics or roofline", subject: "latency.model",
 		holds: func(c *cluster.Config) bool { return c.Latency.Physical() },
 		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
-	return []*Setting{
+	world := unresolving(
 		choiceField("model", "model", models, "model served, by its Hugging Face name (`optimize template knobs` and the README's Models and hardware list them)", CompCluster,
 			func(c *cluster.Config) *string { return &c.Model }),
 		choiceField("gpu", "hardware", gpus, "GPU of every instance", CompCluster,
@@ -75,7 +75,8 @@ func worldSettings() []*Setting {
 		intField("tp", "tp", 1, 8, "GPUs", "tensor parallelism: GPUs per instance", CompCluster,
 			func(c *cluster.Config) *int { return &c.TP }),
 		kind,
-		eraSetting(),
+	)
+	return append(world, eraSetting(),
 		int64Field("max_model_len", "max-model-len", 0, maxInt32, "tokens", "vLLM's --max-model-len: the context window; a request whose input fills it or whose input + output exceeds it is dropped at the wait queue (0 = derived: for the physics latency models the model's max_position_embeddings capped at the KV capacity, for blackbox none)", CompCluster,
 			func(c *cluster.Config) *int64 { return &c.MaxModelLen }).effective(func(c *cluster.Config) float64 {
 			n, _ := c.ContextWindow()
@@ -83,7 +84,20 @@ func worldSettings() []*Setting {
 		}),
 		floatField("gpu_memory_utilization", "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
 			func(c *cluster.Config) *float64 { return &c.GPUMemoryUtilization }).when(physical),
+	)
+}
+
+// unresolving makes setting any of ss (or restoring it) drop the resolved
+// latency model, so that a configuration whose world changed cannot run
+// on the old world's data: the simulator refuses an unresolved one, and
+// CheckConfig resolves it again.
+func unresolving(ss ...*Setting) []*Setting {
+	for _, s := range ss {
+		set, restore := s.set, s.copy
+		s.set = func(c *cluster.Config, v float64) { set(c, v); c.Latency = latency.Spec{} }
+		s.copy = func(dst, src *cluster.Config) { restore(dst, src); dst.Latency = latency.Spec{} }
 	}
+	return ss
 }
 
 // eraSetting is which BLIS behaviour the simulator reproduces where BLIS
@@ -142,7 +156,7 @@ func coeff(name, flag string, i int, doc string) *Setting {
 				d.Beta[i], d.BetaSet[i] = s.Beta[i], s.BetaSet[i]
 			}
 		}}
-	return s.when(blackboxRule())
+	return unresolving(s.when(blackboxRule()))[0]
 }
 
 // Resolve fills c.Latency from the world c names, in the built-in data.

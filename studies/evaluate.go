@@ -130,6 +130,11 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 			s.Restore(&cfg, &study)
 		}
 	}
+	// The world came with the cluster settings: resolve it again (the
+	// latency model, its coefficients, the architecture and the GPU).
+	if err := strategies.CheckConfig(&cfg); err != nil {
+		return cluster.Config{}, fmt.Errorf("baseline in the study's world: %v", err)
+	}
 	return cfg, nil
 }
 

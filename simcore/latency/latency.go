@@ -80,6 +80,8 @@ func (s Spec) Physical() bool { return s.Kind == KindTrainedPhysics || s.Kind ==
 // New builds the model s names for a TP-way instance.
 func New(s Spec, tp int) (Model, error) {
 	switch s.Kind {
+	case "":
+		return nil, errtext.BadSetting("latency.model", "not resolved: the world (model, GPU, TP) names no latency model yet")
 	case KindBlackbox:
 		return NewBlackbox(s.Coeffs)
 	case KindTrainedPhysics:
