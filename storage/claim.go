@@ -53,7 +53,9 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 		if s.Postgres {
 			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
 		}
-		if err := q.First(&locked, study.ID).Error; err != nil {
+		// The columns by name: a "SELECT *" plan prepared before another
+		// process's migration added a column is refused afterwards.
+		if err := q.Select("id", "trials_total").First(&locked, study.ID).Error; err != nil {
 			return err
 		}
 		// Sorted here, not by ORDER BY number: that would lead SQLite's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 )
 
@@ -26,7 +27,11 @@ type Study struct {
 	// BaselineSeeds the same on each seed, in Seeds order.
 	Baseline      metrics.Summary
 	BaselineSeeds []metrics.Summary
-	CreatedAt     time.Time
+	// World is the world the study's baseline (and every trial, unless its
+	// template tunes the world) runs in; nil for a study stored before
+	// studies recorded it.
+	World     *cluster.World
+	CreatedAt time.Time
 }
 
 // Trial is one trial, its columns decoded. A claimed trial (Claim.Trial)
@@ -75,9 +80,15 @@ func (st *Study) row() (*studyRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("baseline per seed: %v", err)
 	}
+	var world []byte
+	if st.World != nil {
+		if world, err = json.Marshal(st.World); err != nil {
+			return nil, fmt.Errorf("world: %v", err)
+		}
+	}
 	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
 		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
-		Baseline: base, BaselineSeeds: perSeed, CreatedAt: st.CreatedAt}, nil
+		Baseline: base, BaselineSeeds: perSeed, World: string(world), CreatedAt: st.CreatedAt}, nil
 }
 
 // study decodes a study's row.
@@ -92,6 +103,12 @@ func (r *studyRow) study() (Study, error) {
 	}
 	if err := json.Unmarshal([]byte(r.BaselineSeeds), &st.BaselineSeeds); err != nil || len(st.BaselineSeeds) != len(st.Seeds) {
 		return st, fmt.Errorf("study %s: baseline per seed: %d runs for %d seeds (%v)", r.Name, len(st.BaselineSeeds), len(st.Seeds), err)
+	}
+	if r.World != "" {
+		st.World = new(cluster.World)
+		if err := json.Unmarshal([]byte(r.World), st.World); err != nil {
+			return st, fmt.Errorf("study %s: world: %v", r.Name, err)
+		}
 	}
 	return st, nil
 }

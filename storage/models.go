@@ -19,7 +19,11 @@ type studyRow struct {
 	// metrics.Summary); BaselineSeeds the per-seed ones (JSON array).
 	Baseline      string `gorm:"type:text"`
 	BaselineSeeds string `gorm:"type:text"`
-	CreatedAt     time.Time
+	// World is the world the study runs in (JSON cluster.World): empty
+	// in rows written before studies recorded it, and in databases not
+	// migrated since (gorm then reads no such column).
+	World     string `gorm:"type:text"`
+	CreatedAt time.Time
 }
 
 // Trial states.

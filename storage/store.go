@@ -51,7 +51,7 @@ type Store struct {
 	Label    string // the DSN with any password hidden, for messages
 
 	colsMu sync.Mutex
-	cols   *trialColumns // nil until asked (columns)
+	cols   *laterColumns // nil until asked (columns)
 
 	samplerOnce sync.Once
 	sampler     *samplerStorage

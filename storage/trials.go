@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,10 +23,29 @@ var ErrStudyNotFound = errors.New("study not found")
 // study between the caller's check and this insert.
 var ErrStudyExists = errors.New("study already exists")
 
+// studyQuery selects a study row's columns by name, those the database
+// has: never "SELECT *", whose prepared plan PostgreSQL refuses to reuse
+// once a migration (by another process, or this one) has added a column.
+func (s *Store) studyQuery() (*gorm.DB, error) {
+	stmt := &gorm.Statement{DB: s.db}
+	if err := stmt.Parse(&studyRow{}); err != nil {
+		return nil, fmt.Errorf("storage %s: %s", s.Label, oneLine(err))
+	}
+	cols := slices.Clone(stmt.Schema.DBNames)
+	if !s.columns().world {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "world" })
+	}
+	return s.db.Select(cols), nil
+}
+
 // StudyByName loads a study.
 func (s *Store) StudyByName(name string) (*Study, error) {
 	var row studyRow
-	err := s.db.Where("name = ?", name).First(&row).Error
+	q, err := s.studyQuery()
+	if err != nil {
+		return nil, err
+	}
+	err = q.Where("name = ?", name).First(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || missingTable(err) {
 		return nil, fmt.Errorf("%w: %q", ErrStudyNotFound, name)
 	}
@@ -42,7 +62,11 @@ func (s *Store) StudyByName(name string) (*Study, error) {
 // Studies lists every study, oldest first.
 func (s *Store) Studies() ([]Study, error) {
 	var rows []studyRow
-	if err := s.db.Order("id").Find(&rows).Error; err != nil {
+	q, err := s.studyQuery()
+	if err != nil {
+		return nil, err
+	}
+	if err := q.Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("storage %s: studies: %s", s.Label, oneLine(err))
 	}
 	out := make([]Study, len(rows))
@@ -212,26 +236,28 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 	return out, nil
 }
 
-// trialColumns says which of the trial table's later columns a database
-// has: one migrated before they existed has not, and workers do not
-// migrate (concurrent migrations race).
-type trialColumns struct{ seedRanges, violation bool }
+// laterColumns says which of the tables' later columns a database has
+// (the trials' seed ranges and violations, the studies' world): one
+// migrated before they existed has not, and workers do not migrate
+// (concurrent migrations race).
+type laterColumns struct{ seedRanges, violation, world bool }
 
 // columns is asked of the database once per store, and again after a
 // Migrate (which may add them; another goroutine may be reading them).
-func (s *Store) columns() trialColumns {
+func (s *Store) columns() laterColumns {
 	s.colsMu.Lock()
 	defer s.colsMu.Unlock()
 	if s.cols == nil {
 		m := s.db.Migrator()
-		s.cols = &trialColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation")}
+		s.cols = &laterColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation"),
+			world: m.HasColumn(&studyRow{}, "world")}
 	}
 	return *s.cols
 }
 
 // omitted lists the trial columns a database lacks, for inserts of whole
 // rows.
-func (c trialColumns) omitted() []string {
+func (c laterColumns) omitted() []string {
 	var out []string
 	if !c.seedRanges {
 		out = append(out, "seed_ranges")

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"optimize/search"
+	"optimize/simcore/cluster"
 )
 
 // TemplateSummary is one row of `template list --output json` (and GET
@@ -31,6 +32,10 @@ type TemplateJSON struct {
 	Constraints []ConstraintJSON `json:"constraints"`
 	Regimes     []string         `json:"regimes"`
 	Sampler     string           `json:"sampler,omitempty"`
+	// World is the world of the template's defaults (Template.World);
+	// TunesWorld the world settings its parameters tune, [] for none.
+	World      cluster.World `json:"world"`
+	TunesWorld []string      `json:"tunes_world"`
 }
 
 // ParamJSON is one parameter's space.
@@ -74,7 +79,8 @@ func (t *Template) JSON() TemplateJSON {
 	out := TemplateJSON{Name: t.Name, File: t.File, Base: t.Base, Workload: t.Workload, Description: t.Description,
 		Mechanism: t.Mechanism(), Parameters: []ParamJSON{}, Objectives: []ObjectiveJSON{},
 		Primary: t.Objectives[t.Primary].Name, Constraints: []ConstraintJSON{}, Regimes: append([]string{}, t.Regimes...),
-		Sampler: t.Sampler}
+		Sampler: t.Sampler, TunesWorld: append([]string{}, t.TunedWorld()...)}
+	out.World, _ = t.World() // its defaults were checked when it loaded
 	for _, p := range t.Params {
 		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Default: p.Format(p.Default), Setting: p.Knob}
 		if p.Kind != search.Categorical {

@@ -133,17 +133,11 @@ func (w *Workload) ApplyConfig(c *cluster.Config) {
 // spec file (a path ending in .yaml or .yml), either followed by
 // "@REGIME" to run it at a built-in regime.
 func ResolveWorkload(name string) (*Workload, error) {
-	base, regimeName, hasRegime := strings.Cut(name, "@")
-	var regimes []Regime
-	if hasRegime {
-		reg, err := LookupRegime(regimeName)
-		if err != nil {
-			return nil, err
-		}
-		regimes = append(regimes, reg)
+	base, regimes, err := workloadRegimes(name)
+	if err != nil {
+		return nil, err
 	}
 	var spec *workload.Spec
-	var err error
 	if ext := filepath.Ext(base); ext == ".yaml" || ext == ".yml" {
 		if _, statErr := os.Stat(base); statErr != nil {
 			return nil, fmt.Errorf("workload spec file %s: %v", base, statErr)
@@ -161,6 +155,20 @@ func ResolveWorkload(name string) (*Workload, error) {
 	}
 	w.Name = name
 	return w, nil
+}
+
+// workloadRegimes splits a workload name into its spec's name and the
+// regimes its "@REGIME" names (none without one).
+func workloadRegimes(name string) (string, []Regime, error) {
+	base, regimeName, hasRegime := strings.Cut(name, "@")
+	if !hasRegime {
+		return base, nil, nil
+	}
+	reg, err := LookupRegime(regimeName)
+	if err != nil {
+		return "", nil, err
+	}
+	return base, []Regime{reg}, nil
 }
 
 // At returns the workload moved to another regime as well (a validation

@@ -1,11 +1,9 @@
 package strategies
 
 import (
-	"fmt"
+	"slices"
 	"strconv"
 	"sync"
-
-	"slices"
 
 	"optimize/search"
 	"optimize/simcore"
@@ -213,6 +211,97 @@ func ResolveIn(c *cluster.Config, cat *latency.Catalog) error {
 
 // WorldLine names the world of c in one line: "meta-llama/llama-3.1-8b-instruct
 // on H100, TP2, blackbox latency model".
-func WorldLine(c *cluster.Config) string {
-	return fmt.Sprintf("%s on %s, TP%d, %s latency model", c.Model, c.GPU, c.TP, c.Latency.Kind)
+func WorldLine(c *cluster.Config) string { return c.World().Line() }
+
+// shapeKeys are the settings of the cluster's shape that place a run in
+// its world beside the world's own (worldSettings).
+var shapeKeys = []string{"num_instances", "kv.total_blocks"}
+
+// WorldKeys are the keys of the settings that place a run in its world —
+// the world's own (worldSettings: model, gpu, tp, latency.model, era,
+// max_model_len, gpu_memory_utilization) and the cluster's shape
+// (num_instances, kv.total_blocks) — sorted: a template that tunes one
+// runs its trials in worlds of their own.
+func WorldKeys() []string {
+	var keys []string
+	for _, s := range worldSettings() {
+		keys = append(keys, s.Key)
+	}
+	keys = append(keys, shapeKeys...)
+	slices.Sort(keys)
+	return keys
+}
+
+// TunedWorld lists the world settings t's parameters tune (WorldKeys), in
+// parameter order; none for a template whose trials all run in its
+// defaults' world.
+func (t *Template) TunedWorld() []string {
+	keys := WorldKeys()
+	var out []string
+	for _, p := range t.Params {
+		if slices.Contains(keys, p.Knob) && !slices.Contains(out, p.Knob) {
+			out = append(out, p.Knob)
+		}
+	}
+	return out
+}
+
+// World is the world of t's defaults under t's own workload: the world
+// its studies' baselines run in, and every trial's unless t tunes the
+// world (TunedWorld).
+func (t *Template) World() (cluster.World, error) { return t.WorldOf(t.Defaults(), t.Workload) }
+
+// WorldOf is the world values (aligned with t's parameters) run in, in
+// the standard configuration, under workload — a workload name as a
+// study stores it, whose "@REGIME" moves the cluster (regimes scale the
+// instances or set the KV blocks). Only the name's regime is read: the
+// world of a study whose spec file has gone can still be told.
+func (t *Template) WorldOf(values []search.Value, workload string) (cluster.World, error) {
+	base, err := standardConfig()
+	if err != nil {
+		return cluster.World{}, err
+	}
+	c, err := t.Config(base, values)
+	if err != nil {
+		return cluster.World{}, err
+	}
+	return inRegime(c, workload)
+}
+
+// SeedsWorld is the world t's defaults ran in under workload before
+// studies recorded their world: every study then ran in the seeds' world
+// (DefaultModel on DefaultGPU at DefaultTP, its blackbox profile), with
+// the instances and KV blocks the template and the regime gave it — the
+// seeds' world whatever the template says today.
+func (t *Template) SeedsWorld(workload string) (cluster.World, error) {
+	base, err := standardConfig()
+	if err != nil {
+		return cluster.World{}, err
+	}
+	c, err := t.Config(base, t.Defaults())
+	if err != nil {
+		return cluster.World{}, err
+	}
+	c.Model, c.GPU, c.TP, c.LatencyModel = DefaultModel, DefaultGPU, DefaultTP, latency.KindBlackbox
+	if err := Resolve(&c); err != nil {
+		return cluster.World{}, err
+	}
+	return inRegime(c, workload)
+}
+
+// standardConfig is Standard, made once (with the settings table).
+func standardConfig() (cluster.Config, error) {
+	Settings()
+	return standard, tableErr
+}
+
+// inRegime is the world of c moved by the regime workload names
+// ("NAME@REGIME"), if any.
+func inRegime(c cluster.Config, workload string) (cluster.World, error) {
+	_, regimes, err := workloadRegimes(workload)
+	if err != nil {
+		return cluster.World{}, err
+	}
+	(&Workload{regimes: regimes}).ApplyConfig(&c)
+	return c.World(), nil
 }

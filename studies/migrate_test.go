@@ -15,6 +15,7 @@ import (
 	"optimize/internal/testkit"
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
+	"optimize/simcore/cluster"
 	"optimize/studies"
 	"optimize/studies/report"
 )
@@ -46,11 +47,26 @@ func TestMigrateReleasePostgres(t *testing.T) {
 			}
 		}
 	}
+	// The dump keeps no setval lines: each sequence is moved past its
+	// table's rows, so that new studies (checkMigratedRelease creates one)
+	// get new ids.
+	if err := db.Exec(advanceSequences).Error; err != nil {
+		t.Fatal(err)
+	}
 	if sql, err := db.DB(); err == nil {
 		sql.Close()
 	}
 	checkMigratedRelease(t, studykit.Env(t, dsn, 1))
 }
+
+// advanceSequences sets every sequence owned by a column to follow the
+// column's largest value.
+const advanceSequences = `DO $$ DECLARE r record; BEGIN
+FOR r IN SELECT s.relname AS seq, t.relname AS tab, a.attname AS col FROM pg_class s
+  JOIN pg_depend d ON d.objid = s.oid AND d.deptype = 'a' JOIN pg_class t ON d.refobjid = t.oid
+  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid WHERE s.relkind = 'S' LOOP
+  EXECUTE format('SELECT setval(%L, COALESCE((SELECT MAX(%I) FROM %I), 0) + 1, false)', r.seq, r.col, r.tab);
+END LOOP; END $$`
 
 // checkMigratedRelease reads the old release's study before and after
 // Migrate: before, its violations are computed in memory; after, they are
@@ -66,6 +82,7 @@ func checkMigratedRelease(t *testing.T, env *studies.Env) {
 	if len(before.Backfill()) != 8 {
 		t.Fatalf("%d trials judged in memory before the migration, want 8", len(before.Backfill()))
 	}
+	checkSeedsWorld(t, before)
 	if err := env.Migrate(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +96,8 @@ func checkMigratedRelease(t *testing.T, env *studies.Env) {
 	if len(after.Backfill()) != 0 || len(after.Complete) != 8 {
 		t.Fatalf("after the migration %d trials judged in memory, %d complete; want 0 and 8", len(after.Backfill()), len(after.Complete))
 	}
+	checkSeedsWorld(t, after)
+	checkNewStudyRecordsItsWorld(t, env)
 	var feasible []bool
 	for i := range after.Complete {
 		c, b := &after.Complete[i], &before.Complete[i]
@@ -155,5 +174,44 @@ func TestMigrateSkipsAStudyOfAnUnknownTemplate(t *testing.T) {
 	}
 	if names, err := env.Store.Unjudged(); err != nil || len(names) != 1 || !strings.Contains(said.String(), `study old: violations not back-filled yet: unknown template "mine"`) {
 		t.Fatalf("unjudged %v (%v); said %q", names, err, said.String())
+	}
+}
+
+// checkSeedsWorld: the release's study, stored before studies recorded
+// their world, reads as the seeds' world (llama-3.1-8b on H100, TP2,
+// blackbox, the profile's KV blocks; joint-slo's 8 instances, which
+// sustained-overload keeps), said to be assumed.
+func checkSeedsWorld(t *testing.T, r *report.Report) {
+	t.Helper()
+	want := cluster.World{Model: "meta-llama/llama-3.1-8b-instruct", GPU: "H100", TP: 2, LatencyModel: "blackbox", Instances: 8, KVBlocks: 132139}
+	if r.World != want || !r.WorldAssumed || r.Study.World != nil {
+		t.Fatalf("world %+v (assumed %v, stored %v), want the seeds' %+v, assumed", r.World, r.WorldAssumed, r.Study.World, want)
+	}
+	if js := r.JSON(); js.World.World != want || !js.WorldAssumed || !strings.Contains(js.World.Line, "on H100, TP2, blackbox") {
+		t.Fatalf("show's world %+v, assumed %v", js.World, js.WorldAssumed)
+	}
+}
+
+// checkNewStudyRecordsItsWorld: in the migrated release database a new
+// study of a template in another world records that world (the column
+// the migration added), and reads it back as recorded, not assumed.
+func checkNewStudyRecordsItsWorld(t *testing.T, env *studies.Env) {
+	t.Helper()
+	testkit.AddWorldTemplate(t, env.Registry)
+	o := studykit.Study(testkit.WorldTemplateName, "qwen", 1)
+	o.Seeds = []int64{42}
+	row, err := env.Create(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.World == nil || row.World.Model != "qwen/qwen3-14b" || row.World.LatencyModel != "trained-physics" || row.World.Instances != 4 {
+		t.Fatalf("created with world %+v", row.World)
+	}
+	r, err := report.Load(env.Store, env.Registry, "qwen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.WorldAssumed || r.World != *row.World || r.World.KVBlocks < 1000 {
+		t.Fatalf("read back: %+v (assumed %v), want %+v as recorded", r.World, r.WorldAssumed, *row.World)
 	}
 }

@@ -219,12 +219,16 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 	return row, nil
 }
 
-// runBaseline evaluates the baseline in the study's environment.
+// runBaseline evaluates the baseline in the study's environment and
+// records that environment's world: the world of the template's defaults
+// under the workload's regime, which the baseline shares (baselineConfig).
 func (e *Env) runBaseline(ev *evaluator, row *storage.Study) error {
 	studyCfg, err := ev.config(ev.tpl.Defaults())
 	if err != nil {
 		return err
 	}
+	world := studyCfg.World()
+	row.World = &world
 	cfg, err := baselineConfig(e.Registry, studyCfg, e.Base)
 	if err != nil {
 		return err

@@ -299,10 +299,14 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				return writeIndented(s.Out, list)
 			}
 			if len(list) > 0 {
-				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7s  %-20s  %s\n", "STUDY", "TEMPLATE", "COMPLETE", "RUNNING", "CREATED", "BEST")
+				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7s  %-20s  %-42s  %s\n", "STUDY", "TEMPLATE", "COMPLETE", "RUNNING", "CREATED", "WORLD", "BEST")
 			}
 			for _, r := range list {
 				trials := fmt.Sprintf("%d/%d", r.TrialsComplete, r.TrialsTotal)
+				world := "?" // stored before worlds were recorded, of a template not loaded
+				if r.World != nil {
+					world = r.World.Short
+				}
 				best := ""
 				if r.BestDelta != nil {
 					best = fmt.Sprintf("%s %s (trial %d)", r.Primary, report.Percent(*r.BestDelta), *r.BestTrial)
@@ -310,7 +314,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 						best += ", misses a constraint"
 					}
 				}
-				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7d  %-20s  %s\n", r.Name, r.Template, trials, r.Running, r.Created.Format(time.RFC3339), best)
+				fmt.Fprintf(s.Out, "%-36s %-22s %9s %7d  %-20s  %-42s  %s\n", r.Name, r.Template, trials, r.Running, r.Created.Format(time.RFC3339), world, best)
 			}
 			return nil
 		},
@@ -378,7 +382,7 @@ func showTrial(s Streams, env *studies.Env, name string, n int, output string) e
 	if output == "json" {
 		return writeIndented(s.Out, d)
 	}
-	fmt.Fprintf(s.Out, "study %s · trial %d · score %.4f\n", name, n, d.Score)
+	fmt.Fprintf(s.Out, "study %s · trial %d · score %.4f\nworld %s\n", name, n, d.Score, d.World.Line)
 	for _, p := range r.Template.Params {
 		v := d.Params[p.Name]
 		if v == nil {

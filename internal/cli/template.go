@@ -83,6 +83,14 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 		fmt.Fprintf(w, "base: %s\n", t.Base)
 	}
 	fmt.Fprintf(w, "workload: %s\n", t.Workload)
+	if world, err := t.World(); err == nil {
+		fmt.Fprintf(w, "world: %s\n", world)
+	}
+	if tuned := t.TunedWorld(); len(tuned) > 0 {
+		fmt.Fprintf(w, "tunes the world: %s (each trial runs in the world its parameters give)\n", strings.Join(tuned, ", "))
+	} else {
+		fmt.Fprintln(w, "tunes the world: no (every trial runs in this world)")
+	}
 	if t.Sampler != "" {
 		fmt.Fprintf(w, "sampler: %s (its studies' default; --sampler overrides)\n", t.Sampler)
 	}

@@ -12,8 +12,9 @@ import (
 
 // writeFront lists the Pareto front under its summary line, one trial a
 // row in the order of the primary objective (best first): each objective
-// in its unit, then the parameters in which the front's trials differ —
-// what moves along the trade-off (a capacity study's GPU and instances).
+// in its unit, the trial's world when the template tunes it, then the
+// parameters in which the front's trials differ — what moves along the
+// trade-off (a capacity study's GPU and instances).
 func (r *Report) writeFront(w io.Writer) {
 	if len(r.Pareto) == 0 {
 		return
@@ -51,6 +52,10 @@ func (r *Report) writeFront(w io.Writer) {
 	for _, o := range r.Template.Objectives {
 		head = append(head, fmt.Sprintf("%s %s", o.Name, strategies.MetricUnit(o.Metric)))
 	}
+	world := r.TunesWorld()
+	if world {
+		head = append(head, "world")
+	}
 	if len(varying) > 0 {
 		head = append(head, "parameters")
 	}
@@ -60,6 +65,9 @@ func (r *Report) writeFront(w io.Writer) {
 		cells := []string{fmt.Sprintf("  %d", c.Number)}
 		for j := range r.Template.Objectives {
 			cells = append(cells, Human(c.Objectives[j]))
+		}
+		if world {
+			cells = append(cells, r.TrialWorld(c).Short())
 		}
 		var ps []string
 		for _, name := range varying {

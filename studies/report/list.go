@@ -22,6 +22,10 @@ type StudySummary struct {
 	TrialsComplete int       `json:"trials_complete"`
 	Running        int       `json:"running"`
 	Created        time.Time `json:"created"`
+	// World is the world of the study's baseline (Report.World); absent
+	// for a study stored before studies recorded it whose template is not
+	// loaded.
+	World *WorldJSON `json:"world,omitempty"`
 	// Primary is the primary objective's name; BestTrial and BestDelta the
 	// best trial so far and its primary objective's change against the
 	// baseline (absent before the first complete trial).
@@ -50,7 +54,15 @@ func Summaries(store *storage.Store, reg *strategies.Registry) ([]StudySummary, 
 		s := StudySummary{Name: row.Name, Template: row.Template, Workload: row.Workload, TrialsTotal: row.TrialsTotal,
 			TrialsComplete: int(complete), Running: int(running), Created: row.CreatedAt.UTC()}
 		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
+		if row.World != nil {
+			s.World = worldJSON(*row.World)
+		}
 		if tpl, err := reg.Get(row.Template); err == nil {
+			if s.World == nil {
+				if w, err := tpl.SeedsWorld(row.Workload); err == nil {
+					s.World = worldJSON(w)
+				}
+			}
 			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize
 			if d, n, violates, ok := bestDelta(store, row.ID, &row.Baseline, tpl); ok && !math.IsNaN(d) {
 				s.BestTrial, s.BestDelta, s.BestViolates = &n, &d, violates

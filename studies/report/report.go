@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"optimize/search"
+	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
@@ -35,7 +36,14 @@ type Report struct {
 	Best        int   // index into Complete of the lowest score, -1 if none
 	Pareto      []int // indices into Complete
 	Hypervolume float64
-	feasible    int // complete trials that meet every constraint (pareto counts them)
+	// World is the world the study's baseline runs in (and every trial,
+	// unless the template tunes the world: TrialWorld), as the study
+	// recorded it; WorldAssumed says that the study was stored before
+	// studies recorded their world, which is then the seeds' world
+	// (strategies.Template.SeedsWorld) — the only world there was.
+	World        cluster.World
+	WorldAssumed bool
+	feasible     int // complete trials that meet every constraint (pareto counts them)
 	// Validation and Ablation are the latest stored evidence
 	// (LoadEvidence), or nil; Validations the latest validation of each
 	// kind (ValidationKinds order); EvidenceRuns every stored request,
@@ -201,6 +209,9 @@ func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report,
 		return nil, err
 	}
 	r := &Report{Study: row, Template: tpl, Best: -1, Baseline: row.Baseline, Seeds: row.Seeds, BaseSeeds: row.BaselineSeeds}
+	if err := r.loadWorld(); err != nil {
+		return nil, err
+	}
 	trials, err := store.ReportTrials(row.ID)
 	if err != nil {
 		return nil, err

@@ -18,16 +18,23 @@ import (
 
 // ShowJSON is `study show --output json`.
 type ShowJSON struct {
-	Name           string          `json:"name"`
-	Template       string          `json:"template"`
-	WarmFrom       string          `json:"warm_from,omitempty"`
-	State          string          `json:"state"`
-	TrialsTotal    int             `json:"trials_total"`
-	TrialsComplete int             `json:"trials_complete"`
-	Baseline       metrics.Summary `json:"baseline"`
-	Best           *BestJSON       `json:"best"`
-	Pareto         []TrialJSON     `json:"pareto"`
-	Hypervolume    float64         `json:"hypervolume"`
+	Name           string `json:"name"`
+	Template       string `json:"template"`
+	WarmFrom       string `json:"warm_from,omitempty"`
+	State          string `json:"state"`
+	TrialsTotal    int    `json:"trials_total"`
+	TrialsComplete int    `json:"trials_complete"`
+	// World is the world of the study's baseline (Report.World);
+	// WorldAssumed says it is the seeds' world of a study stored before
+	// studies recorded theirs; TunesWorld the world settings the template
+	// tunes ([] for none: every trial ran in World).
+	World        *WorldJSON      `json:"world"`
+	WorldAssumed bool            `json:"world_assumed,omitempty"`
+	TunesWorld   []string        `json:"tunes_world"`
+	Baseline     metrics.Summary `json:"baseline"`
+	Best         *BestJSON       `json:"best"`
+	Pareto       []TrialJSON     `json:"pareto"`
+	Hypervolume  float64         `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
 	Importance map[string]float64 `json:"importance"`
 	// Validation is the latest validation of any kind, Validations the
@@ -59,13 +66,18 @@ type BestJSON struct {
 	ViolationSentence string `json:"violation_sentence,omitempty"`
 	// Feasible counts the complete trials that meet every constraint.
 	Feasible int `json:"feasible"`
+	// World is the world the trial ran in, when the template tunes the
+	// world (else the study's).
+	World *WorldJSON `json:"world,omitempty"`
 }
 
-// TrialJSON is a Pareto trial.
+// TrialJSON is a Pareto trial, with its world when the template tunes the
+// world.
 type TrialJSON struct {
 	Trial   int             `json:"trial"`
 	Params  map[string]any  `json:"params"`
 	Metrics metrics.Summary `json:"metrics"`
+	World   *WorldJSON      `json:"world,omitempty"`
 }
 
 // JSON builds the show document.
@@ -73,6 +85,7 @@ func (r *Report) JSON() ShowJSON {
 	out := ShowJSON{
 		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(),
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
+		World: worldJSON(r.World), WorldAssumed: r.WorldAssumed, TunesWorld: append([]string{}, r.Template.TunedWorld()...),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns,
@@ -88,10 +101,11 @@ func (r *Report) JSON() ShowJSON {
 			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), o.Metric)
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
 		}
+		out.Best.World = r.trialWorldJSON(b)
 	}
 	for _, i := range r.Pareto {
-		c := r.Complete[i]
-		out.Pareto = append(out.Pareto, TrialJSON{Trial: c.Number, Params: r.ParamMap(c.Params), Metrics: c.Summary()})
+		c := &r.Complete[i]
+		out.Pareto = append(out.Pareto, TrialJSON{Trial: c.Number, Params: r.ParamMap(c.Params), Metrics: c.Summary(), World: r.trialWorldJSON(c)})
 	}
 	return out
 }
@@ -187,6 +201,10 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.Study.WarmFrom != "" {
 		fmt.Fprintf(w, " · warm-started from study %s", r.Study.WarmFrom)
 	}
+	fmt.Fprintf(w, "\nworld %s", r.WorldText())
+	if r.TunesWorld() {
+		fmt.Fprintf(w, "\n(the baseline's; the template tunes %s: each trial runs in the world its parameters give)", r.tunedText())
+	}
 	fmt.Fprint(w, "\n\n")
 	if r.Best < 0 {
 		fmt.Fprintln(w, "no complete trial yet")
@@ -199,6 +217,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if s := r.ViolationSentence(best); s != "" {
 		fmt.Fprintln(w, s)
+	}
+	if r.TunesWorld() {
+		fmt.Fprintf(w, "trial %d's world: %s\n", best.Number, r.TrialWorld(best))
 	}
 	fmt.Fprintf(w, "\nPareto front: %d trials · hypervolume %.4f (objectives as ratios to the baseline, reference %.1f; trials within the constraints only)\n",
 		len(r.Pareto), r.Hypervolume, HypervolumeReference)

@@ -16,6 +16,8 @@ type TrialDetail struct {
 	Score      float64            `json:"score"`
 	Metrics    metrics.Summary    `json:"metrics"`
 	Seeds      []SeedDetail       `json:"seeds"`
+	// World is the world the trial ran in (Report.TrialWorld).
+	World *WorldJSON `json:"world"`
 }
 
 // SeedDetail is one seed's run of the trial and of the baseline.
@@ -33,7 +35,7 @@ func (r *Report) Trial(n int) (TrialDetail, bool) {
 	}
 	base, _ := r.BaselineObjectives()
 	d := TrialDetail{Trial: n, Params: r.ParamMap(c.Params), Objectives: map[string]float64{}, Deltas: map[string]Num{},
-		Score: c.Score, Metrics: c.Summary()}
+		Score: c.Score, Metrics: c.Summary(), World: worldJSON(r.TrialWorld(c))}
 	for k, o := range r.Template.Objectives {
 		d.Objectives[o.Name] = c.Objectives[k]
 		d.Deltas[o.Name] = Num(Delta(c.Objectives[k], base[k]))

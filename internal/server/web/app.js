@@ -303,7 +303,8 @@ async function listView() {
   const rows = list.map((s) => el('tr', {},
     el('td', {}, el('input', { type: 'checkbox', 'aria-label': 'compare ' + s.name, on: { change: (e) => e.target.checked ? picked.add(s.name) : picked.delete(s.name) } })),
     el('td', { class: 'study-name' }, el('a', { href: '/study/' + enc(s.name) }, s.name)),
-    el('td', {}, s.template), el('td', {}, el('span', { class: 'pill ' + s.state }, s.state)),
+    el('td', {}, s.template), el('td', { class: 'world', title: s.world ? s.world.line : '' }, s.world ? s.world.short : '–'),
+    el('td', {}, el('span', { class: 'pill ' + s.state }, s.state)),
     el('td', { class: 'num' }, `${s.trials_complete}/${s.trials_total}`),
     el('td', { class: 'num ' + (s.best_violates ? 'bad' : (s.minimize ? s.best_delta < 0 : s.best_delta > 0) ? 'good' : '') },
       s.best_delta === undefined ? '–' : `${pct(s.best_delta)} ${s.primary}${s.best_violates ? ' (misses a constraint)' : ''}`)));
@@ -315,7 +316,7 @@ async function listView() {
   view.replaceChildren(
     el('h1', {}, 'Studies'), el('div', { class: 'sub' }, `${list.length} in this storage`),
     el('section', { class: 'card wide' },
-      list.length ? el('table', { id: 'studies' }, el('tr', {}, el('th', {}, ''), el('th', {}, 'study'), el('th', {}, 'template'), el('th', {}, 'state'), el('th', { class: 'num' }, 'trials'), el('th', { class: 'num' }, 'best Δ (primary)')), rows)
+      list.length ? el('table', { id: 'studies' }, el('tr', {}, el('th', {}, ''), el('th', {}, 'study'), el('th', {}, 'template'), el('th', {}, 'world'), el('th', {}, 'state'), el('th', { class: 'num' }, 'trials'), el('th', { class: 'num' }, 'best Δ (primary)')), rows)
         : el('p', { class: 'muted' }, 'No studies yet.'),
       el('p', {}, el('button', { on: { click: () => { if (picked.size > 1) location.href = '/compare/' + [...picked].map(enc).join(','); } } }, 'compare selected'))),
     el('section', { class: 'card wide', style: 'margin-top:16px' }, el('h2', {}, 'New study'), create));
@@ -360,6 +361,7 @@ async function studyView(name) {
     ...(show.validations || []).map((v) => validationCard(v, hist.primary)),
     show.ablation ? ablationCard(show.ablation, hist.primary) : null,
     show.evidence_runs ? evidenceRunsCard(show.evidence_runs) : null,
+    show.tunes_world.length ? paretoWorldsCard(show) : null,
     trialsCard(name, rows, objs, tpl),
     glossaryCard(),
   ].filter(Boolean);
@@ -367,6 +369,7 @@ async function studyView(name) {
     el('h1', {}, show.name),
     el('div', { class: 'sub' }, `template ${show.template} · `, el('span', { class: 'pill ' + show.state }, show.state),
       ` · ${show.trials_complete}/${show.trials_total} trials · `, el('span', { title: meaning('hypervolume') }, `hypervolume ${num(show.hypervolume)}`)),
+    el('div', { class: 'sub', id: 'world' }, worldText(show)),
     el('div', { class: 'grid' }, cards));
   redrawPareto();
   redrawParallel();
@@ -387,8 +390,29 @@ function baselineVsBest(show) {
   }
   rows.push(el('tr', {}, el('td', {}, 'all'), el('td', {}, 'throughput'), el('td', {}, unitOf('tokens_per_sec')), el('td', { class: 'num' }, num(b.tokens_per_sec)), el('td', { class: 'num' }, num(t.tokens_per_sec)), el('td', { class: 'num' }, pct(show.best.deltas.tokens_per_sec))));
   const missed = show.best.violation_sentence ? el('p', { class: 'bad', id: 'best-violates' }, show.best.violation_sentence) : null;
-  return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed,
+  const world = show.best.world ? el('p', { id: 'best-world' }, `its world: ${show.best.world.line}`) : null;
+  return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed, world,
     el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'unit', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 2 ? { class: 'num' } : {}, h))), rows));
+}
+
+// worldText says where the study runs: its baseline's world, and which
+// world settings its template tunes (each trial then runs in its own).
+function worldText(show) {
+  let text = `world ${show.world.line}`;
+  if (show.world_assumed) text += ' (stored before studies recorded their world: the seeds\' world, the only one there was)';
+  if (show.tunes_world.length) text += ` · the baseline's; the template tunes ${show.tunes_world.join(', ')}: each trial runs in the world its parameters give`;
+  return text;
+}
+
+// paretoWorldsCard lists the world each Pareto trial ran in, for a
+// template that tunes the world: the front is then a choice of clusters.
+function paretoWorldsCard(show) {
+  const cols = [['trial', (t) => t.trial, true], ['model', (t) => t.world.model], ['GPU', (t) => t.world.gpu], ['TP', (t) => t.world.tp, true],
+    ['latency model', (t) => t.world.latency_model], ['instances', (t) => t.world.instances, true], ['KV blocks per instance', (t) => t.world.kv_blocks_per_instance, true]];
+  return Object.assign(card(`The Pareto trials' worlds (${show.pareto.length})`,
+    el('table', { id: 'pareto-worlds' }, el('tr', {}, cols.map(([h, , n]) => el('th', n ? { class: 'num' } : {}, h))),
+      show.pareto.map((t) => el('tr', {}, cols.map(([, get, n]) => el('td', n ? { class: 'num' } : {}, String(get(t)))))))),
+  { className: 'card wide' });
 }
 
 // ran says when stored evidence last ran, in the reader's time zone.
@@ -469,6 +493,7 @@ async function trialView(name, n) {
   const classes = Object.keys(t.metrics.per_slo || {});
   view.replaceChildren(
     el('h1', {}, `${name} · trial ${t.trial}`), el('div', { class: 'sub' }, el('a', { href: '/study/' + enc(name) }, '← study'), ` · score ${num(t.score)}`),
+    el('div', { class: 'sub', id: 'world' }, `world ${t.world.line}`),
     el('div', { class: 'grid' },
       card('Parameters', el('table', { id: 'params' }, Object.entries(t.params).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, v === null ? 'inactive' : String(v)))))),
       card('Objectives', el('table', {}, Object.entries(t.objectives).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, num(v)), el('td', { class: 'num' }, pct(t.deltas[k])))))),

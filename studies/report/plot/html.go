@@ -27,6 +27,7 @@ var reportPage = template.Must(template.New("report").Parse(reportTemplate))
 // (whose text vgsvg escapes) with the XML prolog and namespaces removed.
 type page struct {
 	Name, Template, State, Workload, Seeds, Sampler, Created string
+	World, TunesWorld                                        string // the study's world; the world settings the template tunes, or ""
 	Complete, Total, Running, Rescued                        int
 	Description, Base, TemplateWorkload                      string
 	Mechanism, Params, Objectives                            table
@@ -54,6 +55,10 @@ type bestView struct {
 	Pareto                 int
 	Hypervolume, Reference string
 	Violates               string // Report.ViolationSentence as a sentence, or ""
+	// World is the best trial's world and Worlds each Pareto trial's,
+	// when the template tunes the world ("" and no rows otherwise).
+	World  string
+	Worlds table
 }
 
 type plotView struct {
@@ -104,6 +109,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		Created:  r.Study.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
 		Complete: len(r.Complete), Total: r.Study.TrialsTotal, Running: r.Running, Rescued: r.Failed,
 		Description: tpl.Description, Base: tpl.Base, TemplateWorkload: tpl.Workload,
+		World: r.WorldText(), TunesWorld: strings.Join(tpl.TunedWorld(), ", "),
 	}
 	pg.Mechanism = table{Head: []string{"setting", "value", "set by"}}
 	for _, m := range tpl.Mechanism() {
@@ -175,6 +181,10 @@ func best(r *report.Report) *bestView {
 	for _, o := range r.Template.Objectives {
 		v.Seeds = append(v.Seeds, fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(b, o), len(r.Seeds)))
 	}
+	if r.TunesWorld() {
+		v.World = r.TrialWorld(b).String()
+		v.Worlds = paretoWorlds(r)
+	}
 	v.Params = table{Head: []string{"parameter", "best value", "importance"}, Num: []bool{false, true, true}}
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
@@ -189,6 +199,30 @@ func best(r *report.Report) *bestView {
 		v.Params.Rows = append(v.Params.Rows, []string{p.Name, val, strconv.FormatFloat(imp[i], 'f', 2, 64)})
 	}
 	return v
+}
+
+// paretoWorlds is each Pareto trial's world and objectives: with the
+// world tuned, the front is a choice between clusters.
+func paretoWorlds(r *report.Report) table {
+	t := table{Head: []string{"trial", "model", "GPU", "TP", "latency model", "instances", "KV blocks per instance"},
+		Num: []bool{true, false, false, true, false, true, true}}
+	for _, o := range r.Template.Objectives {
+		head := o.Name
+		if unit := strategies.MetricUnit(o.Metric); unit != "" {
+			head += " (" + unit + ")"
+		}
+		t.Head, t.Num = append(t.Head, head), append(t.Num, true)
+	}
+	for _, i := range r.Pareto {
+		c := &r.Complete[i]
+		w := r.TrialWorld(c)
+		row := []string{strconv.Itoa(c.Number), w.Model, w.GPU, strconv.Itoa(w.TP), w.LatencyModel, strconv.Itoa(w.Instances), strconv.FormatInt(w.KVBlocks, 10)}
+		for _, v := range c.Objectives {
+			row = append(row, report.Human(v))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
 
 func validation(val *report.Validation, tpl *strategies.Template) *validationView {
