@@ -130,28 +130,55 @@ func Pareto(r *report.Report, x, y string) (*gplot.Plot, error) {
 	ox, oy := tpl.Objectives[xi], tpl.Objectives[yi]
 	p := newPlot(fmt.Sprintf("Pareto front of %s over %d objectives, seen on two", r.Study.Name, len(tpl.Objectives)),
 		objectiveLabel(ox), objectiveLabel(oy))
-	all, front := plotter.XYs{}, plotter.XYs{}
+	feasible, infeasible, front := plotter.XYs{}, plotter.XYs{}, plotter.XYs{}
 	for i, c := range r.Complete {
 		pt := plotter.XY{X: c.Objectives[xi], Y: c.Objectives[yi]}
-		if slices.Contains(r.Pareto, i) {
+		switch {
+		case slices.Contains(r.Pareto, i):
 			front = append(front, pt)
-		} else {
-			all = append(all, pt)
+		case search.Feasible(c.Violation):
+			feasible = append(feasible, pt)
+		default:
+			infeasible = append(infeasible, pt)
 		}
 	}
 	bx, _ := strategies.Metric(&r.Baseline, ox.Metric)
 	by, _ := strategies.Metric(&r.Baseline, oy.Metric)
+	base := plotter.XYs{{X: bx, Y: by}}
+	// The axes span the trials within the constraints and the baseline:
+	// a trial that violates one may lie orders of magnitude away (an
+	// overloaded cluster's TTFT in minutes) and would flatten the front.
+	// Such trials are drawn at the edge they are beyond, and counted.
+	box := bounds(slices.Concat(front, feasible, base))
+	if len(front)+len(feasible) == 0 {
+		box = bounds(slices.Concat(infeasible, base))
+	}
+	box.pad(0.06)
+	beyond := 0
+	for k, pt := range infeasible {
+		if c := box.clamp(pt); c != pt {
+			infeasible[k] = c
+			beyond++
+		}
+	}
 	p.Add(plotter.NewGrid())
-	if err := addScatter(p, all, draw.CircleGlyph{}, faint, 2.4, "trial"); err != nil {
+	if err := addScatter(p, feasible, draw.CircleGlyph{}, faint, 2.4, "trial"); err != nil {
+		return nil, err
+	}
+	label := fmt.Sprintf("violates a constraint (%d)", len(infeasible))
+	if beyond > 0 {
+		label = fmt.Sprintf("violates a constraint (%d; %d beyond the axes, drawn at the edge)", len(infeasible), beyond)
+	}
+	if err := addScatter(p, infeasible, crossGlyph{}, faint, 2.4, label); err != nil {
 		return nil, err
 	}
 	if err := addScatter(p, front, draw.CircleGlyph{}, orange, 3.4, fmt.Sprintf("Pareto trial (%d)", len(front))); err != nil {
 		return nil, err
 	}
-	if err := addScatter(p, plotter.XYs{{X: bx, Y: by}}, draw.PyramidGlyph{}, ink, 5, "baseline"); err != nil {
+	if err := addScatter(p, base, draw.PyramidGlyph{}, ink, 5, "baseline"); err != nil {
 		return nil, err
 	}
-	pad(p, 0.06)
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = box.x0, box.x1, box.y0, box.y1
 	// The legend goes in the corner away from the better values, in room
 	// of its own: the y axis grows by 15% of its span on the legend's
 	// side, and the legend stands 4 pt off the axes.
@@ -214,6 +241,44 @@ func headroom(p *gplot.Plot, frac float64) {
 		span = math.Max(math.Abs(p.Y.Max), 1)
 	}
 	p.Y.Max += frac * span
+}
+
+// area is a rectangle of the plot's data.
+type area struct{ x0, x1, y0, y1 float64 }
+
+// bounds is the smallest area holding pts' finite points.
+func bounds(pts plotter.XYs) area {
+	a := area{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
+	for _, pt := range pts {
+		if math.IsInf(pt.X, 0) || math.IsNaN(pt.X) || math.IsInf(pt.Y, 0) || math.IsNaN(pt.Y) {
+			continue
+		}
+		a.x0, a.x1 = math.Min(a.x0, pt.X), math.Max(a.x1, pt.X)
+		a.y0, a.y1 = math.Min(a.y0, pt.Y), math.Max(a.y1, pt.Y)
+	}
+	if a.x0 > a.x1 {
+		return area{0, 1, 0, 1}
+	}
+	return a
+}
+
+// pad widens the area by frac of its span on each side.
+func (a *area) pad(frac float64) {
+	grow := func(lo, hi *float64) {
+		span := *hi - *lo
+		if span == 0 {
+			span = math.Max(math.Abs(*hi), 1)
+		}
+		*lo -= frac * span
+		*hi += frac * span
+	}
+	grow(&a.x0, &a.x1)
+	grow(&a.y0, &a.y1)
+}
+
+// clamp moves pt onto the area's edge if it lies beyond it.
+func (a area) clamp(pt plotter.XY) plotter.XY {
+	return plotter.XY{X: math.Min(math.Max(pt.X, a.x0), a.x1), Y: math.Min(math.Max(pt.Y, a.y0), a.y1)}
 }
 
 // pad widens both axes by frac of their span on each side.

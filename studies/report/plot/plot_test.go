@@ -195,3 +195,37 @@ func TestUnit(t *testing.T) {
 		}
 	}
 }
+
+// A trial that violates a constraint far away (an overloaded cluster's
+// TTFT in minutes) is drawn at the edge of axes that span the feasible
+// trials and the baseline, and counted in the legend; it does not flatten
+// the front.
+func TestParetoAxesSpanTheFeasibleTrials(t *testing.T) {
+	r, _ := studykit.SyntheticReport(t, "slo-cascade", 20)
+	far := -1
+	for i := range r.Complete {
+		if !search.Feasible(r.Complete[i].Violation) {
+			far = i
+			break
+		}
+	}
+	if far < 0 {
+		t.Fatal("the synthetic study has no infeasible trial")
+	}
+	yi := (r.Template.Primary + 1) % len(r.Template.Objectives)
+	r.Complete[far].Objectives[yi] = 1e9
+	p, err := Pareto(r, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max >= 1e6 {
+		t.Fatalf("y axis reaches %v: the far infeasible trial sets the scale", p.Y.Max)
+	}
+	var svg bytes.Buffer
+	if err := Write(&svg, p, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "beyond the axes, drawn at the edge") {
+		t.Fatal("the legend does not say that a trial is drawn at the edge")
+	}
+}
