@@ -245,18 +245,23 @@ func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report,
 	return r, nil
 }
 
-// Rank computes what the complete trials decide: Best, the lowest score
-// (the first of equals in number order), and the Pareto front of the
-// feasible trials with its hypervolume. Load calls it; a report built in
-// memory calls it once its trials are in.
+// Rank computes what the complete trials decide: the Pareto front of the
+// feasible trials with its hypervolume, and Best, the lowest score — of
+// equal scores a trial on the front (the score weighs the primary
+// objective, so equals differ in the others), else the first in number
+// order. Load calls it; a report built in memory calls it once its trials
+// are in.
 func (r *Report) Rank() {
+	r.pareto()
 	r.Best = -1
 	for i := range r.Complete {
-		if r.Best < 0 || r.Complete[i].Score < r.Complete[r.Best].Score {
+		switch {
+		case r.Best < 0 || r.Complete[i].Score < r.Complete[r.Best].Score:
+			r.Best = i
+		case r.Complete[i].Score == r.Complete[r.Best].Score && slices.Contains(r.Pareto, i) && !slices.Contains(r.Pareto, r.Best):
 			r.Best = i
 		}
 	}
-	r.pareto()
 }
 
 // Backfill is the violations Load computed for trials stored without them

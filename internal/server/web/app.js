@@ -212,13 +212,19 @@ function hypervolumeChart(h) {
 }
 
 function paretoChart(h, xi, yi) {
-  const xs = h.trials.map((t) => t.objectives[xi]), ys = h.trials.map((t) => t.objectives[yi]);
+  // The axes span the trials within the constraints and the baseline (all
+  // trials if none is within): a violator may lie orders of magnitude
+  // away and flatten the front. Violators beyond the axes sit at the edge.
+  const shown = h.trials.some((t) => t.feasible) ? h.trials.filter((t) => t.feasible) : h.trials;
+  const xs = shown.map((t) => t.objectives[xi]), ys = shown.map((t) => t.objectives[yi]);
   // 8% of the span on each side leaves room for the baseline's 12-px marker inside the plot area.
-  const f = frame('pareto', extent(xs.concat([h.baseline[xi]]), 0.08), extent(ys.concat([h.baseline[yi]]), 0.08), h.objectives[xi], h.objectives[yi]);
+  const xd = extent(xs.concat([h.baseline[xi]]), 0.08), yd = extent(ys.concat([h.baseline[yi]]), 0.08);
+  const f = frame('pareto', xd, yd, h.objectives[xi], h.objectives[yi]);
+  const clamp = (v, d) => Math.min(Math.max(v, d[0]), d[1]);
   const ordered = h.trials.slice().sort((a, b) => a.pareto - b.pareto);
   for (const t of ordered) {
     // Infeasible trials are hollow: never on the front, however good they look.
-    f.plot.append(sv('circle', { class: t.pareto ? 'front' : 'other', cx: f.x(t.objectives[xi]), cy: f.y(t.objectives[yi]), r: t.pareto ? 4.5 : 3,
+    f.plot.append(sv('circle', { class: t.pareto ? 'front' : 'other', cx: f.x(clamp(t.objectives[xi], xd)), cy: f.y(clamp(t.objectives[yi], yd)), r: t.pareto ? 4.5 : 3,
       fill: t.pareto ? '#d4493f' : t.feasible ? '#9aa4b5' : 'none', 'fill-opacity': t.pareto ? 0.9 : 0.4, stroke: t.feasible ? 'none' : '#9aa4b5' },
     sv('title', {}, `trial ${t.trial}${t.feasible ? '' : ' (violates a constraint)'}`)));
   }
@@ -352,7 +358,7 @@ async function studyView(name) {
   const cards = [
     card('Optimisation history', historyChart(hist)),
     card('Hypervolume history', hypervolumeChart(hist)),
-    card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials (within the constraints); hollow: violates one; ×: baseline')), paretoBox),
+    card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials (within the constraints); hollow: violates one (beyond the axes: at the edge); ×: baseline')), paretoBox),
     card('Parameter importance', barsChart('importance', tpl.parameters.map((p) => p.name), tpl.parameters.map((p) => show.importance[p.name] || 0), share)),
     Object.assign(card('Parallel coordinates', el('div', { class: 'controls' }, 'parameters',
       el('select', { id: 'parallel-order', on: { change: redrawParallel } }, el('option', { value: 'importance' }, 'by importance'), el('option', { value: 'template' }, 'in template order'))),
