@@ -228,14 +228,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	pm := r.ParamMap(best.Params)
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
-		v := fmt.Sprint(pm[p.Name])
-		if pm[p.Name] == nil {
-			v = "inactive"
-		}
-		if f, ok := pm[p.Name].(float64); ok {
-			v = strconv.FormatFloat(f, 'g', 6, 64) // keeps the column aligned
-		}
-		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, v, imp[i])
+		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, paramText(pm[p.Name]), imp[i])
 	}
 	r.writeEvidence(w)
 	fmt.Fprintf(w, "\nwhat the words and units mean: study show %s --explain\n", r.Study.Name)
@@ -446,6 +439,18 @@ func cell(v any) string {
 		return strconv.Itoa(x)
 	case string:
 		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// paramText is a parameter's value in a table: six significant digits
+// (keeps columns aligned), "inactive" for none.
+func paramText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "inactive"
+	case float64:
+		return strconv.FormatFloat(x, 'g', 6, 64)
 	}
 	return fmt.Sprint(v)
 }
