@@ -9,17 +9,14 @@ import (
 	"testing"
 
 	"optimize/internal/testkit"
+	"optimize/simcore/cluster"
 )
 
-// worldDoc is the world as the JSON documents give it.
+// worldDoc is the world as the JSON documents give it: its fields and its
+// line.
 type worldDoc struct {
-	Model        string `json:"model"`
-	GPU          string `json:"gpu"`
-	TP           int    `json:"tp"`
-	LatencyModel string `json:"latency_model"`
-	Instances    int    `json:"instances"`
-	KVBlocks     int64  `json:"kv_blocks_per_instance"`
-	Line         string `json:"line"`
+	cluster.World
+	Line string `json:"line"`
 }
 
 // template show states a template's world and what of it the template

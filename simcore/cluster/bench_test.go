@@ -36,22 +36,7 @@ func BenchmarkBaseline(b *testing.B) {
 			if n >= 1_000_000 && testing.Short() {
 				b.Skip("1M requests in -short mode")
 			}
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: n})
-				if err != nil {
-					b.Fatal(err)
-				}
-				eng, err := New(baselineConfig(), src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				s := eng.Run()
-				if int(s.Completed) != n {
-					b.Fatalf("completed %v of %d", s.Completed, n)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			runBench(b, spec, baselineConfig(), n)
 		})
 	}
 }
@@ -68,23 +53,7 @@ func BenchmarkBaselineTrainedPhysics(b *testing.B) {
 	cfg := baselineConfig()
 	cfg.Latency, cfg.TP, cfg.TotalKVBlocks = worldSpec(b, latency.KindTrainedPhysics), 2, 0
 	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: n})
-				if err != nil {
-					b.Fatal(err)
-				}
-				eng, err := New(cfg, src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if s := eng.Run(); int(s.Completed) != n {
-					b.Fatalf("completed %v of %d", s.Completed, n)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "req/s")
-		})
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) { runBench(b, spec, cfg, n) })
 	}
 }
 
@@ -114,23 +83,29 @@ func BenchmarkOverloadScheduler(b *testing.B) {
 			}
 			cfg := baselineConfig()
 			cfg.Scheduler, cfg.Priority = sc.scheduler, sched.PolicyConfig{Name: sc.policy}
-			const n = 1_000_000
-			for i := 0; i < b.N; i++ {
-				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: n})
-				if err != nil {
-					b.Fatal(err)
-				}
-				eng, err := New(cfg, src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if s := eng.Run(); int(s.Completed) != n {
-					b.Fatalf("completed %v of %d", s.Completed, n)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			runBench(b, spec, cfg, 1_000_000)
 		})
 	}
+}
+
+// runBench simulates n requests of spec under cfg b.N times and reports
+// simulated requests per second.
+func runBench(b *testing.B, spec *workload.Spec, cfg Config, n int) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: n})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng, err := New(cfg, src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := eng.Run(); int(s.Completed) != n {
+			b.Fatalf("completed %v of %d", s.Completed, n)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
 // builtinWorkloads are the binary's built-in workloads, read from the

@@ -118,6 +118,21 @@ func (a Arch) CheckTP(tp int) error {
 	return nil
 }
 
+// checkWorld reports the first thing the physics models cannot use: an
+// architecture number, heads that do not split over tp, a GPU figure.
+func checkWorld(a Arch, h Hardware, tp int) error {
+	if err := a.Check(); err != nil {
+		return fmt.Errorf("model: %v", err)
+	}
+	if err := a.CheckTP(tp); err != nil {
+		return fmt.Errorf("model: %v", err)
+	}
+	if err := h.Check(); err != nil {
+		return fmt.Errorf("hardware %s: %v", h.Name, err)
+	}
+	return nil
+}
+
 // Hardware is one GPU's figures: dense peak FLOPS (BF16, and FP8 where the
 // tensor cores have it), HBM bandwidth and capacity, and the model FLOPS
 // utilisation a prefill and a decode reach (the roofline's MFU).

@@ -1,7 +1,5 @@
 package latency
 
-import "fmt"
-
 // The trained-physics model (BLIS f90a1e3a's default) prices a step with
 // roofline basis terms of the model on the GPU, each times a learned
 // correction β, plus fixed overheads:
@@ -70,14 +68,8 @@ func NewTrainedPhysics(p Physics, a Arch, h Hardware, tp int) (*TrainedPhysics, 
 	if err := finite("latency.beta", p.Beta[:]); err != nil {
 		return nil, err
 	}
-	if err := a.Check(); err != nil {
-		return nil, fmt.Errorf("model: %v", err)
-	}
-	if err := a.CheckTP(tp); err != nil {
-		return nil, fmt.Errorf("model: %v", err)
-	}
-	if err := h.Check(); err != nil {
-		return nil, fmt.Errorf("hardware %s: %v", h.Name, err)
+	if err := checkWorld(a, h, tp); err != nil {
+		return nil, err
 	}
 	moeLayers, denseLayers := a.layerSplit()
 	fMoE, fDense := a.ffnWidths()

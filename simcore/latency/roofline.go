@@ -1,7 +1,6 @@
 package latency
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -52,14 +51,8 @@ func NewRoofline(alpha [3]float64, a Arch, h Hardware, tp int) (*Roofline, error
 	if err := finite("latency.alpha", alpha[:]); err != nil {
 		return nil, err
 	}
-	if err := a.Check(); err != nil {
-		return nil, fmt.Errorf("model: %v", err)
-	}
-	if err := a.CheckTP(tp); err != nil {
-		return nil, fmt.Errorf("model: %v", err)
-	}
-	if err := h.Check(); err != nil {
-		return nil, fmt.Errorf("hardware %s: %v", h.Name, err)
+	if err := checkWorld(a, h, tp); err != nil {
+		return nil, err
 	}
 	moeLayers, denseLayers := a.layerSplit()
 	fMoE, fDense := a.ffnWidths()
