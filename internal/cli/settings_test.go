@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"optimize/simcore/workload"
 )
 
 // The same mistake gets the same message whether it comes from a flag,
@@ -130,7 +132,10 @@ func TestKnobsListsEverySettingAndFlag(t *testing.T) {
 	// Every simulate flag is a setting's, or one of the few that are not
 	// simulator settings.
 	notSettings := []string{"model-config", "hardware-config", "set", "seed", "seeds", "output", "template", "param", "templates-dir", "help",
-		"workload", "workload-spec", "trace", "trace-data", "num-requests"}
+		"workload", "workload-spec", "trace", "trace-data", "trace-format", "num-requests"}
+	for _, c := range workload.ReplayControls() {
+		notSettings = append(notSettings, c.Flag) // a workload's replay control
+	}
 	cmd := newSimulateCommand(Streams{}, new(string))
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if !flags["--"+f.Name] && !slices.Contains(notSettings, f.Name) {

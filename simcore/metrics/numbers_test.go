@@ -22,7 +22,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate",
 		"kv.offloaded_blocks", "kv.reloaded_blocks", "kv.transfer_ms", "kv.thrashing_rate",
 		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
-		"gpu_count", "cost_per_hour"}
+		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context"}
 	if !slices.Equal(names, want) {
 		t.Errorf("summary numbers\n %v\nwant\n %v", names, want)
 	}

@@ -207,24 +207,34 @@ func (p *traceParser) header() error {
 	if err != nil {
 		return p.csvError(err)
 	}
-	allowed := strings.Join(append(append(append([]string{}, traceRequired...), traceUsed...), traceIgnored...), ", ")
-	for i, name := range names {
-		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
-		if _, dup := p.col[name]; dup {
-			return errtext.New(p.file, "line 1", "column %q appears twice", name)
-		}
-		if !contains(traceRequired, name) && !contains(traceUsed, name) && !contains(traceIgnored, name) {
-			return errtext.New(p.file, "line 1", "unknown column %q (allowed: %s)", name, allowed)
-		}
-		p.col[name] = i
-	}
-	for _, name := range traceRequired {
-		if _, ok := p.col[name]; !ok {
-			return errtext.New(p.file, "line 1", "missing column %q (required: %s)", name, strings.Join(traceRequired, ", "))
-		}
+	if p.col, err = traceV2Columns(p.file, names); err != nil {
+		return err
 	}
 	_, p.hasLen = p.col["prefix_length"]
 	return nil
+}
+
+// traceV2Columns checks a TraceV2 CSV header row and maps each column
+// name to its index.
+func traceV2Columns(file string, names []string) (map[string]int, error) {
+	col := map[string]int{}
+	allowed := strings.Join(append(append(append([]string{}, traceRequired...), traceUsed...), traceIgnored...), ", ")
+	for i, name := range names {
+		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
+		if _, dup := col[name]; dup {
+			return nil, errtext.New(file, "line 1", "column %q appears twice", name)
+		}
+		if !contains(traceRequired, name) && !contains(traceUsed, name) && !contains(traceIgnored, name) {
+			return nil, errtext.New(file, "line 1", "unknown column %q (allowed: %s)", name, allowed)
+		}
+		col[name] = i
+	}
+	for _, name := range traceRequired {
+		if _, ok := col[name]; !ok {
+			return nil, errtext.New(file, "line 1", "missing column %q (required: %s)", name, strings.Join(traceRequired, ", "))
+		}
+	}
+	return col, nil
 }
 
 // field returns column name of the current record ("" when absent).
