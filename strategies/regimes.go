@@ -104,6 +104,35 @@ func (r Regime) ApplySpec(spec *workload.Spec) *workload.Spec {
 	return &out
 }
 
+// applyTrace returns a copy of t at the regime's operating point: a rate
+// factor scales the trace's times, an absolute rate becomes its target
+// rate, a request count its cap (a count factor has no trace
+// counterpart), single-turn replays every row on its own.
+func (r Regime) applyTrace(t *Trace) *Trace {
+	out := *t
+	o := &out.Replay
+	if r.RateScale > 0 {
+		if o.TargetRate > 0 {
+			o.TargetRate *= r.RateScale
+		} else {
+			if o.TimeScale == 0 {
+				o.TimeScale = 1
+			}
+			o.TimeScale /= r.RateScale
+		}
+	}
+	if r.Rate > 0 {
+		o.TargetRate = r.Rate
+	}
+	if r.Requests > 0 {
+		o.MaxRequests = int(r.Requests)
+	}
+	if r.SingleTurn {
+		o.NoSessions = true
+	}
+	return &out
+}
+
 // ApplyConfig moves c to the regime's cluster.
 func (r Regime) ApplyConfig(c *cluster.Config) {
 	if r.KVBlocks > 0 {
@@ -118,7 +147,8 @@ func (r Regime) ApplyConfig(c *cluster.Config) {
 // as written), whose cluster changes ApplyConfig makes.
 type Workload struct {
 	Name    string
-	Spec    *workload.Spec
+	Spec    *workload.Spec // nil for a trace
+	Trace   *Trace         // a replayed trace, or nil
 	regimes []Regime
 }
 
@@ -141,6 +171,17 @@ func ResolveWorkload(name string) (*Workload, error) {
 			return nil, err
 		}
 		regimes = append(regimes, reg)
+	}
+	if t, isTrace, err := resolveTrace(base); isTrace || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		w := &Workload{Name: name, Trace: t}
+		for _, r := range regimes {
+			w = w.At(r)
+		}
+		w.Name = name
+		return w, nil
 	}
 	var spec *workload.Spec
 	var err error
@@ -166,5 +207,8 @@ func ResolveWorkload(name string) (*Workload, error) {
 // At returns the workload moved to another regime as well (a validation
 // regime on top of the study's own).
 func (w *Workload) At(r Regime) *Workload {
+	if w.Trace != nil {
+		return &Workload{Name: w.Name + "@" + r.Name, Trace: r.applyTrace(w.Trace), regimes: append(slices.Clone(w.regimes), r)}
+	}
 	return &Workload{Name: w.Name + "@" + r.Name, Spec: r.ApplySpec(w.Spec), regimes: append(slices.Clone(w.regimes), r)}
 }

@@ -50,13 +50,21 @@ func (ev *evaluator) run(cfg cluster.Config) (metrics.Summary, []metrics.Summary
 // simulate runs cfg on the study's workload with one seed, replaying the
 // seed's cached draws.
 func (ev *evaluator) simulate(cfg cluster.Config, seed int64) (metrics.Summary, error) {
+	if ev.wl.Trace != nil {
+		return simulateTrace(cfg, ev.wl.Trace, seed)
+	}
 	return simulateOn(cfg, ev.wl.Spec, seed, func(opt workload.Options) (simcore.Source, error) {
 		return ev.workloads.source(ev.wl.Spec, seed, opt.BlockSize, opt.Horizon)
 	})
 }
 
-// simulate runs cfg on spec with one seed, generating the workload.
-func simulate(cfg cluster.Config, spec *workload.Spec, seed int64) (metrics.Summary, error) {
+// simulate runs cfg on the workload with one seed, generating it (or
+// replaying the trace).
+func simulate(cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
+	if wl.Trace != nil {
+		return simulateTrace(cfg, wl.Trace, seed)
+	}
+	spec := wl.Spec
 	return simulateOn(cfg, spec, seed, func(opt workload.Options) (simcore.Source, error) {
 		return workload.NewGenerator(spec, opt)
 	})
@@ -155,4 +163,25 @@ func (ev *evaluator) describe(t *storage.Trial) string {
 		out += " (violates a constraint)"
 	}
 	return out
+}
+
+// simulateTrace replays the trace on cfg with one seed (it draws the SLO
+// mix); the rows skipped as unservable are in the summary.
+func simulateTrace(cfg cluster.Config, t *strategies.Trace, seed int64) (metrics.Summary, error) {
+	cfg.Seed = seed
+	src, err := t.Source(cfg)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	defer src.Close()
+	eng, err := cluster.New(cfg, src)
+	if err != nil {
+		return metrics.Summary{}, err
+	}
+	sum := eng.Run()
+	if err := src.Err(); err != nil {
+		return metrics.Summary{}, err
+	}
+	strategies.AddReplayCounts(&sum, src.Counts())
+	return sum, nil
 }

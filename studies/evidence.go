@@ -12,8 +12,8 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
-	"optimize/simcore/workload"
 	"optimize/storage"
+	"optimize/strategies"
 	"optimize/studies/report"
 )
 
@@ -34,7 +34,7 @@ type job struct {
 	key  string
 	seed int64
 	cfg  cluster.Config
-	spec *workload.Spec
+	wl   *strategies.Workload
 }
 
 // runs holds evidence results by key and seed.
@@ -95,7 +95,7 @@ func (e *Env) runJobs(ctx context.Context, row *storage.Study, label string, job
 		go func() {
 			defer wg.Done()
 			for j := range queue {
-				m, err := simulate(j.cfg, j.spec, j.seed)
+				m, err := simulate(j.cfg, j.wl, j.seed)
 				if err == nil {
 					err = e.Store.PutEvidenceRun(row.ID, j.key, j.seed, m)
 				}

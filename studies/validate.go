@@ -165,7 +165,7 @@ func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, see
 	key := configKey(name, cfg, wl)
 	p.keys[name] = key
 	for _, s := range seeds {
-		p.jobs = append(p.jobs, job{key: key, seed: s, cfg: cfg, spec: wl.Spec})
+		p.jobs = append(p.jobs, job{key: key, seed: s, cfg: cfg, wl: wl})
 	}
 }
 

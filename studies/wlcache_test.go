@@ -62,7 +62,7 @@ func TestCachedWorkloadMatchesFresh(t *testing.T) {
 					t.Fatal(err)
 				}
 				for k, seed := range ev.seeds {
-					fresh, err := simulate(cfg, wl.Spec, seed)
+					fresh, err := simulate(cfg, wl, seed)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -114,7 +114,7 @@ func TestWorkloadDrawnOncePerSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := simulate(cfg, wl.Spec, 43)
+	fresh, err := simulate(cfg, wl, 43)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func BenchmarkSimulateWorkload(b *testing.B) {
 	_, _, _, wl, cfg := sloCascadeAtDefaults(b)
 	b.Run("fresh", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := simulate(cfg, wl.Spec, 42); err != nil {
+			if _, err := simulate(cfg, wl, 42); err != nil {
 				b.Fatal(err)
 			}
 		}

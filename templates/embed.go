@@ -1,5 +1,5 @@
 // Package templates embeds the built-in declarative files into the binary:
-// workload specs, the world data (models, GPUs, latency coefficients)
+// workload specs, production traces, the world data (models, GPUs, latency coefficients)
 // and strategy templates.
 package templates
 
@@ -22,3 +22,10 @@ var World embed.FS
 //
 //go:embed strategies/*.yaml
 var Strategies embed.FS
+
+// Traces holds the built-in production traces, gzip-compressed, as
+// traces/<name>.<format extension>.gz, with their source, licence and
+// citation in traces/README.md.
+//
+//go:embed traces/*.gz traces/README.md
+var Traces embed.FS

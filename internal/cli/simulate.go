@@ -10,6 +10,8 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
+	"optimize/simcore/workload"
+	"optimize/strategies"
 	"optimize/studies/report"
 )
 
@@ -164,7 +166,15 @@ func simulateOnce(cfg cluster.Config, wl *workloadChoice, seed int64) (metrics.S
 	if err != nil {
 		return metrics.Summary{}, err
 	}
-	return eng.Run(), nil
+	sum := eng.Run()
+	if replay, ok := src.(*workload.ReplaySource); ok {
+		defer replay.Close()
+		if err := replay.Err(); err != nil {
+			return metrics.Summary{}, err
+		}
+		strategies.AddReplayCounts(&sum, replay.Counts())
+	}
+	return sum, nil
 }
 
 // multiSeed is the JSON shape for several seeds.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -14,15 +15,51 @@ import (
 // workloadFlags choose what the simulator replays.
 type workloadFlags struct {
 	name, specFile, trace, traceData string
+	traceFormat                      string
 	numRequests                      int
+	// replay holds the replay controls' flags by control key
+	// (workload.ReplayControls: each is declared there once).
+	replay map[string]*string
 }
 
 func (w *workloadFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&w.name, "workload", "", "built-in workload, optionally at a regime: NAME or NAME@REGIME (default "+strategies.DefaultWorkload+")")
 	fs.StringVar(&w.specFile, "workload-spec", "", "BLIS v2 workload spec YAML file")
-	fs.StringVar(&w.trace, "trace", "", "BLIS TraceV2 header YAML file to replay")
+	fs.StringVar(&w.trace, "trace", "", "trace file to replay: Mooncake JSONL, Azure or BurstGPT CSV (.gz read too), or a BLIS TraceV2 header YAML")
+	fs.StringVar(&w.traceFormat, "trace-format", "", "format of --trace (default: recognised from the content): "+strings.Join(workload.TraceFormats, ", "))
 	fs.StringVar(&w.traceData, "trace-data", "", "TraceV2 CSV (default: beside the header, same base name)")
-	fs.IntVar(&w.numRequests, "num-requests", 0, "requests to simulate (overrides the workload's num_requests)")
+	fs.IntVar(&w.numRequests, "num-requests", 0, "requests to simulate (overrides the workload's num_requests; caps a replayed trace)")
+	w.replay = map[string]*string{}
+	for _, c := range workload.ReplayControls() {
+		if c.Flag != "" {
+			w.replay[c.Key] = fs.String(c.Flag, "", c.Usage)
+		}
+	}
+}
+
+// replayFlags returns the replay controls given as flags, as flag name
+// and control key.
+func (w *workloadFlags) replayFlags(fs *pflag.FlagSet) [][2]string {
+	var given [][2]string
+	for _, c := range workload.ReplayControls() {
+		if c.Flag != "" && changed(fs, c.Flag) {
+			given = append(given, [2]string{c.Flag, c.Key})
+		}
+	}
+	return given
+}
+
+// applyReplay sets the replay controls given as flags on t.
+func (w *workloadFlags) applyReplay(fs *pflag.FlagSet, t *strategies.Trace) error {
+	for _, g := range w.replayFlags(fs) {
+		if err := t.Replay.SetControl(g[1], *w.replay[g[1]]); err != nil {
+			return fmt.Errorf("--%s: %v", g[0], err)
+		}
+	}
+	if w.numRequests > 0 {
+		t.Replay.MaxRequests = w.numRequests
+	}
+	return nil
 }
 
 // workloadChoice is a resolved workload that can build a fresh source for
@@ -31,6 +68,7 @@ type workloadChoice struct {
 	name        string
 	spec        *workload.Spec       // nil for a trace
 	regime      *strategies.Workload // a built-in workload and its regime, or nil
+	trace       *strategies.Trace    // a replayed trace (not TraceV2), or nil
 	traceHeader string
 	traceData   string
 	numRequests int
@@ -56,7 +94,23 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 	var err error
 	switch {
 	case w.trace != "":
-		c.name, c.traceHeader, c.traceData = w.trace, w.trace, w.traceData
+		c.name = w.trace
+		format, ferr := traceFormat(w.trace, w.traceFormat)
+		if ferr != nil {
+			return nil, fmt.Errorf("--trace: %v", ferr)
+		}
+		if format == workload.FormatTraceV2 {
+			if given := w.replayFlags(fs); len(given) > 0 {
+				return nil, fmt.Errorf("--%s: replay controls apply to Mooncake, Azure and BurstGPT traces, not to TraceV2", given[0][0])
+			}
+			c.traceHeader, c.traceData = w.trace, w.traceData
+			return c, nil
+		}
+		if changed(fs, "trace-data") {
+			return nil, fmt.Errorf("--trace-data: only a TraceV2 trace has a separate CSV (%s is %s)", w.trace, format)
+		}
+		c.trace = strategies.OpenTrace(w.trace, format)
+		err = w.applyReplay(fs, c.trace)
 	case w.specFile != "":
 		c.name = w.specFile
 		c.spec, err = workload.LoadSpecFile(w.specFile)
@@ -69,9 +123,32 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--workload: %v", err)
 		}
-		c.spec = c.regime.Spec
+		c.spec, c.trace = c.regime.Spec, c.regime.Trace
+		if c.trace != nil {
+			t := *c.trace // the flags apply to this run's copy
+			c.trace = &t
+			err = w.applyReplay(fs, c.trace)
+		}
+	}
+	if err == nil && c.trace == nil {
+		if given := w.replayFlags(fs); len(given) > 0 {
+			return nil, fmt.Errorf("--%s: needs a trace (--trace FILE or a built-in trace: %s)", given[0][0], strings.Join(strategies.BuiltinTraceNames(), ", "))
+		}
+	}
+	if changed(fs, "trace-format") && !changed(fs, "trace") {
+		return nil, fmt.Errorf("--trace-format: needs --trace")
 	}
 	return c, err
+}
+
+// traceFormat is the format of a trace file: forced, or recognised.
+func traceFormat(path, forced string) (string, error) {
+	r, err := workload.OpenTrace(path, forced)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return r.Format(), nil
 }
 
 // applyConfig moves cfg to the workload's regime (instances, GPU KV).
@@ -84,6 +161,9 @@ func (c *workloadChoice) applyConfig(cfg *cluster.Config) {
 // source builds the request stream of cfg's seed; requests arriving after
 // cfg's horizon are never generated.
 func (c *workloadChoice) source(cfg cluster.Config) (simcore.Source, error) {
+	if c.trace != nil {
+		return c.trace.Source(cfg)
+	}
 	if c.spec == nil {
 		return workload.LoadTrace(c.traceHeader, c.traceData, int(cfg.BlockSize))
 	}

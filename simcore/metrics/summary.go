@@ -38,6 +38,14 @@ type Summary struct {
 	// stored before they were recorded.
 	GPUCount    *float64 `json:"gpu_count,omitempty" unit:"GPUs" mean:"same"`
 	CostPerHour *float64 `json:"cost_per_hour,omitempty" unit:"USD/h" mean:"same"`
+	// A replayed trace's rows that cannot be served, skipped and counted
+	// here (never requests of the run): no output tokens (a failed
+	// request), no prompt tokens, or longer than the model's context
+	// window (the input fills it or input + output exceeds it). Absent
+	// for generated workloads.
+	TraceZeroOutput  *float64 `json:"trace_zero_output,omitempty" unit:"requests"`
+	TraceZeroInput   *float64 `json:"trace_zero_input,omitempty" unit:"requests"`
+	TraceOverContext *float64 `json:"trace_over_context,omitempty" unit:"requests"`
 }
 
 // KVSummary reports the CPU offload tier's activity.

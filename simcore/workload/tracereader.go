@@ -276,3 +276,9 @@ func (t *TraceReader) Close() error {
 	t.closers = nil
 	return first
 }
+
+// Closing makes Close close c as well (the source a NewTraceReader reads).
+func (t *TraceReader) Closing(c io.Closer) *TraceReader {
+	t.closers = append([]io.Closer{c}, t.closers...)
+	return t
+}
