@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 	"optimize/strategies"
+	"optimize/templates"
 	"optimize/traffic"
 )
 
@@ -30,25 +30,17 @@ func newWorkloadCommand(s Streams) *cobra.Command {
 	return cmd
 }
 
-// builtinTrace is a trace shipped in the binary.
-type builtinTrace struct {
-	Name, Source, Licence string
-	Size                  int64 // bytes as stored (compressed)
-	Open                  func() (io.ReadCloser, error)
-}
-
-// builtinTraces lists the traces shipped in the binary, by name: the one
-// place `workload list` and `workload inspect|fit NAME` learn of them.
-// None ships yet; the built-in traces' table belongs here.
-func builtinTraces() []builtinTrace { return nil }
-
-func lookupTrace(name string) (builtinTrace, bool) {
-	for _, t := range builtinTraces() {
-		if t.Name == name {
-			return t, true
-		}
+// builtinTraceSize is the stored (compressed) size of a built-in trace.
+func builtinTraceSize(name string) int64 {
+	files, _ := fs.Glob(templates.Traces, "traces/"+name+".*.gz")
+	if len(files) != 1 {
+		return 0
 	}
-	return builtinTrace{}, false
+	info, err := fs.Stat(templates.Traces, files[0])
+	if err != nil {
+		return 0
+	}
+	return info.Size()
 }
 
 // workloadSource is an opened workload: the requests to measure and what
@@ -97,18 +89,17 @@ func (o *workloadOpen) open(arg string) (*workloadSource, error) {
 		}
 		return &workloadSource{name: filepath.Base(arg), kind: tr.Format() + " trace", stream: traffic.FromTrace(tr), close: tr.Close}, nil
 	}
-	if t, ok := lookupTrace(arg); ok {
-		rc, err := t.Open()
+	if contains(strategies.BuiltinTraceNames(), arg) {
+		w, err := strategies.ResolveWorkload(arg)
 		if err != nil {
 			return nil, failed(err)
 		}
-		tr, err := workload.NewTraceReader(t.Name, rc, o.format)
+		w.Trace.Format = o.format
+		tr, err := w.Trace.Open()
 		if err != nil {
-			rc.Close()
 			return nil, failed(err)
 		}
-		return &workloadSource{name: t.Name, kind: "built-in " + tr.Format() + " trace", stream: traffic.FromTrace(tr),
-			close: func() error { tr.Close(); return rc.Close() }}, nil
+		return &workloadSource{name: arg, kind: "built-in " + tr.Format() + " trace", stream: traffic.FromTrace(tr), close: tr.Close}, nil
 	}
 	lib := strategies.BuiltinWorkloads()
 	if !contains(lib.Names(), arg) {
@@ -158,9 +149,7 @@ func isTraceHeader(file string) bool {
 // builtinNames lists the built-in traces and workloads.
 func builtinNames() []string {
 	var names []string
-	for _, t := range builtinTraces() {
-		names = append(names, t.Name)
-	}
+	names = append(names, strategies.BuiltinTraceNames()...)
 	return append(names, strategies.BuiltinWorkloads().Names()...)
 }
 
@@ -181,8 +170,6 @@ type workloadListEntry struct {
 	Requests    int64   `json:"requests,omitempty"`
 	SpanS       float64 `json:"span_s,omitempty"`
 	SizeBytes   int64   `json:"size_bytes,omitempty"`
-	Source      string  `json:"source,omitempty"`
-	Licence     string  `json:"licence,omitempty"`
 	Description string  `json:"description"`
 }
 
@@ -212,9 +199,6 @@ func newWorkloadList(s Streams) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.Name, e.Kind, e.Requests, rate, e.Description)
 			}
-			if len(builtinTraces()) == 0 {
-				fmt.Fprintln(tw, "(no built-in trace ships yet: inspect a trace file by its path)")
-			}
 			return failed(tw.Flush())
 		},
 	}
@@ -235,14 +219,14 @@ func workloadEntries() ([]workloadListEntry, error) {
 		data, _ := fs.ReadFile(lib.FS, path.Join(lib.Dir, name+".yaml"))
 		out = append(out, workloadListEntry{Name: name, Kind: "spec", Rate: spec.AggregateRate, Requests: spec.NumRequests, Description: headComment(data)})
 	}
-	for _, t := range builtinTraces() {
+	for _, name := range strategies.BuiltinTraceNames() {
 		o := &workloadOpen{window: time.Minute}
-		_, st, err := o.measure(t.Name)
+		src, st, err := o.measure(name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, workloadListEntry{Name: t.Name, Kind: "trace", Requests: int64(st.Requests), SpanS: st.SpanS, SizeBytes: t.Size,
-			Source: t.Source, Licence: t.Licence, Description: t.Source + " (" + t.Licence + ")"})
+		out = append(out, workloadListEntry{Name: name, Kind: "trace", Requests: int64(st.Requests), SpanS: st.SpanS,
+			SizeBytes: builtinTraceSize(name), Description: src.kind + "; source, licence and citation in templates/traces/README.md"})
 	}
 	return out, nil
 }

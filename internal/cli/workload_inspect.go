@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,7 +81,8 @@ func writeInspect(w io.Writer, src *workloadSource, st *traffic.Stats) error {
 		name string
 		q    traffic.Lengths
 	}{{"input tokens", st.Input}, {"output tokens", st.Output}} {
-		row(l.name, "mean %.1f  p10 %g  p25 %g  p50 %g  p75 %g  p90 %g  p99 %g  max %g", l.q.Mean, l.q.P10, l.q.P25, l.q.P50, l.q.P75, l.q.P90, l.q.P99, l.q.Max)
+		row(l.name, "mean %s  p10 %s  p25 %s  p50 %s  p75 %s  p90 %s  p99 %s  max %s", tenths(l.q.Mean), tenths(l.q.P10), tenths(l.q.P25),
+			tenths(l.q.P50), tenths(l.q.P75), tenths(l.q.P90), tenths(l.q.P99), tenths(l.q.Max))
 	}
 	if st.Reuse == nil {
 		row("prefix reuse", "none (no prefix identity in this workload)")
@@ -107,6 +110,9 @@ func writeInspect(w io.Writer, src *workloadSource, st *traffic.Stats) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// tenths writes x to a tenth, without a trailing ".0".
+func tenths(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
 
 func firstReuse(st *traffic.Stats) float64 {
 	for _, w := range st.Windows {
