@@ -1,7 +1,8 @@
 // Package plot draws a study's pictures with gonum's plot library: the
 // optimisation history, the hypervolume history, two objectives of the
 // Pareto front, the parameters in parallel coordinates and the parameter
-// importance; and renders the study as one self-contained HTML page.
+// importance; and renders the study as one self-contained HTML page. It
+// also draws a workload's pictures (rate, lengths, prefix reuse).
 package plot
 
 import (
