@@ -29,6 +29,11 @@ type Trace struct {
 	path     string // on disk, or
 	embedded string // in templates.Traces
 	Replay   workload.ReplayOptions
+	// windows, when set (Workload.OnSeeds, OnWindows), is the window of
+	// the trace each seed replays (TraceSplit); nil: every seed replays
+	// all of Replay.Window.
+	windows map[int64]workload.TraceWindow
+	scales  *scaleCache
 }
 
 // BuiltinTraceNames lists the built-in traces, sorted.
@@ -106,8 +111,9 @@ func (t *Trace) Open() (*workload.TraceReader, error) {
 }
 
 // Source replays the trace for one run of cfg: cfg's seed draws the SLO
-// mix, its block size cuts the prompts into KV blocks, rows longer than
-// its context window are skipped and counted, and its horizon ends the
+// mix (and, for a study's split trace, picks the window replayed), its
+// block size cuts the prompts into KV blocks, rows longer than its
+// context window are skipped and counted, and its horizon ends the
 // replay.
 func (t *Trace) Source(cfg cluster.Config) (*workload.ReplaySource, error) {
 	opt := t.Replay
@@ -117,6 +123,11 @@ func (t *Trace) Source(cfg cluster.Config) (*workload.ReplaySource, error) {
 		return nil, err
 	}
 	opt.ContextWindow = window
+	if t.windows != nil {
+		if err := t.windowOptions(&opt); err != nil {
+			return nil, err
+		}
+	}
 	return workload.NewReplay(t.Open, opt)
 }
 

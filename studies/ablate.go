@@ -121,6 +121,7 @@ func (e *Env) ablationPlan(r *report.Report, req ablationRequest) (*plan, []abla
 	if err != nil {
 		return nil, nil, err
 	}
+	wl = wl.OnSeeds(r.Seeds) // a split trace: the study's own windows
 	cand, base, err := e.configs(r, wl, r.ByNumber(req.Trial).Params)
 	if err != nil {
 		return nil, nil, err

@@ -100,9 +100,13 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 	if o.Workload == "" {
 		o.Workload = tpl.Workload
 	}
-	if _, err := strategies.ResolveWorkload(o.Workload); err != nil {
+	// A trace's windows are written into the name the study stores, so
+	// that every later command replays the same ones.
+	wl, err := strategies.StudyWorkloadName(o.Workload, len(o.Seeds))
+	if err != nil {
 		return report.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
+	o.Workload = wl
 	return nil
 }
 
@@ -155,6 +159,10 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	}
 	fmt.Fprintf(e.Progress, "study %s: template %s, workload %s, seeds %v, %d trials, %s sampler\n",
 		o.Name, tpl.Name, o.Workload, o.Seeds, o.Trials, o.Sampler)
+	if tw := report.TraceWindowsOf(o.Workload, o.Seeds); tw != nil {
+		tw.WriteText(e.Progress)
+		fmt.Fprintln(e.Progress)
+	}
 	if err := e.runBaseline(ev, row); err != nil {
 		return nil, err
 	}
@@ -251,7 +259,7 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl, seeds: row.Seeds}
+	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl.OnSeeds(row.Seeds), seeds: row.Seeds}
 	if len(row.BaselineSeeds) > 0 { // measured (not while Create runs it)
 		ev.baseline = &row.Baseline
 	}

@@ -21,15 +21,21 @@ import (
 
 // ValidateOptions are `study validate`'s arguments.
 type ValidateOptions struct {
-	Trial   int     // a complete trial's number; -1 for the best
-	Pareto  bool    // every Pareto trial instead
-	Seeds   []int64 // held-out seeds; nil for ten disjoint from the study's, from 100 up
+	Trial  int     // a complete trial's number; -1 for the best
+	Pareto bool    // every Pareto trial instead
+	Seeds  []int64 // held-out seeds; nil for ten disjoint from the study's, from 100 up
+	// Windows are a trace study's held-out windows, by number (nil: every
+	// window of the trace's second half); such a study takes no Seeds.
+	Windows []int64
 	Regimes []string
 }
 
 // validationRequest is what a validation ran, as stored with the study.
 type validationRequest struct {
-	Seeds   []int64  `json:"seeds"`
+	Seeds []int64 `json:"seeds"`
+	// Windows says Seeds are the numbers of held-out windows of the
+	// study's trace (each run's seed is its window's number).
+	Windows bool     `json:"windows,omitempty"`
 	Trials  []int    `json:"trials"`
 	Regimes []string `json:"regimes"`
 	Pareto  bool     `json:"pareto,omitempty"`
@@ -116,6 +122,16 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 	default:
 		req.Trials = []int{r.Complete[r.Best].Number}
 	}
+	studyWL, err := strategies.ResolveWorkload(r.Study.Workload)
+	if err != nil {
+		return req, err
+	}
+	if split, ok := studyWL.Split(); ok {
+		return req, heldOutWindows(r, split, o, &req)
+	}
+	if o.Windows != nil {
+		return req, report.Usage("--windows: study %s does not replay a trace cut into windows; its held-out data are seeds (--seeds)", r.Study.Name)
+	}
 	if req.Seeds == nil {
 		req.Seeds = DefaultHeldOutSeeds(r.Seeds)
 	}
@@ -133,6 +149,26 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 		}
 	}
 	return req, nil
+}
+
+// heldOutWindows sets req to the held-out windows of a trace study: those
+// of o (by default every window of the trace's second half), at least 2.
+func heldOutWindows(r *report.Report, split strategies.TraceSplit, o ValidateOptions, req *validationRequest) error {
+	held := split.HeldOut()
+	if o.Seeds != nil {
+		return report.Usage("--seeds: study %s replays a trace, held out in time: give held-out windows with --windows (default %s, the trace's second half)", r.Study.Name, report.SeedList(held))
+	}
+	req.Windows, req.Seeds = true, held
+	if o.Windows != nil {
+		req.Seeds = o.Windows
+	}
+	if len(req.Seeds) < 2 {
+		return report.Usage("--windows: give at least 2 held-out windows (a confidence interval needs them)")
+	}
+	if err := split.CheckHeldOut(req.Seeds); err != nil {
+		return report.Usage("--windows: %v", err)
+	}
+	return nil
 }
 
 // configs returns trial's configuration and the baseline's at workload wl.
@@ -156,6 +192,9 @@ func (e *Env) configs(r *report.Report, wl *strategies.Workload, params []search
 type plan struct {
 	jobs []job
 	keys map[string]string // "regime|trial=N" or "regime|baseline" → run key
+	// windowSpans are the held-out windows' parts of the trace, for a
+	// trace study's validation.
+	windowSpans []string
 }
 
 func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, seeds []int64) {
@@ -189,11 +228,19 @@ func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, er
 		return nil, err
 	}
 	p := &plan{keys: map[string]string{}}
+	if split, ok := studyWL.Split(); ok && req.Windows {
+		for _, n := range req.Seeds {
+			p.windowSpans = append(p.windowSpans, split.Window(n).String())
+		}
+	}
 	for _, regime := range append([]string{""}, req.Regimes...) {
 		wl, label := studyWL, "validate|study"
 		if regime != "" {
 			rg, _ := strategies.LookupRegime(regime)
 			wl, label = studyWL.At(rg), "validate|"+regime
+		}
+		if req.Windows {
+			wl = wl.OnWindows(req.Seeds)
 		}
 		for _, n := range req.Trials {
 			cand, base, err := e.configs(r, wl, r.ByNumber(n).Params)
@@ -228,8 +275,12 @@ func (e *Env) storedValidation(r *report.Report, js string, stored runs) (*repor
 
 // validationReport builds the report of request req from the stored runs.
 func validationReport(r *report.Report, req validationRequest, p *plan, stored runs) *report.Validation {
-	v := &report.Validation{Seeds: req.Seeds, Candidates: []report.CandidateEvidence{}, Regimes: []report.RegimeEvidence{},
-		Kind: req.kind(), Verdicts: report.VerdictRules(r.Template.Objectives[r.Template.Primary].Name, len(req.Seeds))}
+	v := &report.Validation{Seeds: req.Seeds, Windows: req.Windows, Candidates: []report.CandidateEvidence{}, Regimes: []report.RegimeEvidence{},
+		Kind: req.kind()}
+	v.Verdicts = report.VerdictRulesIn(r.Template.Objectives[r.Template.Primary].Name, len(req.Seeds), v.Unit())
+	if req.Windows {
+		v.WindowSpans = p.windowSpans
+	}
 	for _, j := range p.jobs {
 		if _, ok := stored[storage.RunKey{Key: j.key, Seed: j.seed}]; !ok {
 			v.Missing++
@@ -242,7 +293,7 @@ func validationReport(r *report.Report, req validationRequest, p *plan, stored r
 		}
 		var cands []report.CandidateEvidence
 		for _, n := range req.Trials {
-			cands = append(cands, compare(r, r.ByNumber(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, regime != ""))
+			cands = append(cands, compare(r, r.ByNumber(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, regime != "", v.Unit()))
 		}
 		if regime == "" {
 			v.Candidates = cands
@@ -256,7 +307,7 @@ func validationReport(r *report.Report, req validationRequest, p *plan, stored r
 
 // compare pairs a trial of study r: its held-out runs with the baseline's,
 // seed by seed, over the seeds where both are stored.
-func compare(r *report.Report, c *report.Result, stored runs, candKey, baseKey string, seeds []int64, regime bool) report.CandidateEvidence {
+func compare(r *report.Report, c *report.Result, stored runs, candKey, baseKey string, seeds []int64, regime bool, unit string) report.CandidateEvidence {
 	ce := report.CandidateEvidence{Trial: c.Number, Params: r.ParamMap(c.Params), Objectives: map[string]report.ObjectiveEvidence{}}
 	var cand, base []metrics.Summary
 	for _, s := range seeds {
@@ -299,7 +350,7 @@ func compare(r *report.Report, c *report.Result, stored runs, candKey, baseKey s
 	}
 	ce.Verdict = report.Grade(lo, hi, in, pe.BetterOnSeeds, pe.Seeds, failed, regime)
 	ce.Overfit, ce.Failed = ce.Verdict == report.VerdictOverfit, failed
-	ce.Detail = fmt.Sprintf("%s %s held out, better on %d/%d seeds", prim.Name, pe.Interval(), pe.BetterOnSeeds, pe.Seeds)
+	ce.Detail = fmt.Sprintf("%s %s held out, better on %d/%d %ss", prim.Name, pe.Interval(), pe.BetterOnSeeds, pe.Seeds, unit)
 	if !regime {
 		ce.Detail += "; in study " + report.Percent(float64(pe.InStudyDelta))
 	}

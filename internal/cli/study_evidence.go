@@ -18,6 +18,7 @@ func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
 		trial         int
 		pareto        bool
 		seeds, output string
+		windows       string
 		withRegimes   bool
 		regimes       []string
 	)
@@ -31,6 +32,10 @@ relative changes), its 95% Student-t interval, and on how many seeds the
 candidate beats the baseline. Each candidate gets a verdict on the
 primary objective (for 10 seeds; the output states it for the seeds given):
 ` + verdictHelp() + `
+A study on a replayed trace is held out in time instead: it tuned on
+windows of the trace's first half, and validate replays windows of its
+second half, which the study never saw (--windows; by default all of
+them), paired window by window.
 --regimes also runs the template's regimes (other operating points of the
 same workload; ` + "`--regime a,b`" + ` picks them). Every simulation is stored as
 it finishes: an interrupted validation continues where it stopped. Every
@@ -54,6 +59,13 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 					return fmt.Errorf("--seeds: %v", err)
 				}
 				o.Seeds = list
+			}
+			if cmd.Flags().Changed("windows") {
+				list, err := parseSeeds(windows)
+				if err != nil {
+					return fmt.Errorf("--windows: %v", strings.ReplaceAll(err.Error(), "seed", "window"))
+				}
+				o.Windows = list
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				tpl, err := env.Registry.Get(row.Template)
@@ -86,6 +98,7 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 	cmd.Flags().IntVar(&trial, "trial", -1, "the complete trial to validate (default: the best)")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "validate every Pareto trial")
 	cmd.Flags().StringVar(&seeds, "seeds", "100-109", "held-out seeds: a list (100,101) or a range (100-109); never the study's own")
+	cmd.Flags().StringVar(&windows, "windows", "", "a trace study's held-out windows, by number: a list (11,12) or a range (11-20), all of the trace's second half (study show names them; default: every one)")
 	cmd.Flags().BoolVar(&withRegimes, "regimes", false, "also run the template's regimes (template show lists them)")
 	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(strategies.RegimeNames(), ", "))
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")

@@ -249,6 +249,14 @@ func ReplayControls() []ReplayControl {
 			o.Window, err = ParseTraceWindow(v)
 			return err
 		}},
+		{"seed-window", "", "for a study: the length of the window each seed replays, a duration on the trace's clock (default: the first half of the studied part cut into 10, or into as many as the study has seeds)", func(o *ReplayOptions, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("%q is not a duration > 0 like 90s or 5m", v)
+			}
+			o.SeedWindow = d.Microseconds()
+			return nil
+		}},
 		{"max-requests", "", "replay at most this many requests", func(o *ReplayOptions, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {

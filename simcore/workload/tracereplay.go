@@ -40,6 +40,11 @@ type ReplayOptions struct {
 	// Horizon ends the replay: requests arriving at or after it are never
 	// read (0 = none).
 	Horizon simcore.Tick
+	// SeedWindow is, for a study on the trace, the length in µs of the
+	// window each seed replays (on the trace's clock; 0 = the study's
+	// default). A single replay ignores it: package strategies cuts the
+	// trace into windows (strategies.TraceSplit).
+	SeedWindow int64
 }
 
 // ReplayCounts counts a replay's rows by what became of them.
@@ -84,16 +89,9 @@ func NewReplay(open func() (*TraceReader, error), opt ReplayOptions) (*ReplaySou
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
-	scale := opt.TimeScale
-	if scale == 0 {
-		scale = 1
-	}
-	if opt.TargetRate > 0 {
-		rate, err := measureRate(open, opt)
-		if err != nil {
-			return nil, err
-		}
-		scale = rate / opt.TargetRate
+	scale, err := TimeScale(open, opt)
+	if err != nil {
+		return nil, err
 	}
 	r, err := open()
 	if err != nil {
@@ -121,6 +119,23 @@ func (o *ReplayOptions) check() error {
 		return fmt.Errorf("trace window: %s is empty", o.Window)
 	}
 	return o.SLOMix.check()
+}
+
+// TimeScale is the factor opt multiplies the trace's times by: TimeScale
+// (1 when 0), or with TargetRate, the measured rate of the rows opt
+// replays divided by TargetRate (a pass over them).
+func TimeScale(open func() (*TraceReader, error), opt ReplayOptions) (float64, error) {
+	if opt.TargetRate > 0 {
+		rate, err := measureRate(open, opt)
+		if err != nil {
+			return 0, err
+		}
+		return rate / opt.TargetRate, nil
+	}
+	if opt.TimeScale == 0 {
+		return 1, nil
+	}
+	return opt.TimeScale, nil
 }
 
 // measureRate reads the rows opt replays and returns their mean rate on

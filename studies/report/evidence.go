@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"optimize/strategies"
@@ -11,9 +12,16 @@ import (
 // Validation is `study validate --output json`, and "validation" in `show`.
 // Deltas are fractions (−0.69 is −69 %).
 type Validation struct {
-	Seeds      []int64             `json:"seeds"`
-	Candidates []CandidateEvidence `json:"candidates"`
-	Regimes    []RegimeEvidence    `json:"regimes"`
+	// Seeds are the held-out seeds, or for a study on a trace the numbers
+	// of its held-out windows (Windows).
+	Seeds []int64 `json:"seeds"`
+	// Windows says Seeds are windows of the trace's second half, which the
+	// study never saw (strategies.TraceSplit); WindowSpans are their parts
+	// of the trace, START-END since its first row, in Seeds order.
+	Windows     bool                `json:"windows,omitempty"`
+	WindowSpans []string            `json:"window_spans,omitempty"`
+	Candidates  []CandidateEvidence `json:"candidates"`
+	Regimes     []RegimeEvidence    `json:"regimes"`
 	// Missing counts simulations not run yet (an interrupted validation);
 	// the figures then cover the seeds that are complete.
 	Missing int `json:"missing,omitempty"`
@@ -130,15 +138,43 @@ type VerdictRule struct {
 
 // VerdictRules states the rule Grade follows, for n held-out seeds and
 // the primary objective prim: every verdict and when it is given.
-func VerdictRules(prim string, n int) []VerdictRule {
+func VerdictRules(prim string, n int) []VerdictRule { return VerdictRulesIn(prim, n, "seed") }
+
+// VerdictRulesIn is VerdictRules for n held-out units: "seed", or "window"
+// of a replayed trace.
+func VerdictRulesIn(prim string, n int, unit string) []VerdictRule {
 	k := SeedsToHold(n)
 	return []VerdictRule{
-		{VerdictHolds, fmt.Sprintf("the 95 %% interval of the held-out Δ of %s lies on the better side of zero, the trial beats the baseline on ≥ %d of %d held-out seeds (%.0f %%), and every constraint holds on the held-out means", prim, k, n, 100*HoldsShare)},
+		{VerdictHolds, fmt.Sprintf("the 95 %% interval of the held-out Δ of %s lies on the better side of zero, the trial beats the baseline on ≥ %d of %d held-out %ss (%.0f %%), and every constraint holds on the held-out means", prim, k, n, unit, 100*HoldsShare)},
 		{VerdictHoldsSmaller, "as holds, but the whole interval falls short of the in-study Δ (part of the study's gain was the luck of picking the best of many trials)"},
 		{VerdictOverfit, fmt.Sprintf("a constraint fails on the held-out means, or the trial gained on %s in the study but the held-out interval includes zero", prim)},
-		{VerdictDoesNotHold, fmt.Sprintf("any other result: the interval lies on the worse side of zero (or includes zero, for a trial that did not gain in the study), or the trial beats the baseline on fewer than %d of %d seeds; at a regime, where nothing was fitted, this replaces overfit", k, n)},
-		{VerdictNotRun, "fewer than 2 held-out seeds have both runs stored (run study validate again to finish)"},
+		{VerdictDoesNotHold, fmt.Sprintf("any other result: the interval lies on the worse side of zero (or includes zero, for a trial that did not gain in the study), or the trial beats the baseline on fewer than %d of %d %ss; at a regime, where nothing was fitted, this replaces overfit", k, n, unit)},
+		{VerdictNotRun, fmt.Sprintf("fewer than 2 held-out %ss have both runs stored (run study validate again to finish)", unit)},
 	}
+}
+
+// Unit is what the validation holds out: "window" (of a replayed trace)
+// or "seed".
+func (v *Validation) Unit() string {
+	if v.Windows {
+		return "window"
+	}
+	return "seed"
+}
+
+// HeldOut names the held-out runs, "seeds 100–109" or "trace windows
+// 11–20 (29m30s-58m30s)".
+func (v *Validation) HeldOut() string {
+	if !v.Windows {
+		return "seeds " + SeedList(v.Seeds)
+	}
+	out := "trace windows " + SeedList(v.Seeds)
+	if n := len(v.WindowSpans); n > 0 {
+		first, _, _ := strings.Cut(v.WindowSpans[0], "-")
+		_, last, _ := strings.Cut(v.WindowSpans[n-1], "-")
+		out += fmt.Sprintf(" (%s-%s)", first, last)
+	}
+	return out
 }
 
 // Grade is the verdict on a candidate whose primary objective changed by

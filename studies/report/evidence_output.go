@@ -23,7 +23,12 @@ func (v *Validation) WriteText(w io.Writer, tpl *strategies.Template) {
 // writeText is WriteText, with the rule or without it (`show` states it
 // once for each number of seeds).
 func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool) {
-	fmt.Fprintf(w, "Held-out validation: seeds %s (%d, paired seed by seed with the baseline)\n", SeedList(v.Seeds), len(v.Seeds))
+	unit := v.Unit()
+	if v.Windows {
+		fmt.Fprintf(w, "Held-out validation: %s — %d windows later in the trace than any the study replayed, paired window by window with the baseline\n", v.HeldOut(), len(v.Seeds))
+	} else {
+		fmt.Fprintf(w, "Held-out validation: %s (%d, paired seed by seed with the baseline)\n", v.HeldOut(), len(v.Seeds))
+	}
 	if v.RanAt != nil {
 		fmt.Fprintf(w, "  latest `study %s`, ran %s\n", v.Kind.Command(), RanText(*v.RanAt))
 	}
@@ -36,14 +41,14 @@ func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool)
 		fmt.Fprintln(tw, "    objective\tin study\theld out\t95% CI\tbetter on\t")
 		for _, o := range tpl.Objectives {
 			e := c.Objectives[o.Name]
-			fmt.Fprintf(tw, "    %s\t%s\t%s\t[%s, %s]\t%d/%d seeds\t\n", o.Name, Percent(float64(e.InStudyDelta)), Percent(float64(e.HeldOutDelta)),
-				Percent(float64(e.CI95[0])), Percent(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds)
+			fmt.Fprintf(tw, "    %s\t%s\t%s\t[%s, %s]\t%d/%d %ss\t\n", o.Name, Percent(float64(e.InStudyDelta)), Percent(float64(e.HeldOutDelta)),
+				Percent(float64(e.CI95[0])), Percent(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds, unit)
 		}
 		tw.Flush()
 	}
 	prim := tpl.Objectives[tpl.Primary].Name
 	if len(v.Regimes) > 0 {
-		fmt.Fprintf(w, "Regimes (same seeds; %s against the baseline at each):\n", prim)
+		fmt.Fprintf(w, "Regimes (same %ss; %s against the baseline at each):\n", unit, prim)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  regime\ttrial\theld out [95% CI]\tbetter on\tverdict")
 		for _, rg := range v.Regimes {
@@ -61,7 +66,7 @@ func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool)
 		tw.Flush()
 	}
 	if rule {
-		fmt.Fprintf(w, "Verdicts on %s, %d held-out seeds:\n", prim, len(v.Seeds))
+		fmt.Fprintf(w, "Verdicts on %s, %d held-out %ss:\n", prim, len(v.Seeds), unit)
 		for _, r := range v.Verdicts {
 			fmt.Fprintf(w, "  %s: %s\n", r.Verdict, r.When)
 		}
@@ -102,11 +107,16 @@ func (r *Report) writeEvidence(w io.Writer) {
 	if r.EvidenceError != "" {
 		fmt.Fprintf(w, "\nstored evidence could not be rebuilt: %s\n", r.EvidenceError)
 	}
-	ruled := map[int]bool{}
+	type rule struct {
+		n    int
+		unit string
+	}
+	ruled := map[rule]bool{}
 	for _, v := range r.LatestValidations() {
 		fmt.Fprintln(w)
-		v.writeText(w, r.Template, !ruled[len(v.Seeds)])
-		ruled[len(v.Seeds)] = true
+		k := rule{len(v.Seeds), v.Unit()}
+		v.writeText(w, r.Template, !ruled[k])
+		ruled[k] = true
 	}
 	if r.Ablation != nil {
 		fmt.Fprintln(w)

@@ -44,6 +44,8 @@ type ShowJSON struct {
 	EvidenceError string        `json:"evidence_error,omitempty"`
 	Validations   []*Validation `json:"validations,omitempty"`
 	EvidenceRuns  []EvidenceRun `json:"evidence_runs,omitempty"`
+	// TraceWindows is the windows of a study on a replayed trace.
+	TraceWindows *TraceWindows `json:"trace_windows,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -88,7 +90,7 @@ func (r *Report) JSON() ShowJSON {
 		World: worldJSON(r.World), WorldAssumed: r.WorldAssumed, TunesWorld: append([]string{}, r.Template.TunedWorld()...),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
-		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns,
+		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -200,6 +202,10 @@ func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s", r.Study.Workload, strings.ReplaceAll(fmt.Sprint(r.Study.Seeds), " ", ","), r.Study.Sampler)
 	if r.Study.WarmFrom != "" {
 		fmt.Fprintf(w, " · warm-started from study %s", r.Study.WarmFrom)
+	}
+	if tw := r.StudyTraceWindows(); tw != nil {
+		fmt.Fprintln(w)
+		tw.WriteText(w)
 	}
 	fmt.Fprintf(w, "\nworld %s", r.WorldText())
 	if r.TunesWorld() {

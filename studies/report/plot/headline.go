@@ -37,7 +37,7 @@ func headline(r *report.Report) *headlineView {
 	if r.Validation != nil {
 		for _, c := range r.Validation.Candidates {
 			if c.Trial == b.Number {
-				h.Verdict, h.VerdictBad = fmt.Sprintf("Validated on seeds %s: %s", report.SeedList(r.Validation.Seeds), c.VerdictText()), !c.Verdict.Holds()
+				h.Verdict, h.VerdictBad = fmt.Sprintf("Validated on %s: %s", r.Validation.HeldOut(), c.VerdictText()), !c.Verdict.Holds()
 				if c.Detail != "" {
 					h.Verdict += " — " + c.Detail
 				}

@@ -69,6 +69,7 @@ type plotView struct {
 type validationView struct {
 	Command, Ran   string // the request's command and when it last ran ("" for a fresh one)
 	Seeds, Missing string
+	Windows        string // the held-out windows of a trace study, else ""
 	Candidates     []candidateView
 	Regimes        table
 	RegimeDocs     table
@@ -227,6 +228,9 @@ func paretoWorlds(r *report.Report) table {
 
 func validation(val *report.Validation, tpl *strategies.Template) *validationView {
 	v := &validationView{Command: "study " + val.Kind.Command(), Seeds: report.SeedList(val.Seeds), Verdicts: val.Verdicts}
+	if val.Windows {
+		v.Windows = val.HeldOut()
+	}
 	if val.RanAt != nil {
 		v.Ran = report.RanText(*val.RanAt)
 	}
@@ -239,7 +243,7 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 		for _, o := range tpl.Objectives {
 			e := c.Objectives[o.Name]
 			cv.Table.Rows = append(cv.Table.Rows, []string{o.Name, pct(float64(e.InStudyDelta)), pct(float64(e.HeldOutDelta)),
-				fmt.Sprintf("[%s, %s]", pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))), fmt.Sprintf("%d/%d seeds", e.BetterOnSeeds, e.Seeds)})
+				fmt.Sprintf("[%s, %s]", pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))), fmt.Sprintf("%d/%d %ss", e.BetterOnSeeds, e.Seeds, val.Unit())})
 		}
 		v.Candidates = append(v.Candidates, cv)
 	}
