@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // PerClass holds one number per SLO class, and which classes were given,
@@ -58,7 +59,7 @@ func (p PerClass) String() string {
 }
 
 // ParsePerClass parses "class=value,..." with finite values. With ms set,
-// values may carry a unit (us, ms, s; none = ms) and are returned in ms.
+// values are ms or Go durations (100ms, 1.5s; see parseNumber), returned in ms.
 // Errors name the offending pair and the allowed classes; an empty string
 // gives an empty PerClass.
 func ParsePerClass(s string, ms bool) (PerClass, error) {
@@ -87,24 +88,20 @@ func ParsePerClass(s string, ms bool) (PerClass, error) {
 	return p, nil
 }
 
+// parseNumber reads a finite number. With ms set, a bare number is in ms
+// and a number with a unit is a Go duration as BLIS f90a1e3a reads its
+// --slo-ttft/--slo-itl/--slo-e2e ("100ms", "1.5s", "2500us", "1m30s").
 func parseNumber(s string, ms bool) (float64, error) {
-	scale := 1.0
-	if ms {
-		switch {
-		case strings.HasSuffix(s, "us"):
-			s, scale = strings.TrimSuffix(s, "us"), 1e-3
-		case strings.HasSuffix(s, "ms"):
-			s = strings.TrimSuffix(s, "ms")
-		case strings.HasSuffix(s, "s"):
-			s, scale = strings.TrimSuffix(s, "s"), 1e3
-		}
-	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		if ms {
-			return 0, fmt.Errorf("not a finite number with an optional unit us, ms or s")
+	if err != nil && ms {
+		d, derr := time.ParseDuration(s)
+		if derr != nil {
+			return 0, fmt.Errorf("not a number of ms nor a duration such as 100ms, 1.5s or 2500us")
 		}
+		return float64(d) / float64(time.Millisecond), nil
+	}
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("not a finite number")
 	}
-	return v * scale, nil
+	return v, nil
 }

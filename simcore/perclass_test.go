@@ -16,6 +16,18 @@ func TestParsePerClass(t *testing.T) {
 	if got := p.String(); got != "critical=100,standard=500,sheddable=2.5" {
 		t.Fatalf("String() = %q", got)
 	}
+	// BLIS f90a1e3a's --slo-ttft "critical=100ms,standard=500ms" syntax:
+	// values are Go durations; a bare number stays ms.
+	p, err = ParsePerClass("critical=1m30s,standard=250,batch=1.5s,background=750µs", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.V[SLOCritical] != 90000 || p.V[SLOStandard] != 250 || p.V[SLOBatch] != 1500 || p.V[SLOBackground] != 0.75 {
+		t.Fatalf("durations parsed %+v", p)
+	}
+	if _, err := ParsePerClass("critical=5parsecs", true); err == nil || !strings.Contains(err.Error(), "duration") {
+		t.Errorf("bad duration: error %v, want one naming durations", err)
+	}
 	for _, bad := range []struct{ in, want string }{
 		{"critcal=1", "critcal"},
 		{"critical", "class=value"},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/latency"
 )
 
 // Rule says when a setting has an effect given the other settings. The
@@ -60,6 +61,37 @@ func InertError(source string, s *Setting, c *cluster.Config) error {
 		state = strings.Replace(state, subj+" is ", "it is ", 1)
 	}
 	return fmt.Errorf("%s sets %s, which has no effect unless %s (%s)", source, s.Key, s.Active.Text, state)
+}
+
+// CheckGiven is the one check of a setting a user gave (source says how,
+// as for InertError) in c: it must have an effect there, unless it
+// restates its default — the value in effect in c had it not been given,
+// which is before's value read with c's other settings (so a default that
+// follows others, as latency.model's or kv.total_blocks' does, is read in
+// the world c runs in). Restating a default changes nothing, so it is never
+// an error (BLIS users write defaults out: --priority-policy constant beside
+// --scheduler fcfs); an inert value that is not the default is.
+//
+// A setting of a family that shares one flag is read with its family: the
+// flag restates its default only if every member keeps the value it would
+// have without the flag (--routing-scorers queue-depth:2 drops the other
+// default scorers, so it does not restate the default profile).
+func CheckGiven(source string, s *Setting, c, before *cluster.Config, cat *latency.Catalog) error {
+	if s.Active.Holds(c) {
+		return nil
+	}
+	family := []*Setting{s}
+	if s.Item != "" {
+		family = slices.DeleteFunc(slices.Clone(Settings()), func(m *Setting) bool { return m.Flag != s.Flag })
+	}
+	without := *c
+	for _, m := range family {
+		m.Restore(&without, before)
+	}
+	if ResolveIn(&without, cat) == nil && !slices.ContainsFunc(family, func(m *Setting) bool { return m.Value(&without) != m.Value(c) }) {
+		return nil
+	}
+	return InertError(source, s, c)
 }
 
 // oneOf holds while setting s (categorical) takes one of values.

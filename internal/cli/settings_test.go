@@ -136,6 +136,11 @@ func TestKnobsListsEverySettingAndFlag(t *testing.T) {
 	for _, c := range workload.ReplayControls() {
 		notSettings = append(notSettings, c.Flag) // a workload's replay control
 	}
+	for _, f := range blisFlags {
+		if f.do != blisOurs && f.do != blisDiffers {
+			notSettings = append(notSettings, f.name) // BLIS's name of one of ours, or a BLIS flag we note or reject
+		}
+	}
 	cmd := newSimulateCommand(Streams{}, new(string))
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if !flags["--"+f.Name] && !slices.Contains(notSettings, f.Name) {

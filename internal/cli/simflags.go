@@ -20,7 +20,8 @@ import (
 // simFlags are the simulator-setting flags, one per setting or family of
 // the settings table (BLIS's names), plus the latency-profile choice and
 // --set KEY=VALUE. Only flags the user set override the base
-// configuration; every setting the user gives must have an effect.
+// configuration; every setting the user gives must have an effect or
+// restate its default.
 type simFlags struct {
 	modelConfig, hardwareConfig string         // a user's model or GPU file
 	flags                       []*settingFlag // in flag-name order
@@ -107,7 +108,7 @@ func (f *settingFlag) usage() string {
 	}
 	unit := ""
 	if s.Unit == "ms" {
-		unit = " (a unit us, ms or s may follow; none = ms)"
+		unit = " (ms, or a duration such as 100ms, 1.5s, 2m, as BLIS reads it)"
 	}
 	return fmt.Sprintf("%s, per class: class=value,... with class one of %s; %s%s (settings %s<class>)",
 		s.Doc, strings.Join(items, ", "), s.ValuesText(), unit, prefix)
@@ -123,7 +124,7 @@ type given struct {
 // instances or GPU KV), then overlays a user's model or GPU file, the
 // flags the user set, then --set; resolves the world and validates; and
 // rejects any setting the user gave that the resulting configuration does
-// not use.
+// not use, unless it restates its default (strategies.CheckGiven).
 func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*cluster.Config)) (cluster.Config, error) {
 	c := base
 	cat, err := f.world(fs, &c)
@@ -131,6 +132,7 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 		return c, err
 	}
 	workload(&c)
+	before := c
 	var user []given
 	for _, sf := range f.flags {
 		if !sf.given {
@@ -167,8 +169,8 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 		return c, f.blame(err)
 	}
 	for _, g := range user {
-		if !g.setting.Active.Holds(&c) {
-			return c, strategies.InertError(g.source, g.setting, &c)
+		if err := strategies.CheckGiven(g.source, g.setting, &c, &before, cat); err != nil {
+			return c, err
 		}
 	}
 	return c, nil

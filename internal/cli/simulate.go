@@ -17,6 +17,7 @@ import (
 
 type simulateOptions struct {
 	flags        simFlags
+	blis         blisFlagSet
 	wl           workloadFlags
 	seed         int64
 	seeds        []int64
@@ -29,7 +30,7 @@ type simulateOptions struct {
 func newSimulateCommand(s Streams, templatesDir *string) *cobra.Command {
 	o := &simulateOptions{templatesDir: templatesDir}
 	cmd := &cobra.Command{
-		Use:   "simulate",
+		Use:   "simulate [run]",
 		Short: "Run the cluster simulator on a workload, once per seed",
 		Long: `Run the embedded BLIS-like cluster simulator.
 
@@ -40,8 +41,17 @@ template key (optimize template knobs lists them, with their flags). A
 setting given where it has no effect is an error. A workload spec's
 slo_targets are the default per-class latency targets; --slo-ttft,
 --slo-itl and --slo-e2e override them per class. Several seeds run in
-parallel; the JSON output then holds every seed's summary and their mean.`,
-		Args: cobra.NoArgs,
+parallel; the JSON output then holds every seed's summary and their mean.
+
+A BLIS command line runs with "blis" replaced by "optimize simulate":
+"run", BLIS's verb, is the one argument accepted, and every flag of
+"blis run" (BLIS 7fd7a88d and f90a1e3a) is accepted, ignored with a note
+on stderr, or rejected with its reason (the README's BLIS command lines
+lists them); a flag given at its default is never an error.`,
+		// BLIS's verb is an argument rather than a subcommand, so that
+		// "simulate run" and "simulate" are one command with one flag set.
+		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: []string{blisVerb},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, s)
 		},
@@ -54,6 +64,7 @@ parallel; the JSON output then holds every seed's summary and their mean.`,
 	fs.StringVar(&o.output, "output", "text", "text or json")
 	fs.StringVar(&o.template, "template", "", "run one point of a strategy template (policy flags given too override it)")
 	fs.StringArrayVar(&o.params, "param", nil, "template parameter name=value (repeatable; others take their defaults)")
+	o.blis.bind(fs)
 	return cmd
 }
 
@@ -87,6 +98,9 @@ func (o *simulateOptions) templateConfig(fs *pflag.FlagSet) (cluster.Config, err
 func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	fs := cmd.Flags()
 	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	if err := o.blis.check(fs, s.Err); err != nil {
 		return err
 	}
 	base, err := baseConfig()

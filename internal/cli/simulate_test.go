@@ -117,7 +117,7 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"two workloads", []string{"simulate", "--workload", "orthogonal-slo", "--trace", "x.yaml"}, "exclusive"},
 		{"scorers without weighted", []string{"simulate", "--routing-scorers", "queue-depth:2"}, "--routing-scorers sets routing.weight.queue-depth, which has no effect unless routing.policy is weighted (it is round-robin)"},
 		{"scorer knob without its scorer", []string{"simulate", "--routing-policy", "weighted", "--cache-signal-delay", "5"}, "--cache-signal-delay"},
-		{"slo-base under constant", []string{"simulate", "--slo-base", "critical=10"}, "--slo-base"},
+		{"slo-base under constant", []string{"simulate", "--slo-base", "critical=7"}, "--slo-base"}, // critical=10 restates the default: no error
 		{"slo-gate without slo-gated", []string{"simulate", "--slo-gate", "standard=3"}, "--slo-gate"},
 		{"transfer knob without a CPU tier", []string{"simulate", "--kv-transfer-bandwidth", "10"}, "unless kv.cpu_blocks > 0 (it is 0)"},
 		{"unknown --set key", []string{"simulate", "--set", "schedular=fcfs"}, `--set schedular=fcfs: unknown setting "schedular" (settings: admission.policy,`},

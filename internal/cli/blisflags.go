@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"optimize/strategies"
+)
+
+// blisVerb is `blis run`'s verb: `optimize simulate run ARGS` runs the
+// line `blis run ARGS` as `optimize simulate ARGS` does, so a BLIS command
+// line runs after replacing `blis` by `optimize simulate`.
+const blisVerb = "run"
+
+// blisValue holds a BLIS flag simulate does not set a setting from
+// (ignored, workload-only or rejected); check reads it.
+type blisValue struct {
+	flag *blisFlag
+	raw  string
+}
+
+func (v *blisValue) String() string { return v.raw }
+func (v *blisValue) Set(s string) error {
+	v.raw = s
+	return nil
+}
+func (v *blisValue) Type() string {
+	if v.flag.boolean {
+		return "bool"
+	}
+	return "string"
+}
+
+// blisFlagSet binds the flags of blisFlags that simulate has no flag of
+// its own for, hidden from --help (the README lists them).
+type blisFlagSet struct {
+	values map[string]*blisValue
+}
+
+// bind registers them on fs, after simulate's own flags (an alias shares
+// its target's value).
+func (b *blisFlagSet) bind(fs *pflag.FlagSet) {
+	b.values = map[string]*blisValue{}
+	for i := range blisFlags {
+		f := &blisFlags[i]
+		var fl *pflag.Flag
+		switch f.do {
+		case blisOurs, blisDiffers:
+			continue
+		case blisAlias:
+			fl = fs.VarPF(fs.Lookup(f.target).Value, f.name, "", "BLIS "+f.in+"'s name of --"+f.target)
+		default:
+			v := &blisValue{flag: f}
+			b.values[f.name] = v
+			fl = fs.VarPF(v, f.name, "", "BLIS "+f.in+" flag: "+f.doText())
+			if f.boolean {
+				fl.NoOptDefVal = "true"
+			}
+		}
+		fl.Hidden = true
+	}
+}
+
+// check writes a note for each ignored BLIS flag given and rejects a
+// rejected one given at other than BLIS's default.
+func (b *blisFlagSet) check(fs *pflag.FlagSet, stderr io.Writer) error {
+	workloadGiven := changed(fs, "workload-spec") || changed(fs, "trace")
+	for i := range blisFlags {
+		f := &blisFlags[i]
+		if !changed(fs, f.name) {
+			continue
+		}
+		switch f.do {
+		case blisAlias:
+			if changed(fs, f.target) {
+				return fmt.Errorf("--%s: --%s is given too, its other name; give one", f.name, f.target)
+			}
+		case blisDiffers:
+			// BLIS's default workload type beside a spec, which BLIS
+			// ignores there: the spec is the workload.
+			if f.name == "workload" && workloadGiven && fs.Lookup(f.name).Value.String() == "distribution" {
+				fs.Lookup(f.name).Changed = false
+			}
+		case blisIgnored:
+			fmt.Fprintf(stderr, "optimize: note: --%s ignored: %s\n", f.name, f.reason)
+		case blisWorkloadOnly, blisRejected:
+			v := b.values[f.name].raw
+			if f.do == blisWorkloadOnly && workloadGiven {
+				fmt.Fprintf(stderr, "optimize: note: --%s ignored beside a workload spec or trace, as BLIS ignores it there\n", f.name)
+				continue
+			}
+			if !restates(v, f.def) {
+				return fmt.Errorf("--%s %s: %s (BLIS's default, %s, is accepted)", f.name, v, f.reason, quoteEmpty(f.def))
+			}
+		}
+	}
+	return nil
+}
+
+// restates reports whether a flag's value v is BLIS's default def, as
+// numbers where both are numbers (1 restates 1.0).
+func restates(v, def string) bool {
+	a, errA := strconv.ParseFloat(v, 64)
+	b, errB := strconv.ParseFloat(def, 64)
+	if errA == nil && errB == nil {
+		return a == b
+	}
+	return v == def
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// doText says what simulate does with the flag, for --help and the README.
+func (f *blisFlag) doText() string {
+	switch f.do {
+	case blisOurs:
+		if keys := settingKeys(f.name); keys != "" {
+			return "accepted (" + keys + ")"
+		}
+		return "accepted"
+	case blisAlias:
+		return "accepted as --" + f.target
+	case blisDiffers:
+		return "ours differs"
+	case blisIgnored:
+		return "ignored, with a note"
+	case blisWorkloadOnly:
+		return "ignored beside --workload-spec, else rejected unless `" + quoteEmpty(f.def) + "`"
+	}
+	return "rejected unless `" + quoteEmpty(f.def) + "`"
+}
+
+// settingKeys names the setting(s) our flag of that name sets: "setting
+// scheduler", "settings slo.ttft_target_ms.<class>"; "" for a flag that
+// sets none.
+func settingKeys(flag string) string {
+	for _, s := range strategies.Settings() {
+		if s.Flag != flag {
+			continue
+		}
+		if s.Item == "" {
+			return "setting `" + s.Key + "`"
+		}
+		item := "<class>"
+		switch {
+		case strings.HasPrefix(s.Key, "routing.weight."):
+			item = "<scorer>"
+		case strings.HasPrefix(s.Key, "latency."):
+			item = "0..2"
+		}
+		return "settings `" + strings.TrimSuffix(s.Key, s.Item) + item + "`"
+	}
+	return ""
+}
+
+// blisSectionHeading opens the README's section on BLIS command lines.
+const blisSectionHeading = "### BLIS command lines\n\n"
+
+// blisREADME is the README section listing blisFlags.
+func blisREADME() string {
+	var b strings.Builder
+	b.WriteString(blisSectionHeading)
+	b.WriteString("A `blis run` command line of BLIS 7fd7a88d or f90a1e3a runs here with `blis` replaced by\n" +
+		"`optimize simulate`: `run` is accepted as simulate's only argument, and a flag that restates\n" +
+		"its default is never an error (an inert non-default value still is). Each flag of `blis run`\n" +
+		"is accepted (BLIS's name and meaning), ignored with a one-line note on stderr, or rejected\n" +
+		"with a one-line error; a rejected flag at BLIS's default is accepted, as it leaves the\n" +
+		"mechanism off as it is here. This table is generated from the list simulate reads\n" +
+		"(internal/cli/blisflags_table.go).\n\n")
+	b.WriteString("| BLIS flag | BLIS | here | why |\n|---|---|---|---|\n")
+	for _, f := range blisFlags {
+		why := f.reason
+		fmt.Fprintf(&b, "| `--%s` | %s | %s | %s |\n", f.name, f.in, f.doText(), strings.ReplaceAll(why, "|", "\\|"))
+	}
+	return b.String()
+}

@@ -1,0 +1,183 @@
+package cli
+
+// blisDo is what simulate does with a flag of `blis run`.
+type blisDo int
+
+const (
+	// blisOurs: simulate has the flag under BLIS's name, with BLIS's meaning.
+	blisOurs blisDo = iota
+	// blisAlias: another BLIS name of one of our flags (target).
+	blisAlias
+	// blisDiffers: simulate has a flag of that name whose meaning differs
+	// from BLIS's (reason says how).
+	blisDiffers
+	// blisIgnored: read and ignored with a one-line note on stderr; it
+	// changes no simulated number (output files, logs, BLIS's data paths).
+	blisIgnored
+	// blisWorkloadOnly: BLIS reads it only to synthesise a workload when no
+	// --workload-spec is given; beside --workload-spec or --trace it is
+	// ignored with a note (BLIS ignores it there too), without one it is
+	// rejected as blisRejected is.
+	blisWorkloadOnly
+	// blisRejected: a mechanism this simulator does not model; a one-line
+	// error, unless the value restates BLIS's default (def), which leaves
+	// the mechanism off as it is here.
+	blisRejected
+)
+
+// blisFlag is one flag of `blis run` at BLIS 7fd7a88d or f90a1e3a.
+type blisFlag struct {
+	name string
+	// in is the BLIS commit(s) whose `blis run` has the flag.
+	in     string
+	do     blisDo
+	target string // blisAlias: our flag
+	// def is BLIS's default, the value that restates it (blisRejected,
+	// blisWorkloadOnly); numbers compare as numbers.
+	def string
+	// boolean flags take no value ("--flow-control" means true).
+	boolean bool
+	reason  string
+}
+
+const (
+	blisOld  = "7fd7a88d"
+	blisNew  = "f90a1e3a"
+	blisBoth = "7fd7a88d, f90a1e3a"
+)
+
+// Reasons shared by several flags.
+const (
+	whyDistribution = "BLIS's synthesised distribution and preset workloads are not built in: write the workload as a --workload-spec"
+	whyPD           = "prefill/decode disaggregation is not modelled"
+	whyFlowControl  = "the gateway queue (flow control) is not modelled"
+	whyLoRA         = "LoRA adapters are not modelled"
+	whyMoE          = "data and expert parallelism of MoE models is not modelled"
+	whyEncode       = "the multimodal encode pool is not modelled"
+	whySaturation   = "saturation traces and reports are not written (no effect on the simulated numbers)"
+	whyTraceLevel   = "decision traces are not written (no effect on the simulated numbers)"
+)
+
+// blisFlags is every flag of `blis run` at BLIS 7fd7a88d and f90a1e3a
+// (cmd/root.go; f90a1e3a also cmd/saturation.go), in name order. The
+// flags are bound, checked and listed in the README from it.
+var blisFlags = []blisFlag{
+	{name: "admission-latency", in: blisBoth, do: blisRejected, def: "0", reason: "a fixed admission delay is not modelled"},
+	{name: "admission-policy", in: blisBoth, do: blisOurs},
+	{name: "alpha-coeffs", in: blisBoth, do: blisOurs, reason: "7fd7a88d's blackbox α (three values); f90a1e3a's trained-physics coefficient vectors are not read"},
+	{name: "beta-coeffs", in: blisBoth, do: blisOurs, reason: "7fd7a88d's blackbox β (three values); f90a1e3a's trained-physics coefficient vectors are not read"},
+	{name: "block-size-in-tokens", in: blisBoth, do: blisOurs},
+	{name: "cache-signal-delay", in: blisNew, do: blisOurs},
+	{name: "concurrency", in: blisNew, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
+	{name: "counterfactual-k", in: blisBoth, do: blisIgnored, reason: whyTraceLevel},
+	{name: "decode-hardware", in: blisNew, do: blisRejected, def: "", reason: whyPD},
+	{name: "decode-instances", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "decode-latency-model", in: blisNew, do: blisRejected, def: "", reason: whyPD},
+	{name: "decode-max-model-len", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "decode-routing-scorers", in: blisNew, do: blisRejected, def: "", reason: whyPD},
+	{name: "decode-tp", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "defaults-filepath", in: blisBoth, do: blisIgnored, reason: "the models, GPUs and latency profiles are built in (templates/models, templates/hardware, templates/latency)"},
+	{name: "detectors", in: blisNew, do: blisIgnored, reason: whySaturation},
+	{name: "dispatch-order", in: blisNew, do: blisRejected, def: "fifo", reason: whyFlowControl},
+	{name: "dispatch-tick-interval", in: blisNew, do: blisRejected, def: "1000", reason: whyFlowControl},
+	{name: "dp", in: blisNew, do: blisRejected, def: "1", reason: whyMoE},
+	{name: "enable-expert-parallel", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyMoE},
+	{name: "encode-decider", in: blisNew, do: blisRejected, def: "never", reason: whyEncode},
+	{name: "encode-instances", in: blisNew, do: blisRejected, def: "0", reason: whyEncode},
+	{name: "fairness-policy", in: blisNew, do: blisRejected, def: "global-strict", reason: whyFlowControl},
+	{name: "fitness-weights", in: blisBoth, do: blisIgnored, reason: "no fitness score is printed; a study's objectives score runs"},
+	{name: "flow-control", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyFlowControl},
+	{name: "gpu-memory-utilization", in: blisNew, do: blisOurs},
+	{name: "hardware", in: blisBoth, do: blisOurs},
+	{name: "hardware-config", in: blisBoth, do: blisDiffers, reason: "ours reads a YAML file holding one GPU (like templates/hardware/gpus.yaml) instead of --hardware; BLIS reads a JSON file of GPUs by name, --hardware choosing one"},
+	{name: "horizon", in: blisBoth, do: blisOurs, reason: "µs; 0 = until every request is done (BLIS's default, the largest int64)"},
+	{name: "in-flight-eviction", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyFlowControl},
+	{name: "kv-cache-util-threshold", in: blisNew, do: blisRejected, def: "0.8", reason: whyFlowControl + " (a saturation detector's threshold)"},
+	{name: "kv-cpu-blocks", in: blisBoth, do: blisOurs},
+	{name: "kv-offload-config", in: blisNew, do: blisRejected, def: "", reason: "multi-tier offload files are not read: the CPU tier is --kv-cpu-blocks and its --kv-* flags"},
+	{name: "kv-offload-threshold", in: blisBoth, do: blisOurs},
+	{name: "kv-transfer-bandwidth", in: blisBoth, do: blisOurs},
+	{name: "kv-transfer-base-latency", in: blisBoth, do: blisOurs},
+	{name: "latency-model", in: blisBoth, do: blisOurs, reason: "blackbox, trained-physics or roofline; 7fd7a88d's crossmodel and trained-roofline are not built in"},
+	{name: "lazy-generation", in: blisNew, do: blisIgnored, boolean: true, reason: "BLIS streams the same requests with it; the numbers do not change"},
+	{name: "log", in: blisBoth, do: blisIgnored, reason: "simulate logs nothing; errors and notes go to stderr"},
+	{name: "long-prefill-token-threshold", in: blisBoth, do: blisOurs},
+	{name: "lora-adapter-capacity", in: blisNew, do: blisRejected, def: "0", reason: whyLoRA},
+	{name: "lora-config", in: blisNew, do: blisRejected, def: "", reason: whyLoRA},
+	{name: "lora-footprint-bytes-per-rank", in: blisNew, do: blisRejected, def: "0", reason: whyLoRA},
+	{name: "lora-load-bandwidth-bytes-us", in: blisNew, do: blisRejected, def: "0", reason: whyLoRA},
+	{name: "lora-load-base-latency-us", in: blisNew, do: blisRejected, def: "0", reason: whyLoRA},
+	{name: "lora-scorer-weight", in: blisNew, do: blisRejected, def: "0", reason: whyLoRA},
+	{name: "max-concurrency", in: blisNew, do: blisRejected, def: "100", reason: whyFlowControl + " (a saturation detector's limit)"},
+	{name: "max-gateway-queue-depth", in: blisNew, do: blisRejected, def: "0", reason: whyFlowControl},
+	{name: "max-model-len", in: blisBoth, do: blisOurs},
+	{name: "max-num-batched-tokens", in: blisNew, do: blisAlias, target: "max-num-scheduled-tokens", reason: "f90a1e3a's vLLM name"},
+	{name: "max-num-running-reqs", in: blisBoth, do: blisOurs},
+	{name: "max-num-scheduled-tokens", in: blisBoth, do: blisOurs},
+	{name: "max-num-seqs", in: blisNew, do: blisAlias, target: "max-num-running-reqs", reason: "f90a1e3a's vLLM name"},
+	{name: "metrics-path", in: blisNew, do: blisIgnored, reason: "no metrics file is written: --output json prints the summary"},
+	{name: "model", in: blisBoth, do: blisOurs},
+	{name: "model-autoscaler-interval-us", in: blisNew, do: blisRejected, def: "0", reason: "autoscaling is not modelled"},
+	{name: "model-config-folder", in: blisBoth, do: blisRejected, def: "", reason: "give the folder's config.json as --model-config instead of --model (built-in models carry their own)"},
+	{name: "moe-comm-backend", in: blisNew, do: blisRejected, def: "", reason: whyMoE},
+	{name: "num-instances", in: blisBoth, do: blisOurs},
+	{name: "num-requests", in: blisBoth, do: blisOurs, reason: "given, it caps the workload's requests as in BLIS"},
+	{name: "output-tokens", in: blisBoth, do: blisWorkloadOnly, def: "512", reason: whyDistribution},
+	{name: "output-tokens-max", in: blisBoth, do: blisWorkloadOnly, def: "7000", reason: whyDistribution},
+	{name: "output-tokens-min", in: blisBoth, do: blisWorkloadOnly, def: "2", reason: whyDistribution},
+	{name: "output-tokens-stdev", in: blisBoth, do: blisWorkloadOnly, def: "256", reason: whyDistribution},
+	{name: "pd-decider", in: blisNew, do: blisRejected, def: "never", reason: whyPD},
+	{name: "pd-prefix-threshold", in: blisNew, do: blisRejected, def: "16", reason: whyPD},
+	{name: "pd-transfer-bandwidth", in: blisNew, do: blisRejected, def: "25", reason: whyPD},
+	{name: "pd-transfer-base-latency", in: blisNew, do: blisRejected, def: "0.05", reason: whyPD},
+	{name: "pd-transfer-contention", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyPD},
+	{name: "per-band-capacity", in: blisNew, do: blisRejected, def: "0", reason: whyFlowControl},
+	{name: "policy-config", in: blisBoth, do: blisRejected, def: "", reason: "BLIS policy bundles are not read: give the policies as flags, or as a strategy template (--template)"},
+	{name: "preemption-policy", in: blisNew, do: blisOurs},
+	{name: "prefill-decode-instances", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefill-hardware", in: blisNew, do: blisRejected, def: "", reason: whyPD},
+	{name: "prefill-instances", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefill-latency-model", in: blisNew, do: blisRejected, def: "", reason: whyPD},
+	{name: "prefill-max-model-len", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefill-routing-scorers", in: blisNew, do: blisRejected, def: "", reason: whyPD},
+	{name: "prefill-tp", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefix-tokens", in: blisBoth, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
+	{name: "priority-policy", in: blisOld, do: blisOurs},
+	{name: "prompt-tokens", in: blisBoth, do: blisWorkloadOnly, def: "512", reason: whyDistribution},
+	{name: "prompt-tokens-max", in: blisBoth, do: blisWorkloadOnly, def: "7000", reason: whyDistribution},
+	{name: "prompt-tokens-min", in: blisBoth, do: blisWorkloadOnly, def: "2", reason: whyDistribution},
+	{name: "prompt-tokens-stdev", in: blisBoth, do: blisWorkloadOnly, def: "256", reason: whyDistribution},
+	{name: "queue-depth-threshold", in: blisNew, do: blisRejected, def: "5", reason: whyFlowControl + " (a saturation detector's threshold)"},
+	{name: "queue-shedding", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyFlowControl},
+	{name: "rate", in: blisBoth, do: blisWorkloadOnly, def: "1", reason: whyDistribution},
+	{name: "request-ttl", in: blisNew, do: blisRejected, def: "0", reason: whyFlowControl},
+	{name: "results-path", in: blisOld, do: blisIgnored, reason: "per-request results are not written yet; the summary goes to stdout"},
+	{name: "routing-latency", in: blisBoth, do: blisRejected, def: "0", reason: "a fixed routing delay is not modelled"},
+	{name: "routing-policy", in: blisBoth, do: blisOurs, reason: "round-robin, least-loaded or weighted; always-busiest is not built in"},
+	{name: "routing-scorers", in: blisBoth, do: blisOurs, reason: "7fd7a88d's scorers and ours; f90a1e3a's llm-d-named scorers are not built in"},
+	{name: "saturation-config", in: blisNew, do: blisIgnored, reason: whySaturation},
+	{name: "saturation-detector", in: blisNew, do: blisRejected, def: "never", reason: whyFlowControl},
+	{name: "saturation-final-window", in: blisNew, do: blisIgnored, reason: whySaturation},
+	{name: "saturation-report", in: blisNew, do: blisIgnored, reason: whySaturation},
+	{name: "scheduler", in: blisBoth, do: blisOurs, reason: "fcfs, priority-fcfs, sjf and ours; reverse-priority is not built in"},
+	{name: "seed", in: blisBoth, do: blisOurs},
+	{name: "slo-e2e", in: blisNew, do: blisOurs, reason: "class=duration,... (critical=5s); a bare number is ms"},
+	{name: "slo-itl", in: blisNew, do: blisOurs, reason: "class=duration,... (critical=50ms); a bare number is ms"},
+	{name: "slo-targets", in: blisNew, do: blisRejected, def: "", reason: whyFlowControl + " (slo-deadline dispatch targets)"},
+	{name: "slo-ttft", in: blisNew, do: blisOurs, reason: "class=duration,... (critical=100ms,standard=500ms); a bare number is ms"},
+	{name: "snapshot-refresh-interval", in: blisBoth, do: blisOurs},
+	{name: "summarize-trace", in: blisBoth, do: blisIgnored, boolean: true, reason: whyTraceLevel},
+	{name: "think-time-ms", in: blisNew, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
+	{name: "timeout", in: blisNew, do: blisRejected, def: "300", reason: "no request deadline is modelled"},
+	{name: "token-bucket-capacity", in: blisBoth, do: blisOurs},
+	{name: "token-bucket-refill-rate", in: blisBoth, do: blisOurs},
+	{name: "total-kv-blocks", in: blisBoth, do: blisOurs},
+	{name: "tp", in: blisBoth, do: blisOurs},
+	{name: "trace-level", in: blisBoth, do: blisIgnored, reason: whyTraceLevel},
+	{name: "trace-output", in: blisNew, do: blisIgnored, reason: "the workload is not exported as a TraceV2 trace"},
+	{name: "usage-limit-threshold", in: blisNew, do: blisRejected, def: "1", reason: whyFlowControl},
+	{name: "vllm-version", in: blisOld, do: blisIgnored, reason: "it picks a coefficient set of BLIS's defaults.yaml; ours has one blackbox profile per model, GPU and TP, whose vLLM version templates/models records"},
+	{name: "workload", in: blisBoth, do: blisDiffers, reason: "ours names a built-in workload (NAME or NAME@REGIME); BLIS's presets are not built in. BLIS's default, distribution, beside --workload-spec is ignored as BLIS ignores it"},
+	{name: "workload-spec", in: blisBoth, do: blisOurs},
+	{name: "workload-traces-filepath", in: blisOld, do: blisRejected, def: "", reason: "7fd7a88d's CSV traces workload: replay traces with --trace"},
+}
