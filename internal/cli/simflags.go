@@ -26,6 +26,7 @@ type simFlags struct {
 	modelConfig, hardwareConfig string         // a user's model or GPU file
 	flags                       []*settingFlag // in flag-name order
 	sets                        []string
+	file                        settingsFile // --settings FILE
 	// user are the settings the user gave, and how, once apply has run:
 	// a simulator error about one of them names the flag (blame).
 	user []given
@@ -82,6 +83,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 			}
 		}
 	}
+	f.file.bind(fs)
 	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template knobs` lists them)")
 }
 
@@ -120,9 +122,10 @@ type given struct {
 	setting *strategies.Setting
 }
 
-// apply lets workload move base to its operating point (a regime's
-// instances or GPU KV), then overlays a user's model or GPU file, the
-// flags the user set, then --set; resolves the world and validates; and
+// apply overlays a user's model or GPU file, lets workload move base to
+// its operating point (a regime's instances or GPU KV), then overlays a
+// settings file (--settings), the flags the user set, then --set;
+// resolves the world and validates; and
 // rejects any setting the user gave that the resulting configuration does
 // not use, unless it restates its default (strategies.CheckGiven).
 func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*cluster.Config)) (cluster.Config, error) {
@@ -132,7 +135,10 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 		return c, err
 	}
 	workload(&c)
-	before := c
+	if err := f.applySettingsFile(&c, cat); err != nil {
+		return c, err
+	}
+	before := c // what each flag would be without it (CheckGiven)
 	var user []given
 	for _, sf := range f.flags {
 		if !sf.given {

@@ -107,6 +107,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	if err != nil {
 		return failed(err)
 	}
+	if o.template != "" && o.flags.file.path != "" {
+		return fmt.Errorf("--settings: give a template (--template) or a settings file, not both")
+	}
 	if o.template != "" {
 		if base, err = o.templateConfig(fs); err != nil {
 			return err

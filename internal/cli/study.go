@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -326,7 +327,7 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 	var output string
 	var trial int
-	var explain bool
+	var explain, settings bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Baseline against the best trial, every objective and SLO class, the Pareto front",
@@ -346,8 +347,14 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 			case explain && output == "json":
 				return fmt.Errorf("--explain: with --output json give no NAME (the glossary is a document of its own)")
 			}
+			if settings && (explain || output == "json") {
+				return fmt.Errorf("--settings: writes YAML alone; drop --explain and --output json (the JSON has best.settings, and a trial's its settings)")
+			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				var err error
+				if settings {
+					return showSettings(s, env, row.Name, trial, cmd.Flags().Changed("trial"))
+				}
 				if cmd.Flags().Changed("trial") {
 					err = showTrial(s, env, row.Name, trial, output)
 				} else {
@@ -363,6 +370,7 @@ func newStudyShow(s Streams, f *studyFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&trial, "trial", 0, "show one complete trial: parameters, objectives, every seed beside the baseline's")
+	cmd.Flags().BoolVar(&settings, "settings", false, "the settings the trial (--trial N, else the best) ran with, as key: value YAML that simulate --settings runs again")
 	cmd.Flags().BoolVar(&explain, "explain", false, "after the report, the glossary: what slo_gap, attainment, goodput, hypervolume, score, importance, Δ and seed range mean, and every metric's unit (alone, without NAME: only the glossary)")
 	return cmd
 }
@@ -393,6 +401,34 @@ func showTrial(s Streams, env *studies.Env, name string, n int, output string) e
 	fmt.Fprintln(s.Out)
 	r.WriteTrialTable(s.Out, n)
 	return nil
+}
+
+// showSettings writes the settings file of trial n, or of the best trial
+// when no --trial is given.
+func showSettings(s Streams, env *studies.Env, name string, n int, given bool) error {
+	r, err := report.Load(env.Store, env.Registry, name)
+	if err != nil {
+		return studyError(err)
+	}
+	var buf bytes.Buffer
+	if err := writeTrialSettings(&buf, r, n, given); err != nil {
+		return err
+	}
+	_, err = s.Out.Write(buf.Bytes())
+	return failed(err)
+}
+
+// writeTrialSettings writes trial n's settings file, or the best trial's
+// when n is not given.
+func writeTrialSettings(w io.Writer, r *report.Report, n int, given bool) error {
+	if !given {
+		best, ok := r.BestTrial()
+		if !ok {
+			return fmt.Errorf("--settings: study %s has no complete trial yet", r.Study.Name)
+		}
+		n = best
+	}
+	return studyError(r.WriteTrialSettings(w, n))
 }
 
 func showStudy(s Streams, env *studies.Env, name, output string) error {
@@ -436,13 +472,21 @@ func newStudyDelete(s Streams, f *studyFlags) *cobra.Command {
 func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var format, out string
 	var pareto, validation, ablation, history bool
+	var trial int
 	cmd := &cobra.Command{
 		Use:   "export NAME",
-		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, or one trial's settings",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
+			}
+			settings := format == report.SettingsFormat
+			if cmd.Flags().Changed("trial") && !settings {
+				return fmt.Errorf("--trial: only with --format %s (the other formats export every trial)", report.SettingsFormat)
+			}
+			if settings && (pareto || validation || ablation || history) {
+				return fmt.Errorf("--format %s: one trial's settings (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", report.SettingsFormat)
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := report.Load(env.Store, env.Registry, row.Name)
@@ -453,6 +497,10 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 				// leaves no empty or half-written file behind.
 				var buf bytes.Buffer
 				switch {
+				case settings:
+					if err := writeTrialSettings(&buf, r, trial, cmd.Flags().Changed("trial")); err != nil {
+						return err
+					}
 				case history:
 					if format != "json" {
 						return fmt.Errorf("--history: only --format json")
@@ -480,7 +528,8 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
+	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again)")
+	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+": the trial (default: the best)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")
 	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")

@@ -205,7 +205,7 @@ func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template
 		cw.Flush()
 		return cw.Error()
 	}
-	return CheckFormat(format)
+	return tableFormat(format, "validations")
 }
 
 // Export writes the ablation as JSON (the ablate document) or CSV: one row
@@ -234,7 +234,7 @@ func (a *Ablation) Export(w io.Writer, format string, tpl *strategies.Template) 
 		cw.Flush()
 		return cw.Error()
 	}
-	return CheckFormat(format)
+	return tableFormat(format, "ablations")
 }
 
 func numCell(n Num) string { return CSVNumber(float64(n)) }

@@ -20,8 +20,10 @@ func (e UsageError) Unwrap() error { return e.Err }
 // Usage is a UsageError of a formatted message.
 func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
 
-// ExportFormats are the formats every export writes.
-var ExportFormats = []string{"csv", "json"}
+// ExportFormats are the formats of study export: the tables (csv, json)
+// every export of trials or evidence writes, and one trial's settings
+// (SettingsFormat).
+var ExportFormats = []string{"csv", "json", SettingsFormat}
 
 // CheckFormat is nil for one of ExportFormats and else the one usage
 // error every export gives.
@@ -30,6 +32,16 @@ func CheckFormat(format string) error {
 		return nil
 	}
 	return Usage("--format: unknown value %q (allowed: %s)", format, strings.Join(ExportFormats, ", "))
+}
+
+// tableFormat is the error of an export of a table (trials, evidence)
+// asked for a format that is not a table: CheckFormat's for an unknown
+// one, else that this export writes csv or json.
+func tableFormat(format, what string) error {
+	if err := CheckFormat(format); err != nil {
+		return err
+	}
+	return Usage("--format %s: %s export only as csv or json", format, what)
 }
 
 // WriteJSON writes v as the CLI prints JSON (two-space indent, newline):

@@ -71,6 +71,12 @@ type BestJSON struct {
 	// World is the world the trial ran in, when the template tunes the
 	// world (else the study's).
 	World *WorldJSON `json:"world,omitempty"`
+	// Settings is every setting that has an effect in the trial's
+	// configuration, with its value in the setting's own text form, by key:
+	// the `key: value` lines of `study export --format settings`. Absent
+	// only when that configuration cannot be built (a study whose workload
+	// spec file has gone).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // TrialJSON is a Pareto trial, with its world when the template tunes the
@@ -104,6 +110,7 @@ func (r *Report) JSON() ShowJSON {
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
 		}
 		out.Best.World = r.trialWorldJSON(b)
+		out.Best.Settings, _ = r.TrialSettings(b)
 	}
 	for _, i := range r.Pareto {
 		c := &r.Complete[i]
@@ -432,7 +439,7 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		}
 		return WriteJSON(w, objs)
 	}
-	return CheckFormat(format)
+	return tableFormat(format, "trials")
 }
 
 func cell(v any) string {

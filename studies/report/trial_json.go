@@ -18,6 +18,8 @@ type TrialDetail struct {
 	Seeds      []SeedDetail       `json:"seeds"`
 	// World is the world the trial ran in (Report.TrialWorld).
 	World *WorldJSON `json:"world"`
+	// Settings is as BestJSON's: every setting in effect, by key.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // SeedDetail is one seed's run of the trial and of the baseline.
@@ -36,6 +38,7 @@ func (r *Report) Trial(n int) (TrialDetail, bool) {
 	base, _ := r.BaselineObjectives()
 	d := TrialDetail{Trial: n, Params: r.ParamMap(c.Params), Objectives: map[string]float64{}, Deltas: map[string]Num{},
 		Score: c.Score, Metrics: c.Summary(), World: worldJSON(r.TrialWorld(c))}
+	d.Settings, _ = r.TrialSettings(c)
 	for k, o := range r.Template.Objectives {
 		d.Objectives[o.Name] = c.Objectives[k]
 		d.Deltas[o.Name] = Num(Delta(c.Objectives[k], base[k]))

@@ -1,0 +1,177 @@
+package strategies
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/route"
+)
+
+// settingsText is WriteSettings(c) as a string.
+func settingsText(t *testing.T, c *cluster.Config) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteSettings(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// readBack applies text onto the standard configuration and resolves it.
+func readBack(t *testing.T, where, text string) cluster.Config {
+	t.Helper()
+	c := checkBase()
+	cat, err := World()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplySettings("s.yaml", []byte(text), &c, cat); err != nil {
+		t.Fatalf("%s: the written settings do not read back: %v\n%s", where, err, text)
+	}
+	if err := CheckConfig(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Every built-in template at every point its load-time check probes
+// (combinations of its choices, each number at either end) writes a
+// settings file that reads back onto the standard configuration as the
+// same configuration: written again, it gives the same settings, in the
+// same order, and the same settings have no effect (those may hold other
+// values: the file leaves them out). Every key of the table is in the
+// file, as a line or as a comment.
+func TestSettingsFileReadsBackAsTheSameConfiguration(t *testing.T) {
+	reg, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := 0
+	for _, tpl := range reg.Templates() {
+		probes, err := tpl.probes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every step-th probe: every template's choices and ends, in a
+		// second rather than in ten.
+		step := max(1, len(probes)/60)
+		for i := 0; i < len(probes); i += step {
+			pr := probes[i]
+			c, _, err := tpl.apply(checkBase(), pr.values)
+			if err != nil {
+				continue // a combination of ends the simulator rejects: no trial runs it
+			}
+			where := tpl.Name + tpl.probeText(pr)
+			text := settingsText(t, &c)
+			back := readBack(t, where, text)
+			if got, want := givenLines(&back), givenLines(&c); got != want {
+				t.Fatalf("%s: read back, the settings differ:\n%s\nwant\n%s", where, got, want)
+			}
+			points++
+		}
+		// Every key once, as a line or a comment.
+		text := settingsText(t, mustConfig(t, tpl))
+		for _, s := range Settings() {
+			if n := strings.Count(text, "\n"+s.Key+": ") + strings.Count(text, "# "+s.Key+": "); n+boolToInt(strings.HasPrefix(text, s.Key+": ")) != 1 {
+				t.Fatalf("%s: key %s appears %d times in\n%s", tpl.Name, s.Key, n, text)
+			}
+		}
+	}
+	if points < 100 {
+		t.Fatalf("%d points checked, want at least 100", points)
+	}
+}
+
+// givenLines is the settings file of c with the comments' values left
+// out: the settings given, and which have no effect or are unset.
+func givenLines(c *cluster.Config) string {
+	var b strings.Builder
+	for _, l := range SettingLines(c) {
+		if l.Given() {
+			b.WriteString(l.text())
+		} else {
+			b.WriteString("# " + l.Setting.Key + " " + l.Inert)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func mustConfig(t *testing.T, tpl *Template) *cluster.Config {
+	t.Helper()
+	c, err := tpl.Config(checkBase(), tpl.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+// The weighted profile keeps its order through a file (the order fixes
+// the float sums, hence ties), whatever the keys' order; a setting
+// without effect is a comment saying why; an unset per-class setting a
+// comment saying what unset means.
+func TestSettingsFileKeepsTheProfileOrderAndCommentsTheRest(t *testing.T) {
+	c := checkBase()
+	c.Routing.Policy = "weighted"
+	c.Routing.Scorers = []route.ScorerWeight{{Name: "token-load", Weight: 1.5}, {Name: "queue-depth", Weight: 2}, {Name: "kv-utilization", Weight: 0.25}}
+	if err := CheckConfig(&c); err != nil {
+		t.Fatal(err)
+	}
+	text := settingsText(t, &c)
+	tl, qd, kv := strings.Index(text, "\nrouting.weight.token-load: 1.5\n"), strings.Index(text, "\nrouting.weight.queue-depth: 2\n"), strings.Index(text, "\nrouting.weight.kv-utilization: 0.25\n")
+	if tl < 0 || qd < tl || kv < qd {
+		t.Fatalf("the profile is not in its order (token-load %d, queue-depth %d, kv-utilization %d):\n%s", tl, qd, kv, text)
+	}
+	if !strings.Contains(text, "\nrouting.weight.prefix-affinity: 0\n") {
+		t.Errorf("a scorer outside the profile is not weight 0:\n%s", text)
+	}
+	back := readBack(t, "profile", text)
+	if !slices.Equal(back.Routing.Scorers, c.Routing.Scorers) {
+		t.Errorf("profile read back as %v, want %v", back.Routing.Scorers, c.Routing.Scorers)
+	}
+	if !strings.Contains(text, "(no effect unless kv.cpu_blocks > 0)\n") || strings.Contains(text, "\nkv.offload_threshold:") {
+		t.Errorf("kv.offload_threshold is given without a CPU tier, or its comment does not say why:\n%s", text)
+	}
+	if !strings.Contains(text, "# slo.ttft_target_ms.critical: unset (the workload's, else none)\n") {
+		t.Errorf("an unset target is not a comment saying what unset means:\n%s", text)
+	}
+	if !strings.Contains(text, "\nscheduler: fcfs\n") || !strings.Contains(text, "\nmodel: ") {
+		t.Errorf("a setting in effect is not a line:\n%s", text)
+	}
+}
+
+// Mistakes in a settings file are one line naming the file, the line and
+// the key, in the words --set and templates use.
+func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
+	cat, err := World()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]string{
+		"scheduler: fcfs\nnum_instances: many\n": `s.yaml: line 2: num_instances: "many" is not a number (allowed: whole numbers in [1, 4096])`,
+		"schedulr: fcfs\n":                       `s.yaml: line 1: unknown setting "schedulr" (settings: `,
+		"scheduler: lifo\n":                      `s.yaml: line 1: scheduler: "lifo" is not allowed (allowed: `,
+		"kv.offload_threshold: 0.5\n":            "s.yaml: line 1 sets kv.offload_threshold, which has no effect unless kv.cpu_blocks > 0 (it is 0)",
+		"scheduler: fcfs\nscheduler: sjf\n":      "s.yaml: line 2: scheduler is also given on line 1; give it once",
+		"scheduler: [fcfs]\n":                    "s.yaml: line 1: scheduler: expected a single value",
+		"- scheduler\n":                          "s.yaml: line 1: expected key: value lines",
+		"# nothing\n":                            "s.yaml: no settings",
+		"routing.policy: weighted\nrouting.weight.queue-depth: 0\n": "s.yaml: every routing.weight.* is 0",
+	} {
+		c := checkBase()
+		_, err := ApplySettings("s.yaml", []byte(text), &c, cat)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: got %v, want one line starting %q", text, err, want)
+		}
+	}
+}
