@@ -171,12 +171,14 @@ type GivenSetting struct {
 // hand: any `key: value` lines of the table's keys) onto c, in the order
 // of its lines, and checks the result: c resolved in cat (the built-in
 // world data, plus a user's model or GPU files) must be valid, and every
-// setting the file gives must have an effect in it. The routing.weight.*
+// setting the file gives must have an effect in it or restate the value it
+// has anyway (CheckGiven: the rule flags follow). The routing.weight.*
 // lines, if any, are the whole weighted profile in their order, as
 // `--routing-scorers` gives it: a scorer not listed has weight 0. Errors
 // are one line naming the file, the line and the key, with the words
 // --set and templates use; c is left as far as the file got.
 func ApplySettings(file string, data []byte, c *cluster.Config, cat *latency.Catalog) ([]GivenSetting, error) {
+	before := *c
 	given, err := readSettings(file, data, c)
 	if err != nil {
 		return nil, err
@@ -194,8 +196,8 @@ func ApplySettings(file string, data []byte, c *cluster.Config, cat *latency.Cat
 		return nil, errtext.New(file, "", "%v", err)
 	}
 	for _, g := range given {
-		if !g.Setting.Active.Holds(&check) {
-			return nil, errtext.New(file, "", "%v", InertError(fmt.Sprintf("line %d", g.Line), g.Setting, &check))
+		if err := CheckGiven(fmt.Sprintf("line %d", g.Line), g.Setting, &check, &before, cat); err != nil {
+			return nil, errtext.New(file, "", "%v", err)
 		}
 	}
 	return given, nil

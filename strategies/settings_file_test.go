@@ -175,3 +175,21 @@ func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
 		}
 	}
 }
+
+// A setting the file gives where it has no effect is accepted when it
+// restates the value it has anyway, as a flag is (CheckGiven): a file
+// spelling out the defaults runs; the same key at another value does not.
+func TestSettingsFileMayRestateAnInertDefault(t *testing.T) {
+	cat, err := World()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := checkBase()
+	if _, err := ApplySettings("s.yaml", []byte("scheduler: fcfs\nkv.offload_threshold: 0.9\n"), &c, cat); err != nil {
+		t.Fatalf("the default offload threshold without a CPU tier: %v", err)
+	}
+	c = checkBase()
+	if _, err := ApplySettings("s.yaml", []byte("kv.offload_threshold: 0.5\n"), &c, cat); err == nil || !strings.Contains(err.Error(), "no effect unless kv.cpu_blocks > 0") {
+		t.Fatalf("a non-default offload threshold without a CPU tier: %v", err)
+	}
+}

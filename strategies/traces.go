@@ -64,6 +64,20 @@ func builtinTrace(name string) string {
 	return ""
 }
 
+// BuiltinTraceSize is the stored (compressed) size of a built-in trace in
+// bytes, 0 if name is none.
+func BuiltinTraceSize(name string) int64 {
+	file := builtinTrace(name)
+	if file == "" {
+		return 0
+	}
+	info, err := fs.Stat(templates.Traces, file)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
+
 // resolveTrace reads a trace workload name: a built-in trace's name or
 // trace:FILE, optionally followed by ?KEY=VALUE&… replay controls
 // (workload.ReplayControls). ok is false when name names no trace.

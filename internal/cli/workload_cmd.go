@@ -15,7 +15,6 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 	"optimize/strategies"
-	"optimize/templates"
 	"optimize/traffic"
 )
 
@@ -28,19 +27,6 @@ func newWorkloadCommand(s Streams) *cobra.Command {
 	}
 	cmd.AddCommand(newWorkloadList(s), newWorkloadInspect(s), newWorkloadFit(s))
 	return cmd
-}
-
-// builtinTraceSize is the stored (compressed) size of a built-in trace.
-func builtinTraceSize(name string) int64 {
-	files, _ := fs.Glob(templates.Traces, "traces/"+name+".*.gz")
-	if len(files) != 1 {
-		return 0
-	}
-	info, err := fs.Stat(templates.Traces, files[0])
-	if err != nil {
-		return 0
-	}
-	return info.Size()
 }
 
 // workloadSource is an opened workload: the requests to measure and what
@@ -226,7 +212,7 @@ func workloadEntries() ([]workloadListEntry, error) {
 			return nil, err
 		}
 		out = append(out, workloadListEntry{Name: name, Kind: "trace", Requests: int64(st.Requests), SpanS: st.SpanS,
-			SizeBytes: builtinTraceSize(name), Description: src.kind + "; source, licence and citation in templates/traces/README.md"})
+			SizeBytes: strategies.BuiltinTraceSize(name), Description: src.kind + "; source, licence and citation in templates/traces/README.md"})
 	}
 	return out, nil
 }
