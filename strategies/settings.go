@@ -37,6 +37,9 @@ type Setting struct {
 	// Unset says what the setting means when no value is given, for
 	// settings whose default is not a number (a per-class gate: no gate).
 	Unset string
+	// Production is the setting's counterpart in llm-d or vLLM
+	// (production.go); the zero value is "none, not yet described".
+	Production Counterpart
 
 	get  func(c *cluster.Config) (float64, bool) // the value in effect; false: unset
 	set  func(c *cluster.Config, v float64)      // v: the number, or the index into Choices
