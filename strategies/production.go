@@ -144,6 +144,9 @@ type Carried struct {
 	// Counterpart is the setting's, with Fidelity and Note those of the
 	// value.
 	Counterpart
+	// Via is the key of the setting that carries this one's value (its
+	// Inherits, while equal), "" when it carries itself.
+	Via string
 }
 
 // Blocks reports whether the value keeps an export from being exact.
@@ -155,12 +158,9 @@ func (s *Setting) Carry(c *cluster.Config) Carried {
 	out := Carried{Setting: s, Value: value, Production: value, Counterpart: s.Production}
 	if p := s.Production.Inherits; p != "" {
 		if from, ok := LookupSetting(p); ok && from.Value(c) == value {
-			out = from.Carry(c)
-			out.Setting, out.Value = s, value
+			via := from.Carry(c)
+			out.Fidelity, out.Via, out.Production = via.Fidelity, p, ""
 			out.Note = "the same as " + p + ", which carries it"
-			if out.System == "" {
-				out.Note = "the same as " + p
-			}
 			return out
 		}
 	}
@@ -205,10 +205,19 @@ func (s *Setting) Carry(c *cluster.Config) Carried {
 // Scale (rounded for a whole-number setting). ok is false when v is not a
 // value production can be given for this setting.
 func (s *Setting) importValue(c *cluster.Config, v string) (string, bool) {
-	for _, vc := range s.Production.Values {
-		if vc.Production == v && vc.Fidelity == Exact {
-			return vc.Value, true
+	match := func(f func(ValueCounterpart) bool) (string, bool) {
+		for _, vc := range s.Production.Values {
+			if vc.Production == v && vc.Production != "" && f(vc) {
+				return vc.Value, true
+			}
 		}
+		return "", false
+	}
+	if value, ok := match(func(vc ValueCounterpart) bool { return vc.Fidelity == Exact }); ok {
+		return value, true
+	}
+	if value, ok := match(func(vc ValueCounterpart) bool { return vc.Fidelity == Approximate }); ok {
+		return value, true
 	}
 	if s.Kind == search.Categorical || s.Production.Scale == nil {
 		return v, true
@@ -235,6 +244,21 @@ func CarriedSettings(c *cluster.Config) []Carried {
 	for _, l := range SettingLines(c) {
 		if l.Given() {
 			out = append(out, l.Setting.Carry(c))
+		}
+	}
+	return out
+}
+
+// ReproduceSets are the `KEY=VALUE` settings simulate needs with --set,
+// beside the exported EndpointPickerConfig and vLLM arguments, to run c
+// again: every setting in effect that the two files do not carry exactly
+// (the world, what has no counterpart, what is approximated, and what is
+// production's default without an argument of its own).
+func ReproduceSets(c *cluster.Config) []string {
+	var out []string
+	for _, cr := range CarriedSettings(c) {
+		if cr.Via == "" && (cr.Fidelity != Exact || cr.System == "" || cr.Production == "") {
+			out = append(out, cr.Setting.Key+"="+cr.Value)
 		}
 	}
 	return out
