@@ -33,11 +33,9 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 		if eppOf(CarriedSettings(c)).note == "" {
 			t.Fatalf("%v\n%s", err, e.String())
 		}
-		// The routing has no llm-d profile: its settings are all --set.
-		routing, _ := LookupSetting("routing.policy")
-		if err := routing.Set(&d, routing.Value(c)); err != nil {
-			t.Fatal(err)
-		}
+		// The weighted profile has no llm-d plugin: the routing is given
+		// as a settings file would give it (the whole profile).
+		d.Routing.Policy, d.Routing.Scorers = c.Routing.Policy, c.Routing.Scorers
 	}
 	for _, kv := range ReproduceSets(c) {
 		k, v, _ := strings.Cut(kv, "=")

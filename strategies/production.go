@@ -3,6 +3,7 @@ package strategies
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
@@ -164,6 +165,13 @@ func (s *Setting) Carry(c *cluster.Config) Carried {
 			return out
 		}
 	}
+	if strings.HasPrefix(s.Key, weightPrefix) && value == "0" {
+		out.Fidelity, out.Production, out.Note = Exact, "", "not in the profile"
+		return out
+	}
+	if !described(s.Production) {
+		out.Note = "no production counterpart described yet"
+	}
 	for _, v := range s.Production.Values {
 		if v.Value == value {
 			out.Production, out.Fidelity = v.Production, v.Fidelity
@@ -252,12 +260,13 @@ func CarriedSettings(c *cluster.Config) []Carried {
 // ReproduceSets are the `KEY=VALUE` settings simulate needs with --set,
 // beside the exported EndpointPickerConfig and vLLM arguments, to run c
 // again: every setting in effect that the two files do not carry exactly
-// (the world, what has no counterpart, what is approximated, and what is
-// production's default without an argument of its own).
+// (the world, what has no counterpart, what is approximated). An exact
+// value with nothing to write is production's default, which is the
+// standard configuration's, where simulate starts.
 func ReproduceSets(c *cluster.Config) []string {
 	var out []string
 	for _, cr := range CarriedSettings(c) {
-		if cr.Via == "" && (cr.Fidelity != Exact || cr.System == "" || cr.Production == "") {
+		if cr.Via == "" && cr.Fidelity != Exact {
 			out = append(out, cr.Setting.Key+"="+cr.Value)
 		}
 	}

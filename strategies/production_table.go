@@ -30,7 +30,6 @@ func productionColumn() []struct {
 	key string
 	c   Counterpart
 } {
-	const worldNote = "the world the strategy runs in, not strategy: "
 	return []struct {
 		key string
 		c   Counterpart
@@ -38,15 +37,15 @@ func productionColumn() []struct {
 		// The world and the run.
 		{"model", vllm("--model", Exact, "")},
 		{"tp", vllm("--tensor-parallel-size", Exact, "")},
-		{"gpu", simulationOnly(worldNote + "the GPUs the vLLM pods are scheduled on")},
-		{"num_instances", simulationOnly(worldNote + "the replicas of the vLLM Deployment the InferencePool selects")},
-		{"latency.model", simulationOnly(worldNote + "how the simulator times a step; production measures it")},
-		{"latency.alpha.", simulationOnly(worldNote + "a coefficient of the simulated step time")},
-		{"latency.beta.", simulationOnly(worldNote + "a coefficient of the simulated step time")},
-		{"era", simulationOnly(worldNote + "which BLIS behaviour the simulator reproduces")},
-		{"cost.gpu_hour.", simulationOnly(worldNote + "a price, for the cost metrics; no vLLM or llm-d setting")},
+		{"gpu", simulationOnly("the GPUs the vLLM pods are scheduled on")},
+		{"num_instances", simulationOnly("the replicas of the vLLM Deployment the InferencePool selects")},
+		{"latency.model", simulationOnly("how the simulator times a step; production measures it")},
+		{"latency.alpha.", simulationOnly("a coefficient of the simulated step time")},
+		{"latency.beta.", simulationOnly("a coefficient of the simulated step time")},
+		{"era", simulationOnly("which BLIS behaviour the simulator reproduces")},
+		{"cost.gpu_hour.", simulationOnly("a price, for the cost metrics; no vLLM or llm-d setting")},
 		{"run.horizon_us", simulationOnly("simulation only: when the simulated run stops")},
-		{"slo.", simulationOnly(worldNote + "the latency target the run's attainment is measured against; production's SLO monitoring")},
+		{"slo.", simulationOnly("the latency target the run's attainment is measured against; production's SLO monitoring")},
 		{"kv.total_blocks", vllm("--num-gpu-blocks-override", Exact, "")},
 		{"kv.block_size", vllm("--block-size", Exact, "")},
 		{"max_model_len", Counterpart{System: SystemVLLM, Name: "--max-model-len", Fidelity: Exact,
@@ -65,8 +64,8 @@ func productionColumn() []struct {
 			Note:   "GiB of CPU memory for vLLM's native KV offloading (with --kv-offloading-backend native), converted at the model's KV bytes per block; vLLM stores blocks to CPU as they are computed and loads them back on a prefix hit, where the simulator moves idle cached blocks above kv.offload_threshold",
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no CPU tier: vLLM's default"}}}},
 		{"kv.offload_threshold", none("vLLM's offloading connector has no utilisation threshold; offloading only above a GPU use would need an OffloadingSpec of its own")},
-		{"kv.transfer_bandwidth", simulationOnly(worldNote + "the host link's measured CPU→GPU rate")},
-		{"kv.transfer_base_latency_us", simulationOnly(worldNote + "the host link's measured latency per block")},
+		{"kv.transfer_bandwidth", simulationOnly("the host link's measured CPU→GPU rate")},
+		{"kv.transfer_base_latency_us", simulationOnly("the host link's measured latency per block")},
 
 		// Routing.
 		{"routing.policy", Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
@@ -77,9 +76,9 @@ func productionColumn() []struct {
 			{Value: "weighted", Fidelity: Exact, Note: "the profile of the routing.weight.* scorers and the picker"},
 		}}},
 		{"routing.prefix_index_capacity", none("the router-side prefix record of BLIS's prefix-affinity and slo-priority scorers, which have no llm-d plugin; llm-d's prefix-cache-scorer keeps its own LRU (lruCapacityPerServer)")},
-		{"routing.cache_signal_delay_us", simulationOnly(worldNote + "the age of the KV events the precise prefix scorer sees; production's is the event stream's latency")},
+		{"routing.cache_signal_delay_us", simulationOnly("the age of the KV events the precise prefix scorer sees; production's is the event stream's latency")},
 		{"routing.token_load.threshold_tokens", none("a parameter of this project's token-load scorer, which has no llm-d plugin of the same arithmetic")},
-		{"routing.snapshot_refresh_us", simulationOnly(worldNote + "how stale the load and KV metrics are; the EPP's is its metrics refresh interval (its --refresh-metrics-interval flag, outside the EndpointPickerConfig)")},
+		{"routing.snapshot_refresh_us", simulationOnly("how stale the load and KV metrics are; the EPP's is its metrics refresh interval (its --refresh-metrics-interval flag, outside the EndpointPickerConfig)")},
 		{"routing.kv_pressure.transfer_scale", none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
 		{"routing.kv_pressure.thrash_weight", none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
 		{"routing.kv_pressure_slo_scale.", none("this project's kv-pressure-slo scorer: an llm-d scorer plugin reading the request's class and vLLM's transfer metrics would have to be built")},
@@ -104,7 +103,7 @@ func productionColumn() []struct {
 			{Value: sched.SLOTiered, Fidelity: NoCounterpart, Note: "class priority growing with the wait: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built"},
 			{Value: sched.SLOAdaptive, Fidelity: NoCounterpart, Note: "class priority scaled by the queue length: a vLLM scheduler reading its own queue would have to be built"},
 		}}},
-		{"priority.base.", Counterpart{System: SystemLLMD, Name: "InferenceObjective", Param: "spec.priority", Fidelity: Approximate, Integer: true,
+		{"priority.base.", Counterpart{System: SystemLLMD, Name: objectiveName, Param: "spec.priority", Fidelity: Approximate, Integer: true,
 			Note: "the class's InferenceObjective priority (objectives.yaml), a whole number llm-d's flow control orders by; vLLM needs it as the request's priority field"}},
 		{"priority.urgency_threshold_ms.", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
 		{"priority.age_weight_per_ms", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},

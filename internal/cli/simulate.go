@@ -130,6 +130,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range o.flags.production.notes {
+		fmt.Fprintln(s.Err, "note: "+n)
+	}
 	seeds := o.seeds
 	if !changed(fs, "seeds") {
 		seeds = []int64{o.seed}

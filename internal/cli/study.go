@@ -475,18 +475,24 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var trial int
 	cmd := &cobra.Command{
 		Use:   "export NAME",
-		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, or one trial's settings",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, or one trial's settings or llm-d configs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
 			settings := format == report.SettingsFormat
-			if cmd.Flags().Changed("trial") && !settings {
-				return fmt.Errorf("--trial: only with --format %s (the other formats export every trial)", report.SettingsFormat)
+			llmd := format == report.LLMDFormat
+			if cmd.Flags().Changed("trial") && !settings && !llmd {
+				return fmt.Errorf("--trial: only with --format %s or %s (the other formats export every trial)", report.SettingsFormat, report.LLMDFormat)
 			}
-			if settings && (pareto || validation || ablation || history) {
-				return fmt.Errorf("--format %s: one trial's settings (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", report.SettingsFormat)
+			if (settings || llmd) && (pareto || validation || ablation || history) {
+				what := map[bool]string{true: "settings", false: "configs"}[settings]
+				return fmt.Errorf("--format %s: one trial's %s (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", format, what)
+			}
+			if llmd && (out == "" || out == "-") {
+				return fmt.Errorf("--format %s: give -o DIR, the directory to write %s, %s, %s (if the strategy uses class priority) and %s to",
+					report.LLMDFormat, report.EPPConfigFile, report.VLLMArgsFile, report.ObjectivesFile, report.MappingFile)
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := report.Load(env.Store, env.Registry, row.Name)
@@ -495,6 +501,13 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 				}
 				// Everything is built before anything is written: a mistake
 				// leaves no empty or half-written file behind.
+				if llmd {
+					files, err := r.ExportLLMD(trial, cmd.Flags().Changed("trial"))
+					if err != nil {
+						return studyError(err)
+					}
+					return writeFiles(s, out, files)
+				}
 				var buf bytes.Buffer
 				switch {
 				case settings:
@@ -528,9 +541,9 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again)")
-	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+": the trial (default: the best)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
+	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again; "+report.LLMDFormat+": one trial as an llm-d EndpointPickerConfig, vLLM arguments, InferenceObjectives and MAPPING.md, in the directory -o names)")
+	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+" or "+report.LLMDFormat+": the trial (default: the best)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout); with --format "+report.LLMDFormat+", the directory")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")
 	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")
 	cmd.Flags().BoolVar(&ablation, "ablation", false, "the stored ablation instead of the trials")

@@ -22,8 +22,8 @@ func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(form
 
 // ExportFormats are the formats of study export: the tables (csv, json)
 // every export of trials or evidence writes, and one trial's settings
-// (SettingsFormat).
-var ExportFormats = []string{"csv", "json", SettingsFormat}
+// (SettingsFormat) or llm-d and vLLM configs (LLMDFormat, a directory).
+var ExportFormats = []string{"csv", "json", SettingsFormat, LLMDFormat}
 
 // CheckFormat is nil for one of ExportFormats and else the one usage
 // error every export gives.

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"optimize/strategies"
+	"optimize/studies/report"
+)
+
+// llmdExactTemplates are the built-in templates whose export must be
+// exact: every setting in effect has a production counterpart computing
+// what the simulator computes (the world aside).
+var llmdExactTemplates = []string{"llm-d-default"}
+
+// llmdRoundTripTemplates are the templates whose trials the test runs
+// again from their exported files: round-robin's profile maps back to
+// round-robin routing, and the exact ones carry everything.
+var llmdRoundTripTemplates = append([]string{"round-robin"}, llmdExactTemplates...)
+
+// exportLLMD exports trial n of the study into a new directory and
+// returns it, with MAPPING.md's text.
+func exportLLMD(t *testing.T, dsn, study string, n int) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "deploy")
+	if code, _, errs := run(t, "study", "export", study, "--format", "llm-d", "--trial", fmt.Sprint(n), "-o", dir, "--storage", dsn); code != 0 {
+		t.Fatalf("export --format llm-d: exit %d: %s", code, errs)
+	}
+	mapping, err := os.ReadFile(filepath.Join(dir, report.MappingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, string(mapping)
+}
+
+// reproduceArgs reads MAPPING.md's simulate command, with the files it
+// names in dir.
+func reproduceArgs(t *testing.T, dir, mapping string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(mapping, "```\noptimize simulate ")
+	if !ok {
+		t.Fatalf("MAPPING.md has no simulate command:\n%s", mapping)
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	args := strings.Fields(line)
+	for i, a := range args {
+		if a == report.EPPConfigFile || a == report.VLLMArgsFile {
+			args[i] = filepath.Join(dir, a)
+		}
+	}
+	return args
+}
+
+// The export → import round trip: a trial's exported EndpointPickerConfig
+// and vLLM arguments, run by simulate with MAPPING.md's command (the
+// files, and --set for what they do not carry exactly), give the trial's
+// simulation byte for byte; and the exact templates' MAPPING.md says so
+// with no --set but the world's.
+func TestLLMDExportRoundTripReproducesTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs studies")
+	}
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, name := range llmdRoundTripTemplates {
+		if _, err := reg.Get(name); err != nil {
+			t.Logf("%s: not a built-in template yet", name)
+			continue
+		}
+		ran++
+		dsn := createTemplateStudy(t, name, "s", 2)
+		for n := range 2 {
+			dir, mapping := exportLLMD(t, dsn, "s", n)
+			want, _ := trialRuns(t, dsn, "s", n)
+			got := simulateRuns(t, reproduceArgs(t, dir, mapping)...)
+			if len(got) != len(want) || len(want) != 3 {
+				t.Fatalf("%s trial %d: %d runs, want %d", name, n, len(got), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("%s trial %d, seed %d: the exported configs simulate differently:\n%s\nwant\n%s\nMAPPING.md:\n%s", name, n, 42+i, got[i], want[i], mapping)
+				}
+			}
+			exact := strings.Contains(mapping, "\nExported exactly")
+			if want := slices.Contains(llmdExactTemplates, name); exact != want {
+				t.Errorf("%s trial %d: exported exactly %v, want %v:\n%s", name, n, exact, want, mapping)
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no round-trip template is built in")
+	}
+}
