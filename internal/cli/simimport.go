@@ -32,7 +32,6 @@ func (p *productionFiles) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.eppPath, "epp-config", "", "an llm-d Router EndpointPickerConfig (plugins, one scheduling profile, admitter); a plugin or parameter the simulator does not model is an error")
 }
 
-
 // apply reads the files onto c, vLLM's first.
 func (p *productionFiles) apply(c *cluster.Config) error {
 	read := func(flag, path string, f func(string, []byte, *cluster.Config) (strategies.ImportResult, error)) error {
