@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -404,6 +405,11 @@ func numberParam(v any) (float64, bool) {
 }
 
 // oneLineYAML is a yaml.v3 error on one line, without its "yaml: " prefix.
+// A decoding error's Go type names are left out: the user wrote YAML.
 func oneLineYAML(err error) string {
-	return errtext.OneLine(strings.TrimPrefix(err.Error(), "yaml: "))
+	text := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:")
+	text = goTypeName.ReplaceAllString(text, "")
+	return errtext.OneLine(strings.TrimSpace(text))
 }
+
+var goTypeName = regexp.MustCompile(` (in|into) (type )?[\[\]*\w.]*strategies\.\w+`)

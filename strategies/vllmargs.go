@@ -180,7 +180,7 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 		}
 		i := slices.IndexFunc(vllmSettings(), func(s *Setting) bool { return s.Production.Name == a.name })
 		if i < 0 {
-			return res, errtext.New(file, "", "line %d: vLLM argument %s is not modelled (modelled: %s)", a.line, a.name, strings.Join(VLLMArgNames(), ", "))
+			return res, errtext.New(file, "", "line %d: vLLM argument %s is not modelled (accepted: %s)", a.line, a.name, strings.Join(VLLMArgNames(), ", "))
 		}
 		s := vllmSettings()[i]
 		if !a.hasValue {

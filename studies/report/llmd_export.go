@@ -94,6 +94,14 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 		names = append(names, "`"+f.Name+"`")
 	}
 	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
+	writeMappingTable(b, carried)
+	b.WriteString("\nExact: production computes what the simulator computes. Approximated: production does something close, as the note says. No counterpart: nothing in llm-d or vLLM does it; the note says what would have to be built. World: the cluster the strategy runs in, not strategy.\n\n")
+	b.WriteString("## Run it again\n\nThe files, plus `--set` for every setting they do not carry exactly, reproduce the trial's simulation:\n\n```\n")
+	fmt.Fprintf(b, "%s\n```\n", strings.Join(r.ReproduceCommand(cfg), " "))
+}
+
+// writeMappingTable writes the verdict and one row per setting in effect.
+func writeMappingTable(b *bytes.Buffer, carried []strategies.Carried) {
 	fmt.Fprintf(b, "%s\n\n", MappingSummary(carried))
 	b.WriteString("| setting | value | production | carried |\n|---|---|---|---|\n")
 	for _, c := range carried {
@@ -103,9 +111,6 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.Setting.Key, mdCell(c.Value), mdCell(productionText(c)), mdCell(how))
 	}
-	b.WriteString("\nExact: production computes what the simulator computes. Approximated: production does something close, as the note says. No counterpart: nothing in llm-d or vLLM does it; the note says what would have to be built. World: the cluster the strategy runs in, not strategy.\n\n")
-	b.WriteString("## Run it again\n\nThe files, plus `--set` for every setting they do not carry exactly, reproduce the trial's simulation:\n\n```\n")
-	fmt.Fprintf(b, "%s\n```\n", strings.Join(r.ReproduceCommand(cfg), " "))
 }
 
 // MappingSummary is MAPPING.md's verdict: "Exported exactly." or how many
