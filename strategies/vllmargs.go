@@ -242,3 +242,25 @@ func vllmFixed(file string, a vllmArg, res *ImportResult) error {
 }
 
 func isTrue(v string) bool { return strings.EqualFold(v, "true") || v == "1" }
+
+// The kinds of production config a configuration is read from, in the
+// order they apply: vLLM's engine arguments, then the llm-d Router's
+// EndpointPickerConfig.
+const (
+	ProductionVLLMArgs  = "vllm-args"
+	ProductionEPPConfig = "epp-config"
+)
+
+// ProductionKinds lists the kinds in the order they apply.
+var ProductionKinds = []string{ProductionVLLMArgs, ProductionEPPConfig}
+
+// ApplyProduction reads a production config of the kind named onto c.
+func ApplyProduction(kind, file string, data []byte, c *cluster.Config) (ImportResult, error) {
+	switch kind {
+	case ProductionVLLMArgs:
+		return ApplyVLLMArgs(file, data, c)
+	case ProductionEPPConfig:
+		return ApplyEPPConfig(file, data, c)
+	}
+	return ImportResult{}, fmt.Errorf("unknown production config kind %q (known: %s)", kind, strings.Join(ProductionKinds, ", "))
+}

@@ -165,12 +165,17 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	o := studies.CreateOptions{}
 	var seeds []int64
 	var ifAbsent bool
+	var baselineEPP, baselineVLLM string
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a study, run its baseline, then run its trials",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			o.Template, o.Seeds = args[0], seeds
+			files := map[string]string{strategies.ProductionEPPConfig: baselineEPP, strategies.ProductionVLLMArgs: baselineVLLM}
+			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
+				return err
+			}
 			// Check the request before touching the database.
 			reg, err := loadRegistry(*f.templatesDir)
 			if err != nil {
@@ -234,8 +239,28 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
+	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "the baseline runs this llm-d EndpointPickerConfig (as simulate --epp-config reads it) instead of the baseline template's routing and admission; the study keeps its text")
+	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")
 	f.bindRunFlags(cmd, true)
 	return cmd
+}
+
+// readBaselineConfigs reads study create's --baseline-epp and
+// --baseline-vllm-args files, in the order they apply.
+func readBaselineConfigs(paths map[string]string) ([]storage.ConfigFile, error) {
+	var out []storage.ConfigFile
+	for _, kind := range strategies.ProductionKinds {
+		path := paths[kind]
+		if path == "" {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--baseline-%s: %v", strings.TrimSuffix(kind, "-config"), err)
+		}
+		out = append(out, storage.ConfigFile{Kind: kind, Path: path, Data: string(data)})
+	}
+	return out, nil
 }
 
 func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
