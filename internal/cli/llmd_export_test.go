@@ -89,6 +89,18 @@ func TestLLMDExportRoundTripReproducesTrials(t *testing.T) {
 					t.Fatalf("%s trial %d, seed %d: the exported configs simulate differently:\n%s\nwant\n%s\nMAPPING.md:\n%s", name, n, 42+i, got[i], want[i], mapping)
 				}
 			}
+			if name == "round-robin" {
+				// Round-robin routing is exact (the no-hit-lru-scorer
+				// profile); the CPU tier, kept from the pressure baseline,
+				// is not: vLLM's offloading has no utilisation threshold.
+				if !strings.Contains(mapping, "| `routing.policy` | round-robin | llm-d profile of `no-hit-lru-scorer` alone | exact") ||
+					!strings.Contains(mapping, "2 settings block exactness: kv.cpu_blocks, kv.offload_threshold.") {
+					t.Errorf("round-robin trial %d: MAPPING.md:\n%s", n, mapping)
+				}
+				if _, err := os.Stat(filepath.Join(dir, report.ObjectivesFile)); err == nil {
+					t.Errorf("round-robin (no class priority) wrote %s", report.ObjectivesFile)
+				}
+			}
 			exact := strings.Contains(mapping, "\nExported exactly")
 			if want := slices.Contains(llmdExactTemplates, name); exact != want {
 				t.Errorf("%s trial %d: exported exactly %v, want %v:\n%s", name, n, exact, want, mapping)
@@ -97,5 +109,63 @@ func TestLLMDExportRoundTripReproducesTrials(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Fatal("no round-trip template is built in")
+	}
+}
+
+// A study of a demo-like template (slo-cascade: the weighted profile of
+// BLIS scorers, tiered priority, per-class chunking) exports a MAPPING.md
+// with a row classifying every setting the trial ran with — the settings
+// export's key: value lines, an independent list — and a verdict naming
+// the ones that block exactness. (The demo study has 40 trials; four
+// here keep the test short.)
+func TestLLMDMappingClassifiesEverySetting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a study")
+	}
+	dsn := createTemplateStudy(t, "slo-cascade", "demo", 4)
+	dir, mapping := exportLLMD(t, dsn, "demo", 3)
+	_, settings, _ := run(t, "study", "export", "demo", "--format", "settings", "--trial", "3", "--storage", dsn)
+	summary := ""
+	for _, line := range strings.Split(mapping, "\n") {
+		if strings.Contains(line, "block exactness") || strings.HasPrefix(line, "Exported exactly") {
+			summary = line
+		}
+	}
+	keys := 0
+	for _, line := range strings.Split(settings, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, _, _ := strings.Cut(line, ":")
+		keys++
+		row := ""
+		for _, l := range strings.Split(mapping, "\n") {
+			if strings.HasPrefix(l, "| `"+key+"` |") {
+				row = l
+			}
+		}
+		cells := strings.Split(row, " | ")
+		if len(cells) != 4 {
+			t.Errorf("MAPPING.md has no row for %s", key)
+			continue
+		}
+		how, _, _ := strings.Cut(cells[3], ":")
+		switch strings.TrimSuffix(how, " |") {
+		case "exact", "world":
+		case "approximated", "no counterpart":
+			if !strings.Contains(summary, " "+key+",") && !strings.Contains(summary, " "+key+".") {
+				t.Errorf("%s is %s but the verdict does not name it: %s", key, how, summary)
+			}
+		default:
+			t.Errorf("%s: classified %q", key, how)
+		}
+	}
+	if keys < 40 || !strings.Contains(summary, "scheduler") || !strings.Contains(summary, "priority.policy") {
+		t.Errorf("%d settings; verdict %q: want at least 40, and the priority scheduler and slo-tiered priority blocking", keys, summary)
+	}
+	for _, f := range []string{report.EPPConfigFile, report.VLLMArgsFile, report.ObjectivesFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("slo-cascade (class priority) export: %v", err)
+		}
 	}
 }
