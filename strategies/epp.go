@@ -30,7 +30,13 @@ var eppNoOps = []struct{ typ, why string }{
 	{"decode-filter", "with no prefill/decode disaggregation every endpoint decodes"},
 	{"metrics-data-source", "the simulator reads the instances' metrics itself"},
 	{"core-metrics-extractor", "the simulator reads the instances' metrics itself"},
+	{approxPrefixProducer, "the simulator's prefix scorers keep their own approximate prefix index"},
 }
+
+// approxPrefixProducer feeds llm-d's prefix scorers (and no-hit-lru-scorer)
+// with prefix matches; with it, a request can be a hit, so a profile of
+// no-hit-lru-scorer alone is no longer round-robin.
+const approxPrefixProducer = "approx-prefix-cache-producer"
 
 // utilizationDetector is the flow-control saturation detector; its queue
 // is not simulated, so it is accepted only with thresholds no endpoint

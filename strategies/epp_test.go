@@ -85,3 +85,60 @@ func TestExportImportRoundTripsEveryTemplate(t *testing.T) {
 		}
 	}
 }
+
+// llm-d's sample default EndpointPickerConfig (the llm-d Router's
+// deploy/config/epp-config.yaml: prefix-cache-scorer weight 2, the decode
+// filter, max-score-picker, single-profile-handler) imports as the
+// weighted profile of prefix-cache-scorer alone, weight 2, once the
+// settings table models that scorer; until then it is the one-line error
+// naming it.
+func TestLLMDSampleDefaultConfigImports(t *testing.T) {
+	sample := `apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: prefix-cache-scorer
+- type: decode-filter
+- type: max-score-picker
+- type: single-profile-handler
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: max-score-picker
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+`
+	c, err := Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ApplyEPPConfig("epp-config.yaml", []byte(sample), &c)
+	w, modelled := weightSetting("prefix-cache-scorer")
+	if !modelled {
+		if err == nil || !strings.Contains(err.Error(), "epp-config.yaml: plugin type prefix-cache-scorer is not modelled") {
+			t.Fatalf("unmodelled prefix-cache-scorer: %v", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Routing.Policy != "weighted" || len(c.Routing.Scorers) != 1 || w.Value(&c) != "2" {
+		t.Fatalf("imported routing %+v", c.Routing)
+	}
+}
+
+// A profile of no-hit-lru-scorer alone is round-robin only without a
+// prefix producer: with one, requests can hit, and it is that scorer.
+func TestRoundRobinProfileNeedsNoPrefixProducer(t *testing.T) {
+	rr := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: no-hit-lru-scorer\n"
+	c, _ := Standard()
+	c.Routing.Policy = "weighted"
+	if _, err := ApplyEPPConfig("rr.yaml", []byte(rr), &c); err != nil || c.Routing.Policy != "round-robin" {
+		t.Fatalf("no-hit-lru-scorer alone: policy %q, %v", c.Routing.Policy, err)
+	}
+	_, err := ApplyEPPConfig("p.yaml", []byte(rr+"- type: approx-prefix-cache-producer\n"), &c)
+	if _, modelled := weightSetting(roundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
+		t.Fatalf("with a prefix producer: %v, policy %q", err, c.Routing.Policy)
+	}
+}

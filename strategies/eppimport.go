@@ -243,7 +243,8 @@ func (im *eppImport) routing(refs []eppRef) error {
 		return im.fail("schedulingProfiles[0]: %d pickers; a profile has one", pickers)
 	}
 	policy, _ := LookupSetting("routing.policy")
-	if len(scorers) == 1 && picker == DefaultPicker && len(scorers[0].plugin.Parameters) == 0 {
+	producer := slices.ContainsFunc(im.order, func(name string) bool { return strings.HasSuffix(im.byName[name].Type, "-producer") })
+	if len(scorers) == 1 && picker == DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
 		for _, v := range policy.Production.Values {
 			if v.Fidelity == Exact && v.Production == scorers[0].plugin.Type {
 				return im.set(policy, v.Value, "scheduling profile of "+v.Production+" alone")
