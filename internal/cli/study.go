@@ -475,18 +475,21 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var trial int
 	cmd := &cobra.Command{
 		Use:   "export NAME",
-		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, or one trial's settings",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, one trial's settings, or the study for Optuna",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			settings := format == report.SettingsFormat
+			settings, optuna := format == report.SettingsFormat, format == report.OptunaFormat
 			if cmd.Flags().Changed("trial") && !settings {
 				return fmt.Errorf("--trial: only with --format %s (the other formats export every trial)", report.SettingsFormat)
 			}
 			if settings && (pareto || validation || ablation || history) {
 				return fmt.Errorf("--format %s: one trial's settings (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", report.SettingsFormat)
+			}
+			if optuna && (pareto || validation || ablation || history) {
+				return fmt.Errorf("--format %s: the whole study as Optuna's journal; --pareto, --validation, --ablation and --history export csv or json", report.OptunaFormat)
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := report.Load(env.Store, env.Registry, row.Name)
@@ -501,6 +504,8 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 					if err := writeTrialSettings(&buf, r, trial, cmd.Flags().Changed("trial")); err != nil {
 						return err
 					}
+				case optuna:
+					err = r.WriteOptuna(&buf, env.Store)
 				case history:
 					if format != "json" {
 						return fmt.Errorf("--history: only --format json")
@@ -528,7 +533,8 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again)")
+	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again; "+
+		report.OptunaFormat+": the whole study as Optuna's JournalStorage log, which optuna.load_study opens with JournalFileStorage)")
 	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+": the trial (default: the best)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")
