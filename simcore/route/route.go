@@ -101,6 +101,18 @@ type Config struct {
 	// TokenLoadThreshold is the in-flight tokens at which the token-load
 	// scorer gives an instance 0; 0 means DefaultTokenLoadThreshold.
 	TokenLoadThreshold int64
+
+	// Picker chooses among the weighted policy's scored instances; one of
+	// PickerNames, "" means the first (blis).
+	Picker string
+	// LLMD holds the llm-d scorers' parameters (llmd.go).
+	LLMD LLMDParams
+	// KVBlockSize (tokens) and KVBlocksPerInstance are the instances' KV
+	// block size and GPU block count, which llm-d's approximate prefix index
+	// reads when auto-tuned (the engine fills them in; 0 = 16 tokens and
+	// lruCapacityPerServer).
+	KVBlockSize         int64
+	KVBlocksPerInstance int64
 }
 
 // Validate checks the values New would reject, with one-line errors that
@@ -132,6 +144,12 @@ func (c *Config) Validate() error {
 		if v, ok := c.KVPressureSLOScale.Get(cl); ok && !finiteNonNegative(v) {
 			return errtext.BadSetting("routing.kv_pressure_slo_scale."+cl.Label(), "must be a finite number >= 0, got %v", v)
 		}
+	}
+	if _, ok := findPicker(c.Picker); !ok {
+		return errtext.BadSetting("routing.picker", "unknown value %q (allowed: %s)", c.Picker, strings.Join(PickerNames(), ", "))
+	}
+	if v := c.LLMD.Prefix.MatchLengthWeight; !(v >= 0 && v <= 1) {
+		return errtext.BadSetting("routing.prefix-cache-scorer.match_length_weight", "must be in [0,1], got %v", v)
 	}
 	return validateScorers(c.Scorers)
 }
