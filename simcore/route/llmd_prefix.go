@@ -38,12 +38,12 @@ type LLMDPrefixParams struct {
 
 // llm-d's defaults for the approximate prefix index.
 const (
-	DefaultLLMDPrefixBlockSizeTokens      = 16
-	MinLLMDPrefixBlockSizeTokens          = 64
-	DefaultLLMDMaxPrefixBlocksToMatch     = 2048
-	DefaultLLMDMaxPrefixTokensToMatch     = 131072
-	DefaultLLMDLRUCapacityPerServer       = 31250
-	DefaultLLMDMatchLengthScaleTokens     = 8192
+	DefaultLLMDPrefixBlockSizeTokens        = 16
+	MinLLMDPrefixBlockSizeTokens            = 64
+	DefaultLLMDMaxPrefixBlocksToMatch       = 2048
+	DefaultLLMDMaxPrefixTokensToMatch       = 131072
+	DefaultLLMDLRUCapacityPerServer         = 31250
+	DefaultLLMDMatchLengthScaleTokens       = 8192
 	defaultEngineBlockSize            int64 = 16
 )
 

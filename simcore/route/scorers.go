@@ -103,8 +103,8 @@ type profileParts struct {
 	// llmdPrefix is llm-d's approximate prefix index, which
 	// prefix-cache-scorer reads and no-hit-lru-scorer asks.
 	llmdPrefix *llmdPrefixIndex
-	blocks    requestBlocks
-	observers []Observer // the records, in creation order
+	blocks     requestBlocks
+	observers  []Observer // the records, in creation order
 }
 
 func (p *profileParts) prefixRecord() *prefixAffinity {
