@@ -106,7 +106,7 @@ func settingsTable() []*Setting {
 	weightedPolicy := oneOf(policy, "weighted")
 	weight := map[string]*Setting{}
 	for _, name := range route.ScorerNames() {
-		weight[name] = add(scorerWeight(name).when(weightedPolicy))
+		weight[name] = add(scorerWeight(name).when(weightedPolicy).production(scorerWeightCounterpart(name)))
 	}
 	scorer := func(names ...string) Rule {
 		ws := make([]*Setting, len(names))
@@ -115,6 +115,7 @@ func settingsTable() []*Setting {
 		}
 		return allOf(weightedPolicy, anyPositive(ws...))
 	}
+	add(llmdSettings(weightedPolicy, scorer)...)
 	admission := choiceField("admission.policy", "admission-policy", admit.PolicyNames(), "admission policy", CompAdmission,
 		func(c *cluster.Config) *string { return &c.Admission.Policy })
 	add(intField("routing.prefix_index_capacity", "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
