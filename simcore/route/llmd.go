@@ -18,6 +18,20 @@ import (
 //	KVCacheUsagePercent (a fraction) = KVUtilization
 //	the EPP's in-flight load         = InFlight (requests), InFlightTokens (tokens)
 //
+// Three llm-d plugins share an existing scorer's arithmetic, so their rows
+// in the scorer table build it: kv-cache-utilization-scorer is
+// kv-utilization (1 − KV utilisation); precise-prefix-cache-scorer is
+// precise-prefix (llm-d's longest-prefix count over the KV-event index,
+// divided by the request's input blocks; the simulator's KV blocks serve as
+// the EPP's recomputed block keys, which in llm-d match only when its
+// tokenProcessorConfig blockSize equals vLLM's); session-affinity-scorer is
+// session-affinity (llm-d's encoded_endpoint_header strategy: the client
+// echoes the endpoint its session last went to, modelled by the session
+// id; the simulator's record forgets sessions beyond 65,536, a header
+// never forgets). token-load-scorer is not modelled: it estimates output
+// as 1.5 × input and adds the request's own uncached tokens, where
+// token-load counts real tokens in flight.
+//
 // llm-d's scheduler adds, per instance, weight × clamp01(score) over the
 // profile's scorers, with the configured weights as they are (not divided
 // by their sum); the picker then chooses (pickers.go).
