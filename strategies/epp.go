@@ -30,13 +30,11 @@ var eppNoOps = []struct{ typ, why string }{
 	{"decode-filter", "with no prefill/decode disaggregation every endpoint decodes"},
 	{"metrics-data-source", "the simulator reads the instances' metrics itself"},
 	{"core-metrics-extractor", "the simulator reads the instances' metrics itself"},
-	{approxPrefixProducer, "the simulator's prefix scorers keep their own approximate prefix index"},
+	// Its parameters are settings (routing.prefix-cache-scorer.*); with it
+	// a request can be a hit, so a profile of no-hit-lru-scorer alone is
+	// no longer round-robin.
+	{approxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
 }
-
-// approxPrefixProducer feeds llm-d's prefix scorers (and no-hit-lru-scorer)
-// with prefix matches; with it, a request can be a hit, so a profile of
-// no-hit-lru-scorer alone is no longer round-robin.
-const approxPrefixProducer = "approx-prefix-cache-producer"
 
 // utilizationDetector is the flow-control saturation detector; its queue
 // is not simulated, so it is accepted only with thresholds no endpoint
@@ -137,12 +135,12 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 	}
 	plugin("single-profile-handler")
 	for _, c := range carried {
-		if c.System != SystemLLMD || c.Production == "" || slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, c.Param) {
+		if c.System != SystemLLMD || c.Production == "" || c.Name == objectiveName || slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, c.Param) {
 			continue
 		}
-		if i := slices.IndexFunc(plugins, func(pl *eppPlugin) bool { return pl.typ == c.Name }); i >= 0 {
-			plugins[i].params = append(plugins[i].params, c)
-		}
+		// A parameter of a plugin outside the profile (the prefix
+		// producer, whose index prefix-cache-scorer reads) adds it.
+		plugin(c.Name).params = append(plugin(c.Name).params, c)
 	}
 	var b strings.Builder
 	for _, h := range header {
@@ -170,9 +168,9 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 	return err
 }
 
-// llmdSettings are the settings whose counterpart is in llm-d, in table
+// llmdCounterparts are the settings whose counterpart is in llm-d, in table
 // order.
-func llmdSettings() []*Setting {
+func llmdCounterparts() []*Setting {
 	var out []*Setting
 	for _, s := range Settings() {
 		if s.Production.System == SystemLLMD {
@@ -185,7 +183,7 @@ func llmdSettings() []*Setting {
 // roleSetting is the ParamType setting of a role ("picker", "admitter"),
 // if the table has one.
 func roleSetting(role string) (*Setting, bool) {
-	for _, s := range llmdSettings() {
+	for _, s := range llmdCounterparts() {
 		if s.Production.Param == ParamType && s.Production.Name == role {
 			return s, true
 		}
@@ -209,20 +207,34 @@ func roleTypes(role string) []string {
 	return out
 }
 
-// weightSetting is the setting that is plugin typ's weight in the profile.
+// weightSetting is the setting that is plugin typ's weight in the
+// profile: of the scorers whose weight is typ's, the one that computes
+// exactly what typ does, the llm-d scorer of that name first (a BLIS
+// scorer of the same arithmetic, or one approximated by typ, exports as
+// typ and imports as the llm-d scorer).
 func weightSetting(typ string) (*Setting, bool) {
-	for _, s := range llmdSettings() {
-		if s.Production.Param == ParamWeight && s.Production.Name == typ {
-			return s, true
+	var best *Setting
+	rank := func(s *Setting) int {
+		switch {
+		case s.Production.Fidelity == Exact && s.Item == typ:
+			return 3
+		case s.Production.Fidelity == Exact:
+			return 2
+		}
+		return 1
+	}
+	for _, s := range llmdCounterparts() {
+		if s.Production.Param == ParamWeight && s.Production.Name == typ && (best == nil || rank(s) > rank(best)) {
+			best = s
 		}
 	}
-	return nil, false
+	return best, best != nil
 }
 
 // paramSettings are plugin typ's parameters the table models.
 func paramSettings(typ string) []*Setting {
 	var out []*Setting
-	for _, s := range llmdSettings() {
+	for _, s := range llmdCounterparts() {
 		if s.Production.Name == typ && !slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, s.Production.Param) {
 			out = append(out, s)
 		}
@@ -238,7 +250,7 @@ func EPPPluginTypes() []string {
 			out = append(out, t)
 		}
 	}
-	for _, s := range llmdSettings() {
+	for _, s := range llmdCounterparts() {
 		switch s.Production.Param {
 		case ParamWeight:
 			add(s.Production.Name)

@@ -37,7 +37,8 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 		// as a settings file would give it (the whole profile).
 		d.Routing.Policy, d.Routing.Scorers = c.Routing.Policy, c.Routing.Scorers
 	}
-	for _, kv := range ReproduceSets(c) {
+	sets, _ := ReproduceSets(c)
+	for _, kv := range sets {
 		k, v, _ := strings.Cut(kv, "=")
 		s, _ := LookupSetting(k)
 		if err := s.Set(&d, v); err != nil {
@@ -140,5 +141,58 @@ func TestRoundRobinProfileNeedsNoPrefixProducer(t *testing.T) {
 	_, err := ApplyEPPConfig("p.yaml", []byte(rr+"- type: approx-prefix-cache-producer\n"), &c)
 	if _, modelled := weightSetting(roundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
 		t.Fatalf("with a prefix producer: %v, policy %q", err, c.Routing.Policy)
+	}
+}
+
+// llm-d-default without the CPU tier it keeps from the baseline exports
+// exactly: every setting in effect is exact or the world, so the
+// reproduce line sets only the world, and its files read back to the
+// same settings.
+func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
+	reg, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := reg.Get("llm-d-default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tpl.Config(base, tpl.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tier, _ := LookupSetting("kv.cpu_blocks")
+	if err := tier.Set(&c, "0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckConfig(&c); err != nil {
+		t.Fatal(err)
+	}
+	exact := 0
+	for _, cr := range CarriedSettings(&c) {
+		if cr.Blocks() {
+			t.Errorf("%s=%s blocks exactness: %s", cr.Setting.Key, cr.Value, cr.Note)
+		}
+		if cr.Fidelity == Exact {
+			exact++
+		}
+	}
+	sets, inOrder := ReproduceSets(&c)
+	for _, kv := range sets {
+		k, _, _ := strings.Cut(kv, "=")
+		if s, _ := LookupSetting(k); s.Production.Fidelity != WorldFact {
+			t.Errorf("reproduce sets %s, which is not the world", kv)
+		}
+	}
+	if exact < 20 || !inOrder {
+		t.Errorf("%d exact settings (want at least 20), in order %v", exact, inOrder)
+	}
+	_, _, back := exportImport(t, &c)
+	if want, got := SettingsMap(&c), SettingsMap(&back); !maps.Equal(want, got) {
+		t.Errorf("round trip changed the settings:\n%v\n%v", want, got)
 	}
 }

@@ -97,7 +97,7 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	if err != nil {
 		return res, err
 	}
-	for _, s := range llmdSettings() {
+	for _, s := range llmdCounterparts() {
 		if s.Production.Param != ParamWeight {
 			s.Restore(c, &standard)
 		}
@@ -274,11 +274,7 @@ func (im *eppImport) routing(refs []eppRef) error {
 	}
 	im.c.Routing.Scorers = profile
 	if s, ok := roleSetting("picker"); ok {
-		for _, v := range s.Production.Values {
-			if v.Production == picker {
-				return im.set(s, v.Value, "picker "+picker)
-			}
-		}
+		return im.set(s, picker, "picker "+picker)
 	}
 	return nil
 }
@@ -293,12 +289,8 @@ func (im *eppImport) admitter() error {
 			continue
 		}
 		s, _ := roleSetting("admitter")
-		for _, v := range s.Production.Values {
-			if v.Production == p.Type {
-				if err := im.set(s, v.Value, "plugin "+name); err != nil {
-					return err
-				}
-			}
+		if err := im.set(s, p.Type, "plugin "+name); err != nil {
+			return err
 		}
 		return im.params(p)
 	}
@@ -358,7 +350,7 @@ func setImported(res *ImportResult, file string, c *cluster.Config, s *Setting, 
 
 func scorerTypes() []string {
 	out := []string{roundRobinScorer + " (alone: round-robin)"}
-	for _, s := range llmdSettings() {
+	for _, s := range llmdCounterparts() {
 		if s.Production.Param == ParamWeight {
 			out = append(out, s.Production.Name)
 		}

@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -263,12 +264,66 @@ func CarriedSettings(c *cluster.Config) []Carried {
 // (the world, what has no counterpart, what is approximated). An exact
 // value with nothing to write is production's default, which is the
 // standard configuration's, where simulate starts.
-func ReproduceSets(c *cluster.Config) []string {
-	var out []string
+//
+// The weighted profile is restated when the file does not carry it under
+// its own names — a scorer approximated by an llm-d plugin, or one
+// computing what a plugin of another name computes, imports as that
+// plugin's scorer: each imported scorer the trial lacks at 0, then the
+// trial's weights. A scorer already in the profile keeps its place and a
+// new one goes last, so inOrder says whether the profile comes out in the
+// trial's order, which fixes the float sums and so the exact ties; when
+// it does not, the run equals the trial's up to the float rounding of the
+// weighted sum.
+func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
+	var weights []*Setting
+	var values []string
+	restate := false
 	for _, cr := range CarriedSettings(c) {
-		if cr.Via == "" && cr.Fidelity != Exact {
-			out = append(out, cr.Setting.Key+"="+cr.Value)
+		if cr.Via != "" {
+			continue
+		}
+		if strings.HasPrefix(cr.Setting.Key, weightPrefix) {
+			if cr.Value != "0" {
+				weights, values = append(weights, cr.Setting), append(values, cr.Value)
+				restate = restate || cr.Fidelity != Exact || cr.Name != cr.Setting.Item
+			}
+			continue
+		}
+		if cr.Fidelity != Exact {
+			sets = append(sets, cr.Setting.Key+"="+cr.Value)
 		}
 	}
-	return out
+	if !restate {
+		return sets, true
+	}
+	// The profile the file imports: each weight's plugin as weightSetting
+	// reads it back, in the trial's order, once.
+	var profile []*Setting
+	for _, w := range weights {
+		cr := w.Carry(c)
+		if cr.System != SystemLLMD || cr.Fidelity == NoCounterpart {
+			continue
+		}
+		if s, ok := weightSetting(cr.Name); ok && !slices.Contains(profile, s) {
+			profile = append(profile, s)
+		}
+	}
+	for _, s := range profile {
+		if !slices.Contains(weights, s) {
+			sets = append(sets, s.Key+"=0")
+		}
+	}
+	var final []*Setting
+	for _, s := range profile {
+		if slices.Contains(weights, s) {
+			final = append(final, s)
+		}
+	}
+	for i, w := range weights {
+		sets = append(sets, w.Key+"="+values[i])
+		if !slices.Contains(final, w) {
+			final = append(final, w)
+		}
+	}
+	return sets, slices.Equal(final, weights)
 }

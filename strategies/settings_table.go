@@ -106,7 +106,7 @@ func settingsTable() []*Setting {
 	weightedPolicy := oneOf(policy, "weighted")
 	weight := map[string]*Setting{}
 	for _, name := range route.ScorerNames() {
-		weight[name] = add(scorerWeight(name).when(weightedPolicy))
+		weight[name] = add(scorerWeight(name).when(weightedPolicy).production(scorerWeightCounterpart(name)))
 	}
 	scorer := func(names ...string) Rule {
 		ws := make([]*Setting, len(names))
@@ -115,13 +115,14 @@ func settingsTable() []*Setting {
 		}
 		return allOf(weightedPolicy, anyPositive(ws...))
 	}
+	add(llmdSettings(weightedPolicy, scorer)...)
 	admission := choiceField("admission.policy", "admission-policy", admit.PolicyNames(), "admission policy", CompAdmission,
 		func(c *cluster.Config) *string { return &c.Admission.Policy })
 	add(intField("routing.prefix_index_capacity", "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
 		func(c *cluster.Config) *int { return &c.Routing.PrefixIndexCapacity }).zeroMeans(route.DefaultPrefixIndexCapacity).
 		when(scorer("prefix-affinity", "slo-priority")))
 	add(int64Field("routing.cache_signal_delay_us", "cache-signal-delay", 0, huge, "µs", "age of the KV events the precise-prefix scorer sees (0 = live)", CompRouting,
-		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix")))
+		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix", "precise-prefix-cache-scorer")))
 	add(int64Field("routing.token_load.threshold_tokens", "token-load-threshold", 1, huge, "tokens",
 		"token-load scorer: in-flight input + output tokens at which an instance scores 0; the default, 128 requests of 1,024 tokens (llm-d: 128 of 32K), is above the 111K an instance reaches at most on orthogonal-slo (8 instances; 55K on average), so the score never bottoms out there", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.TokenLoadThreshold }).zeroMeans(route.DefaultTokenLoadThreshold).

@@ -86,6 +86,14 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 		"pressure-baseline": func(c cluster.Config) error {
 			return expect(slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "scorers %v", c.Routing.Scorers)
 		},
+		"llm-d-default": func(c cluster.Config) error {
+			want := scorers("queue-scorer", 2, "kv-cache-utilization-scorer", 2, "prefix-cache-scorer", 3)
+			slices.SortFunc(c.Routing.Scorers, func(a, b route.ScorerWeight) int { return strings.Compare(a.Name, b.Name) })
+			slices.SortFunc(want, func(a, b route.ScorerWeight) int { return strings.Compare(a.Name, b.Name) })
+			return expect(c.Routing.Policy == "weighted" && c.Routing.Picker == "max-score-picker" && slices.Equal(c.Routing.Scorers, want) &&
+				c.Routing.LLMD.Prefix.AutoTuneInEffect() && c.Routing.LLMD.Prefix.MaxPrefixTokensInEffect() == 131072,
+				"not llm-d's default profile: %+v", c.Routing)
+		},
 		"round-robin": func(c cluster.Config) error {
 			return expect(c.Routing.Policy == "round-robin", "policy %q", c.Routing.Policy)
 		},

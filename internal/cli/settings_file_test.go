@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"optimize/strategies"
+	"optimize/studies/report"
 )
 
 // trialRuns is the per-seed metrics of `study show --trial N --output
@@ -183,7 +184,7 @@ func TestSettingsOfTheBestTrialAndMisuse(t *testing.T) {
 	}{
 		{[]string{"study", "export", "b", "--format", "csv", "--trial", "1"}, "--trial: only with --format settings"},
 		{[]string{"study", "export", "b", "--format", "settings", "--pareto"}, "--format settings: one trial's settings"},
-		{[]string{"study", "export", "b", "--format", "yaml"}, `--format: unknown value "yaml" (allowed: csv, json, settings, llm-d)`},
+		{[]string{"study", "export", "b", "--format", "yaml"}, `--format: unknown value "yaml" (allowed: ` + strings.Join(report.ExportFormats, ", ") + ")"},
 		{[]string{"study", "export", "b", "--format", "settings", "--trial", "99"}, "--trial: study b has no complete trial 99"},
 		{[]string{"study", "show", "b", "--settings", "--output", "json"}, "--settings: writes YAML alone"},
 		{[]string{"simulate", "--settings", file, "--template", "slo-cascade"}, "--settings: give a template (--template) or a settings file, not both"},

@@ -500,13 +500,13 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var trial int
 	cmd := &cobra.Command{
 		Use:   "export NAME",
-		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, or one trial's settings or llm-d configs",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, one trial's settings or llm-d configs, or the study for Optuna",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			settings := format == report.SettingsFormat
+			settings, optuna := format == report.SettingsFormat, format == report.OptunaFormat
 			llmd := format == report.LLMDFormat
 			if cmd.Flags().Changed("trial") && !settings && !llmd {
 				return fmt.Errorf("--trial: only with --format %s or %s (the other formats export every trial)", report.SettingsFormat, report.LLMDFormat)
@@ -518,6 +518,9 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			if llmd && (out == "" || out == "-") {
 				return fmt.Errorf("--format %s: give -o DIR, the directory to write %s, %s, %s (if the strategy uses class priority) and %s to",
 					report.LLMDFormat, report.EPPConfigFile, report.VLLMArgsFile, report.ObjectivesFile, report.MappingFile)
+			}
+			if optuna && (pareto || validation || ablation || history) {
+				return fmt.Errorf("--format %s: the whole study as Optuna's journal; --pareto, --validation, --ablation and --history export csv or json", report.OptunaFormat)
 			}
 			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
 				r, err := report.Load(env.Store, env.Registry, row.Name)
@@ -539,6 +542,8 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 					if err := writeTrialSettings(&buf, r, trial, cmd.Flags().Changed("trial")); err != nil {
 						return err
 					}
+				case optuna:
+					err = r.WriteOptuna(&buf, env.Store)
 				case history:
 					if format != "json" {
 						return fmt.Errorf("--history: only --format json")
@@ -566,7 +571,9 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again; "+report.LLMDFormat+": one trial as an llm-d EndpointPickerConfig, vLLM arguments, InferenceObjectives and MAPPING.md, in the directory -o names)")
+	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again; "+
+		report.OptunaFormat+": the whole study as Optuna's JournalStorage log, which optuna.load_study opens with JournalFileStorage; "+
+		report.LLMDFormat+": one trial as an llm-d EndpointPickerConfig, vLLM arguments, InferenceObjectives and MAPPING.md, in the directory -o names)")
 	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+" or "+report.LLMDFormat+": the trial (default: the best)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout); with --format "+report.LLMDFormat+", the directory")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")

@@ -126,6 +126,8 @@ func TestStudyUsageErrors(t *testing.T) {
 		{"unknown study command", []string{"study", "bogus"}, `unknown command "bogus"`},
 		{"unknown command", []string{"bogus"}, `unknown command "bogus"`},
 		{"unknown template command", []string{"template", "bogus"}, `unknown command "bogus"`},
+		{"optuna of the Pareto front", []string{"study", "export", "ghost", "--format", "optuna", "--pareto", "--storage", dsn}, "--format optuna"},
+		{"optuna of one trial", []string{"study", "export", "ghost", "--format", "optuna", "--trial", "3", "--storage", dsn}, "--trial"},
 		{"unknown study", []string{"study", "show", "ghost", "--storage", dsn}, "ghost"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

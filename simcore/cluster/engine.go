@@ -50,7 +50,11 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		return nil, err
 	}
 	cfg.Era = cfg.EffectiveEra()
-	router, err := route.New(cfg.Routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
+	// llm-d's approximate prefix index, auto-tuned, reads the engine's
+	// block size and GPU block count.
+	routing := cfg.Routing
+	routing.KVBlockSize, routing.KVBlocksPerInstance = cfg.BlockSize, cfg.TotalKVBlocks
+	router, err := route.New(routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
 	if err != nil {
 		return nil, err
 	}

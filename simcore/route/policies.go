@@ -50,12 +50,14 @@ func (ll *leastLoaded) Route(_ *simcore.Request, snaps []Snapshot, _ simcore.Tic
 	return ll.ties.pick()
 }
 
-// weighted picks the argmax of Σ w̃_k·clamp01(score_k), where w̃ are the
-// configured weights normalised to sum 1; exact ties at random. Observers
-// then learn the choice.
+// weighted adds up Σ w_k·clamp01(score_k) per instance, w being the
+// configured weights normalised to sum 1 under the blis picker (BLIS) and
+// as configured under llm-d's pickers; the picker (pickers.go) chooses.
+// Observers then learn the choice.
 type weighted struct {
 	scorers   []Scorer
-	weights   []float64 // normalised, index-aligned with scorers
+	weights   []float64 // index-aligned with scorers
+	pick      func(w *weighted, composite []float64) int
 	observers []Observer
 	mirror    *kvMirror      // the KV-event mirror precise-prefix reads, or nil
 	blocks    *requestBlocks // the request's block hashes, for the prefix scorers
@@ -77,8 +79,16 @@ func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
 	if len(profile) == 0 {
 		profile = DefaultScorers()
 	}
+	picker, _ := findPicker(cfg.Picker) // validated by New
+	weights := normalisedWeights(profile)
+	if !picker.normalise {
+		for i, sw := range profile {
+			weights[i] = sw.Weight
+		}
+	}
 	w := &weighted{
-		weights:   normalisedWeights(profile),
+		weights:   weights,
+		pick:      picker.pick,
 		ties:      tieBreaker{rng: rng, tied: make([]int, 0, n)},
 		dim:       make([]float64, n),
 		composite: make([]float64, n),
@@ -113,19 +123,7 @@ func (w *weighted) Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick)
 			composite[i] += float64(clamp01(v) * wk)
 		}
 	}
-	best := -1.0
-	for _, c := range composite {
-		if c > best {
-			best = c
-		}
-	}
-	w.ties.tied = w.ties.tied[:0]
-	for i, c := range composite {
-		if c == best {
-			w.ties.tied = append(w.ties.tied, i)
-		}
-	}
-	chosen := w.ties.pick()
+	chosen := w.pick(w, composite)
 	for _, obs := range w.observers {
 		obs.Observe(r, chosen)
 	}

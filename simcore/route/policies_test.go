@@ -181,7 +181,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"unknown policy", Config{Policy: "random"}, 2, `routing.policy: unknown value "random" (allowed: round-robin, least-loaded, weighted)`},
-		{"unknown scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"latency", 1}}}, 2, `unknown scorer "latency" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
+		{"unknown scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"latency", 1}}}, 2, `unknown scorer "latency" (allowed: active-request-scorer, kv-cache-utilization-scorer, kv-pressure, kv-pressure-slo, kv-utilization, load-aware-scorer, load-balance, no-hit-lru-scorer, precise-prefix, precise-prefix-cache-scorer, prefix-affinity, prefix-cache-scorer, queue-depth, queue-scorer, running-requests-size-scorer, session-affinity, session-affinity-scorer, slo-priority, token-load)`},
 		{"empty scorer name", Config{Policy: "weighted", Scorers: []ScorerWeight{{"", 1}}}, 2, `unknown scorer ""`},
 		{"duplicate scorer", Config{Policy: "weighted", Scorers: []ScorerWeight{{"queue-depth", 1}, {"kv-utilization", 1}, {"queue-depth", 2}}}, 2, `duplicate scorer "queue-depth"`},
 		{"negative weight", Config{Policy: "weighted", Scorers: []ScorerWeight{{"queue-depth", -2}}}, 2, `scorer "queue-depth": weight -2 must be a finite number > 0`},

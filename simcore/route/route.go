@@ -4,13 +4,20 @@
 // plus this project's own KV-pressure and SLO-aware scorers (kv-pressure,
 // kv-pressure-slo, slo-priority),
 // llm-d's precise prefix scorer (precise-prefix), fed by KV events, and
-// llm-d-style token-load and session-affinity scorers.
+// llm-d-style token-load and session-affinity scorers. The llm-d Router's
+// scorers are also here under their llm-d plugin types (queue-scorer,
+// kv-cache-utilization-scorer, prefix-cache-scorer, ...), computed as
+// llm-d-router commit ebab68792 (2026-08-21) computes them, and so are its
+// pickers (max-score-picker, random-picker, weighted-random-picker) beside
+// BLIS's argmax (blis, the default).
 //
-// Read route.go for the API, policies.go for the routers, scorers.go for the
-// scorers, scorers_slo.go for the KV-pressure and SLO-aware scorers,
-// scorers_session.go for token-load and session-affinity, prefix_index.go
-// for the router-side prefix record and kv_mirror.go for the KV-event
-// mirror. Route runs
+// Read route.go for the API, policies.go for the routers, pickers.go for
+// the pickers, scorers.go for the scorer table and BLIS's scorers,
+// scorers_slo.go for the KV-pressure and SLO-aware scorers,
+// scorers_session.go for token-load and session-affinity, llmd.go and
+// llmd_prefix.go for the llm-d scorers and llm-d's approximate prefix
+// index, prefix_index.go for BLIS's router-side prefix record and
+// kv_mirror.go for the KV-event mirror. Route runs
 // once per request, so routers keep their scratch buffers from New and never
 // allocate; ties are broken with the router RNG exactly where BLIS draws
 // from it, so the stream advances identically.
@@ -101,6 +108,18 @@ type Config struct {
 	// TokenLoadThreshold is the in-flight tokens at which the token-load
 	// scorer gives an instance 0; 0 means DefaultTokenLoadThreshold.
 	TokenLoadThreshold int64
+
+	// Picker chooses among the weighted policy's scored instances; one of
+	// PickerNames, "" means the first (blis).
+	Picker string
+	// LLMD holds the llm-d scorers' parameters (llmd.go).
+	LLMD LLMDParams
+	// KVBlockSize (tokens) and KVBlocksPerInstance are the instances' KV
+	// block size and GPU block count, which llm-d's approximate prefix index
+	// reads when auto-tuned (the engine fills them in; 0 = 16 tokens and
+	// lruCapacityPerServer).
+	KVBlockSize         int64
+	KVBlocksPerInstance int64
 }
 
 // Validate checks the values New would reject, with one-line errors that
@@ -132,6 +151,12 @@ func (c *Config) Validate() error {
 		if v, ok := c.KVPressureSLOScale.Get(cl); ok && !finiteNonNegative(v) {
 			return errtext.BadSetting("routing.kv_pressure_slo_scale."+cl.Label(), "must be a finite number >= 0, got %v", v)
 		}
+	}
+	if _, ok := findPicker(c.Picker); !ok {
+		return errtext.BadSetting("routing.picker", "unknown value %q (allowed: %s)", c.Picker, strings.Join(PickerNames(), ", "))
+	}
+	if v := c.LLMD.Prefix.MatchLengthWeight; !(v >= 0 && v <= 1) {
+		return errtext.BadSetting("routing.prefix-cache-scorer.match_length_weight", "must be in [0,1], got %v", v)
 	}
 	return validateScorers(c.Scorers)
 }

@@ -40,26 +40,55 @@ func DefaultScorers() []ScorerWeight {
 	}
 }
 
-// scorerKind is one row of the scorer table.
+// scorerKind is one row of the scorer table: llmd is the llm-d plugin
+// type whose arithmetic the scorer follows exactly ("" if none).
 type scorerKind struct {
 	name  string
+	llmd  string
 	build func(p *profileParts) Scorer
 }
 
 // scorerKinds is the one place where scorer names are defined, sorted.
 func scorerKinds() []scorerKind {
 	return []scorerKind{
-		{"kv-pressure", func(p *profileParts) Scorer { return newKVPressure(p.cfg, false) }},
-		{"kv-pressure-slo", func(p *profileParts) Scorer { return newKVPressure(p.cfg, true) }},
-		{"kv-utilization", func(*profileParts) Scorer { return kvUtilization{} }},
-		{"load-balance", func(*profileParts) Scorer { return loadBalance{} }},
-		{"precise-prefix", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), &p.blocks, p.instances) }},
-		{"prefix-affinity", func(p *profileParts) Scorer { return p.prefixRecord() }},
-		{"queue-depth", func(*profileParts) Scorer { return queueDepth{} }},
-		{"session-affinity", func(p *profileParts) Scorer { return p.observed(newSessionAffinity(SessionAffinityCapacity)) }},
-		{"slo-priority", func(p *profileParts) Scorer { return newSLOPriority(p.cfg, p.prefixRecord(), p.instances) }},
-		{"token-load", func(p *profileParts) Scorer { return newTokenLoad(p.cfg) }},
+		{"active-request-scorer", "active-request-scorer", func(p *profileParts) Scorer { return newLLMDActiveRequest(&p.cfg.LLMD) }},
+		{"kv-cache-utilization-scorer", "kv-cache-utilization-scorer", func(*profileParts) Scorer { return kvUtilization{} }},
+		{"kv-pressure", "", func(p *profileParts) Scorer { return newKVPressure(p.cfg, false) }},
+		{"kv-pressure-slo", "", func(p *profileParts) Scorer { return newKVPressure(p.cfg, true) }},
+		{"kv-utilization", "kv-cache-utilization-scorer", func(*profileParts) Scorer { return kvUtilization{} }},
+		{"load-aware-scorer", "load-aware-scorer", func(p *profileParts) Scorer {
+			return llmdLoadAware{threshold: float64(p.cfg.LLMD.LoadAwareThresholdInEffect())}
+		}},
+		{"load-balance", "", func(*profileParts) Scorer { return loadBalance{} }},
+		{"no-hit-lru-scorer", "no-hit-lru-scorer", func(p *profileParts) Scorer {
+			return p.observed(newLLMDNoHitLRU(&p.llmdPrefix, p.cfg.LLMD.NoHitLRUSizeInEffect(), p.instances))
+		}},
+		{"precise-prefix", "precise-prefix-cache-scorer", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), &p.blocks, p.instances) }},
+		{"precise-prefix-cache-scorer", "precise-prefix-cache-scorer", func(p *profileParts) Scorer {
+			return newPrecisePrefix(p.kvMirror(), &p.blocks, p.instances)
+		}},
+		{"prefix-affinity", "", func(p *profileParts) Scorer { return p.prefixRecord() }},
+		{"prefix-cache-scorer", "prefix-cache-scorer", func(p *profileParts) Scorer {
+			pp := &p.cfg.LLMD.Prefix
+			return &llmdPrefixScorer{index: p.approxPrefix(), lengthWeight: pp.MatchLengthWeight, lengthScale: float64(pp.MatchLengthScaleInEffect())}
+		}},
+		{"queue-depth", "", func(*profileParts) Scorer { return queueDepth{} }},
+		{"queue-scorer", "queue-scorer", func(*profileParts) Scorer { return llmdQueue{} }},
+		{"running-requests-size-scorer", "running-requests-size-scorer", func(*profileParts) Scorer { return llmdRunningRequests{} }},
+		{"session-affinity", "session-affinity-scorer", func(p *profileParts) Scorer { return p.observed(newSessionAffinity(SessionAffinityCapacity)) }},
+		{"session-affinity-scorer", "session-affinity-scorer", func(p *profileParts) Scorer {
+			return p.observed(newSessionAffinity(SessionAffinityCapacity))
+		}},
+		{"slo-priority", "", func(p *profileParts) Scorer { return newSLOPriority(p.cfg, p.prefixRecord(), p.instances) }},
+		{"token-load", "", func(p *profileParts) Scorer { return newTokenLoad(p.cfg) }},
 	}
+}
+
+// LLMDPluginType is the llm-d Router plugin type whose arithmetic scorer
+// follows exactly, "" if none (or scorer is unknown).
+func LLMDPluginType(scorer string) string {
+	k, _ := findScorer(scorer)
+	return k.llmd
 }
 
 // profileParts builds one profile's scorers and owns the state they share:
@@ -71,8 +100,11 @@ type profileParts struct {
 	instances int
 	affinity  *prefixAffinity
 	mirror    *kvMirror
-	blocks    requestBlocks
-	observers []Observer // the records, in creation order
+	// llmdPrefix is llm-d's approximate prefix index, which
+	// prefix-cache-scorer reads and no-hit-lru-scorer asks.
+	llmdPrefix *llmdPrefixIndex
+	blocks     requestBlocks
+	observers  []Observer // the records, in creation order
 }
 
 func (p *profileParts) prefixRecord() *prefixAffinity {
@@ -94,6 +126,14 @@ func (p *profileParts) observed(s interface {
 }) Scorer {
 	p.observers = append(p.observers, s)
 	return s
+}
+
+func (p *profileParts) approxPrefix() *llmdPrefixIndex {
+	if p.llmdPrefix == nil {
+		p.llmdPrefix = newLLMDPrefixIndex(p.cfg, p.instances)
+		p.observers = append(p.observers, p.llmdPrefix)
+	}
+	return p.llmdPrefix
 }
 
 func (p *profileParts) kvMirror() *kvMirror {

@@ -213,7 +213,7 @@ func TestConfig_RejectsBadSeedScorerSettings(t *testing.T) {
 		{"NaN blend", Config{SLOPriorityBlend: critical(math.NaN())}, "routing.slo_priority_blend.critical: must be in [0,1] (the prefix-affinity share), got NaN"},
 		{"negative class scale", Config{KVPressureSLOScale: critical(-2)}, "routing.kv_pressure_slo_scale.critical: must be a finite number >= 0, got -2"},
 		{"infinite class scale", Config{KVPressureSLOScale: critical(math.Inf(1))}, "routing.kv_pressure_slo_scale.critical: must be a finite number >= 0, got +Inf"},
-		{"unknown scorer", Config{Scorers: []ScorerWeight{{"precise-prefix-cache", 1}}}, `unknown scorer "precise-prefix-cache" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
+		{"unknown scorer", Config{Scorers: []ScorerWeight{{"precise-prefix-cache", 1}}}, `unknown scorer "precise-prefix-cache" (allowed: active-request-scorer, kv-cache-utilization-scorer, kv-pressure, kv-pressure-slo, kv-utilization, load-aware-scorer, load-balance, no-hit-lru-scorer, precise-prefix, precise-prefix-cache-scorer, prefix-affinity, prefix-cache-scorer, queue-depth, queue-scorer, running-requests-size-scorer, session-affinity, session-affinity-scorer, slo-priority, token-load)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -237,7 +237,7 @@ func TestParseScorers(t *testing.T) {
 		{in: " load-balance : 0.5 , kv-utilization:1e1", want: []ScorerWeight{{"load-balance", 0.5}, {"kv-utilization", 10}}},
 		{in: "queue-depth", wantErr: `malformed scorer "queue-depth": want name:weight`},
 		{in: "queue-depth:2,", wantErr: `malformed scorer ""`},
-		{in: "queue-dept:2", wantErr: `unknown scorer "queue-dept" (allowed: kv-pressure, kv-pressure-slo, kv-utilization, load-balance, precise-prefix, prefix-affinity, queue-depth, session-affinity, slo-priority, token-load)`},
+		{in: "queue-dept:2", wantErr: `unknown scorer "queue-dept" (allowed: active-request-scorer, kv-cache-utilization-scorer, kv-pressure, kv-pressure-slo, kv-utilization, load-aware-scorer, load-balance, no-hit-lru-scorer, precise-prefix, precise-prefix-cache-scorer, prefix-affinity, prefix-cache-scorer, queue-depth, queue-scorer, running-requests-size-scorer, session-affinity, session-affinity-scorer, slo-priority, token-load)`},
 		{in: "queue-depth:2,queue-depth:1", wantErr: `duplicate scorer "queue-depth"`},
 		{in: "queue-depth:abc", wantErr: `scorer "queue-depth": weight "abc" is not a number`},
 		{in: "queue-depth:-1", wantErr: `scorer "queue-depth": weight -1 must be a finite number > 0`},
@@ -266,7 +266,10 @@ func TestParseScorers(t *testing.T) {
 }
 
 func TestNames_AreSortedOrDefaultFirstAndBuildable(t *testing.T) {
-	if got := ScorerNames(); !reflect.DeepEqual(got, []string{"kv-pressure", "kv-pressure-slo", "kv-utilization", "load-balance", "precise-prefix", "prefix-affinity", "queue-depth", "session-affinity", "slo-priority", "token-load"}) {
+	if got := ScorerNames(); !reflect.DeepEqual(got, []string{"active-request-scorer", "kv-cache-utilization-scorer", "kv-pressure", "kv-pressure-slo", "kv-utilization",
+		"load-aware-scorer", "load-balance", "no-hit-lru-scorer", "precise-prefix", "precise-prefix-cache-scorer", "prefix-affinity",
+		"prefix-cache-scorer", "queue-depth", "queue-scorer", "running-requests-size-scorer", "session-affinity", "session-affinity-scorer",
+		"slo-priority", "token-load"}) {
 		t.Fatalf("ScorerNames = %v", got)
 	}
 	if got := PolicyNames(); !reflect.DeepEqual(got, []string{"round-robin", "least-loaded", "weighted"}) {

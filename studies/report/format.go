@@ -21,9 +21,10 @@ func (e UsageError) Unwrap() error { return e.Err }
 func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
 
 // ExportFormats are the formats of study export: the tables (csv, json)
-// every export of trials or evidence writes, and one trial's settings
-// (SettingsFormat) or llm-d and vLLM configs (LLMDFormat, a directory).
-var ExportFormats = []string{"csv", "json", SettingsFormat, LLMDFormat}
+// every export of trials or evidence writes, one trial's settings
+// (SettingsFormat) or llm-d and vLLM configs (LLMDFormat, a directory),
+// and the whole study as Optuna's journal (OptunaFormat).
+var ExportFormats = []string{"csv", "json", SettingsFormat, OptunaFormat, LLMDFormat}
 
 // CheckFormat is nil for one of ExportFormats and else the one usage
 // error every export gives.

@@ -96,8 +96,12 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
 	writeMappingTable(b, carried)
 	b.WriteString("\nExact: production computes what the simulator computes. Approximated: production does something close, as the note says. No counterpart: nothing in llm-d or vLLM does it; the note says what would have to be built. World: the cluster the strategy runs in, not strategy.\n\n")
-	b.WriteString("## Run it again\n\nThe files, plus `--set` for every setting they do not carry exactly, reproduce the trial's simulation:\n\n```\n")
-	fmt.Fprintf(b, "%s\n```\n", strings.Join(r.ReproduceCommand(cfg), " "))
+	command, inOrder := r.ReproduceCommand(cfg)
+	b.WriteString("## Run it again\n\nThe files, plus `--set` for every setting they do not carry exactly, reproduce the trial's simulation")
+	if !inOrder {
+		b.WriteString(" up to the float rounding of the weighted sum, whose terms come out in another order")
+	}
+	fmt.Fprintf(b, ":\n\n```\n%s\n```\n", strings.Join(command, " "))
 }
 
 // writeMappingTable writes the verdict and one row per setting in effect.
@@ -129,14 +133,16 @@ func MappingSummary(carried []strategies.Carried) string {
 }
 
 // ReproduceCommand is the simulate command line that runs the trial whose
-// configuration is cfg again from the exported files.
-func (r *Report) ReproduceCommand(cfg *cluster.Config) []string {
+// configuration is cfg again from the exported files, and whether it
+// gives the weighted profile in the trial's order (strategies.ReproduceSets).
+func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
 	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile,
 		"--workload", r.Study.Workload, "--seeds", seedList(r.Seeds)}
-	for _, kv := range strategies.ReproduceSets(cfg) {
+	sets, inOrder := strategies.ReproduceSets(cfg)
+	for _, kv := range sets {
 		out = append(out, "--set", kv)
 	}
-	return out
+	return out, inOrder
 }
 
 // productionText says where a setting's value goes in production.

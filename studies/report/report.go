@@ -2,9 +2,10 @@
 // Report of its complete trials (Load; Rank picks the best trial and the
 // Pareto front of the feasible ones and its hypervolume), the hypervolume
 // history and the best-feasible-so-far line, `study show` as text and JSON
-// (and one trial's detail), `study export` as CSV and JSON, the history
-// document, `study list`'s summaries, the evidence result types
-// (Validation, Ablation) with their text, JSON and CSV, and the output
+// (and one trial's detail), `study export` as CSV and JSON and as Optuna's
+// JournalStorage log, the history document, `study list`'s summaries, the
+// evidence result types (Validation, Ablation) with their text, JSON and
+// CSV, and the output
 // helpers the CLI and the server share (WriteJSON, Percent, Num,
 // UsageError). It simulates nothing: running a study or its evidence is
 // package studies, which builds on this one.

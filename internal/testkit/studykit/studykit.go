@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"optimize/internal/testkit"
 	"optimize/search"
@@ -169,4 +170,46 @@ func SyntheticReport(t testing.TB, template string, n int) (*report.Report, int)
 	}
 	r.Pareto = search.ParetoFront(points)
 	return r, penalised
+}
+
+// AddUnfinished adds three trials after the last of study name in the
+// database at dsn, as a study interrupted while workers died would hold
+// them: a failed trial with the parameters of trial 0, a running trial
+// re-running them (its rescue), and a running trial claimed but not yet
+// proposed (no parameters). It returns their numbers.
+func AddUnfinished(t testing.TB, dsn, name string) (failed, rescue, claimed int) {
+	t.Helper()
+	db := testkit.DB(t, dsn)
+	var study struct {
+		ID     uint
+		Last   int
+		Params string
+	}
+	err := db.Raw(`SELECT s.id AS id, (SELECT MAX(number) FROM trial_rows WHERE study_id = s.id) AS last,
+		(SELECT params FROM trial_rows WHERE study_id = s.id AND number = 0) AS params
+		FROM study_rows s WHERE s.name = ?`, name).Scan(&study).Error
+	if err != nil || study.ID == 0 || study.Params == "" {
+		t.Fatalf("study %s: id %d, trial 0's params %q: %v", name, study.ID, study.Params, err)
+	}
+	start := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	failed, rescue, claimed = study.Last+1, study.Last+2, study.Last+3
+	for _, row := range []struct {
+		number    int
+		state     string
+		params    string
+		rescueOf  int
+		heartbeat time.Time
+	}{
+		{failed, storage.TrialFailed, study.Params, -1, start.Add(time.Second)},
+		{rescue, storage.TrialRunning, study.Params, failed, start.Add(2 * time.Second)},
+		{claimed, storage.TrialRunning, "", -1, start.Add(3 * time.Second)},
+	} {
+		// The columns a claim writes (storage's zero values for the rest).
+		err := db.Exec(`INSERT INTO trial_rows (study_id, number, state, goptuna_id, params, rescue_of, score, objectives, metrics,
+			worker, started_at, heartbeat_at) VALUES (?, ?, ?, 0, ?, ?, 0, '', '', 'gone', ?, ?)`, study.ID, row.number, row.state, row.params, row.rescueOf, start, row.heartbeat).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return failed, rescue, claimed
 }

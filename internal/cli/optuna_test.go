@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"optimize/internal/testkit"
+	"optimize/internal/testkit/studykit"
+	"optimize/search"
+	"optimize/storage"
+	"optimize/studies/report"
+)
+
+// debianPython is the interpreter Debian's python3-optuna installs into.
+const debianPython = "/usr/bin/python3"
+
+// optunaPython is the Python interpreter that imports optuna:
+// $OPTIMIZE_TEST_OPTUNA (CI sets it, and then the test fails without
+// it), else Debian's when it has optuna; the test skips without one.
+func optunaPython(t *testing.T) string {
+	t.Helper()
+	py := os.Getenv("OPTIMIZE_TEST_OPTUNA")
+	if py == "" {
+		if err := exec.Command(debianPython, "-c", "import optuna").Run(); err != nil {
+			t.Skipf("no Python with optuna (%s cannot import it: %v): install Debian's python3-optuna or set OPTIMIZE_TEST_OPTUNA=PYTHON", debianPython, err)
+		}
+		return debianPython
+	}
+	if out, err := exec.Command(py, "-c", "import optuna").CombinedOutput(); err != nil {
+		t.Fatalf("OPTIMIZE_TEST_OPTUNA=%s cannot import optuna: %v\n%s", py, err, out)
+	}
+	return py
+}
+
+// optunaView is what testdata/optuna_load.py prints of the study Optuna
+// opened.
+type optunaView struct {
+	Version    string         `json:"optuna_version"`
+	StudyName  string         `json:"study_name"`
+	Directions []string       `json:"directions"`
+	UserAttrs  map[string]any `json:"user_attrs"`
+	Trials     []struct {
+		Number      int
+		State       string
+		Params      map[string]any
+		Values      []float64
+		Constraints []float64
+		FailReason  *string        `json:"fail_reason"`
+		UserAttrs   map[string]any `json:"user_attrs"`
+	}
+	BestTrials    []int `json:"best_trials"`
+	Feasible      []int
+	FeasibleFront []int `json:"feasible_front"`
+	Continued     struct{ Number, Trials int }
+}
+
+// An exported study opens in Optuna (Debian's python3-optuna, 3.1.0, in
+// CI): the same trials in the same states, the directions, each complete
+// trial's parameters and values, the best trial's score, the feasible
+// trials and, by Optuna's own Pareto logic, the feasible Pareto front;
+// study.best_trials is that front from Optuna 4.0 (earlier releases ignore
+// constraints: then it is the front of every complete trial). Optuna then
+// runs one more trial of the study.
+func TestOptunaOpensTheExportedStudy(t *testing.T) {
+	py := optunaPython(t)
+	for _, c := range []struct {
+		template string
+		trials   int
+	}{
+		{"slo-cascade", 12}, // float, int and log-float parameters
+		{"joint-kv", 10},    // categoricals and a conditional parameter
+	} {
+		t.Run(c.template, func(t *testing.T) {
+			dsn := createTemplateStudy(t, c.template, "s", c.trials)
+			failed, rescue, claimed := studykit.AddUnfinished(t, dsn, "s")
+			file := filepath.Join(t.TempDir(), "s.log")
+			if code, out, errs := run(t, "study", "export", "s", "--storage", dsn, "--format", "optuna", "-o", file); code != 0 || out != "" {
+				t.Fatalf("export: exit %d, stdout %q: %s", code, out, errs)
+			}
+			cmd := exec.Command(py, filepath.Join("testdata", "optuna_load.py"), file, "s")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s optuna_load.py: %v\n%s", py, err, stderr.String())
+			}
+			var v optunaView
+			if err := json.Unmarshal(out, &v); err != nil {
+				t.Fatalf("optuna_load.py: %v: %s", err, out)
+			}
+			t.Logf("Optuna %s opened %d trials", v.Version, len(v.Trials))
+
+			st, err := storage.Open(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			reg, _ := testkit.Builtins(t)
+			r, err := report.Load(st, reg, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOptunaView(t, r, &v, failed, rescue, claimed)
+		})
+	}
+}
+
+func checkOptunaView(t *testing.T, r *report.Report, v *optunaView, failed, rescue, claimed int) {
+	t.Helper()
+	if v.StudyName != "s" || len(v.Trials) != claimed+1 || len(r.Complete) != failed {
+		t.Fatalf("study %q with %d trials; want s with %d (%d complete, 3 unfinished)", v.StudyName, len(v.Trials), claimed+1, len(r.Complete))
+	}
+	base, minimize := r.BaselineObjectives()
+	for k, min := range minimize {
+		if want := map[bool]string{true: "MINIMIZE", false: "MAXIMIZE"}[min]; v.Directions[k] != want {
+			t.Fatalf("direction %d: %s, want %s", k, v.Directions[k], want)
+		}
+	}
+	if v.UserAttrs["template"] != r.Study.Template || v.UserAttrs["workload"] != r.Study.Workload {
+		t.Fatalf("study user attributes %v", v.UserAttrs)
+	}
+	for _, want := range []struct {
+		number int
+		state  string
+	}{{failed, "FAIL"}, {rescue, "RUNNING"}, {claimed, "RUNNING"}} {
+		if got := v.Trials[want.number]; got.State != want.state || got.Number != want.number {
+			t.Fatalf("trial %d: %s (number %d), want %s", want.number, got.State, got.Number, want.state)
+		}
+	}
+	if len(v.Trials[claimed].Params) != 0 || len(v.Trials[rescue].Params) == 0 || v.Trials[failed].FailReason == nil {
+		t.Fatalf("unfinished trials: claimed params %v, rescue params %v, failed reason %v",
+			v.Trials[claimed].Params, v.Trials[rescue].Params, v.Trials[failed].FailReason)
+	}
+	var feasible, pareto []int
+	all := make([][]float64, len(r.Complete))
+	for i, c := range r.Complete {
+		got := v.Trials[c.Number]
+		want := map[string]any{}
+		for name, value := range r.ParamMap(c.Params) {
+			if value != nil {
+				want[name] = value
+			}
+		}
+		if got.State != "COMPLETE" || !slices.Equal(got.Values, c.Objectives) || !reflect.DeepEqual(got.Params, want) {
+			t.Fatalf("trial %d in Optuna: %s %v %v; want COMPLETE %v %v", c.Number, got.State, got.Values, got.Params, c.Objectives, want)
+		}
+		if search.Feasible(c.Violation) {
+			feasible = append(feasible, c.Number)
+		}
+		all[i] = search.Normalize(c.Objectives, base, minimize)
+	}
+	for _, i := range r.Pareto {
+		pareto = append(pareto, r.Complete[i].Number)
+	}
+	var front []int
+	for _, i := range search.ParetoFront(all) {
+		front = append(front, r.Complete[i].Number)
+	}
+	if !slices.Equal(v.Feasible, feasible) || !slices.Equal(v.FeasibleFront, pareto) {
+		t.Fatalf("Optuna: feasible %v, their Pareto front %v; ours %v, %v", v.Feasible, v.FeasibleFront, feasible, pareto)
+	}
+	if major, _ := strconv.Atoi(strings.Split(v.Version, ".")[0]); major < 4 {
+		pareto = front // Optuna 3.x's best_trials ignores constraints
+	}
+	if !slices.Equal(v.BestTrials, pareto) {
+		t.Fatalf("Optuna %s: best_trials %v, want %v", v.Version, v.BestTrials, pareto)
+	}
+	best, ok := r.BestTrial()
+	if !ok || v.Trials[best].UserAttrs["score"] != r.ByNumber(best).Score || !slices.Contains(v.FeasibleFront, best) {
+		t.Fatalf("best trial %d: Optuna has score %v (ours %v), feasible front %v", best, v.Trials[best].UserAttrs["score"], r.ByNumber(best).Score, v.FeasibleFront)
+	}
+	if v.Continued.Number != claimed+1 || v.Continued.Trials != claimed+2 {
+		t.Fatalf("Optuna's next trial: number %d of %d, want %d of %d", v.Continued.Number, v.Continued.Trials, claimed+1, claimed+2)
+	}
+}
