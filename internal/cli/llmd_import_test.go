@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,38 @@ func TestProductionImportNotesAndOverride(t *testing.T) {
 	code, out, errs = run(t, "simulate", "--workload", "orthogonal-slo", "--epp-config", rr, "--set", "routing.policy=least-loaded")
 	if code != 0 || !strings.Contains(out, "routing least-loaded") {
 		t.Errorf("--set over an imported routing.policy: exit %d, %s%s", code, errs, out)
+	}
+}
+
+// llm-d's default profile given as an EndpointPickerConfig on the
+// baseline's cluster runs exactly as the llm-d-default template (whose
+// spread on the seeds' burst simcore/cluster checks against a hand
+// computation): the import is llm-d's scorers and picker, not BLIS's.
+func TestLLMDDefaultProfileFromEPPConfigRunsAsTheTemplate(t *testing.T) {
+	epp := writeTemp(t, "llm-d-default.yaml", eppHead+`plugins:
+- type: queue-scorer
+- type: kv-cache-utilization-scorer
+- type: prefix-cache-scorer
+- type: max-score-picker
+- type: single-profile-handler
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: max-score-picker
+  - pluginRef: queue-scorer
+    weight: 2
+  - pluginRef: kv-cache-utilization-scorer
+    weight: 2
+  - pluginRef: prefix-cache-scorer
+    weight: 3
+`)
+	want := simulateRuns(t, "--template", "llm-d-default", "--seeds", "42,43")
+	got := simulateRuns(t, "--template", "baseline", "--epp-config", epp, "--seeds", "42,43")
+	blis := simulateRuns(t, "--template", "baseline", "--seeds", "42,43")
+	if len(got) != 2 || !bytes.Equal(got[0], want[0]) || !bytes.Equal(got[1], want[1]) {
+		t.Errorf("baseline with llm-d's default EndpointPickerConfig differs from llm-d-default:\n%s\nwant\n%s", got, want)
+	}
+	if bytes.Equal(got[0], blis[0]) {
+		t.Error("the imported profile runs as the baseline's BLIS scorers")
 	}
 }
