@@ -30,8 +30,21 @@ type Study struct {
 	// World is the world the study's baseline (and every trial, unless its
 	// template tunes the world) runs in; nil for a study stored before
 	// studies recorded it.
-	World     *cluster.World
-	CreatedAt time.Time
+	World *cluster.World
+	// BaselineFrom is the production configs the study's baseline runs
+	// with instead of the baseline template, in the order applied; nil
+	// for a template baseline.
+	BaselineFrom []ConfigFile
+	CreatedAt    time.Time
+}
+
+// ConfigFile is a production config a study keeps: its kind (as
+// strategies.ProductionKinds names it), the path it was read from, and
+// its text, so that every later run reads the same config.
+type ConfigFile struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	Data string `json:"data"`
 }
 
 // Trial is one trial, its columns decoded. A claimed trial (Claim.Trial)
@@ -86,9 +99,15 @@ func (st *Study) row() (*studyRow, error) {
 			return nil, fmt.Errorf("world: %v", err)
 		}
 	}
+	var from []byte
+	if st.BaselineFrom != nil {
+		if from, err = json.Marshal(st.BaselineFrom); err != nil {
+			return nil, fmt.Errorf("baseline configs: %v", err)
+		}
+	}
 	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
 		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
-		Baseline: base, BaselineSeeds: perSeed, World: string(world), CreatedAt: st.CreatedAt}, nil
+		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), CreatedAt: st.CreatedAt}, nil
 }
 
 // study decodes a study's row.
@@ -108,6 +127,11 @@ func (r *studyRow) study() (Study, error) {
 		st.World = new(cluster.World)
 		if err := json.Unmarshal([]byte(r.World), st.World); err != nil {
 			return st, fmt.Errorf("study %s: world: %v", r.Name, err)
+		}
+	}
+	if r.BaselineFrom != "" {
+		if err := json.Unmarshal([]byte(r.BaselineFrom), &st.BaselineFrom); err != nil {
+			return st, fmt.Errorf("study %s: baseline configs: %v", r.Name, err)
 		}
 	}
 	return st, nil

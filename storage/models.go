@@ -22,8 +22,13 @@ type studyRow struct {
 	// World is the world the study runs in (JSON cluster.World): empty
 	// in rows written before studies recorded it, and in databases not
 	// migrated since (gorm then reads no such column).
-	World     string `gorm:"type:text"`
-	CreatedAt time.Time
+	World string `gorm:"type:text"`
+	// BaselineFrom is the production configs the baseline runs with
+	// instead of the baseline template (JSON []ConfigFile): empty for a
+	// template baseline, in rows written before it existed, and in
+	// databases not migrated since.
+	BaselineFrom string `gorm:"type:text"`
+	CreatedAt    time.Time
 }
 
 // Trial states.

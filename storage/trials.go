@@ -32,8 +32,12 @@ func (s *Store) studyQuery() (*gorm.DB, error) {
 		return nil, fmt.Errorf("storage %s: %s", s.Label, oneLine(err))
 	}
 	cols := slices.Clone(stmt.Schema.DBNames)
-	if !s.columns().world {
+	later := s.columns()
+	if !later.world {
 		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "world" })
+	}
+	if !later.baselineFrom {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "baseline_from" })
 	}
 	return s.db.Select(cols), nil
 }
@@ -237,10 +241,11 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 }
 
 // laterColumns says which of the tables' later columns a database has
-// (the trials' seed ranges and violations, the studies' world): one
+// (the trials' seed ranges and violations, the studies' world and
+// baseline configs): one
 // migrated before they existed has not, and workers do not migrate
 // (concurrent migrations race).
-type laterColumns struct{ seedRanges, violation, world bool }
+type laterColumns struct{ seedRanges, violation, world, baselineFrom bool }
 
 // columns is asked of the database once per store, and again after a
 // Migrate (which may add them; another goroutine may be reading them).
@@ -250,7 +255,7 @@ func (s *Store) columns() laterColumns {
 	if s.cols == nil {
 		m := s.db.Migrator()
 		s.cols = &laterColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation"),
-			world: m.HasColumn(&studyRow{}, "world")}
+			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from")}
 	}
 	return *s.cols
 }

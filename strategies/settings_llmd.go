@@ -70,8 +70,7 @@ func llmdSettings(weighted Rule, scorer func(names ...string) Rule) []*Setting {
 			"or llm-d's max-score-picker (raw weighted sum, argmax, ties at random), random-picker (uniform, scores ignored) or "+
 			"weighted-random-picker (probability proportional to the weighted sum)", CompRouting,
 		func(c *cluster.Config) *string { return &c.Routing.Picker }).when(weighted).
-		production(Counterpart{System: SystemLLMD, Param: "picker", Fidelity: Exact,
-			Note: "the value is the picker plugin's type; blis has no llm-d picker"}))
+		production(pickerCounterpart()))
 
 	param := func(scorerType, jsonName string, s *Setting) *Setting {
 		return add(s.production(Counterpart{System: SystemLLMD, Name: scorerType, Param: jsonName, Fidelity: Exact}))
@@ -124,6 +123,24 @@ func llmdSettings(weighted Rule, scorer func(names ...string) Rule) []*Setting {
 		func(c *cluster.Config) *int { return &c.Routing.LLMD.NoHitLRUSize }).zeroMeans(route.DefaultNoHitLRUSize).
 		when(scorer("no-hit-lru-scorer")))
 	return out
+}
+
+// pickerCounterpart is routing.picker's: the value is the picker
+// plugin's type; blis, which has no llm-d picker, is exported as
+// max-score-picker, whose argmax of the raw weighted sum picks the
+// instance BLIS's argmax of the normalised sum does but for float
+// rounding and the tie-break's random stream.
+func pickerCounterpart() Counterpart {
+	c := Counterpart{System: SystemLLMD, Name: "picker", Param: ParamType, Fidelity: Exact}
+	for _, name := range route.PickerNames() {
+		v := ValueCounterpart{Value: name, Production: name, Fidelity: Exact}
+		if name == route.PickerNames()[0] {
+			v.Production, v.Fidelity = DefaultPicker, Approximate
+			v.Note = "BLIS's picker (weights normalised to sum 1, argmax, ties at random) has no llm-d plugin; max-score-picker takes the argmax of the raw weighted sum, the same instance but for float rounding and the tie-break's random stream"
+		}
+		c.Values = append(c.Values, v)
+	}
+	return c
 }
 
 // isZero holds while numeric setting s is 0.

@@ -23,7 +23,7 @@ func TestLLMDRows_DeclareTheirProductionCounterpart(t *testing.T) {
 		p := s.Production
 		switch {
 		case isWeight && route.LLMDPluginType(name) != "":
-			if p != (Counterpart{System: SystemLLMD, Name: route.LLMDPluginType(name), Param: "weight", Fidelity: Exact}) {
+			if p.System != SystemLLMD || p.Name != route.LLMDPluginType(name) || p.Param != ParamWeight || p.Fidelity != Exact || p.Values != nil {
 				t.Errorf("%s: %+v, want the exact weight of %s", s.Key, p, route.LLMDPluginType(name))
 			}
 		case p.Fidelity != Exact && p.Note == "":

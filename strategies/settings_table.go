@@ -216,6 +216,7 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOE2E }, nil, targetUnset)...)
 	add(int64Field("run.horizon_us", "horizon", 0, huge, "µs", "simulated time after which the run stops (0 = until every request is done)", CompRun,
 		func(c *cluster.Config) *int64 { return &c.Horizon }))
+	setProduction(all)
 	return all
 }
 

@@ -127,7 +127,17 @@ func (ev *evaluator) judge(s *metrics.Summary) (search.Evaluation, error) {
 // again after the copy: the baseline template's was resolved for its own
 // model and GPU, and a study on another GPU or latency model must price
 // and time its baseline in the study's world.
-func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster.Config) (cluster.Config, error) {
+//
+// A study created from production configs (study create --baseline-epp,
+// --baseline-vllm-args) runs its baseline with those instead: the
+// configs read onto the standard configuration, then the study's world —
+// the cluster's settings and every setting the production column calls
+// the world (the host link, targets, horizon) — copied over them, as the
+// template baseline's is.
+func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster.Config, from []storage.ConfigFile) (cluster.Config, error) {
+	if len(from) > 0 {
+		return productionBaseline(study, base, from)
+	}
 	bt, err := reg.Get("baseline")
 	if err != nil {
 		return cluster.Config{}, err
@@ -145,6 +155,26 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 	// latency model, its coefficients, the architecture and the GPU).
 	if err := strategies.CheckConfig(&cfg); err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline in the study's world: %v", err)
+	}
+	return cfg, nil
+}
+
+// productionBaseline is the baseline of production configs (see
+// baselineConfig).
+func productionBaseline(study, base cluster.Config, from []storage.ConfigFile) (cluster.Config, error) {
+	cfg := base
+	for _, f := range from {
+		if _, err := strategies.ApplyProduction(f.Kind, f.Path, []byte(f.Data), &cfg); err != nil {
+			return cluster.Config{}, fmt.Errorf("baseline from production configs: %v", err)
+		}
+	}
+	for _, s := range strategies.Settings() {
+		if s.Component == strategies.CompCluster || s.Production.Fidelity == strategies.WorldFact {
+			s.Restore(&cfg, &study)
+		}
+	}
+	if err := strategies.CheckConfig(&cfg); err != nil {
+		return cluster.Config{}, fmt.Errorf("baseline from production configs in the study's world: %v", err)
 	}
 	return cfg, nil
 }

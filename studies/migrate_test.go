@@ -16,6 +16,7 @@ import (
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/storage"
 	"optimize/studies"
 	"optimize/studies/report"
 )
@@ -213,5 +214,33 @@ func checkNewStudyRecordsItsWorld(t *testing.T, env *studies.Env) {
 	}
 	if r.WorldAssumed || r.World != *row.World || r.World.KVBlocks < 1000 {
 		t.Fatalf("read back: %+v (assumed %v), want %+v as recorded", r.World, r.WorldAssumed, *row.World)
+	}
+	checkNewStudyKeepsItsBaselineConfigs(t, env)
+}
+
+// After the migration a study keeps the production configs its baseline
+// ran with (study create --baseline-vllm-args), and the old study reads
+// as a template baseline.
+func checkNewStudyKeepsItsBaselineConfigs(t *testing.T, env *studies.Env) {
+	t.Helper()
+	o := studykit.Study("round-robin", "from-production", 1)
+	o.Seeds = []int64{42}
+	o.BaselineFrom = []storage.ConfigFile{{Kind: "vllm-args", Path: "args.txt", Data: "--max-num-seqs 32\n"}}
+	if _, err := env.Create(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Load(env.Store, env.Registry, "from-production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Study.BaselineFrom) != 1 || r.Study.BaselineFrom[0] != o.BaselineFrom[0] {
+		t.Fatalf("baseline configs read back %+v, want %+v", r.Study.BaselineFrom, o.BaselineFrom)
+	}
+	old, err := report.Load(env.Store, env.Registry, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Study.BaselineFrom != nil || old.BaselineFrom() != nil {
+		t.Fatalf("the old study's baseline configs: %+v", old.Study.BaselineFrom)
 	}
 }

@@ -11,11 +11,13 @@ package studies
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/c-bata/goptuna"
@@ -66,6 +68,9 @@ type CreateOptions struct {
 	// From names an earlier study of the same template whose complete
 	// trials seed this study's sampler (a warm start), or "".
 	From string
+	// BaselineFrom are production configs the baseline runs with instead
+	// of the baseline template (strategies.ProductionKinds), or nil.
+	BaselineFrom []storage.ConfigFile
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -107,6 +112,36 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 		return report.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
 	o.Workload = wl
+	return checkBaselineFrom(o.BaselineFrom)
+}
+
+// BaselineSource says where a study's baseline comes from: "the baseline
+// template", or the production configs' kinds and paths with a digest of
+// their text (a changed file is another baseline).
+func BaselineSource(from []storage.ConfigFile) string {
+	if len(from) == 0 {
+		return "the baseline template"
+	}
+	parts := make([]string, len(from))
+	for i, f := range from {
+		parts[i] = fmt.Sprintf("%s %s (sha256 %.12x)", f.Kind, f.Path, sha256.Sum256([]byte(f.Data)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkBaselineFrom reads the production configs onto the standard
+// configuration, so that a config the simulator does not model is a usage
+// error before anything runs; the flag named is the one that gave it.
+func checkBaselineFrom(from []storage.ConfigFile) error {
+	c, err := strategies.Standard()
+	if err != nil {
+		return err
+	}
+	for _, f := range from {
+		if _, err := strategies.ApplyProduction(f.Kind, f.Path, []byte(f.Data), &c); err != nil {
+			return report.Usage("--baseline-%s: %v", strings.TrimSuffix(f.Kind, "-config"), err)
+		}
+	}
 	return nil
 }
 
@@ -142,6 +177,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	row := &storage.Study{
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: o.Seeds,
 		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
+		BaselineFrom: o.BaselineFrom,
 	}
 	var from *report.Report
 	if o.From != "" {
@@ -191,7 +227,7 @@ func nameTaken(name string) error {
 
 // Existing returns study o.Name when it exists and a create request o
 // (validated) would make the same study: template, workload, seeds,
-// sampler, sampler seed, total and warm start. A study of that name made
+// sampler, sampler seed, total, warm start and baseline configs. A study of that name made
 // otherwise is a usage error naming the first difference; none is (nil,
 // nil). A create retried after it succeeded (a Kubernetes Job's pod
 // restarted) can so tell that its work is done.
@@ -219,6 +255,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--sampler", row.Sampler, o.Sampler},
 		{"--sampler-seed", row.SamplerSeed, o.SamplerSeed},
 		{"--from", row.WarmFrom, o.From},
+		{"--baseline-epp/--baseline-vllm-args", BaselineSource(row.BaselineFrom), BaselineSource(o.BaselineFrom)},
 	} {
 		if d.have != d.ask {
 			return nil, report.Usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
@@ -237,7 +274,7 @@ func (e *Env) runBaseline(ev *evaluator, row *storage.Study) error {
 	}
 	world := studyCfg.World()
 	row.World = &world
-	cfg, err := baselineConfig(e.Registry, studyCfg, e.Base)
+	cfg, err := baselineConfig(e.Registry, studyCfg, e.Base, row.BaselineFrom)
 	if err != nil {
 		return err
 	}

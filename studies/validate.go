@@ -183,7 +183,7 @@ func (e *Env) configs(r *report.Report, wl *strategies.Workload, params []search
 		return
 	}
 	wl.ApplyConfig(&study)
-	base, err = baselineConfig(e.Registry, study, e.Base)
+	base, err = baselineConfig(e.Registry, study, e.Base, r.Study.BaselineFrom)
 	return
 }
 

@@ -131,7 +131,7 @@ func TestWorkloadDrawnOncePerSeed(t *testing.T) {
 // a KV-pressured cluster: measured as the heap it keeps alive.
 func TestWorkloadCacheMemory(t *testing.T) {
 	reg, std, tpl, wl, studyCfg := sloCascadeAtDefaults(t)
-	baseCfg, err := baselineConfig(reg, studyCfg, std)
+	baseCfg, err := baselineConfig(reg, studyCfg, std, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ type simFlags struct {
 	flags                       []*settingFlag // in flag-name order
 	sets                        []string
 	file                        settingsFile // --settings FILE
+	production                  productionFiles
 	// user are the settings the user gave, and how, once apply has run:
 	// a simulator error about one of them names the flag (blame).
 	user []given
@@ -84,6 +85,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 		}
 	}
 	f.file.bind(fs)
+	f.production.bind(fs)
 	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template knobs` lists them)")
 }
 
@@ -138,6 +140,9 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 	if err := f.applySettingsFile(&c, cat); err != nil {
 		return c, err
 	}
+	if err := f.production.apply(&c); err != nil {
+		return c, err
+	}
 	before := c // what each flag would be without it (CheckGiven)
 	var user []given
 	for _, sf := range f.flags {
@@ -149,6 +154,9 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 			return c, fmt.Errorf("--%s: %v", sf.name, err)
 		}
 		for _, s := range set {
+			if err := f.production.contradiction("--"+sf.name, s); err != nil {
+				return c, err
+			}
 			user = append(user, given{"--" + sf.name, s})
 		}
 	}
@@ -190,7 +198,7 @@ func (f *simFlags) blame(err error) error {
 	if !errors.As(err, &bad) {
 		return err
 	}
-	for _, g := range f.user {
+	for _, g := range append(slices.Clone(f.user), f.production.imported...) {
 		if g.setting.Key == bad.Key {
 			return fmt.Errorf("%s: %w", g.source, err)
 		}

@@ -47,7 +47,16 @@ A BLIS command line runs with "blis" replaced by "optimize simulate":
 "run", BLIS's verb, is the one argument accepted, and every flag of
 "blis run" (BLIS 7fd7a88d and f90a1e3a) is accepted, ignored with a note
 on stderr, or rejected with its reason (the README's BLIS command lines
-lists them); a flag given at its default is never an error.`,
+lists them); a flag given at its default is never an error.
+
+A production deployment runs as it is configured: --vllm-args FILE reads
+vLLM engine arguments and --epp-config FILE an llm-d Router
+EndpointPickerConfig (study export --format llm-d writes both). They
+apply in this order over the base (--template or --settings, else the
+defaults): --vllm-args, --epp-config, then the flags, then --set. A flag
+that sets a setting one of the files set is an error; --set overrides
+an imported value. A plugin, parameter or argument the simulator does
+not model is an error; an approximated value is a note on stderr.`,
 		// BLIS's verb is an argument rather than a subcommand, so that
 		// "simulate run" and "simulate" are one command with one flag set.
 		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
@@ -129,6 +138,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	cfg, err := o.flags.apply(fs, base, wl.applyConfig)
 	if err != nil {
 		return err
+	}
+	for _, n := range o.flags.production.notes {
+		fmt.Fprintln(s.Err, "note: "+n)
 	}
 	seeds := o.seeds
 	if !changed(fs, "seeds") {

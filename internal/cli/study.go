@@ -165,12 +165,17 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	o := studies.CreateOptions{}
 	var seeds []int64
 	var ifAbsent bool
+	var baselineEPP, baselineVLLM string
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a study, run its baseline, then run its trials",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			o.Template, o.Seeds = args[0], seeds
+			files := map[string]string{strategies.ProductionEPPConfig: baselineEPP, strategies.ProductionVLLMArgs: baselineVLLM}
+			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
+				return err
+			}
 			// Check the request before touching the database.
 			reg, err := loadRegistry(*f.templatesDir)
 			if err != nil {
@@ -234,8 +239,28 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
+	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "the baseline runs this llm-d EndpointPickerConfig (as simulate --epp-config reads it) instead of the baseline template's routing and admission; the study keeps its text")
+	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")
 	f.bindRunFlags(cmd, true)
 	return cmd
+}
+
+// readBaselineConfigs reads study create's --baseline-epp and
+// --baseline-vllm-args files, in the order they apply.
+func readBaselineConfigs(paths map[string]string) ([]storage.ConfigFile, error) {
+	var out []storage.ConfigFile
+	for _, kind := range strategies.ProductionKinds {
+		path := paths[kind]
+		if path == "" {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--baseline-%s: %v", strings.TrimSuffix(kind, "-config"), err)
+		}
+		out = append(out, storage.ConfigFile{Kind: kind, Path: path, Data: string(data)})
+	}
+	return out, nil
 }
 
 func newStudyResume(s Streams, f *studyFlags) *cobra.Command {
@@ -475,18 +500,24 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	var trial int
 	cmd := &cobra.Command{
 		Use:   "export NAME",
-		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, one trial's settings, or the study for Optuna",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, one trial's settings or llm-d configs, or the study for Optuna",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
 			settings, optuna := format == report.SettingsFormat, format == report.OptunaFormat
-			if cmd.Flags().Changed("trial") && !settings {
-				return fmt.Errorf("--trial: only with --format %s (the other formats export every trial)", report.SettingsFormat)
+			llmd := format == report.LLMDFormat
+			if cmd.Flags().Changed("trial") && !settings && !llmd {
+				return fmt.Errorf("--trial: only with --format %s or %s (the other formats export every trial)", report.SettingsFormat, report.LLMDFormat)
 			}
-			if settings && (pareto || validation || ablation || history) {
-				return fmt.Errorf("--format %s: one trial's settings (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", report.SettingsFormat)
+			if (settings || llmd) && (pareto || validation || ablation || history) {
+				what := map[bool]string{true: "settings", false: "configs"}[settings]
+				return fmt.Errorf("--format %s: one trial's %s (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", format, what)
+			}
+			if llmd && (out == "" || out == "-") {
+				return fmt.Errorf("--format %s: give -o DIR, the directory to write %s, %s, %s (if the strategy uses class priority) and %s to",
+					report.LLMDFormat, report.EPPConfigFile, report.VLLMArgsFile, report.ObjectivesFile, report.MappingFile)
 			}
 			if optuna && (pareto || validation || ablation || history) {
 				return fmt.Errorf("--format %s: the whole study as Optuna's journal; --pareto, --validation, --ablation and --history export csv or json", report.OptunaFormat)
@@ -498,6 +529,13 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 				}
 				// Everything is built before anything is written: a mistake
 				// leaves no empty or half-written file behind.
+				if llmd {
+					files, err := r.ExportLLMD(trial, cmd.Flags().Changed("trial"))
+					if err != nil {
+						return studyError(err)
+					}
+					return writeFiles(s, out, files)
+				}
 				var buf bytes.Buffer
 				switch {
 				case settings:
@@ -534,9 +572,10 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again; "+
-		report.OptunaFormat+": the whole study as Optuna's JournalStorage log, which optuna.load_study opens with JournalFileStorage)")
-	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+": the trial (default: the best)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
+		report.OptunaFormat+": the whole study as Optuna's JournalStorage log, which optuna.load_study opens with JournalFileStorage; "+
+		report.LLMDFormat+": one trial as an llm-d EndpointPickerConfig, vLLM arguments, InferenceObjectives and MAPPING.md, in the directory -o names)")
+	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+" or "+report.LLMDFormat+": the trial (default: the best)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout); with --format "+report.LLMDFormat+", the directory")
 	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")
 	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")
 	cmd.Flags().BoolVar(&ablation, "ablation", false, "the stored ablation instead of the trials")

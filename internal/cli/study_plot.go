@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -116,4 +117,19 @@ func writeFile(s Streams, path string, data []byte) error {
 		return failed(err)
 	}
 	return failed(os.Rename(tmp, path))
+}
+
+// writeFiles writes a multi-file export into dir, made if absent; each
+// file is written whole (a temporary file renamed) once all are built.
+func writeFiles(s Streams, dir string, files []report.ExportFile) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return failed(err)
+	}
+	for _, f := range files {
+		if err := writeFile(s, filepath.Join(dir, f.Name), f.Data); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(s.Err, "wrote %d files to %s\n", len(files), dir)
+	return nil
 }

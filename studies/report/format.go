@@ -22,8 +22,9 @@ func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(form
 
 // ExportFormats are the formats of study export: the tables (csv, json)
 // every export of trials or evidence writes, one trial's settings
-// (SettingsFormat) and the whole study as Optuna's journal (OptunaFormat).
-var ExportFormats = []string{"csv", "json", SettingsFormat, OptunaFormat}
+// (SettingsFormat) or llm-d and vLLM configs (LLMDFormat, a directory),
+// and the whole study as Optuna's journal (OptunaFormat).
+var ExportFormats = []string{"csv", "json", SettingsFormat, OptunaFormat, LLMDFormat}
 
 // CheckFormat is nil for one of ExportFormats and else the one usage
 // error every export gives.

@@ -32,9 +32,12 @@ type ShowJSON struct {
 	WorldAssumed bool            `json:"world_assumed,omitempty"`
 	TunesWorld   []string        `json:"tunes_world"`
 	Baseline     metrics.Summary `json:"baseline"`
-	Best         *BestJSON       `json:"best"`
-	Pareto       []TrialJSON     `json:"pareto"`
-	Hypervolume  float64         `json:"hypervolume"`
+	// BaselineFrom are the production configs the baseline ran with
+	// instead of the baseline template ("kind path"), absent for none.
+	BaselineFrom []string    `json:"baseline_from,omitempty"`
+	Best         *BestJSON   `json:"best"`
+	Pareto       []TrialJSON `json:"pareto"`
+	Hypervolume  float64     `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
 	Importance map[string]float64 `json:"importance"`
 	// Validation is the latest validation of any kind, Validations the
@@ -97,6 +100,7 @@ func (r *Report) JSON() ShowJSON {
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
+		BaselineFrom: r.BaselineFrom(),
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -215,6 +219,9 @@ func (r *Report) WriteTable(w io.Writer) {
 		tw.WriteText(w)
 	}
 	fmt.Fprintf(w, "\nworld %s", r.WorldText())
+	if from := r.BaselineFrom(); from != nil {
+		fmt.Fprintf(w, "\nbaseline from production configs: %s (in the study's world)", strings.Join(from, ", "))
+	}
 	if r.TunesWorld() {
 		fmt.Fprintf(w, "\n(the baseline's; the template tunes %s: each trial runs in the world its parameters give)", r.tunedText())
 	}
@@ -466,4 +473,14 @@ func paramText(v any) string {
 		return strconv.FormatFloat(x, 'g', 6, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// BaselineFrom lists the production configs the baseline ran with
+// instead of the baseline template, "kind path" each; nil for none.
+func (r *Report) BaselineFrom() []string {
+	var out []string
+	for _, f := range r.Study.BaselineFrom {
+		out = append(out, "--baseline-"+strings.TrimSuffix(f.Kind, "-config")+" "+f.Path)
+	}
+	return out
 }

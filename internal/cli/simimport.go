@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/spf13/pflag"
+
+	"optimize/simcore/cluster"
+	"optimize/strategies"
+)
+
+// productionFiles are simulate's --vllm-args FILE and --epp-config FILE:
+// a production deployment's configs read onto the base (a template, a
+// settings file, or the defaults) through the settings table's production
+// column. Precedence, lowest first: the base, --vllm-args, --epp-config,
+// the flags, --set. The two files never set the same setting (a setting
+// has one counterpart); a flag that sets a setting one of them set is a
+// contradiction and an error; --set may override an imported value (it
+// is how MAPPING.md's command restores what production cannot carry).
+type productionFiles struct {
+	eppPath, vllmPath string
+	// imported are the settings the files set, and where.
+	imported []given
+	// notes are one line per approximated or ignored item, for stderr.
+	notes []string
+}
+
+func (p *productionFiles) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&p.vllmPath, "vllm-args", "", "vLLM engine arguments as given to vllm serve (--arg value, --arg=value or --arg; lines, # comments); an argument the simulator does not model is an error")
+	fs.StringVar(&p.eppPath, "epp-config", "", "an llm-d Router EndpointPickerConfig (plugins, one scheduling profile, admitter); a plugin or parameter the simulator does not model is an error")
+}
+
+// apply reads the files onto c, vLLM's first.
+func (p *productionFiles) apply(c *cluster.Config) error {
+	read := func(flag, path string, f func(string, []byte, *cluster.Config) (strategies.ImportResult, error)) error {
+		if path == "" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("--%s: %v", flag, err)
+		}
+		res, err := f(path, data, c)
+		if err != nil {
+			return fmt.Errorf("--%s: %v", flag, err)
+		}
+		for _, g := range res.Given {
+			p.imported = append(p.imported, given{fmt.Sprintf("--%s %s (%s)", flag, path, g.Where), g.Setting})
+		}
+		p.notes = append(p.notes, res.Notes...)
+		return nil
+	}
+	if err := read("vllm-args", p.vllmPath, strategies.ApplyVLLMArgs); err != nil {
+		return err
+	}
+	return read("epp-config", p.eppPath, strategies.ApplyEPPConfig)
+}
+
+// contradiction is the error of a flag that sets a setting an imported
+// file set, nil when there is none.
+func (p *productionFiles) contradiction(flag string, s *strategies.Setting) error {
+	if i := slices.IndexFunc(p.imported, func(g given) bool { return g.setting == s }); i >= 0 {
+		return fmt.Errorf("%s: %s is also set by %s; give it in one place (--set %s=VALUE overrides an imported value)", flag, s.Key, p.imported[i].source, s.Key)
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package strategies
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"optimize/simcore/cluster"
+)
+
+// The llm-d Router's EndpointPickerConfig, written from a configuration
+// (WriteEPPConfig) and read onto one (ApplyEPPConfig, eppimport.go); both
+// go through the production column: a setting whose counterpart is an
+// llm-d plugin's weight, parameter or type is where it is written and
+// what it is read into.
+
+// EPPAPIVersions are the apiVersions an EndpointPickerConfig may carry:
+// llm-d's, and the Gateway API Inference Extension's it started from.
+// The first is the one written.
+var EPPAPIVersions = []string{"llm-d.ai/v1alpha1", "inference.networking.x-k8s.io/v1alpha1"}
+
+// EPPKind is the config's kind.
+const EPPKind = "EndpointPickerConfig"
+
+// eppNoOps are plugin types an EndpointPickerConfig may hold that change
+// nothing the simulator computes, and why.
+var eppNoOps = []struct{ typ, why string }{
+	{"single-profile-handler", "the simulator runs one scheduling profile"},
+	{"decode-filter", "with no prefill/decode disaggregation every endpoint decodes"},
+	{"metrics-data-source", "the simulator reads the instances' metrics itself"},
+	{"core-metrics-extractor", "the simulator reads the instances' metrics itself"},
+	// Its parameters are settings (routing.prefix-cache-scorer.*); with it
+	// a request can be a hit, so a profile of no-hit-lru-scorer alone is
+	// no longer round-robin.
+	{approxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
+}
+
+// utilizationDetector is the flow-control saturation detector; its queue
+// is not simulated, so it is accepted only with thresholds no endpoint
+// reaches (as llm-d's sample configs give it to leave admission to an
+// admitter): a waiting queue of neverQueueDepth, KV utilisation 1.
+const (
+	utilizationDetector = "utilization-detector"
+	neverQueueDepth     = 1e6
+)
+
+// eppPlugin is one plugin of the config: its type and parameters in the
+// order written.
+type eppPlugin struct {
+	typ    string
+	params []Carried
+}
+
+// eppProfile is what a configuration's routing and admission become in
+// llm-d: the profile's scorers with their weights, the picker, and the
+// plugins outside the profile (the admitter).
+type eppProfile struct {
+	scorers []eppWeighted
+	picker  string
+	admit   string
+	note    string // why the profile is not the configuration's routing, if it is not
+}
+
+type eppWeighted struct {
+	typ    string
+	weight string
+}
+
+// eppOf reads the profile from the carried settings.
+func eppOf(carried []Carried) eppProfile {
+	p := eppProfile{picker: DefaultPicker}
+	var weights []eppWeighted
+	single := ""
+	for _, c := range carried {
+		if c.System != SystemLLMD {
+			continue
+		}
+		switch c.Param {
+		case ParamProfile:
+			single = c.Production
+			if c.Fidelity == NoCounterpart {
+				p.note = c.Setting.Key + " " + c.Value + " has no llm-d counterpart: " + c.Note
+			}
+		case ParamWeight:
+			if c.Production != "" && c.Fidelity != NoCounterpart {
+				weights = append(weights, eppWeighted{c.Name, c.Production})
+			}
+		case ParamType:
+			switch c.Name {
+			case "picker":
+				if c.Production != "" {
+					p.picker = c.Production
+				}
+			case "admitter":
+				p.admit = c.Production
+			}
+		}
+	}
+	if single != "" {
+		p.scorers = []eppWeighted{{single, "1"}}
+		return p
+	}
+	p.scorers = weights
+	if len(weights) == 0 && p.note == "" {
+		p.note = "no scorer of the weighted profile has an llm-d plugin: the profile holds the picker alone"
+	}
+	return p
+}
+
+// WriteEPPConfig writes c's routing and admission as an llm-d
+// EndpointPickerConfig: the plugins with their parameters, one scheduling
+// profile with the scorers' weights and the picker. header lines are
+// written as comments first.
+func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
+	carried := CarriedSettings(c)
+	p := eppOf(carried)
+	var plugins []*eppPlugin
+	plugin := func(typ string) *eppPlugin {
+		for _, pl := range plugins {
+			if pl.typ == typ {
+				return pl
+			}
+		}
+		pl := &eppPlugin{typ: typ}
+		plugins = append(plugins, pl)
+		return pl
+	}
+	for _, s := range p.scorers {
+		plugin(s.typ)
+	}
+	plugin(p.picker)
+	if p.admit != "" {
+		plugin(p.admit)
+	}
+	plugin("single-profile-handler")
+	for _, c := range carried {
+		if c.System != SystemLLMD || c.Production == "" || c.Name == objectiveName || slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, c.Param) {
+			continue
+		}
+		// A parameter of a plugin outside the profile (the prefix
+		// producer, whose index prefix-cache-scorer reads) adds it.
+		plugin(c.Name).params = append(plugin(c.Name).params, c)
+	}
+	var b strings.Builder
+	for _, h := range header {
+		fmt.Fprintf(&b, "# %s\n", h)
+	}
+	if p.note != "" {
+		fmt.Fprintf(&b, "# %s\n", p.note)
+	}
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nplugins:\n", EPPAPIVersions[0], EPPKind)
+	for _, pl := range plugins {
+		fmt.Fprintf(&b, "- type: %s\n", pl.typ)
+		if len(pl.params) > 0 {
+			b.WriteString("  parameters:\n")
+			for _, c := range pl.params {
+				fmt.Fprintf(&b, "    %s: %s\n", c.Param, c.Production)
+			}
+		}
+	}
+	b.WriteString("schedulingProfiles:\n- name: default\n  plugins:\n")
+	fmt.Fprintf(&b, "  - pluginRef: %s\n", p.picker)
+	for _, s := range p.scorers {
+		fmt.Fprintf(&b, "  - pluginRef: %s\n    weight: %s\n", s.typ, s.weight)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// llmdCounterparts are the settings whose counterpart is in llm-d, in table
+// order.
+func llmdCounterparts() []*Setting {
+	var out []*Setting
+	for _, s := range Settings() {
+		if s.Production.System == SystemLLMD {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// roleSetting is the ParamType setting of a role ("picker", "admitter"),
+// if the table has one.
+func roleSetting(role string) (*Setting, bool) {
+	for _, s := range llmdCounterparts() {
+		if s.Production.Param == ParamType && s.Production.Name == role {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// roleTypes are the plugin types a role's setting can be given.
+func roleTypes(role string) []string {
+	var out []string
+	if role == "picker" {
+		out = append(out, DefaultPicker)
+	}
+	if s, ok := roleSetting(role); ok {
+		for _, v := range s.Production.Values {
+			if v.Production != "" && !slices.Contains(out, v.Production) {
+				out = append(out, v.Production)
+			}
+		}
+	}
+	return out
+}
+
+// weightSetting is the setting that is plugin typ's weight in the
+// profile: of the scorers whose weight is typ's, the one that computes
+// exactly what typ does, the llm-d scorer of that name first (a BLIS
+// scorer of the same arithmetic, or one approximated by typ, exports as
+// typ and imports as the llm-d scorer).
+func weightSetting(typ string) (*Setting, bool) {
+	var best *Setting
+	rank := func(s *Setting) int {
+		switch {
+		case s.Production.Fidelity == Exact && s.Item == typ:
+			return 3
+		case s.Production.Fidelity == Exact:
+			return 2
+		}
+		return 1
+	}
+	for _, s := range llmdCounterparts() {
+		if s.Production.Param == ParamWeight && s.Production.Name == typ && (best == nil || rank(s) > rank(best)) {
+			best = s
+		}
+	}
+	return best, best != nil
+}
+
+// paramSettings are plugin typ's parameters the table models.
+func paramSettings(typ string) []*Setting {
+	var out []*Setting
+	for _, s := range llmdCounterparts() {
+		if s.Production.Name == typ && !slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, s.Production.Param) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// EPPPluginTypes lists every plugin type --epp-config accepts, sorted.
+func EPPPluginTypes() []string {
+	var out []string
+	add := func(t string) {
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	for _, s := range llmdCounterparts() {
+		switch s.Production.Param {
+		case ParamWeight:
+			add(s.Production.Name)
+		case ParamType, ParamProfile:
+			for _, v := range s.Production.Values {
+				if v.Fidelity == Exact || s.Production.Param == ParamType {
+					add(v.Production)
+				}
+			}
+		}
+	}
+	add(DefaultPicker)
+	for _, n := range eppNoOps {
+		add(n.typ)
+	}
+	add(utilizationDetector)
+	slices.Sort(out)
+	return out
+}

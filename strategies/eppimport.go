@@ -1,0 +1,408 @@
+package strategies
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"optimize/search"
+	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
+	"optimize/simcore/route"
+)
+
+// Imported is one setting a production config gave, and where.
+type Imported struct {
+	Setting *Setting
+	Where   string // e.g. "plugin probabilistic-admitter, parameter power"
+}
+
+// ImportResult is what an import set, and its notes: one line per value
+// that production computes only approximately as the simulator does.
+type ImportResult struct {
+	Given []Imported
+	Notes []string
+}
+
+// eppDoc is an EndpointPickerConfig as llm-d's loader reads it; fields
+// the simulator does not model are errors (KnownFields).
+type eppDoc struct {
+	APIVersion         string          `yaml:"apiVersion"`
+	Kind               string          `yaml:"kind"`
+	Plugins            []eppDocPlugin  `yaml:"plugins"`
+	SchedulingProfiles []eppDocProfile `yaml:"schedulingProfiles"`
+	FlowControl        *struct {
+		SaturationDetector *struct {
+			PluginRef string `yaml:"pluginRef"`
+		} `yaml:"saturationDetector"`
+	} `yaml:"flowControl"`
+}
+
+type eppDocPlugin struct {
+	Type       string         `yaml:"type"`
+	Name       string         `yaml:"name"`
+	Parameters map[string]any `yaml:"parameters"`
+}
+
+type eppDocProfile struct {
+	Name    string `yaml:"name"`
+	Plugins []struct {
+		PluginRef string   `yaml:"pluginRef"`
+		Weight    *float64 `yaml:"weight"`
+	} `yaml:"plugins"`
+}
+
+// ApplyEPPConfig reads an llm-d EndpointPickerConfig onto c: the routing
+// and admission it describes replace c's (every llm-d setting not given
+// takes the standard configuration's value, as an llm-d plugin left out
+// is absent). A plugin type, parameter or field the simulator does not
+// model is a one-line error naming the file and it; the result lists the
+// settings given and a note for each approximated one.
+func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResult, err error) {
+	defer func() {
+		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input
+			err = errtext.New(file, "", "malformed YAML (%v)", r)
+		}
+	}()
+	var doc eppDoc
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return res, errtext.New(file, "", "empty; want an %s", EPPKind)
+		}
+		return res, errtext.New(file, "", "%s (modelled fields: apiVersion, kind, plugins, schedulingProfiles, flowControl.saturationDetector)", oneLineYAML(err))
+	}
+	if !slices.Contains(EPPAPIVersions, doc.APIVersion) {
+		return res, errtext.New(file, "", "apiVersion %q: want one of %s", doc.APIVersion, strings.Join(EPPAPIVersions, ", "))
+	}
+	if doc.Kind != EPPKind {
+		return res, errtext.New(file, "", "kind %q: want %s", doc.Kind, EPPKind)
+	}
+	im := eppImport{file: file, c: c, byName: map[string]*eppDocPlugin{}}
+	if err := im.plugins(&doc); err != nil {
+		return res, err
+	}
+	if err := im.flowControl(&doc); err != nil {
+		return res, err
+	}
+	refs, err := im.profile(&doc)
+	if err != nil {
+		return res, err
+	}
+	for _, s := range llmdCounterparts() {
+		if s.Production.Param != ParamWeight {
+			s.Restore(c, &standard)
+		}
+	}
+	if err := im.routing(refs); err != nil {
+		return res, err
+	}
+	if err := im.admitter(); err != nil {
+		return res, err
+	}
+	return im.res, nil
+}
+
+type eppImport struct {
+	file   string
+	c      *cluster.Config
+	byName map[string]*eppDocPlugin
+	order  []string // plugin names in file order
+	res    ImportResult
+}
+
+// eppRef is one plugin of the profile and its weight.
+type eppRef struct {
+	plugin *eppDocPlugin
+	weight float64
+}
+
+func (im *eppImport) fail(format string, args ...any) error {
+	return errtext.New(im.file, "", format, args...)
+}
+
+// plugins checks every plugin's type and indexes them by name (the type
+// when unnamed, as llm-d's loader does).
+func (im *eppImport) plugins(doc *eppDoc) error {
+	known := EPPPluginTypes()
+	for i := range doc.Plugins {
+		p := &doc.Plugins[i]
+		if p.Type == "" {
+			return im.fail("plugins[%d]: no type", i)
+		}
+		if !slices.Contains(known, p.Type) {
+			return im.fail("plugin type %s is not modelled (modelled: %s)", p.Type, strings.Join(known, ", "))
+		}
+		name := p.Name
+		if name == "" {
+			name = p.Type
+		}
+		if _, dup := im.byName[name]; dup {
+			return im.fail("plugin %s is defined twice", name)
+		}
+		im.byName[name] = p
+		im.order = append(im.order, name)
+	}
+	return nil
+}
+
+// flowControl accepts a saturation detector only with thresholds no
+// endpoint reaches: flow control's queue is not simulated.
+func (im *eppImport) flowControl(doc *eppDoc) error {
+	for _, name := range im.order {
+		p := im.byName[name]
+		if p.Type != utilizationDetector {
+			continue
+		}
+		for k, v := range p.Parameters {
+			n, ok := numberParam(v)
+			switch {
+			case k == "queueDepthThreshold" && ok && n >= neverQueueDepth, k == "kvCacheUtilThreshold" && ok && n >= 1:
+			case k == "queueDepthThreshold" || k == "kvCacheUtilThreshold":
+				return im.fail("plugin %s: %s %v: flow control's queue is not modelled; only thresholds no endpoint reaches are (queueDepthThreshold >= %g, kvCacheUtilThreshold >= 1)", name, k, v, neverQueueDepth)
+			default:
+				return im.fail("plugin %s: parameter %s is not modelled (modelled: queueDepthThreshold, kvCacheUtilThreshold)", name, k)
+			}
+		}
+		if len(p.Parameters) < 2 {
+			return im.fail("plugin %s: flow control's queue is not modelled; give queueDepthThreshold >= %g and kvCacheUtilThreshold >= 1 so that it never holds a request", name, neverQueueDepth)
+		}
+	}
+	if fc := doc.FlowControl; fc != nil && fc.SaturationDetector != nil {
+		p, ok := im.byName[fc.SaturationDetector.PluginRef]
+		if !ok || p.Type != utilizationDetector {
+			return im.fail("flowControl.saturationDetector.pluginRef %q: want a %s plugin defined in plugins", fc.SaturationDetector.PluginRef, utilizationDetector)
+		}
+	}
+	return nil
+}
+
+// profile returns the one scheduling profile's plugins with their
+// weights (1 when not given, as llm-d's loader does). With no profile,
+// every scorer and picker is in a default profile, as llm-d does.
+func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
+	var refs []eppRef
+	switch len(doc.SchedulingProfiles) {
+	case 0:
+		for _, name := range im.order {
+			p := im.byName[name]
+			if _, ok := weightSetting(p.Type); ok || p.Type == roundRobinScorer || slices.Contains(roleTypes("picker"), p.Type) {
+				refs = append(refs, eppRef{p, 1})
+			}
+		}
+		return refs, nil
+	case 1:
+	default:
+		return nil, im.fail("%d schedulingProfiles: one is modelled (no prefill/decode disaggregation)", len(doc.SchedulingProfiles))
+	}
+	for _, r := range doc.SchedulingProfiles[0].Plugins {
+		p, ok := im.byName[r.PluginRef]
+		if !ok {
+			return nil, im.fail("schedulingProfiles[0]: pluginRef %s names no plugin of plugins", r.PluginRef)
+		}
+		w := 1.0
+		if r.Weight != nil {
+			w = *r.Weight
+		}
+		refs = append(refs, eppRef{p, w})
+	}
+	return refs, nil
+}
+
+// routing sets the routing the profile describes: a profile of one
+// scorer that routing.policy maps exactly (round-robin's) is that
+// policy; any other is the weighted policy with the profile's scorers.
+func (im *eppImport) routing(refs []eppRef) error {
+	var scorers []eppRef
+	picker := DefaultPicker
+	pickers := 0
+	for _, r := range refs {
+		switch {
+		case slices.Contains(roleTypes("picker"), r.plugin.Type):
+			picker = r.plugin.Type
+			pickers++
+		case r.plugin.Type == roundRobinScorer:
+			scorers = append(scorers, r)
+		default:
+			if _, ok := weightSetting(r.plugin.Type); ok {
+				scorers = append(scorers, r)
+			} else if !slices.ContainsFunc(eppNoOps, func(n struct{ typ, why string }) bool { return n.typ == r.plugin.Type }) {
+				return im.fail("schedulingProfiles[0]: plugin %s (%s) is not a modelled scorer or picker", r.plugin.Name, r.plugin.Type)
+			}
+		}
+	}
+	if pickers > 1 {
+		return im.fail("schedulingProfiles[0]: %d pickers; a profile has one", pickers)
+	}
+	policy, _ := LookupSetting("routing.policy")
+	producer := slices.ContainsFunc(im.order, func(name string) bool { return strings.HasSuffix(im.byName[name].Type, "-producer") })
+	if len(scorers) == 1 && picker == DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
+		for _, v := range policy.Production.Values {
+			if v.Fidelity == Exact && v.Production == scorers[0].plugin.Type {
+				return im.set(policy, v.Value, "scheduling profile of "+v.Production+" alone")
+			}
+		}
+	}
+	if len(scorers) == 0 {
+		return im.fail("schedulingProfiles[0]: no scorer; modelled scorers: %s", strings.Join(scorerTypes(), ", "))
+	}
+	if err := im.set(policy, "weighted", "scheduling profile"); err != nil {
+		return err
+	}
+	var profile []route.ScorerWeight
+	for _, r := range scorers {
+		s, ok := weightSetting(r.plugin.Type)
+		if !ok {
+			return im.fail("plugin %s (%s): weighted with other scorers, it is not modelled (modelled scorers: %s)", r.plugin.Name, r.plugin.Type, strings.Join(scorerTypes(), ", "))
+		}
+		if err := s.check(r.weight); err != nil || r.weight == 0 {
+			return im.fail("plugin %s: weight %v: %s", r.plugin.Name, r.weight, s.ValuesText())
+		}
+		profile = append(profile, route.ScorerWeight{Name: s.Item, Weight: r.weight})
+		im.res.Given = append(im.res.Given, Imported{s, "plugin " + r.plugin.Name + ", weight"})
+		if err := im.params(r.plugin); err != nil {
+			return err
+		}
+	}
+	im.c.Routing.Scorers = profile
+	if s, ok := roleSetting("picker"); ok {
+		return im.set(s, picker, "picker "+picker)
+	}
+	return nil
+}
+
+// admitter sets admission.policy from an admitter plugin, and its
+// parameters.
+func (im *eppImport) admitter() error {
+	types := roleTypes("admitter")
+	for _, name := range im.order {
+		p := im.byName[name]
+		if !slices.Contains(types, p.Type) {
+			continue
+		}
+		s, _ := roleSetting("admitter")
+		if err := im.set(s, p.Type, "plugin "+name); err != nil {
+			return err
+		}
+		return im.params(p)
+	}
+	return nil
+}
+
+// params sets a plugin's parameters through the settings that model them.
+func (im *eppImport) params(p *eppDocPlugin) error {
+	modelled := paramSettings(p.Type)
+	keys := make([]string, 0, len(p.Parameters))
+	for k := range p.Parameters {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		i := slices.IndexFunc(modelled, func(s *Setting) bool { return s.Production.Param == k })
+		if i < 0 {
+			names := make([]string, len(modelled))
+			for j, s := range modelled {
+				names[j] = s.Production.Param
+			}
+			return im.fail("plugin %s: parameter %s is not modelled (modelled: %s)", nameOf(p), k, orNone(names))
+		}
+		s := modelled[i]
+		text, ok := scalarParam(p.Parameters[k])
+		if !ok {
+			return im.fail("plugin %s: parameter %s: want a single value (%s), got %v", nameOf(p), k, s.ValuesText(), p.Parameters[k])
+		}
+		if err := im.set(s, text, "plugin "+nameOf(p)+", parameter "+k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// set gives s production's value text, read back through the column.
+func (im *eppImport) set(s *Setting, text, where string) error {
+	return setImported(&im.res, im.file, im.c, s, text, where)
+}
+
+// setImported sets s from production's value text, records it, and notes
+// an approximation.
+func setImported(res *ImportResult, file string, c *cluster.Config, s *Setting, text, where string) error {
+	value, ok := s.importValue(c, text)
+	if !ok {
+		return errtext.New(file, "", "%s: %s cannot be converted to %s", where, text, s.Key)
+	}
+	if err := s.Set(c, value); err != nil {
+		return errtext.New(file, "", "%s: %v", where, err)
+	}
+	res.Given = append(res.Given, Imported{s, where})
+	if got := s.Carry(c); got.Fidelity == Approximate {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: %s → %s=%s, approximated: %s", file, where, s.Key, s.Value(c), got.Note))
+	}
+	return nil
+}
+
+func scorerTypes() []string {
+	out := []string{roundRobinScorer + " (alone: round-robin)"}
+	for _, s := range llmdCounterparts() {
+		if s.Production.Param == ParamWeight {
+			out = append(out, s.Production.Name)
+		}
+	}
+	return out
+}
+
+func nameOf(p *eppDocPlugin) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Type
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// scalarParam renders a parameter's YAML value as setting text.
+func scalarParam(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case bool:
+		return strconv.FormatBool(x), true
+	case int:
+		return strconv.Itoa(x), true
+	case float64:
+		return search.FormatNumber(x), true
+	}
+	return "", false
+}
+
+func numberParam(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// oneLineYAML is a yaml.v3 error on one line, without its "yaml: " prefix.
+// A decoding error's Go type names are left out: the user wrote YAML.
+func oneLineYAML(err error) string {
+	text := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:")
+	text = goTypeName.ReplaceAllString(text, "")
+	return errtext.OneLine(strings.TrimSpace(text))
+}
+
+var goTypeName = regexp.MustCompile(` (in|into) (type )?[\[\]*\w.]*strategies\.\w+`)

@@ -1,0 +1,174 @@
+package strategies
+
+import (
+	"strings"
+
+	"optimize/simcore/admit"
+	"optimize/simcore/batch"
+	"optimize/simcore/cluster"
+	"optimize/simcore/latency"
+	"optimize/simcore/sched"
+)
+
+// The production column of the settings table: each setting's llm-d or
+// vLLM counterpart, by key, or by key prefix (ending in ".") for a family.
+// The routing.weight.* rows (and the llm-d scorer rows beside them) carry
+// theirs in the table itself. Names follow vLLM's `vllm serve` arguments
+// and the llm-d Router's plugin types at commit ebab68792 (2026-08-21).
+
+// roundRobinScorer is the one scorer of the llm-d profile that routes
+// round-robin: with no prefix producer every request is a cache miss, and
+// no-hit-lru-scorer then prefers the endpoint that served a cold request
+// least recently, which cycles through the endpoints.
+const roundRobinScorer = "no-hit-lru-scorer"
+
+// DefaultPicker is the picker llm-d's config loader adds to a profile
+// that names none.
+const DefaultPicker = "max-score-picker"
+
+func productionColumn() []struct {
+	key string
+	c   Counterpart
+} {
+	return []struct {
+		key string
+		c   Counterpart
+	}{
+		// The world and the run.
+		{"model", vllm("--model", Exact, "")},
+		{"tp", vllm("--tensor-parallel-size", Exact, "")},
+		{"gpu", simulationOnly("the GPUs the vLLM pods are scheduled on")},
+		{"num_instances", simulationOnly("the replicas of the vLLM Deployment the InferencePool selects")},
+		{"latency.model", simulationOnly("how the simulator times a step; production measures it")},
+		{"latency.alpha.", simulationOnly("a coefficient of the simulated step time")},
+		{"latency.beta.", simulationOnly("a coefficient of the simulated step time")},
+		{"era", simulationOnly("which BLIS behaviour the simulator reproduces")},
+		{"cost.gpu_hour.", simulationOnly("a price, for the cost metrics; no vLLM or llm-d setting")},
+		{"run.horizon_us", simulationOnly("simulation only: when the simulated run stops")},
+		{"slo.", simulationOnly("the latency target the run's attainment is measured against; production's SLO monitoring")},
+		{"kv.total_blocks", vllm("--num-gpu-blocks-override", Exact, "")},
+		{"kv.block_size", vllm("--block-size", Exact, "")},
+		{"max_model_len", Counterpart{System: SystemVLLM, Name: "--max-model-len", Fidelity: Exact,
+			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no context window: vLLM's default, the model's"}}}},
+		{"gpu_memory_utilization", vllm("--gpu-memory-utilization", Exact, "")},
+
+		// Batch formation and chunking.
+		{"batch.max_num_running_reqs", vllm("--max-num-seqs", Exact, "")},
+		{"batch.max_num_scheduled_tokens", vllm("--max-num-batched-tokens", Exact, "")},
+		{"batch.long_prefill_token_threshold", vllm("--long-prefill-token-threshold", Exact, "with --enable-chunked-prefill; 0 is vLLM's default, no cap per request")},
+		{"batch.prefill_threshold.", Counterpart{Inherits: "batch.long_prefill_token_threshold", Fidelity: NoCounterpart,
+			Note: "vLLM has one prefill chunk cap for every request; a per-class cap needs a vLLM scheduler change that reads the request's class"}},
+
+		// The CPU KV tier.
+		{"kv.cpu_blocks", Counterpart{System: SystemVLLM, Name: "--kv-offloading-size", Fidelity: Approximate, Scale: cpuTierGiB,
+			Note:   "GiB of CPU memory for vLLM's native KV offloading (with --kv-offloading-backend native), converted at the model's KV bytes per block; vLLM stores blocks to CPU as they are computed and loads them back on a prefix hit, where the simulator moves idle cached blocks above kv.offload_threshold",
+			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no CPU tier: vLLM's default"}}}},
+		{"kv.offload_threshold", none("vLLM's offloading connector has no utilisation threshold; offloading only above a GPU use would need an OffloadingSpec of its own")},
+		{"kv.transfer_bandwidth", simulationOnly("the host link's measured CPU→GPU rate")},
+		{"kv.transfer_base_latency_us", simulationOnly("the host link's measured latency per block")},
+
+		// Routing.
+		{"routing.policy", Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
+			{Value: "round-robin", Production: roundRobinScorer, Fidelity: Exact,
+				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker with no prefix producer: every request is a miss, and least recently used first cycles through the endpoints"},
+			{Value: "least-loaded", Production: "queue-scorer", Fidelity: Approximate,
+				Note: "queue-scorer alone (the waiting queue, min-max normalised) with max-score-picker; BLIS's least-loaded counts waiting + running + in-flight requests"},
+			{Value: "weighted", Fidelity: Exact, Note: "the profile of the routing.weight.* scorers and the picker"},
+		}}},
+		{"routing.prefix_index_capacity", none("the router-side prefix record of BLIS's prefix-affinity and slo-priority scorers, which have no llm-d plugin; llm-d's prefix-cache-scorer keeps its own LRU (lruCapacityPerServer)")},
+		{"routing.cache_signal_delay_us", simulationOnly("the age of the KV events the precise prefix scorer sees; production's is the event stream's latency")},
+		{"routing.token_load.threshold_tokens", none("a parameter of this project's token-load scorer, which has no llm-d plugin of the same arithmetic")},
+		{"routing.snapshot_refresh_us", simulationOnly("how stale the load and KV metrics are; the EPP's is its metrics refresh interval (its --refresh-metrics-interval flag, outside the EndpointPickerConfig)")},
+		{"routing.kv_pressure.transfer_scale", none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
+		{"routing.kv_pressure.thrash_weight", none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
+		{"routing.kv_pressure_slo_scale.", none("this project's kv-pressure-slo scorer: an llm-d scorer plugin reading the request's class and vLLM's transfer metrics would have to be built")},
+		{"routing.slo_priority_blend.", none("this project's slo-priority scorer: an llm-d scorer plugin blending prefix and queue scores by the request's class would have to be built")},
+
+		// Scheduling, priority, preemption.
+		{"scheduler", Counterpart{System: SystemVLLM, Name: "--scheduling-policy", Fidelity: NoCounterpart, Values: []ValueCounterpart{
+			{Value: sched.FCFS, Production: "fcfs", Fidelity: Exact},
+			{Value: sched.PriorityFCFS, Production: "priority", Fidelity: Approximate,
+				Note: "vLLM orders by the request's priority field (lower first), which the client or gateway must set from the class; the simulator computes it from priority.policy (higher first)"},
+			{Value: sched.SJF, Fidelity: NoCounterpart, Note: "vLLM has no shortest-input-first order; a scheduling policy of its own would have to be added"},
+			{Value: sched.SLODeadline, Fidelity: NoCounterpart, Note: "vLLM has no deadline order; a scheduling policy reading the class's TTFT target would have to be added"},
+		}}},
+		{"preemption.policy", Counterpart{System: SystemVLLM, Fidelity: NoCounterpart, Values: []ValueCounterpart{
+			{Value: batch.PreemptFCFS, Fidelity: Exact, Note: "vLLM's default: the most recently scheduled running request is preempted"},
+			{Value: batch.PreemptPriority, Fidelity: NoCounterpart, Note: "vLLM preempts by priority only under --scheduling-policy priority, where it also orders the queue by it; a separate victim policy needs a vLLM change"},
+		}}},
+		{"priority.policy", Counterpart{Fidelity: NoCounterpart, Values: []ValueCounterpart{
+			{Value: sched.Constant, Fidelity: Exact, Note: "every request the same priority: vLLM's default"},
+			{Value: sched.ByClass, Fidelity: Approximate, Note: "a fixed priority per class: objectives.yaml gives each class an InferenceObjective; vLLM's priority scheduling reads the request's priority field, which the client must set"},
+			{Value: sched.SLOBased, Fidelity: NoCounterpart, Note: "priority growing with the wait: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built"},
+			{Value: sched.SLOTiered, Fidelity: NoCounterpart, Note: "class priority growing with the wait: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built"},
+			{Value: sched.SLOAdaptive, Fidelity: NoCounterpart, Note: "class priority scaled by the queue length: a vLLM scheduler reading its own queue would have to be built"},
+		}}},
+		{"priority.base.", Counterpart{System: SystemLLMD, Name: objectiveName, Param: "spec.priority", Fidelity: Approximate, Integer: true,
+			Note: "the class's InferenceObjective priority (objectives.yaml), a whole number llm-d's flow control orders by; vLLM needs it as the request's priority field"}},
+		{"priority.urgency_threshold_ms.", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
+		{"priority.age_weight_per_ms", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
+		{"priority.load_threshold", none("load-scaled class priority: a vLLM scheduler reading its own queue would have to be built")},
+		{"priority.bridge", none("the router handing the class priority to the instance: the request's priority field, set by the client or gateway")},
+
+		// Admission.
+		{"admission.policy", Counterpart{System: SystemLLMD, Name: "admitter", Param: ParamType, Fidelity: NoCounterpart, Values: []ValueCounterpart{
+			{Value: "always-admit", Fidelity: Exact, Note: "no admitter plugin: llm-d admits every request"},
+			{Value: admit.Probabilistic, Production: "probabilistic-admitter", Fidelity: Exact,
+				Note: "rejects requests of negative priority (objectives.yaml gives sheddable, batch and background one) with probability min(saturation^power · k, 1)"},
+			{Value: "token-bucket", Fidelity: NoCounterpart, Note: "llm-d has no token-bucket admitter; an admitter plugin would have to be built"},
+			{Value: "reject-all", Fidelity: NoCounterpart, Note: "a test policy: nothing in production rejects every request"},
+			{Value: admit.SLOGated, Fidelity: NoCounterpart, Note: "llm-d's flow control queues by priority but sheds no class at a queue depth; an admitter plugin would have to be built"},
+		}}},
+		{"admission.token_bucket.", none("llm-d has no token-bucket admitter; an admitter plugin would have to be built")},
+		{"admission.slo_gate.", none("llm-d has no per-class queue-depth gate; an admitter plugin would have to be built")},
+		{"admission.probabilistic.queue_depth_threshold", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "queueDepthThreshold", Fidelity: Exact, Integer: true}},
+		{"admission.probabilistic.kv_util_threshold", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "kvCacheUtilThreshold", Fidelity: Exact}},
+		{"admission.probabilistic.power", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "power", Fidelity: Exact}},
+		{"admission.probabilistic.k", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "k", Fidelity: Exact}},
+	}
+}
+
+// setProduction fills the column of the settings that do not carry their
+// counterpart in the table itself.
+func setProduction(all []*Setting) {
+	column := productionColumn()
+	for _, s := range all {
+		if described(s.Production) {
+			continue // declared in the table itself
+		}
+		for _, row := range column {
+			if row.key == s.Key || (strings.HasSuffix(row.key, ".") && strings.HasPrefix(s.Key, row.key)) {
+				s.Production = row.c
+				break
+			}
+		}
+	}
+}
+
+// described reports whether a counterpart says anything: a system, a
+// fidelity other than the zero value's, or a note.
+func described(c Counterpart) bool {
+	return c.System != "" || c.Fidelity != NoCounterpart || c.Note != "" || c.Values != nil
+}
+
+// cpuTierGiB converts CPU-tier blocks to GiB: block size × the model's KV
+// bytes per token on one GPU × TP, over 2^30.
+func cpuTierGiB(c *cluster.Config) (float64, bool) {
+	arch := c.Latency.Arch
+	if arch.Layers == 0 {
+		cat, err := World()
+		if err != nil {
+			return 0, false
+		}
+		m, err := cat.Model(c.Model)
+		if err != nil {
+			return 0, false
+		}
+		arch = m.Arch
+	}
+	perToken, err := latency.KVBytesPerToken(arch, max(c.TP, 1))
+	if err != nil || perToken <= 0 {
+		return 0, false
+	}
+	return float64(c.BlockSize) * perToken * float64(max(c.TP, 1)) / (1 << 30), true
+}

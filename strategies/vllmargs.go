@@ -1,0 +1,266 @@
+package strategies
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
+)
+
+// vLLM engine arguments, written from a configuration (WriteVLLMArgs) and
+// read onto one (ApplyVLLMArgs) through the production column: a setting
+// whose counterpart is a vLLM argument is written as `--arg value` and
+// read back from it. Beside them are the arguments the simulator always
+// assumes (vllmAssumed) and those that change nothing it computes
+// (vllmInert).
+
+// vllmAssumed are vLLM arguments the simulator's instances always behave
+// as if given: written on every export, accepted on import, and their
+// negation an error.
+var vllmAssumed = []struct{ arg, why string }{
+	{"--enable-chunked-prefill", "the simulator always splits prefills across steps by the token budget"},
+	{"--enable-prefix-caching", "the simulator always reuses cached prefix blocks"},
+}
+
+// vllmCompanions are arguments written with another: vLLM's native CPU
+// offloading is the tier the simulator's CPU blocks model.
+var vllmCompanions = []struct{ with, arg, value string }{
+	{"--kv-offloading-size", "--kv-offloading-backend", "native"},
+}
+
+// vllmInert are vLLM arguments that change nothing the simulator
+// computes; import accepts them with a note.
+var vllmInert = []string{"--host", "--port", "--served-model-name", "--api-key", "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats"}
+
+// VLLMArgs are c's vLLM arguments, one `--arg value` (or `--arg`) each, in
+// SettingLines order, the assumed ones first.
+func VLLMArgs(c *cluster.Config) []string {
+	var out []string
+	for _, a := range vllmAssumed {
+		out = append(out, a.arg)
+	}
+	for _, cr := range CarriedSettings(c) {
+		if cr.System != SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == NoCounterpart || cr.Via != "" {
+			continue
+		}
+		out = append(out, cr.Name+" "+cr.Production)
+		for _, comp := range vllmCompanions {
+			if comp.with == cr.Name {
+				out = append(out, comp.arg+" "+comp.value)
+			}
+		}
+	}
+	return out
+}
+
+// WriteVLLMArgs writes VLLMArgs one a line after header comment lines.
+func WriteVLLMArgs(w io.Writer, c *cluster.Config, header []string) error {
+	var b strings.Builder
+	for _, h := range header {
+		fmt.Fprintf(&b, "# %s\n", h)
+	}
+	for _, a := range VLLMArgs(c) {
+		b.WriteString(a + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// vllmSettings are the settings whose counterpart is a vLLM argument.
+func vllmSettings() []*Setting {
+	var out []*Setting
+	for _, s := range Settings() {
+		if s.Production.System == SystemVLLM && s.Production.Name != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// VLLMArgNames lists every argument --vllm-args accepts, sorted.
+func VLLMArgNames() []string {
+	var out []string
+	for _, s := range vllmSettings() {
+		out = append(out, s.Production.Name)
+	}
+	for _, a := range vllmAssumed {
+		out = append(out, a.arg)
+	}
+	for _, c := range vllmCompanions {
+		out = append(out, c.arg)
+	}
+	out = append(out, vllmInert...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// vllmArg is one argument of the file.
+type vllmArg struct {
+	name, value string
+	hasValue    bool
+	line        int
+}
+
+// parseVLLMArgs splits a file of `vllm serve` arguments: `--arg value`,
+// `--arg=value` or `--arg` tokens on any number of lines, `#` starting a
+// comment, a trailing `\` continuing the line; a leading `vllm serve
+// MODEL` is read as --model MODEL.
+func parseVLLMArgs(file string, data []byte) ([]vllmArg, error) {
+	type token struct {
+		text string
+		line int
+	}
+	var toks []token
+	for i, line := range strings.Split(string(data), "\n") {
+		if j := strings.Index(line, "#"); j >= 0 {
+			line = line[:j]
+		}
+		for _, f := range strings.Fields(line) {
+			if f != "\\" {
+				toks = append(toks, token{strings.Trim(f, `"'`), i + 1})
+			}
+		}
+	}
+	if len(toks) >= 2 && toks[0].text == "vllm" && toks[1].text == "serve" {
+		toks = toks[2:]
+		if len(toks) > 0 && !strings.HasPrefix(toks[0].text, "--") {
+			toks = append([]token{{"--model", toks[0].line}}, toks...)
+		}
+	}
+	var out []vllmArg
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if !strings.HasPrefix(t.text, "--") {
+			return nil, errtext.New(file, "", "line %d: %q is not a --argument (want --arg value, --arg=value or --arg)", t.line, t.text)
+		}
+		a := vllmArg{name: t.text, line: t.line}
+		if name, value, ok := strings.Cut(t.text, "="); ok {
+			a.name, a.value, a.hasValue = name, value, true
+		} else if i+1 < len(toks) && !strings.HasPrefix(toks[i+1].text, "--") {
+			a.value, a.hasValue = toks[i+1].text, true
+			i++
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ApplyVLLMArgs reads a file of vLLM engine arguments onto c. The
+// strategy settings with a vLLM counterpart that the file does not give
+// take the standard configuration's value (vLLM's default, as the
+// simulator has it); the world's (model, TP, block size, KV capacity)
+// keep c's. An argument the simulator does not model, or one given twice,
+// is a one-line error naming the file and it.
+func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, error) {
+	var res ImportResult
+	args, err := parseVLLMArgs(file, data)
+	if err != nil {
+		return res, err
+	}
+	for _, s := range vllmSettings() {
+		if s.Component != CompCluster {
+			s.Restore(c, &standard)
+		}
+	}
+	seen := map[string]int{}
+	var scaled []vllmArg // converted after the model and TP are known
+	for _, a := range args {
+		if line, dup := seen[a.name]; dup {
+			return res, errtext.New(file, "", "line %d: %s is also given on line %d; give it once", a.line, a.name, line)
+		}
+		seen[a.name] = a.line
+		if err := vllmFixed(file, a, &res); err != nil || handledFixed(a.name) {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
+		i := slices.IndexFunc(vllmSettings(), func(s *Setting) bool { return s.Production.Name == a.name })
+		if i < 0 {
+			return res, errtext.New(file, "", "line %d: vLLM argument %s is not modelled (accepted: %s)", a.line, a.name, strings.Join(VLLMArgNames(), ", "))
+		}
+		s := vllmSettings()[i]
+		if !a.hasValue {
+			return res, errtext.New(file, "", "line %d: %s: want a value (%s)", a.line, a.name, s.ValuesText())
+		}
+		if s.Production.Scale != nil {
+			scaled = append(scaled, a)
+			continue
+		}
+		if err := setImported(&res, file, c, s, a.value, fmt.Sprintf("line %d: %s", a.line, a.name)); err != nil {
+			return res, err
+		}
+	}
+	for _, a := range scaled {
+		s := vllmSettings()[slices.IndexFunc(vllmSettings(), func(s *Setting) bool { return s.Production.Name == a.name })]
+		if err := setImported(&res, file, c, s, a.value, fmt.Sprintf("line %d: %s", a.line, a.name)); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// handledFixed reports whether name is an assumed, companion or inert
+// argument, which vllmFixed handles.
+func handledFixed(name string) bool {
+	for _, a := range vllmAssumed {
+		if name == a.arg || name == noArg(a.arg) {
+			return true
+		}
+	}
+	for _, comp := range vllmCompanions {
+		if name == comp.arg {
+			return true
+		}
+	}
+	return slices.Contains(vllmInert, name)
+}
+
+// noArg is a boolean argument's negation: --enable-x → --no-enable-x.
+func noArg(arg string) string { return "--no-" + strings.TrimPrefix(arg, "--") }
+
+// vllmFixed checks an assumed, companion or inert argument.
+func vllmFixed(file string, a vllmArg, res *ImportResult) error {
+	for _, as := range vllmAssumed {
+		switch {
+		case a.name == noArg(as.arg), a.name == as.arg && a.hasValue && !isTrue(a.value):
+			return errtext.New(file, "", "line %d: %s is not modelled: %s", a.line, a.name, as.why)
+		}
+	}
+	for _, comp := range vllmCompanions {
+		if a.name == comp.arg && a.value != comp.value {
+			return errtext.New(file, "", "line %d: %s %s is not modelled (modelled: %s %s)", a.line, a.name, a.value, comp.arg, comp.value)
+		}
+	}
+	if slices.Contains(vllmInert, a.name) {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: line %d: %s ignored: it changes nothing the simulator computes", file, a.line, a.name))
+	}
+	return nil
+}
+
+func isTrue(v string) bool { return strings.EqualFold(v, "true") || v == "1" }
+
+// The kinds of production config a configuration is read from, in the
+// order they apply: vLLM's engine arguments, then the llm-d Router's
+// EndpointPickerConfig.
+const (
+	ProductionVLLMArgs  = "vllm-args"
+	ProductionEPPConfig = "epp-config"
+)
+
+// ProductionKinds lists the kinds in the order they apply.
+var ProductionKinds = []string{ProductionVLLMArgs, ProductionEPPConfig}
+
+// ApplyProduction reads a production config of the kind named onto c.
+func ApplyProduction(kind, file string, data []byte, c *cluster.Config) (ImportResult, error) {
+	switch kind {
+	case ProductionVLLMArgs:
+		return ApplyVLLMArgs(file, data, c)
+	case ProductionEPPConfig:
+		return ApplyEPPConfig(file, data, c)
+	}
+	return ImportResult{}, fmt.Errorf("unknown production config kind %q (known: %s)", kind, strings.Join(ProductionKinds, ", "))
+}

@@ -1,0 +1,184 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"optimize/simcore/cluster"
+	"optimize/strategies"
+)
+
+// The llm-d export of one trial (`study export NAME --format llm-d -o
+// DIR`): the trial's configuration as the files a deployment takes — an
+// llm-d Router EndpointPickerConfig, the vLLM engine arguments, the
+// InferenceObjectives when the strategy uses class priority — and
+// MAPPING.md, which says for every setting in effect how it carried over.
+// All four are generated from the settings table's production column.
+
+// LLMDFormat is the export format of one trial as llm-d and vLLM configs.
+const LLMDFormat = "llm-d"
+
+// The files an llm-d export writes, in the order written.
+const (
+	EPPConfigFile  = "epp-config.yaml"
+	VLLMArgsFile   = "vllm-args.txt"
+	ObjectivesFile = "objectives.yaml"
+	MappingFile    = "MAPPING.md"
+)
+
+// LLMDRouterCommit is the llm-d Router commit whose plugin types and
+// parameters the export and import follow; plugin names drift.
+const LLMDRouterCommit = "ebab68792 (2026-08-21)"
+
+// ExportFile is one file of a multi-file export.
+type ExportFile struct {
+	Name string
+	Data []byte
+}
+
+// ExportLLMD builds trial n's llm-d export (the best trial's when n is
+// not given). Nothing is written: the caller writes the files, so a
+// mistake leaves no half-written directory.
+func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
+	if !given {
+		best, ok := r.BestTrial()
+		if !ok {
+			return nil, Usage("--format %s: study %s has no complete trial yet", LLMDFormat, r.Study.Name)
+		}
+		n = best
+	}
+	c := r.ByNumber(n)
+	if c == nil {
+		return nil, Usage("--trial: study %s has no complete trial %d", r.Study.Name, n)
+	}
+	cfg, err := r.TrialConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	header := []string{
+		fmt.Sprintf("Trial %d of study %s (template %s), exported by optimize study export --format %s.", n, r.Study.Name, r.Study.Template, LLMDFormat),
+		"MAPPING.md says how each setting carries over (exact, approximated, no counterpart, or the world).",
+	}
+	var epp, args, objectives, mapping bytes.Buffer
+	eppHeader := append(header, "For the llm-d Router (EPP) at commit "+LLMDRouterCommit+" or newer: mount it as the EPP's config file.")
+	if err := strategies.WriteEPPConfig(&epp, &cfg, eppHeader); err != nil {
+		return nil, err
+	}
+	argsHeader := append(header, "vLLM engine arguments, one a line: append them to `vllm serve` in the model server's container args.")
+	if err := strategies.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
+		return nil, err
+	}
+	files := []ExportFile{{EPPConfigFile, epp.Bytes()}, {VLLMArgsFile, args.Bytes()}}
+	if _, used := strategies.ClassPriorities(&cfg); used {
+		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-gateway-inference-objective: <class>.",
+			"Set poolRef.name to your InferencePool's name.")
+		if err := strategies.WriteObjectives(&objectives, &cfg, "my-inference-pool", objHeader); err != nil {
+			return nil, err
+		}
+		files = append(files, ExportFile{ObjectivesFile, objectives.Bytes()})
+	}
+	r.writeMapping(&mapping, n, &cfg, files)
+	return append(files, ExportFile{MappingFile, mapping.Bytes()}), nil
+}
+
+// writeMapping writes MAPPING.md: a summary line, one table row per
+// setting in effect, and the simulate command that runs the trial again
+// from the files.
+func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files []ExportFile) {
+	carried := strategies.CarriedSettings(cfg)
+	fmt.Fprintf(b, "# Trial %d of study %s in production\n\n", n, r.Study.Name)
+	fmt.Fprintf(b, "Template %s, workload %s, seeds %s. Files: ", r.Study.Template, r.Study.Workload, seedList(r.Seeds))
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, "`"+f.Name+"`")
+	}
+	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
+	writeMappingTable(b, carried)
+	b.WriteString("\nExact: production computes what the simulator computes. Approximated: production does something close, as the note says. No counterpart: nothing in llm-d or vLLM does it; the note says what would have to be built. World: the cluster the strategy runs in, not strategy.\n\n")
+	command, inOrder := r.ReproduceCommand(cfg)
+	b.WriteString("## Run it again\n\nThe files, plus `--set` for every setting they do not carry exactly, reproduce the trial's simulation")
+	if !inOrder {
+		b.WriteString(" up to the float rounding of the weighted sum, whose terms come out in another order")
+	}
+	fmt.Fprintf(b, ":\n\n```\n%s\n```\n", strings.Join(command, " "))
+}
+
+// writeMappingTable writes the verdict and one row per setting in effect.
+func writeMappingTable(b *bytes.Buffer, carried []strategies.Carried) {
+	fmt.Fprintf(b, "%s\n\n", MappingSummary(carried))
+	b.WriteString("| setting | value | production | carried |\n|---|---|---|---|\n")
+	for _, c := range carried {
+		how := c.Fidelity.String()
+		if c.Note != "" {
+			how += ": " + c.Note
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.Setting.Key, mdCell(c.Value), mdCell(productionText(c)), mdCell(how))
+	}
+}
+
+// MappingSummary is MAPPING.md's verdict: "Exported exactly." or how many
+// settings block exactness and which.
+func MappingSummary(carried []strategies.Carried) string {
+	var blockers []string
+	for _, c := range carried {
+		if c.Blocks() {
+			blockers = append(blockers, c.Setting.Key)
+		}
+	}
+	if len(blockers) == 0 {
+		return "Exported exactly: every setting in effect has a production counterpart that computes what the simulator computes (the world aside)."
+	}
+	return fmt.Sprintf("%d settings block exactness: %s.", len(blockers), strings.Join(blockers, ", "))
+}
+
+// ReproduceCommand is the simulate command line that runs the trial whose
+// configuration is cfg again from the exported files, and whether it
+// gives the weighted profile in the trial's order (strategies.ReproduceSets).
+func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
+	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile,
+		"--workload", r.Study.Workload, "--seeds", seedList(r.Seeds)}
+	sets, inOrder := strategies.ReproduceSets(cfg)
+	for _, kv := range sets {
+		out = append(out, "--set", kv)
+	}
+	return out, inOrder
+}
+
+// productionText says where a setting's value goes in production.
+func productionText(c strategies.Carried) string {
+	switch {
+	case c.Via != "":
+		return "as " + c.Via
+	case c.Fidelity == strategies.WorldFact || c.System == "":
+		return "—"
+	case c.System == strategies.SystemVLLM && c.Name == "":
+		return "vLLM default"
+	case c.System == strategies.SystemVLLM && c.Production == "":
+		return "vLLM default (no " + c.Name + ")"
+	case c.System == strategies.SystemVLLM:
+		return "vLLM `" + c.Name + " " + c.Production + "`"
+	}
+	switch c.Param {
+	case strategies.ParamWeight:
+		return fmt.Sprintf("llm-d `%s`, weight %s", c.Name, c.Production)
+	case strategies.ParamType:
+		if c.Production == "" {
+			return "llm-d: no " + c.Name
+		}
+		return fmt.Sprintf("llm-d %s `%s`", c.Name, c.Production)
+	case strategies.ParamProfile:
+		if c.Production == "" {
+			return "llm-d scheduling profile (the weights below)"
+		}
+		return fmt.Sprintf("llm-d profile of `%s` alone", c.Production)
+	}
+	return fmt.Sprintf("llm-d `%s` %s %s", c.Name, c.Param, c.Production)
+}
+
+// mdCell escapes a Markdown table cell.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func seedList(seeds []int64) string {
+	return strings.Trim(strings.ReplaceAll(fmt.Sprint(seeds), " ", ","), "[]")
+}
