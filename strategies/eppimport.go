@@ -349,13 +349,19 @@ func setImported(res *ImportResult, file string, c *cluster.Config, s *Setting, 
 }
 
 func scorerTypes() []string {
-	out := []string{roundRobinScorer + " (alone: round-robin)"}
+	var types []string
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == ParamWeight {
-			out = append(out, s.Production.Name)
+		if s.Production.Param == ParamWeight && !slices.Contains(types, s.Production.Name) {
+			types = append(types, s.Production.Name)
 		}
 	}
-	return out
+	slices.Sort(types)
+	for i, t := range types {
+		if t == roundRobinScorer {
+			types[i] += " (alone: round-robin)"
+		}
+	}
+	return types
 }
 
 func nameOf(p *eppDocPlugin) string {

@@ -89,8 +89,9 @@ func TestProductionImportNotesAndOverride(t *testing.T) {
 	}
 }
 
-// llm-d's default profile given as an EndpointPickerConfig on the
-// baseline's cluster runs exactly as the llm-d-default template (whose
+// llm-d's default profile given as an EndpointPickerConfig, on the
+// template's 8 instances with its prefill chunk of 256 tokens, runs
+// exactly as the llm-d-default template (whose
 // spread on the seeds' burst simcore/cluster checks against a hand
 // computation): the import is llm-d's scorers and picker, not BLIS's.
 func TestLLMDDefaultProfileFromEPPConfigRunsAsTheTemplate(t *testing.T) {
@@ -112,7 +113,7 @@ schedulingProfiles:
     weight: 3
 `)
 	want := simulateRuns(t, "--template", "llm-d-default", "--seeds", "42,43")
-	got := simulateRuns(t, "--template", "baseline", "--epp-config", epp, "--seeds", "42,43")
+	got := simulateRuns(t, "--epp-config", epp, "--num-instances", "8", "--long-prefill-token-threshold", "256", "--workload", "orthogonal-slo", "--seeds", "42,43")
 	blis := simulateRuns(t, "--template", "baseline", "--seeds", "42,43")
 	if len(got) != 2 || !bytes.Equal(got[0], want[0]) || !bytes.Equal(got[1], want[1]) {
 		t.Errorf("baseline with llm-d's default EndpointPickerConfig differs from llm-d-default:\n%s\nwant\n%s", got, want)

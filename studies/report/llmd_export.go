@@ -161,6 +161,9 @@ func productionText(c strategies.Carried) string {
 	}
 	switch c.Param {
 	case strategies.ParamWeight:
+		if c.Production == "" {
+			return fmt.Sprintf("llm-d `%s` (not in the profile)", c.Name)
+		}
 		return fmt.Sprintf("llm-d `%s`, weight %s", c.Name, c.Production)
 	case strategies.ParamType:
 		if c.Production == "" {
