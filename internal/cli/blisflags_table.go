@@ -154,7 +154,7 @@ var blisFlags = []blisFlag{
 	{name: "results-path", in: blisOld, do: blisIgnored, reason: "per-request results are not written yet; the summary goes to stdout"},
 	{name: "routing-latency", in: blisBoth, do: blisRejected, def: "0", reason: "a fixed routing delay is not modelled"},
 	{name: "routing-policy", in: blisBoth, do: blisOurs, reason: "round-robin, least-loaded or weighted; always-busiest is not built in"},
-	{name: "routing-scorers", in: blisBoth, do: blisOurs, reason: "7fd7a88d's scorers and ours; f90a1e3a's llm-d-named scorers are not built in"},
+	{name: "routing-scorers", in: blisBoth, do: blisOurs, reason: "7fd7a88d's scorers, ours, and llm-d's by plugin type (queue-scorer, no-hit-lru-scorer, …); f90a1e3a's short names for them (no-hit-lru, active-requests, …) are not accepted: name the llm-d plugin type"},
 	{name: "saturation-config", in: blisNew, do: blisIgnored, reason: whySaturation},
 	{name: "saturation-detector", in: blisNew, do: blisRejected, def: "never", reason: whyFlowControl},
 	{name: "saturation-final-window", in: blisNew, do: blisIgnored, reason: whySaturation},
