@@ -3,7 +3,6 @@ package route
 import (
 	"optimize/simcore"
 	"optimize/simcore/internal/mix"
-	"optimize/simcore/internal/u64map"
 )
 
 // LLMDPrefixParams are llm-d's approx-prefix-cache-producer parameters and
@@ -235,70 +234,5 @@ func (s *llmdPrefixScorer) Score(r *simcore.Request, _ []Snapshot, out []float64
 			length = l * l
 		}
 		out[i] = s.lengthWeight*length + (1-s.lengthWeight)*ratio
-	}
-}
-
-// keyLRU is a set of hashes with LRU eviction: entries in one slice,
-// linked most recent first, found through an open-addressing map; once
-// full, a new hash takes the least recent one's entry, so nothing is
-// allocated in the steady state.
-type keyLRU struct {
-	byKey      *u64map.Map
-	entries    []keyEntry
-	head, tail int32
-	capacity   int
-}
-
-type keyEntry struct {
-	key        uint64
-	prev, next int32
-}
-
-func newKeyLRU(capacity int) keyLRU {
-	return keyLRU{byKey: u64map.New(64), head: noEntry, tail: noEntry, capacity: capacity}
-}
-
-func (l *keyLRU) has(k uint64) bool {
-	_, ok := l.byKey.Get(k)
-	return ok
-}
-
-// touch adds k as the most recent, evicting the least recent when full.
-func (l *keyLRU) touch(k uint64) {
-	e, found := l.byKey.Get(k)
-	switch {
-	case found:
-		l.unlink(e)
-	case len(l.entries) < l.capacity:
-		e = int32(len(l.entries))
-		l.entries = append(l.entries, keyEntry{})
-		l.byKey.Set(k, e)
-	default:
-		e = l.tail
-		l.unlink(e)
-		l.byKey.Delete(l.entries[e].key)
-		l.byKey.Set(k, e)
-	}
-	l.entries[e] = keyEntry{key: k, prev: noEntry, next: l.head}
-	if l.head != noEntry {
-		l.entries[l.head].prev = e
-	}
-	l.head = e
-	if l.tail == noEntry {
-		l.tail = e
-	}
-}
-
-func (l *keyLRU) unlink(e int32) {
-	en := &l.entries[e]
-	if en.prev != noEntry {
-		l.entries[en.prev].next = en.next
-	} else {
-		l.head = en.next
-	}
-	if en.next != noEntry {
-		l.entries[en.next].prev = en.prev
-	} else {
-		l.tail = en.prev
 	}
 }

@@ -2,7 +2,6 @@ package route
 
 import (
 	"optimize/simcore"
-	"optimize/simcore/internal/u64map"
 )
 
 // The llm-d-style scorers: token-load and session-affinity.
@@ -81,25 +80,15 @@ func (s *sessionAffinity) Observe(r *simcore.Request, chosen int) {
 }
 
 // sessionRecord maps session ids to the instance of their latest routed
-// round, for the capacity sessions routed most recently: an LRU whose
-// entries live in one slice, linked most recent first, and are found
-// through an open-addressing map. Once full, a new session takes the least
-// recent one's entry, so nothing is allocated in the steady state.
+// round, for the capacity sessions routed most recently: a keyLRU of
+// session keys, and the instance of each entry.
 type sessionRecord struct {
-	bySession  *u64map.Memo // session key → entry; Score and Observe ask for the same key in a row
-	entries    []sessionEntry
-	head, tail int32 // most and least recently routed entries, noEntry when empty
-	capacity   int
-}
-
-type sessionEntry struct {
-	key        uint64
-	instance   int32
-	prev, next int32 // toward head and tail; noEntry at the ends
+	lru      keyLRU
+	instance []int32 // by entry of lru
 }
 
 func newSessionRecord(capacity int) sessionRecord {
-	return sessionRecord{bySession: u64map.NewMemo(64), head: noEntry, tail: noEntry, capacity: capacity}
+	return sessionRecord{lru: newKeyLRU(capacity)}
 }
 
 // sessionKey is the map key of session id s (keys must not be 0); false
@@ -112,11 +101,11 @@ func (x *sessionRecord) instanceOf(s int32) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
-	e, ok := x.bySession.Get(key)
+	e, ok := x.lru.find(key)
 	if !ok {
 		return 0, false
 	}
-	return x.entries[e].instance, true
+	return x.instance[e], true
 }
 
 // remember records inst for session s and makes it the most recent.
@@ -125,41 +114,10 @@ func (x *sessionRecord) remember(s int32, inst int32) {
 	if !ok {
 		return
 	}
-	e, found := x.bySession.Get(key)
-	switch {
-	case found:
-		x.unlink(e)
-	case len(x.entries) < x.capacity:
-		e = int32(len(x.entries))
-		x.entries = append(x.entries, sessionEntry{})
-		x.bySession.Set(key, e)
-	default: // full: forget the least recent session, reuse its entry
-		e = x.tail
-		x.unlink(e)
-		x.bySession.Delete(x.entries[e].key)
-		x.bySession.Set(key, e)
-	}
-	x.entries[e] = sessionEntry{key: key, instance: inst, prev: noEntry, next: x.head}
-	if x.head != noEntry {
-		x.entries[x.head].prev = e
-	}
-	x.head = e
-	if x.tail == noEntry {
-		x.tail = e
-	}
-}
-
-// unlink takes entry e out of the recency list.
-func (x *sessionRecord) unlink(e int32) {
-	en := &x.entries[e]
-	if en.prev != noEntry {
-		x.entries[en.prev].next = en.next
+	e := x.lru.touch(key)
+	if int(e) == len(x.instance) {
+		x.instance = append(x.instance, inst)
 	} else {
-		x.head = en.next
-	}
-	if en.next != noEntry {
-		x.entries[en.next].prev = en.prev
-	} else {
-		x.tail = en.prev
+		x.instance[e] = inst
 	}
 }

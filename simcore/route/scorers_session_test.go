@@ -80,7 +80,7 @@ func TestSessionAffinity_PinsLaterRoundsToTheLatestInstance(t *testing.T) {
 	s.Observe(round(-1, 0), 1)
 	s.Score(round(-1, 0), snaps, out)
 	assertScores(t, out, []float64{0, 0, 0})
-	if n := s.record.bySession.Len(); n != 1 {
+	if n := s.record.lru.byKey.Len(); n != 1 {
 		t.Fatalf("record holds %d sessions, want 1", n)
 	}
 }
@@ -102,13 +102,13 @@ func TestSessionRecord_ForgetsTheLeastRecentBeyondCapacity(t *testing.T) {
 			t.Errorf("session %d: instance %d, %v; want %d, %v", s, inst, ok, w, remembered)
 		}
 	}
-	if x.bySession.Len() != 3 || len(x.entries) != 3 {
-		t.Fatalf("%d sessions in the map, %d entries; want 3 and 3", x.bySession.Len(), len(x.entries))
+	if x.lru.byKey.Len() != 3 || len(x.lru.entries) != 3 {
+		t.Fatalf("%d sessions in the map, %d entries; want 3 and 3", x.lru.byKey.Len(), len(x.lru.entries))
 	}
 	// Recency order, most recent first: 3, 0, 2.
 	var order []int32
-	for e := x.head; e != noEntry; e = x.entries[e].next {
-		order = append(order, int32(x.entries[e].key-1))
+	for e := x.lru.head; e != noEntry; e = x.lru.entries[e].next {
+		order = append(order, int32(x.lru.entries[e].key-1))
 	}
 	if len(order) != 3 || order[0] != 3 || order[1] != 0 || order[2] != 2 {
 		t.Fatalf("recency order %v, want [3 0 2]", order)
@@ -131,8 +131,8 @@ func TestSessionRecord_FullRecordDoesNotAllocate(t *testing.T) {
 	if allocs := testing.AllocsPerRun(2000, step); allocs != 0 {
 		t.Fatalf("remember allocates %v times per call", allocs)
 	}
-	if x.bySession.Len() != 64 {
-		t.Fatalf("%d sessions remembered, want 64", x.bySession.Len())
+	if x.lru.byKey.Len() != 64 {
+		t.Fatalf("%d sessions remembered, want 64", x.lru.byKey.Len())
 	}
 }
 
