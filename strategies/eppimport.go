@@ -251,13 +251,13 @@ func (im *eppImport) routing(refs []eppRef) error {
 			}
 		}
 	}
-	if len(scorers) == 0 {
-		return im.fail("schedulingProfiles[0]: no scorer; modelled scorers: %s", strings.Join(scorerTypes(), ", "))
-	}
 	if err := im.set(policy, "weighted", "scheduling profile"); err != nil {
 		return err
 	}
-	var profile []route.ScorerWeight
+	// A profile of no scorer is llm-d's too: every endpoint scores 0 and
+	// the picker chooses among all of them (empty, not nil: nil would mean
+	// the default scorers).
+	profile := []route.ScorerWeight{}
 	for _, r := range scorers {
 		s, ok := weightSetting(r.plugin.Type)
 		if !ok {

@@ -224,9 +224,6 @@ func CheckConfigIn(c *cluster.Config, cat *latency.Catalog) error {
 	if err := ResolveIn(c, cat); err != nil {
 		return err
 	}
-	if c.Routing.Policy == "weighted" && c.Routing.Scorers != nil && len(c.Routing.Scorers) == 0 {
-		return fmt.Errorf("every routing.weight.* is 0; the weighted policy needs a scorer with weight > 0")
-	}
 	if err := c.Validate(); err != nil {
 		return err
 	}

@@ -122,3 +122,20 @@ schedulingProfiles:
 		t.Error("the imported profile runs as the baseline's BLIS scorers")
 	}
 }
+
+// llm-d's own sample EndpointPickerConfigs (testdata/llm-d, unchanged)
+// import and run: each gives the routing it configures, including the
+// probabilistic admitter's sample, whose profile is random-picker alone.
+func TestLLMDSampleConfigsRun(t *testing.T) {
+	for file, want := range map[string]string{
+		"epp-config.yaml":                        "routing weighted(prefix-cache-scorer:2) max-score-picker · scheduler fcfs/constant · admission always-admit",
+		"epp-estimate-prefix-cache-config.yaml":  "routing weighted(prefix-cache-scorer:1,load-aware-scorer:1) max-score-picker ·",
+		"sim-epp-config.yaml":                    "routing weighted(prefix-cache-scorer:2) max-score-picker ·",
+		"probabilistic-admitter-epp-config.yaml": "routing weighted(no scorer) random-picker · scheduler fcfs/constant · admission probabilistic",
+	} {
+		code, out, errs := run(t, "simulate", "--epp-config", filepath.Join("testdata", "llm-d", file), "--num-instances", "4", "--num-requests", "200", "--seeds", "42")
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, want %q in\n%s%s", file, code, want, out, errs)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
+	"optimize/simcore/route"
 	"optimize/strategies"
 )
 
@@ -116,10 +117,17 @@ func routingLabel(cfg cluster.Config) string {
 	for _, s := range cfg.Routing.Scorers {
 		parts = append(parts, fmt.Sprintf("%s:%g", s.Name, s.Weight))
 	}
-	if len(parts) == 0 {
-		return "weighted(default scorers)"
+	picker := ""
+	if cfg.Routing.Picker != "" && cfg.Routing.Picker != route.PickerNames()[0] {
+		picker = " " + cfg.Routing.Picker
 	}
-	return "weighted(" + strings.Join(parts, ",") + ")"
+	switch {
+	case cfg.Routing.Scorers == nil:
+		return "weighted(default scorers)" + picker
+	case len(parts) == 0:
+		return "weighted(no scorer)" + picker
+	}
+	return "weighted(" + strings.Join(parts, ",") + ")" + picker
 }
 
 // classesIn lists the SLO classes present in any run, in class order.

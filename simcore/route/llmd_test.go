@@ -3,6 +3,7 @@ package route
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"optimize/simcore"
@@ -337,5 +338,26 @@ func TestLLMDScorers_DoNotAllocate(t *testing.T) {
 	k := 0
 	if a := testing.AllocsPerRun(200, func() { rt.Route(reqs[k%len(reqs)], snaps, 0); k++ }); a != 0 {
 		t.Errorf("%v allocations per routing decision, want 0", a)
+	}
+}
+
+// A profile of no scorer (empty, not nil) is llm-d's too: every instance
+// scores 0, so max-score-picker's tie-break spreads requests uniformly;
+// BLIS's picker, which divides by the weights' sum, refuses it.
+func TestEmptyProfile_LLMDPickersChooseUniformlyBLISRefuses(t *testing.T) {
+	rt := mustNew(t, Config{Policy: "weighted", Picker: "max-score-picker", Scorers: []ScorerWeight{}}, 3, rand.New(rand.NewSource(9)))
+	snaps := []Snapshot{{QueueDepth: 0}, {QueueDepth: 50}, {QueueDepth: 100}}
+	counts := make([]int, 3)
+	for range 3000 {
+		counts[rt.Route(&simcore.Request{}, snaps, 0)]++
+	}
+	for i, c := range counts {
+		if c < 850 || c > 1150 {
+			t.Errorf("instance %d chosen %d of 3000, want about 1000: no scorer reads its queue", i, c)
+		}
+	}
+	_, err := New(Config{Policy: "weighted", Scorers: []ScorerWeight{}}, 3, nil)
+	if err == nil || !strings.Contains(err.Error(), "routing.picker blis needs a scorer") {
+		t.Errorf("blis with no scorer: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ type weightedWithKVEvents struct {
 
 func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
 	profile := cfg.Scorers
-	if len(profile) == 0 {
+	if profile == nil {
 		profile = DefaultScorers()
 	}
 	picker, _ := findPicker(cfg.Picker) // validated by New

@@ -80,7 +80,7 @@ type Config struct {
 	// Policy is one of PolicyNames; "" means round-robin.
 	Policy string
 	// Scorers is the weighted policy's profile, used in the order given;
-	// empty means DefaultScorers. Other policies ignore it (it is still
+	// nil means DefaultScorers, empty (non-nil) no scorer (llm-d pickers only). Other policies ignore it (it is still
 	// validated, so a typo never goes unnoticed).
 	Scorers []ScorerWeight
 	// PrefixIndexCapacity is the prefix-affinity record's size in blocks per
@@ -152,8 +152,15 @@ func (c *Config) Validate() error {
 			return errtext.BadSetting("routing.kv_pressure_slo_scale."+cl.Label(), "must be a finite number >= 0, got %v", v)
 		}
 	}
-	if _, ok := findPicker(c.Picker); !ok {
+	picker, ok := findPicker(c.Picker)
+	if !ok {
 		return errtext.BadSetting("routing.picker", "unknown value %q (allowed: %s)", c.Picker, strings.Join(PickerNames(), ", "))
+	}
+	// An empty, non-nil profile is one of no scorer (nil means
+	// DefaultScorers): llm-d's pickers take it, every instance scoring 0;
+	// BLIS's divides by the weights' sum.
+	if c.Policy == "weighted" && c.Scorers != nil && len(c.Scorers) == 0 && picker.normalise {
+		return fmt.Errorf("every routing.weight.* is 0; the weighted policy with routing.picker %s needs a scorer with weight > 0 (llm-d's pickers take none)", picker.name)
 	}
 	if v := c.LLMD.Prefix.MatchLengthWeight; !(v >= 0 && v <= 1) {
 		return errtext.BadSetting("routing.prefix-cache-scorer.match_length_weight", "must be in [0,1], got %v", v)

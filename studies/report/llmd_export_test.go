@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/strategies"
 )
 
@@ -30,14 +31,7 @@ func mappingRows(text string) map[string]string {
 // or has no counterpart, and no other. The baseline's names its two BLIS
 // scorers, which are not llm-d's queue-scorer and prefix-cache-scorer.
 func TestMappingNamesEverySettingThatBlocksExactness(t *testing.T) {
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := strategies.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, base := testkit.Builtins(t)
 	for _, tpl := range reg.Templates() {
 		c, err := tpl.Config(base, tpl.Defaults())
 		if err != nil {
