@@ -192,7 +192,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"condition with two parameters", edit("{name: chunk,", "{name: policy2, type: categorical, choices: [fcfs, priority], default: fcfs, knob: preemption.policy}\n  - {name: chunk, when: {policy2: fcfs, age: 1},"),
 			"user/t.yaml: parameters[2].when.age: line 10: a condition names one parameter"},
 		{"every scorer removed", edit("scheduler: priority-fcfs", "routing.weight.kv-utilization: 0"),
-			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: every routing.weight.* is 0"},
+			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: routing: every routing.weight.* is 0; the weighted policy with routing.picker blis needs a scorer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -166,7 +166,7 @@ func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
 		"scheduler: [fcfs]\n":                    "s.yaml: line 1: scheduler: expected a single value",
 		"- scheduler\n":                          "s.yaml: line 1: expected key: value lines",
 		"# nothing\n":                            "s.yaml: no settings",
-		"routing.policy: weighted\nrouting.weight.queue-depth: 0\n": "s.yaml: every routing.weight.* is 0",
+		"routing.policy: weighted\nrouting.weight.queue-depth: 0\n": "s.yaml: routing: every routing.weight.* is 0; the weighted policy with routing.picker blis needs a scorer",
 	} {
 		c := checkBase()
 		_, err := ApplySettings("s.yaml", []byte(text), &c, cat)
