@@ -247,3 +247,12 @@ func BenchmarkRouteSLOScorers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRouteLLMDDefault routes with llm-d's default profile
+// (queue-scorer 2, kv-cache-utilization-scorer 2, prefix-cache-scorer 3 on
+// llm-d's approximate index, max-score-picker) on the workload of
+// BenchmarkRouteWeighted.
+func BenchmarkRouteLLMDDefault(b *testing.B) {
+	benchRoute(b, Config{Policy: "weighted", Picker: "max-score-picker", KVBlockSize: 16, KVBlocksPerInstance: 100000,
+		Scorers: []ScorerWeight{{"queue-scorer", 2}, {"kv-cache-utilization-scorer", 2}, {"prefix-cache-scorer", 3}}}, newWorkload, fillRecords)
+}
