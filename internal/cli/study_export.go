@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"optimize/storage"
+	"optimize/studies"
+	"optimize/studies/report"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
+	var format, out string
+	var pareto, validation, ablation, history bool
+	var trial int
+	cmd := &cobra.Command{
+		Use:   "export NAME",
+		Short: "Export every trial (or the Pareto front, the validation, the ablation) as CSV or JSON, one trial's settings or llm-d configs, or the study for Optuna",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := report.CheckFormat(format); err != nil {
+				return err
+			}
+			settings, optuna := format == report.SettingsFormat, format == report.OptunaFormat
+			llmd := format == report.LLMDFormat
+			if cmd.Flags().Changed("trial") && !settings && !llmd {
+				return fmt.Errorf("--trial: only with --format %s or %s (the other formats export every trial)", report.SettingsFormat, report.LLMDFormat)
+			}
+			if (settings || llmd) && (pareto || validation || ablation || history) {
+				what := map[bool]string{true: "settings", false: "configs"}[settings]
+				return fmt.Errorf("--format %s: one trial's %s (--trial N, else the best); --pareto, --validation, --ablation and --history export csv or json", format, what)
+			}
+			if llmd && (out == "" || out == "-") {
+				return fmt.Errorf("--format %s: give -o DIR, the directory to write %s, %s, %s (if the strategy uses class priority) and %s to",
+					report.LLMDFormat, report.EPPConfigFile, report.VLLMArgsFile, report.ObjectivesFile, report.MappingFile)
+			}
+			if optuna && (pareto || validation || ablation || history) {
+				return fmt.Errorf("--format %s: the whole study as Optuna's journal; --pareto, --validation, --ablation and --history export csv or json", report.OptunaFormat)
+			}
+			return f.withStudy(s, args[0], func(env *studies.Env, row *storage.Study) error {
+				r, err := report.Load(env.Store, env.Registry, row.Name)
+				if err != nil {
+					return studyError(err)
+				}
+				// Everything is built before anything is written: a mistake
+				// leaves no empty or half-written file behind.
+				if llmd {
+					files, err := r.ExportLLMD(trial, cmd.Flags().Changed("trial"))
+					if err != nil {
+						return studyError(err)
+					}
+					return writeFiles(s, out, files)
+				}
+				var buf bytes.Buffer
+				switch {
+				case settings:
+					if err := writeTrialSettings(&buf, r, trial, cmd.Flags().Changed("trial")); err != nil {
+						return err
+					}
+				case optuna:
+					err = r.WriteOptuna(&buf, env.Store)
+				case history:
+					if format != "json" {
+						return fmt.Errorf("--history: only --format json")
+					}
+					err = report.WriteJSON(&buf, r.History())
+				case validation, ablation:
+					kind := map[bool]string{true: "validation", false: "ablation"}[validation]
+					if err := env.LoadEvidence(r); err != nil {
+						return studyError(err)
+					}
+					err = r.ExportEvidence(&buf, kind, format)
+					if errors.Is(err, report.ErrNoEvidence) {
+						return fmt.Errorf("--%s: %v", kind, err)
+					}
+				default:
+					err = r.Export(&buf, format, pareto)
+				}
+				if err == nil {
+					err = r.DetailErr()
+				}
+				if err != nil {
+					return failed(err)
+				}
+				return writeFile(s, out, buf.Bytes())
+			})
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "csv", strings.Join(report.ExportFormats, ", ")+" ("+report.SettingsFormat+": one trial's settings as key: value YAML, which simulate --settings runs again; "+
+		report.OptunaFormat+": the whole study as Optuna's JournalStorage log, which optuna.load_study opens with JournalFileStorage; "+
+		report.LLMDFormat+": one trial as an llm-d EndpointPickerConfig, vLLM arguments, InferenceObjectives and MAPPING.md, in the directory -o names)")
+	cmd.Flags().IntVar(&trial, "trial", 0, "with --format "+report.SettingsFormat+" or "+report.LLMDFormat+": the trial (default: the best)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout); with --format "+report.LLMDFormat+", the directory")
+	cmd.Flags().BoolVar(&pareto, "pareto", false, "only the Pareto-optimal trials among those within the constraints")
+	cmd.Flags().BoolVar(&validation, "validation", false, "the stored validation instead of the trials")
+	cmd.Flags().BoolVar(&ablation, "ablation", false, "the stored ablation instead of the trials")
+	cmd.Flags().BoolVar(&history, "history", false, "per trial: objectives, score, best so far, feasibility; and the hypervolume so far")
+	cmd.MarkFlagsMutuallyExclusive("pareto", "validation", "ablation", "history")
+	return cmd
+}
