@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"optimize/storage"
-	"optimize/studies"
-	"optimize/studies/report"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"optimize/storage"
+	"optimize/studies"
+	"optimize/studies/report"
 )
 
 func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
