@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,40 @@ type settingJSON struct {
 	Component string      `json:"component"`
 	Active    string      `json:"active"`
 	Doc       string      `json:"doc"`
+	// Production is the setting's llm-d or vLLM counterpart, from the
+	// settings table's production column (what study export --format
+	// llm-d writes and MAPPING.md reports).
+	Production productionJSON `json:"production"`
+}
+
+type productionJSON struct {
+	System   string `json:"system,omitempty"` // llm-d, vllm, or none
+	Name     string `json:"name,omitempty"`   // plugin type or vLLM argument
+	Param    string `json:"param,omitempty"`  // plugin parameter, or weight
+	Fidelity string `json:"fidelity"`         // exact, approximated, no counterpart, world
+	Note     string `json:"note,omitempty"`
+}
+
+// productionText is the counterpart in a few words, e.g. "vllm
+// --max-num-seqs (exact)" or "llm-d queue-scorer weight (exact)".
+func productionText(c strategies.Counterpart) string {
+	if c.System == "" {
+		return c.Fidelity.String()
+	}
+	words := c.System
+	for _, w := range []string{c.Name, c.Param} {
+		if w != "" && !strings.HasSuffix(words, " "+w) {
+			words += " " + w
+		}
+	}
+	if len(c.Values) == 0 {
+		return words + " (" + c.Fidelity.String() + ")"
+	}
+	by := make([]string, len(c.Values))
+	for i, v := range c.Values {
+		by[i] = v.Value + ": " + v.Fidelity.String()
+	}
+	return words + " (" + strings.Join(by, ", ") + ")"
 }
 
 func newKnobsCommand(s Streams) *cobra.Command {
@@ -34,8 +69,10 @@ func newKnobsCommand(s Streams) *cobra.Command {
 		Long: `List every simulator setting from the one settings table: its key (as
 templates, --param's knobs and simulate --set name it), the simulate flag
 that sets it, the values it accepts, its default, the component an
-ablation reverts it with, and when it has an effect given the other
-settings. --model, --hardware and --tp choose a latency profile, which
+ablation reverts it with, its production counterpart (the llm-d
+plugin parameter or vLLM argument, and whether it carries over exactly,
+approximately, not at all, or is the world), and when it has an effect
+given the other settings. --model, --hardware and --tp choose a latency profile, which
 sets latency.* and kv.total_blocks.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -56,7 +93,9 @@ func settingsJSON() []settingJSON {
 	var out []settingJSON
 	for _, k := range strategies.Settings() {
 		row := settingJSON{Key: k.Key, Flag: k.FlagText(), Kind: string(k.Kind), Default: k.Default(), Unit: k.Unit,
-			Component: k.Component, Active: k.Active.Describe(), Doc: k.Doc}
+			Component: k.Component, Active: k.Active.Describe(), Doc: k.Doc,
+			Production: productionJSON{System: k.Production.System, Name: k.Production.Name, Param: k.Production.Param,
+				Fidelity: k.Production.Fidelity.String(), Note: k.Production.Note}}
 		if k.Kind == search.Categorical {
 			row.Choices = k.Choices
 		} else {
@@ -69,9 +108,10 @@ func settingsJSON() []settingJSON {
 
 func writeSettings(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tFLAG\tVALUES\tDEFAULT\tCOMPONENT\tHAS AN EFFECT")
+	fmt.Fprintln(tw, "KEY\tFLAG\tVALUES\tDEFAULT\tCOMPONENT\tPRODUCTION\tHAS AN EFFECT")
 	for _, k := range strategies.Settings() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Key, k.FlagText(), k.ValuesText(), k.Default(), k.Component, k.Active.Describe())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Key, k.FlagText(), k.ValuesText(), k.Default(), k.Component,
+			productionText(k.Production), k.Active.Describe())
 	}
 	return tw.Flush()
 }

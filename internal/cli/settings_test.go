@@ -126,6 +126,17 @@ func TestKnobsListsEverySettingAndFlag(t *testing.T) {
 		if r["range"] == nil && r["choices"] == nil {
 			t.Errorf("%v: neither range nor choices", r["key"])
 		}
+		// Every row states its production counterpart (the column the
+		// llm-d export reads): a fidelity, and a system unless it is none
+		// or the world.
+		prod, _ := r["production"].(map[string]any)
+		fid, _ := prod["fidelity"].(string)
+		if sys, _ := prod["system"].(string); fid == "" || (sys == "" && fid != "no counterpart" && fid != "world") {
+			t.Errorf("%v: production %v", r["key"], prod)
+		}
+		if r["key"] == "batch.max_num_running_reqs" && (prod["name"] != "--max-num-seqs" || fid != "exact") {
+			t.Errorf("batch.max_num_running_reqs: production %v, want vLLM's --max-num-seqs, exact", prod)
+		}
 		flag, _ := r["flag"].(string)
 		flags[strings.Fields(flag)[0]] = true
 	}
