@@ -199,4 +199,3 @@ func TestPlainStudyStoresNoScenarios(t *testing.T) {
 		t.Fatalf("per-scenario table %+v (%v) for a plain study", rj, err)
 	}
 }
-
