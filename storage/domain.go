@@ -35,7 +35,38 @@ type Study struct {
 	// with instead of the baseline template, in the order applied; nil
 	// for a template baseline.
 	BaselineFrom []ConfigFile
-	CreatedAt    time.Time
+	// Robust is a robust study's scenarios and their baselines; nil for a
+	// study of one scenario.
+	Robust    *Robust
+	CreatedAt time.Time
+}
+
+// Robust is what a robust study runs every trial in — regimes × worlds,
+// as strategies.Robust names them — with the baseline of every scenario
+// but the first (whose baseline is the study's Baseline).
+type Robust struct {
+	Regimes   []string           `json:"regimes"`
+	Worlds    []string           `json:"worlds,omitempty"`
+	Aggregate string             `json:"aggregate"`
+	Baselines []ScenarioBaseline `json:"baselines"`
+}
+
+// ScenarioBaseline is the baseline in one scenario of a robust study: its
+// mean over the seeds and each seed's run, in the study's seed order.
+type ScenarioBaseline struct {
+	Scenario string            `json:"scenario"`
+	Mean     metrics.Summary   `json:"mean"`
+	PerSeed  []metrics.Summary `json:"per_seed"`
+}
+
+// Baseline finds scenario's baseline; nil when r has none of that name.
+func (r *Robust) Baseline(scenario string) *ScenarioBaseline {
+	for i := range r.Baselines {
+		if r.Baselines[i].Scenario == scenario {
+			return &r.Baselines[i]
+		}
+	}
+	return nil
 }
 
 // ConfigFile is a production config a study keeps: its kind (as
@@ -73,10 +104,12 @@ type Trial struct {
 	FinishedAt  *time.Time // nil while running
 }
 
-// SeedRun is one trial's metrics on one seed.
+// SeedRun is one trial's metrics on one seed, in one scenario of a
+// robust study ("": the reference scenario, every run of other studies).
 type SeedRun struct {
-	Seed    int64
-	Metrics metrics.Summary
+	Seed     int64
+	Metrics  metrics.Summary
+	Scenario string
 }
 
 // row encodes a study for its table.
@@ -99,6 +132,12 @@ func (st *Study) row() (*studyRow, error) {
 			return nil, fmt.Errorf("world: %v", err)
 		}
 	}
+	var robust string
+	if st.Robust != nil {
+		if robust, err = encodeMetrics(st.Robust); err != nil {
+			return nil, fmt.Errorf("robust scenarios: %v", err)
+		}
+	}
 	var from []byte
 	if st.BaselineFrom != nil {
 		if from, err = json.Marshal(st.BaselineFrom); err != nil {
@@ -107,7 +146,7 @@ func (st *Study) row() (*studyRow, error) {
 	}
 	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
 		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
-		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), CreatedAt: st.CreatedAt}, nil
+		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), Robust: robust, CreatedAt: st.CreatedAt}, nil
 }
 
 // study decodes a study's row.
@@ -132,6 +171,12 @@ func (r *studyRow) study() (Study, error) {
 	if r.BaselineFrom != "" {
 		if err := json.Unmarshal([]byte(r.BaselineFrom), &st.BaselineFrom); err != nil {
 			return st, fmt.Errorf("study %s: baseline configs: %v", r.Name, err)
+		}
+	}
+	if r.Robust != "" {
+		st.Robust = new(Robust)
+		if err := json.Unmarshal([]byte(r.Robust), st.Robust); err != nil {
+			return st, fmt.Errorf("study %s: robust scenarios: %v", r.Name, err)
 		}
 	}
 	return st, nil

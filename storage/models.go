@@ -28,7 +28,11 @@ type studyRow struct {
 	// template baseline, in rows written before it existed, and in
 	// databases not migrated since.
 	BaselineFrom string `gorm:"type:text"`
-	CreatedAt    time.Time
+	// Robust is a robust study's scenarios and their baselines (JSON
+	// Robust): empty for a study of one scenario, in rows written before
+	// it existed, and in databases not migrated since.
+	Robust    string `gorm:"type:text"`
+	CreatedAt time.Time
 }
 
 // Trial states.
@@ -81,4 +85,8 @@ type trialSeedRow struct {
 	TrialID uint   `gorm:"not null;index"`
 	Seed    int64  `gorm:"not null"`
 	Metrics string `gorm:"type:text;not null"` // JSON metrics.Summary
+	// Scenario is the robust study's scenario the run is of (Robust), ""
+	// for the study's reference scenario: every row of a study of one
+	// scenario, and every row written before robust studies existed.
+	Scenario string `gorm:"size:255;not null;default:''"`
 }

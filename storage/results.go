@@ -67,6 +67,16 @@ type Outcome struct {
 	Mean       metrics.Summary
 	Seeds      []int64
 	PerSeed    []metrics.Summary
+	// Scenarios are a robust study's runs in its other scenarios, each on
+	// Seeds (PerSeed is its reference scenario's); nil for other studies.
+	Scenarios []ScenarioRuns
+}
+
+// ScenarioRuns is a trial's runs in one scenario of a robust study, one
+// per seed in the study's seed order.
+type ScenarioRuns struct {
+	Scenario string
+	PerSeed  []metrics.Summary
 }
 
 // Complete stores a finished trial with its per-seed metrics in one
@@ -117,13 +127,21 @@ func (s *Store) complete(tx *gorm.DB, t *Trial, o Outcome) error {
 		}
 		set["violations"], set["violation"] = EncodeFloats(o.Violations), total
 	}
-	rows := make([]trialSeedRow, len(o.Seeds))
-	for i, seed := range o.Seeds {
-		js, err := encodeMetrics(o.PerSeed[i])
-		if err != nil {
-			return fmt.Errorf("trial %d: seed %d: metrics: %v", t.Number, seed, err)
+	var rows []trialSeedRow
+	for _, sc := range append([]ScenarioRuns{{PerSeed: o.PerSeed}}, o.Scenarios...) {
+		if len(sc.PerSeed) != len(o.Seeds) {
+			return fmt.Errorf("trial %d: scenario %s: %d per-seed results for %d seeds", t.Number, sc.Scenario, len(sc.PerSeed), len(o.Seeds))
 		}
-		rows[i] = trialSeedRow{TrialID: t.ID, Seed: seed, Metrics: js}
+		if sc.Scenario != "" && !cols.scenario {
+			return fmt.Errorf("trial %d: the database has no scenario column: run `study create` or `study resume` once to migrate it", t.Number)
+		}
+		for i, seed := range o.Seeds {
+			js, err := encodeMetrics(sc.PerSeed[i])
+			if err != nil {
+				return fmt.Errorf("trial %d: seed %d: metrics: %v", t.Number, seed, err)
+			}
+			rows = append(rows, trialSeedRow{TrialID: t.ID, Seed: seed, Metrics: js, Scenario: sc.Scenario})
+		}
 	}
 	res := tx.Model(&trialRow{}).Where("id = ? AND state = ?", t.ID, TrialRunning).Updates(set)
 	if res.Error != nil {
@@ -134,6 +152,9 @@ func (s *Store) complete(tx *gorm.DB, t *Trial, o Outcome) error {
 	}
 	if len(rows) == 0 {
 		return nil
+	}
+	if !cols.scenario {
+		tx = tx.Omit("scenario")
 	}
 	return tx.Create(&rows).Error
 }

@@ -39,6 +39,9 @@ func (s *Store) studyQuery() (*gorm.DB, error) {
 	if !later.baselineFrom {
 		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "baseline_from" })
 	}
+	if !later.robust {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "robust" })
+	}
 	return s.db.Select(cols), nil
 }
 
@@ -219,13 +222,30 @@ func (s *Store) TrialMetrics(trialID uint) (metrics.Summary, error) {
 }
 
 // SeedMetrics returns one trial's metrics on each seed, in the order they
-// were stored (the study's seed order).
+// were stored (the study's seed order), in the study's reference scenario.
 func (s *Store) SeedMetrics(trialID uint) ([]SeedRun, error) {
+	runs, err := s.ScenarioMetrics(trialID)
+	return slices.DeleteFunc(runs, func(r SeedRun) bool { return r.Scenario != "" }), err
+}
+
+// ScenarioMetrics returns one trial's metrics on each seed in every
+// scenario of a robust study (SeedRun.Scenario), in the order stored.
+func (s *Store) ScenarioMetrics(trialID uint) ([]SeedRun, error) {
 	var rows []trialSeedRow
-	if err := s.db.Where("trial_id = ?", trialID).Order("id").Find(&rows).Error; err != nil {
+	if err := s.seedQuery().Where("trial_id = ?", trialID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("storage %s: per-seed metrics: %s", s.Label, oneLine(err))
 	}
 	return seedRuns(rows)
+}
+
+// seedQuery selects the per-seed rows' columns the database has, by name
+// (as studyQuery): the scenario only once a migration has added it.
+func (s *Store) seedQuery() *gorm.DB {
+	cols := []string{"id", "trial_id", "seed", "metrics"}
+	if s.columns().scenario {
+		cols = append(cols, "scenario")
+	}
+	return s.db.Select(cols)
 }
 
 func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
@@ -235,7 +255,7 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: metrics: %v", r.Seed, err)
 		}
-		out[i] = SeedRun{Seed: r.Seed, Metrics: m}
+		out[i] = SeedRun{Seed: r.Seed, Metrics: m, Scenario: r.Scenario}
 	}
 	return out, nil
 }
@@ -245,7 +265,7 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 // baseline configs): one
 // migrated before they existed has not, and workers do not migrate
 // (concurrent migrations race).
-type laterColumns struct{ seedRanges, violation, world, baselineFrom bool }
+type laterColumns struct{ seedRanges, violation, world, baselineFrom, robust, scenario bool }
 
 // columns is asked of the database once per store, and again after a
 // Migrate (which may add them; another goroutine may be reading them).
@@ -255,7 +275,8 @@ func (s *Store) columns() laterColumns {
 	if s.cols == nil {
 		m := s.db.Migrator()
 		s.cols = &laterColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation"),
-			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from")}
+			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from"),
+			robust: m.HasColumn(&studyRow{}, "robust"), scenario: m.HasColumn(&trialSeedRow{}, "scenario")}
 	}
 	return *s.cols
 }
@@ -274,17 +295,19 @@ func (c laterColumns) omitted() []string {
 }
 
 // StudySeedMetrics returns every trial's per-seed metrics of a study, by
-// trial id.
+// trial id, in the study's reference scenario.
 func (s *Store) StudySeedMetrics(studyID uint) (map[uint][]SeedRun, error) {
 	var rows []trialSeedRow
-	err := s.db.Where("trial_id IN (?)", s.db.Model(&trialRow{}).Select("id").Where("study_id = ?", studyID)).
+	err := s.seedQuery().Where("trial_id IN (?)", s.db.Model(&trialRow{}).Select("id").Where("study_id = ?", studyID)).
 		Order("id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: per-seed metrics: %s", s.Label, oneLine(err))
 	}
 	byTrial := make(map[uint][]trialSeedRow)
 	for _, r := range rows {
-		byTrial[r.TrialID] = append(byTrial[r.TrialID], r)
+		if r.Scenario == "" { // the reference scenario's, as SeedMetrics
+			byTrial[r.TrialID] = append(byTrial[r.TrialID], r)
+		}
 	}
 	out := make(map[uint][]SeedRun, len(byTrial))
 	for id, rows := range byTrial {

@@ -20,7 +20,7 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler"}
+	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate"}
 	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
 	objectiveKeys  = []string{"name", "metric", "direction"}
 	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min", "max"}
@@ -37,6 +37,7 @@ type rawTemplate struct {
 	objectives                                 []Objective
 	constraints                                []rawConstraint
 	regimes                                    []string
+	robust                                     Robust
 	// Which inheritable sections the file sets itself.
 	hasObjectives, hasConstraints, hasRegimes bool
 }
@@ -213,6 +214,18 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 				t.regimes = append(t.regimes, s)
 				return err
 			})
+		case "robust_regimes", "robust_worlds":
+			list := &t.robust.Regimes
+			if key == "robust_worlds" {
+				list = &t.robust.Worlds
+			}
+			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {
+				s, err := p.scalar(item, path)
+				*list = append(*list, s)
+				return err
+			})
+		case "robust_aggregate":
+			t.robust.Aggregate, err = p.scalar(v, path)
 		case "constraints":
 			t.hasConstraints = true
 			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {

@@ -163,6 +163,10 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 			t.Regimes = append(t.Regimes, name)
 		}
 	}
+	t.Robust = raw.robust
+	if err := CheckRobust(&t.Robust, [3]string{"robust_regimes", "robust_worlds", "robust_aggregate"}); err != nil {
+		return nil, errtext.New(file, "", "%v", err)
+	}
 	if raw.sampler != "" {
 		if _, err := search.ParseMethod(raw.sampler); err != nil {
 			return nil, errtext.New(file, "sampler", "%v", err)

@@ -118,6 +118,11 @@ type Template struct {
 	// Regimes are the operating points `study validate --regimes` checks
 	// by default (names of built-in regimes).
 	Regimes []string
+	// Robust is what a study of this template runs every trial in unless
+	// study create says otherwise: robust_regimes × robust_worlds,
+	// aggregated by robust_aggregate (none: the study's own scenario).
+	// Not inherited, like Sampler: it multiplies a study's cost.
+	Robust Robust
 	// Sampler is the --sampler a study of this template gets when none is
 	// given ("" for the default by objective count). Not inherited: it was
 	// chosen by measurement on this template's own space.

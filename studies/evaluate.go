@@ -24,6 +24,13 @@ type evaluator struct {
 	baseline *metrics.Summary // nil while the baseline itself is evaluated
 	// workloads is every seed's workload, drawn once for all the trials.
 	workloads workloadCache
+	// scenario is the regime and world of a robust study this evaluator
+	// runs (its regime is in wl already); the zero Scenario for others.
+	scenario strategies.Scenario
+	// others are a robust study's evaluators of its other scenarios (ev is
+	// its first, the reference), aggregated by aggregate; nil otherwise.
+	others    []*evaluator
+	aggregate string
 }
 
 // run simulates values on every seed in parallel; results keep seed order.
@@ -96,7 +103,7 @@ func (ev *evaluator) config(values []search.Value) (cluster.Config, error) {
 		return c, err
 	}
 	ev.wl.ApplyConfig(&c)
-	return c, nil
+	return c, ev.scenario.ApplyWorld(&c)
 }
 
 // objectives reads the template's objectives from a mean summary.

@@ -14,7 +14,6 @@ import (
 	"github.com/c-bata/goptuna"
 
 	"optimize/search"
-	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/studies/report"
 )
@@ -118,19 +117,16 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		return errors.Join(fmt.Errorf("trial %d: propose: %v", t.Number, err), e.Store.Release(t))
 	}
 	stop := e.heartbeat(t)
-	mean, perSeed, judged, err := e.evaluate(ev, values)
+	res, err := e.evaluate(ev, values)
 	stop()
 	if err != nil {
 		release := func(st goptuna.Storage, _ int, _ []float64) error { return e.Store.ReleaseIn(st, t) }
 		return errors.Join(fmt.Errorf("trial %d: %v", t.Number, err), smp.FailWith(gid, release))
 	}
-	ranges := make([][2]float64, len(ev.tpl.Objectives))
-	for k, o := range ev.tpl.Objectives {
-		sp := report.Spread(perSeed, o.Metric)
-		ranges[k] = [2]float64{sp.Min, sp.Max}
-	}
+	judged := res.judged
 	out := storage.Outcome{Score: judged.Score(search.DefaultViolationWeight), Objectives: judged.Objectives,
-		Violations: judged.Violations, Violation: judged.Violation(), Ranges: ranges, Mean: mean, Seeds: ev.seeds, PerSeed: perSeed}
+		Violations: judged.Violations, Violation: judged.Violation(), Ranges: res.ranges, Mean: res.mean, Seeds: ev.seeds,
+		PerSeed: res.perSeed, Scenarios: res.scenarios}
 	complete := func(st goptuna.Storage, _ int, _ []float64) error { return e.Store.CompleteIn(st, t, out) }
 	err = smp.TellObjectivesWith(gid, judged, complete)
 	if errors.Is(err, storage.ErrLeaseLost) {
@@ -152,18 +148,28 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 }
 
 // evaluate runs values on every seed and judges the mean against the
-// baseline.
-func (e *Env) evaluate(ev *evaluator, values []search.Value) (metrics.Summary, []metrics.Summary, search.Evaluation, error) {
+// baseline; in a robust study, in every scenario, judged by the aggregate.
+func (e *Env) evaluate(ev *evaluator, values []search.Value) (trialRuns, error) {
+	var t trialRuns
 	cfg, err := ev.config(values)
 	if err != nil {
-		return metrics.Summary{}, nil, search.Evaluation{}, err
+		return t, err
 	}
-	mean, perSeed, err := ev.run(cfg)
-	if err != nil {
-		return metrics.Summary{}, nil, search.Evaluation{}, err
+	if t.mean, t.perSeed, err = ev.run(cfg); err != nil {
+		return t, err
 	}
-	judged, err := ev.judge(&mean)
-	return mean, perSeed, judged, err
+	if t.judged, err = ev.judge(&t.mean); err != nil {
+		return t, err
+	}
+	if ev.others != nil {
+		return t, ev.evaluateOthers(values, &t)
+	}
+	t.ranges = make([][2]float64, len(ev.tpl.Objectives))
+	for k, o := range ev.tpl.Objectives {
+		sp := report.Spread(t.perSeed, o.Metric)
+		t.ranges[k] = [2]float64{sp.Min, sp.Max}
+	}
+	return t, nil
 }
 
 // heartbeat renews t's lease until the returned stop is called.

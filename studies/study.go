@@ -71,6 +71,10 @@ type CreateOptions struct {
 	// BaselineFrom are production configs the baseline runs with instead
 	// of the baseline template (strategies.ProductionKinds), or nil.
 	BaselineFrom []storage.ConfigFile
+	// Robust runs every trial in these regimes × worlds (--regime,
+	// --worlds, --aggregate); the zero value takes the template's
+	// (Template.Robust), none there is a study of one scenario.
+	Robust strategies.Robust
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -112,6 +116,19 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 		return report.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
 	o.Workload = wl
+	if !o.Robust.Active() {
+		aggregate := o.Robust.Aggregate
+		o.Robust = tpl.Robust
+		if aggregate != "" && !o.Robust.Active() {
+			return report.Usage("--aggregate: a study of one scenario has nothing to aggregate: give --regime or --worlds too")
+		}
+		if aggregate != "" {
+			o.Robust.Aggregate = aggregate
+		}
+	}
+	if err := strategies.CheckRobust(&o.Robust, [3]string{"--regime", "--worlds", "--aggregate"}); err != nil {
+		return report.UsageError{Err: err}
+	}
 	return checkBaselineFrom(o.BaselineFrom)
 }
 
@@ -179,6 +196,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
 		BaselineFrom: o.BaselineFrom,
 	}
+	row.Robust = robustRecord(o.Robust)
 	var from *report.Report
 	if o.From != "" {
 		var err error
@@ -195,6 +213,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	}
 	fmt.Fprintf(e.Progress, "study %s: template %s, workload %s, seeds %v, %d trials, %s sampler\n",
 		o.Name, tpl.Name, o.Workload, o.Seeds, o.Trials, o.Sampler)
+	if cost := robustCost(row, o.Trials); cost != "" {
+		fmt.Fprintln(e.Progress, cost)
+	}
 	if tw := report.TraceWindowsOf(o.Workload, o.Seeds); tw != nil {
 		tw.WriteText(e.Progress)
 		fmt.Fprintln(e.Progress)
@@ -256,6 +277,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--sampler-seed", row.SamplerSeed, o.SamplerSeed},
 		{"--from", row.WarmFrom, o.From},
 		{"--baseline-epp/--baseline-vllm-args", BaselineSource(row.BaselineFrom), BaselineSource(o.BaselineFrom)},
+		{"--regime/--worlds/--aggregate", robustText(row.Robust), robustText(robustRecord(o.Robust))},
 	} {
 		if d.have != d.ask {
 			return nil, report.Usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
@@ -283,6 +305,9 @@ func (e *Env) runBaseline(ev *evaluator, row *storage.Study) error {
 		return fmt.Errorf("baseline: %v", err)
 	}
 	row.Baseline, row.BaselineSeeds = mean, perSeed
+	if row.Robust != nil {
+		return e.scenarioBaselines(ev, row)
+	}
 	return nil
 }
 
@@ -300,6 +325,7 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if len(row.BaselineSeeds) > 0 { // measured (not while Create runs it)
 		ev.baseline = &row.Baseline
 	}
+	robustEvaluators(row, ev, wl)
 	return ev, nil
 }
 

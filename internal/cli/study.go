@@ -17,6 +17,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/latency"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
@@ -240,6 +241,9 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
 	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "the baseline runs this llm-d EndpointPickerConfig (as simulate --epp-config reads it) instead of the baseline template's routing and admission; the study keeps its text")
+	cmd.Flags().StringSliceVar(&o.Robust.Regimes, "regime", nil, "robust study: run every trial in each of these regimes ("+strings.Join(strategies.RobustRegimeNames(), ", ")+"; "+strategies.BaseRegime+" = the workload's own operating point) and score it by its ratios to the baseline in each; costs trials × regimes × worlds × seeds simulations (default: the template's robust_regimes)")
+	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "robust study: run every trial in each of these worlds (latency models: "+strings.Join(latency.Kinds(), ", ")+"), each regime in each (default: the template's robust_worlds, else the study's own world)")
+	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "robust study: how the scenarios' ratios to their baselines make the score: "+strings.Join(strategies.Aggregates(), " (default) or ")+"; every constraint must hold in every scenario (its shortfall is the largest over them)")
 	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")
 	f.bindRunFlags(cmd, true)
 	return cmd

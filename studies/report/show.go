@@ -49,6 +49,9 @@ type ShowJSON struct {
 	EvidenceRuns  []EvidenceRun `json:"evidence_runs,omitempty"`
 	// TraceWindows is the windows of a study on a replayed trace.
 	TraceWindows *TraceWindows `json:"trace_windows,omitempty"`
+	// Robust is a robust study's best trial in each of its scenarios
+	// (absent for a study of one scenario).
+	Robust *RobustJSON `json:"robust,omitempty"`
 }
 
 // BestJSON is the best trial with its deltas against the baseline and,
@@ -114,6 +117,7 @@ func (r *Report) JSON() ShowJSON {
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
 		}
 		out.Best.World = r.trialWorldJSON(b)
+		out.Robust, _ = r.Robust(b) // an unreadable table is said by the text report
 		out.Best.Settings, _ = r.TrialSettings(b)
 	}
 	for _, i := range r.Pareto {
@@ -238,6 +242,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	if s := r.ViolationSentence(best); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	r.writeRobust(w, best)
 	if r.TunesWorld() {
 		fmt.Fprintf(w, "trial %d's world: %s\n", best.Number, r.TrialWorld(best))
 	}

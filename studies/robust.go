@@ -1,0 +1,234 @@
+package studies
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"optimize/search"
+	"optimize/simcore/metrics"
+	"optimize/storage"
+	"optimize/strategies"
+)
+
+// A robust study (strategies.Robust) runs every trial in each of its
+// scenarios — regimes × worlds — on every seed: trials × regimes × worlds
+// × seeds simulations. Each scenario has its own baseline, run once at
+// create; a trial is judged in each against that scenario's baseline,
+// and its stored evaluation is the aggregate:
+//
+//   - each objective's ratio to the baseline (smaller is better) is the
+//     worst scenario's (the largest ratio) or, with --aggregate mean, the
+//     mean of the scenarios' ratios;
+//   - each constraint's shortfall is the largest over the scenarios, so a
+//     constraint missed in one scenario makes the trial infeasible;
+//   - the stored objectives are the reference scenario's baseline values
+//     times the aggregate ratios (divided, for a maximised objective), so
+//     that every ratio a report takes to the study's baseline is the
+//     aggregate. (A reference baseline of 0 cannot carry a ratio: such an
+//     objective reads as the baseline's.)
+//
+// The sampler, storage and resume see one trial; its runs in the other
+// scenarios are stored beside its per-seed runs, keyed by scenario.
+
+// robustStudy returns the strategies.Robust a study row records, and
+// whether it is robust.
+func robustStudy(row *storage.Study) (strategies.Robust, bool) {
+	if row.Robust == nil {
+		return strategies.Robust{}, false
+	}
+	return strategies.Robust{Regimes: row.Robust.Regimes, Worlds: row.Robust.Worlds, Aggregate: row.Robust.Aggregate}, true
+}
+
+// robustEvaluators makes ev the evaluator of row's reference scenario and
+// gives it one for each other scenario, with their baselines once
+// measured.
+func robustEvaluators(row *storage.Study, ev *evaluator, wl *strategies.Workload) {
+	rb, ok := robustStudy(row)
+	if !ok {
+		return
+	}
+	scs := rb.Scenarios()
+	ev.aggregate = rb.Aggregate
+	for i, sc := range scs {
+		sev := ev
+		if i > 0 {
+			sev = &evaluator{tpl: ev.tpl, base: ev.base, seeds: ev.seeds}
+			ev.others = append(ev.others, sev)
+			if b := row.Robust.Baseline(sc.Key()); b != nil {
+				sev.baseline = &b.Mean
+			}
+		}
+		sev.scenario, sev.wl = sc, sc.Workload(wl).OnSeeds(row.Seeds)
+	}
+}
+
+// scenarioBaselines runs the baseline in each of a robust study's other
+// scenarios, into row.Robust.
+func (e *Env) scenarioBaselines(ev *evaluator, row *storage.Study) error {
+	row.Robust.Baselines = nil
+	for _, sev := range ev.others {
+		studyCfg, err := sev.config(sev.tpl.Defaults())
+		if err != nil {
+			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+		}
+		cfg, err := baselineConfig(e.Registry, studyCfg, e.Base, row.BaselineFrom)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+		}
+		mean, perSeed, err := sev.run(cfg)
+		if err != nil {
+			return fmt.Errorf("baseline in scenario %s: %v", sev.scenario.Key(), err)
+		}
+		row.Robust.Baselines = append(row.Robust.Baselines, storage.ScenarioBaseline{Scenario: sev.scenario.Key(), Mean: mean, PerSeed: perSeed})
+		sev.baseline = &row.Robust.Baselines[len(row.Robust.Baselines)-1].Mean
+	}
+	return nil
+}
+
+// trialRuns is what evaluating a trial gives: its reference scenario's
+// mean and per-seed runs, its runs in the other scenarios, its aggregate
+// judgement and each objective's range over the seeds.
+type trialRuns struct {
+	mean      metrics.Summary
+	perSeed   []metrics.Summary
+	scenarios []storage.ScenarioRuns
+	judged    search.Evaluation
+	ranges    [][2]float64
+}
+
+// evaluateOthers runs values in ev's other scenarios and aggregates the
+// judgements (the reference scenario's is t.judged) into t.
+func (ev *evaluator) evaluateOthers(values []search.Value, t *trialRuns) error {
+	all := []search.Evaluation{t.judged}
+	perSeed := [][]metrics.Summary{t.perSeed}
+	baselines := []*metrics.Summary{ev.baseline}
+	for _, sev := range ev.others {
+		cfg, err := sev.config(values)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+		}
+		mean, runs, err := sev.run(cfg)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+		}
+		judged, err := sev.judge(&mean)
+		if err != nil {
+			return err
+		}
+		all = append(all, judged)
+		perSeed = append(perSeed, runs)
+		baselines = append(baselines, sev.baseline)
+		t.scenarios = append(t.scenarios, storage.ScenarioRuns{Scenario: sev.scenario.Key(), PerSeed: runs})
+	}
+	t.judged = ev.combine(all)
+	// Each seed's aggregate, judged as the means are (against each
+	// scenario's mean baseline), gives the objectives' ranges.
+	t.ranges = make([][2]float64, len(ev.tpl.Objectives))
+	for k := range t.ranges {
+		t.ranges[k] = [2]float64{math.Inf(1), math.Inf(-1)}
+	}
+	for i := range ev.seeds {
+		seedAll := make([]search.Evaluation, len(perSeed))
+		for s := range perSeed {
+			var err error
+			if seedAll[s], err = ev.tpl.Judge(baselines[s], &perSeed[s][i]); err != nil {
+				return err
+			}
+		}
+		for k, v := range ev.combine(seedAll).Objectives {
+			t.ranges[k] = [2]float64{min(t.ranges[k][0], v), max(t.ranges[k][1], v)}
+		}
+	}
+	return nil
+}
+
+// combine aggregates a trial's judgements in every scenario, the
+// reference first (see the top of this file).
+func (ev *evaluator) combine(all []search.Evaluation) search.Evaluation {
+	n := len(ev.tpl.Objectives)
+	out := search.Evaluation{Objectives: make([]float64, n), Ratios: make([]float64, n), Primary: ev.tpl.Primary,
+		Violations: make([]float64, len(ev.tpl.Constraints))}
+	for k, o := range ev.tpl.Objectives {
+		ratios := make([]float64, len(all))
+		for s := range all {
+			ratios[s] = all[s].Ratios[k]
+		}
+		r := aggregateRatios(ratios, ev.aggregate)
+		b, _ := strategies.Metric(ev.baseline, o.Metric)
+		out.Ratios[k] = r
+		out.Objectives[k] = b * r
+		if !o.Minimize {
+			out.Objectives[k] = b / r
+		}
+	}
+	for c := range out.Violations {
+		for s := range all {
+			v := all[s].Violations[c]
+			if math.IsNaN(v) || math.IsNaN(out.Violations[c]) {
+				out.Violations[c] = math.NaN()
+				continue
+			}
+			out.Violations[c] = max(out.Violations[c], v)
+		}
+	}
+	return out
+}
+
+// aggregateRatios is the worst (largest) of ratios, or their mean.
+func aggregateRatios(ratios []float64, aggregate string) float64 {
+	if aggregate == strategies.AggregateMean {
+		sum := 0.0
+		for _, r := range ratios {
+			sum += r
+		}
+		return sum / float64(len(ratios))
+	}
+	worst := math.Inf(-1)
+	for _, r := range ratios {
+		worst = max(worst, r)
+	}
+	return worst
+}
+
+// scenarioKeys lists a robust study's scenario keys, the reference first;
+// nil for another study.
+func scenarioKeys(row *storage.Study) []string {
+	rb, ok := robustStudy(row)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, sc := range rb.Scenarios() {
+		keys = append(keys, sc.Key())
+	}
+	return keys
+}
+
+// robustCost says what a robust study costs, for create's progress line.
+func robustCost(row *storage.Study, trials int) string {
+	keys := scenarioKeys(row)
+	if keys == nil {
+		return ""
+	}
+	return fmt.Sprintf("robust over %d scenarios (%s, %s ratio): %d trials × %d scenarios × %d seeds = %d simulations",
+		len(keys), strings.Join(keys, ", "), row.Robust.Aggregate, trials, len(keys), len(row.Seeds), trials*len(keys)*len(row.Seeds))
+}
+
+// robustRecord is the record of r a study row keeps; nil when r is not
+// active.
+func robustRecord(r strategies.Robust) *storage.Robust {
+	if !r.Active() {
+		return nil
+	}
+	return &storage.Robust{Regimes: r.Regimes, Worlds: r.Worlds, Aggregate: r.Aggregate}
+}
+
+// robustText names a robust study's scenarios and aggregate, "none" for
+// another study, so that create --if-absent can compare them.
+func robustText(r *storage.Robust) string {
+	if r == nil {
+		return "none"
+	}
+	return fmt.Sprintf("regimes %v worlds %v aggregate %s", r.Regimes, r.Worlds, r.Aggregate)
+}
