@@ -122,7 +122,7 @@ func (e *Env) ablationPlan(r *report.Report, req ablationRequest) (*plan, []abla
 		return nil, nil, err
 	}
 	wl = wl.OnSeeds(r.Seeds) // a split trace: the study's own windows
-	cand, base, err := e.configs(r, wl, r.ByNumber(req.Trial).Params)
+	cand, base, err := e.configs(r, wl, r.ByNumber(req.Trial).Params, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -196,6 +196,9 @@ func evidenceRun(q storage.EvidenceRequest) (report.EvidenceRun, error) {
 			return run, err
 		}
 		run.Kind, run.Trials, run.Seeds, run.Regimes = req.kind(), req.Trials, req.Seeds, req.Regimes
+		for _, w := range req.Worlds {
+			run.Worlds = append(run.Worlds, w.String())
+		}
 	case requestAblation:
 		var req ablationRequest
 		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {

@@ -28,6 +28,9 @@ type ValidateOptions struct {
 	// window of the trace's second half); such a study takes no Seeds.
 	Windows []int64
 	Regimes []string
+	// Worlds are other worlds to validate in, at the study's operating
+	// point, instead of the study's own (exclusive with Regimes).
+	Worlds []WorldChange
 }
 
 // validationRequest is what a validation ran, as stored with the study.
@@ -39,12 +42,16 @@ type validationRequest struct {
 	Trials  []int    `json:"trials"`
 	Regimes []string `json:"regimes"`
 	Pareto  bool     `json:"pareto,omitempty"`
+	// Worlds are the other worlds the request compared in.
+	Worlds []WorldChange `json:"worlds,omitempty"`
 }
 
-// kind is which of the validations the request is: of the Pareto front
-// (also with regimes), with regimes, or plain.
+// kind is which of the validations the request is: in other worlds, of
+// the Pareto front (also with regimes), with regimes, or plain.
 func (q validationRequest) kind() report.EvidenceKind {
 	switch {
+	case len(q.Worlds) > 0:
+		return report.KindWorlds
 	// Requests stored before Pareto was say so by their several trials.
 	case q.Pareto || len(q.Trials) > 1:
 		return report.KindPareto
@@ -77,6 +84,10 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*re
 	if err != nil {
 		return nil, err
 	}
+	if err := e.checkWorlds(r, o); err != nil {
+		return nil, err
+	}
+	req.Worlds = o.Worlds
 	plan, err := e.validationPlan(r, req)
 	if err != nil {
 		return nil, err
@@ -171,15 +182,22 @@ func heldOutWindows(r *report.Report, split strategies.TraceSplit, o ValidateOpt
 	return nil
 }
 
-// configs returns trial's configuration and the baseline's at workload wl.
-func (e *Env) configs(r *report.Report, wl *strategies.Workload, params []search.Value) (cand, base cluster.Config, err error) {
+// configs returns trial's configuration and the baseline's at workload wl,
+// in the study's world moved by world (nil: the study's own).
+func (e *Env) configs(r *report.Report, wl *strategies.Workload, params []search.Value, world WorldChange) (cand, base cluster.Config, err error) {
 	tpl := r.Template
 	if cand, err = tpl.Config(e.Base, params); err != nil {
+		return
+	}
+	if err = world.apply(&cand); err != nil {
 		return
 	}
 	wl.ApplyConfig(&cand)
 	study, err := tpl.Config(e.Base, tpl.Defaults())
 	if err != nil {
+		return
+	}
+	if err = world.apply(&study); err != nil {
 		return
 	}
 	wl.ApplyConfig(&study)
@@ -195,6 +213,9 @@ type plan struct {
 	// windowSpans are the held-out windows' parts of the trace, for a
 	// trace study's validation.
 	windowSpans []string
+	// worlds are, by point label, the world the baseline runs in at each
+	// other world and whether it is the study's own.
+	worlds map[string]report.WorldEvidence
 }
 
 func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, seeds []int64) {
@@ -227,23 +248,28 @@ func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, er
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{keys: map[string]string{}}
+	p := &plan{keys: map[string]string{}, worlds: map[string]report.WorldEvidence{}}
 	if split, ok := studyWL.Split(); ok && req.Windows {
 		for _, n := range req.Seeds {
 			p.windowSpans = append(p.windowSpans, split.Window(n).String())
 		}
 	}
-	for _, regime := range append([]string{""}, req.Regimes...) {
-		wl, label := studyWL, "validate|study"
-		if regime != "" {
-			rg, _ := strategies.LookupRegime(regime)
-			wl, label = studyWL.At(rg), "validate|"+regime
+	for _, pt := range req.points() {
+		wl, label := studyWL, pt.label
+		if pt.regime != "" {
+			rg, _ := strategies.LookupRegime(pt.regime)
+			wl = studyWL.At(rg)
 		}
 		if req.Windows {
 			wl = wl.OnWindows(req.Seeds)
 		}
+		if pt.world != nil {
+			if err := e.placeWorld(r, wl, pt, p); err != nil {
+				return nil, err
+			}
+		}
 		for _, n := range req.Trials {
-			cand, base, err := e.configs(r, wl, r.ByNumber(n).Params)
+			cand, base, err := e.configs(r, wl, r.ByNumber(n).Params, pt.world)
 			if err != nil {
 				return nil, fmt.Errorf("trial %d at %s: %v", n, wl.Name, err)
 			}
@@ -286,21 +312,24 @@ func validationReport(r *report.Report, req validationRequest, p *plan, stored r
 			v.Missing++
 		}
 	}
-	for _, regime := range append([]string{""}, req.Regimes...) {
-		label := "validate|study"
-		if regime != "" {
-			label = "validate|" + regime
-		}
+	for _, pt := range req.points() {
+		label := pt.label
+		// Graded as at a regime — nothing was fitted there — at a regime
+		// and in a world other than the study's.
+		elsewhere := pt.regime != "" || pt.world != nil && !p.worlds[label].StudyWorld
 		var cands []report.CandidateEvidence
 		for _, n := range req.Trials {
-			cands = append(cands, compare(r, r.ByNumber(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, regime != "", v.Unit()))
+			cands = append(cands, compare(r, r.ByNumber(n), stored, p.keys[fmt.Sprintf("%s|trial=%d", label, n)], p.keys[label+"|baseline"], req.Seeds, elsewhere, v.Unit()))
 		}
-		if regime == "" {
+		switch {
+		case pt.world != nil:
+			v.Worlds = append(v.Worlds, worldEvidence(r, pt, p, cands))
+		case pt.regime == "":
 			v.Candidates = cands
-			continue
+		default:
+			rg, _ := strategies.LookupRegime(pt.regime)
+			v.Regimes = append(v.Regimes, report.RegimeEvidence{Name: pt.regime, Doc: rg.Doc, Candidates: cands})
 		}
-		rg, _ := strategies.LookupRegime(regime)
-		v.Regimes = append(v.Regimes, report.RegimeEvidence{Name: regime, Doc: rg.Doc, Candidates: cands})
 	}
 	return v
 }

@@ -21,10 +21,11 @@ func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
 		windows       string
 		withRegimes   bool
 		regimes       []string
+		worlds        worldFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "validate NAME",
-		Short: "Re-run the best trial and the baseline on held-out seeds (and regimes): paired Δ, 95% interval, verdict",
+		Short: "Re-run the best trial and the baseline on held-out seeds (and regimes, or in other worlds): paired Δ, 95% interval, verdict",
 		Long: `Re-run a study's best trial (--trial N for another, --pareto for every
 Pareto trial) and its baseline on held-out seeds, paired seed by seed. For
 each objective: the in-study Δ, the held-out Δ (the mean of the per-seed
@@ -37,7 +38,13 @@ windows of the trace's first half, and validate replays windows of its
 second half, which the study never saw (--windows; by default all of
 them), paired window by window.
 --regimes also runs the template's regimes (other operating points of the
-same workload; ` + "`--regime a,b`" + ` picks them). Every simulation is stored as
+same workload; ` + "`--regime a,b`" + ` picks them).
+--world (a list of latency models), --model, --hardware, --tp and
+--latency-model validate in other worlds instead, at the study's operating
+point: the trial's strategy settings and the baseline's stay as in the
+study, only the world settings given change; one block per world. In a
+world other than the study's nothing was fitted, so its verdicts are
+graded as at a regime (does not hold replaces overfit). Every simulation is stored as
 it finishes: an interrupted validation continues where it stopped. Every
 request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 --regimes, --pareto) and lists them all.`,
@@ -53,6 +60,11 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
 			}
 			o := studies.ValidateOptions{Trial: trial, Pareto: pareto}
+			ws, err := worlds.changes(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			o.Worlds = ws
 			if cmd.Flags().Changed("seeds") {
 				list, err := parseSeeds(seeds)
 				if err != nil {
@@ -101,6 +113,7 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 	cmd.Flags().StringVar(&windows, "windows", "", "a trace study's held-out windows, by number: a list (11,12) or a range (11-20), all of the trace's second half (study show names them; default: every one)")
 	cmd.Flags().BoolVar(&withRegimes, "regimes", false, "also run the template's regimes (template show lists them)")
 	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(strategies.RegimeNames(), ", "))
+	worlds.bind(cmd.Flags())
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
 	return cmd

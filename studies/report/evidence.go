@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"optimize/simcore/cluster"
 	"optimize/strategies"
 )
 
@@ -22,6 +23,10 @@ type Validation struct {
 	WindowSpans []string            `json:"window_spans,omitempty"`
 	Candidates  []CandidateEvidence `json:"candidates"`
 	Regimes     []RegimeEvidence    `json:"regimes"`
+	// Worlds are the comparisons in other worlds (`validate --world`),
+	// each at the study's operating point; Candidates and Regimes are
+	// then empty.
+	Worlds []WorldEvidence `json:"worlds,omitempty"`
 	// Missing counts simulations not run yet (an interrupted validation);
 	// the figures then cover the seeds that are complete.
 	Missing int `json:"missing,omitempty"`
@@ -40,6 +45,32 @@ type RegimeEvidence struct {
 	Name       string              `json:"name"`
 	Doc        string              `json:"doc"`
 	Candidates []CandidateEvidence `json:"candidates"`
+}
+
+// WorldEvidence is the same comparison in another world: the trial's
+// strategy settings and the baseline's, with only the world settings
+// Given changed.
+type WorldEvidence struct {
+	// Given are the world settings given, "latency.model=trained-physics".
+	Given string `json:"given"`
+	// World is the world the baseline ran in there, and Line its name.
+	World cluster.World `json:"world"`
+	Line  string        `json:"line"`
+	// StudyWorld says the world given is the study's own: its candidates
+	// are graded as a plain held-out validation; in any other world as at
+	// a regime (nothing was fitted there, so nothing overfit: a gain that
+	// fails does not hold).
+	StudyWorld bool                `json:"study_world,omitempty"`
+	Candidates []CandidateEvidence `json:"candidates"`
+}
+
+// Title names a world's block: "In another world: meta-llama/llama-3.1-8b-instruct
+// on H100, TP2, trained-physics latency model (latency.model=trained-physics; …)".
+func (w WorldEvidence) Title() string {
+	if w.StudyWorld {
+		return fmt.Sprintf("In the study's world: %s (%s)", w.Line, w.Given)
+	}
+	return fmt.Sprintf("In another world: %s (%s; the strategy's settings are the trial's and the baseline's, only the world changed; graded as at a regime)", w.Line, w.Given)
 }
 
 // CandidateEvidence compares one trial with the baseline, seed by seed.
@@ -206,12 +237,13 @@ const (
 	KindPlain    EvidenceKind = "plain"    // validate: one trial on held-out seeds
 	KindRegimes  EvidenceKind = "regimes"  // validate --regimes or --regime
 	KindPareto   EvidenceKind = "pareto"   // validate --pareto
+	KindWorlds   EvidenceKind = "worlds"   // validate --world (or --model, --hardware, --tp, --latency-model)
 	KindAblation EvidenceKind = "ablation" // ablate
 )
 
 // ValidationKinds are the kinds of validation, in the order `show` lists
 // their latest results.
-var ValidationKinds = []EvidenceKind{KindPlain, KindRegimes, KindPareto}
+var ValidationKinds = []EvidenceKind{KindPlain, KindRegimes, KindPareto, KindWorlds}
 
 // Command is the command that makes evidence of kind k.
 func (k EvidenceKind) Command() string {
@@ -220,6 +252,8 @@ func (k EvidenceKind) Command() string {
 		return "validate --regimes"
 	case KindPareto:
 		return "validate --pareto"
+	case KindWorlds:
+		return "validate --world"
 	case KindAblation:
 		return "ablate"
 	}
@@ -233,6 +267,7 @@ type EvidenceRun struct {
 	Trials  []int        `json:"trials"`
 	Seeds   []int64      `json:"seeds,omitempty"` // held-out seeds; an ablation runs on the study's
 	Regimes []string     `json:"regimes,omitempty"`
+	Worlds  []string     `json:"worlds,omitempty"` // the world settings of each other world
 }
 
 // VerdictText is the verdict with the constraint that failed, if any:

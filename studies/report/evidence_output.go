@@ -35,16 +35,10 @@ func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool)
 	if v.Missing > 0 {
 		fmt.Fprintf(w, "  incomplete: %d simulations not run yet (run study validate again to finish)\n", v.Missing)
 	}
-	for _, c := range v.Candidates {
-		fmt.Fprintf(w, "  trial %d: %s — %s\n", c.Trial, c.Verdict, c.Detail)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "    objective\tin study\theld out\t95% CI\tbetter on\t")
-		for _, o := range tpl.Objectives {
-			e := c.Objectives[o.Name]
-			fmt.Fprintf(tw, "    %s\t%s\t%s\t[%s, %s]\t%d/%d %ss\t\n", o.Name, Percent(float64(e.InStudyDelta)), Percent(float64(e.HeldOutDelta)),
-				Percent(float64(e.CI95[0])), Percent(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds, unit)
-		}
-		tw.Flush()
+	writeCandidates(w, v.Candidates, tpl, unit, "  ")
+	for _, wd := range v.Worlds {
+		fmt.Fprintf(w, "  %s:\n", wd.Title())
+		writeCandidates(w, wd.Candidates, tpl, unit, "    ")
 	}
 	prim := tpl.Objectives[tpl.Primary].Name
 	if len(v.Regimes) > 0 {
@@ -70,6 +64,22 @@ func (v *Validation) writeText(w io.Writer, tpl *strategies.Template, rule bool)
 		for _, r := range v.Verdicts {
 			fmt.Fprintf(w, "  %s: %s\n", r.Verdict, r.When)
 		}
+	}
+}
+
+// writeCandidates prints each candidate's verdict with the figures behind
+// it and one row per objective, indented by indent.
+func writeCandidates(w io.Writer, cands []CandidateEvidence, tpl *strategies.Template, unit, indent string) {
+	for _, c := range cands {
+		fmt.Fprintf(w, "%strial %d: %s — %s\n", indent, c.Trial, c.Verdict, c.Detail)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%s  objective\tin study\theld out\t95%% CI\tbetter on\t\n", indent)
+		for _, o := range tpl.Objectives {
+			e := c.Objectives[o.Name]
+			fmt.Fprintf(tw, "%s  %s\t%s\t%s\t[%s, %s]\t%d/%d %ss\t\n", indent, o.Name, Percent(float64(e.InStudyDelta)), Percent(float64(e.HeldOutDelta)),
+				Percent(float64(e.CI95[0])), Percent(float64(e.CI95[1])), e.BetterOnSeeds, e.Seeds, unit)
+		}
+		tw.Flush()
 	}
 }
 
@@ -135,6 +145,9 @@ func (r *Report) writeEvidence(w io.Writer) {
 		if len(run.Regimes) > 0 {
 			what += ", regimes " + strings.Join(run.Regimes, ",")
 		}
+		if len(run.Worlds) > 0 {
+			what += ", worlds " + strings.Join(run.Worlds, "; ")
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", RanText(run.RanAt), run.Kind.Command(), what)
 	}
 	tw.Flush()
@@ -181,26 +194,34 @@ func SeedList(seeds []int64) string {
 
 // ExportValidation writes the validation as JSON (the validate document)
 // or CSV: one row per regime ("study" for the held-out seeds of the
-// study's own workload), trial and objective.
+// study's own workload), trial and objective; a validation in other
+// worlds adds a last column, world: the world settings given.
 func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template) error {
 	switch format {
 	case "json":
 		return WriteJSON(w, v)
 	case "csv":
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"regime", "trial", "objective", "in_study_delta", "held_out_delta", "ci95_low", "ci95_high", "better_on_seeds", "seeds", "overfit", "verdict"})
-		write := func(regime string, cands []CandidateEvidence) {
+		head := []string{"regime", "trial", "objective", "in_study_delta", "held_out_delta", "ci95_low", "ci95_high", "better_on_seeds", "seeds", "overfit", "verdict"}
+		if len(v.Worlds) > 0 {
+			head = append(head, "world")
+		}
+		_ = cw.Write(head)
+		write := func(regime string, cands []CandidateEvidence, world ...string) {
 			for _, c := range cands {
 				for _, o := range tpl.Objectives {
 					e := c.Objectives[o.Name]
-					_ = cw.Write([]string{regime, strconv.Itoa(c.Trial), o.Name, numCell(e.InStudyDelta), numCell(e.HeldOutDelta),
-						numCell(e.CI95[0]), numCell(e.CI95[1]), strconv.Itoa(e.BetterOnSeeds), strconv.Itoa(e.Seeds), strconv.FormatBool(c.Overfit), string(c.Verdict)})
+					_ = cw.Write(append([]string{regime, strconv.Itoa(c.Trial), o.Name, numCell(e.InStudyDelta), numCell(e.HeldOutDelta),
+						numCell(e.CI95[0]), numCell(e.CI95[1]), strconv.Itoa(e.BetterOnSeeds), strconv.Itoa(e.Seeds), strconv.FormatBool(c.Overfit), string(c.Verdict)}, world...))
 				}
 			}
 		}
 		write("study", v.Candidates)
 		for _, rg := range v.Regimes {
 			write(rg.Name, rg.Candidates)
+		}
+		for _, wd := range v.Worlds {
+			write("study", wd.Candidates, wd.Given)
 		}
 		cw.Flush()
 		return cw.Error()

@@ -429,7 +429,11 @@ const ran = (t) => t ? `ran ${new Date(t).toLocaleString()}` : '';
 const verdictText = (c) => c.failed ? `${c.verdict} (${c.failed} fails)` : c.verdict;
 
 function validationCard(v, primary) {
-  const items = [['held-out seeds', v.candidates]].concat((v.regimes || []).map((r) => [r.name, r.candidates]));
+  // A validation in other worlds (validate --world) has one block per
+  // world instead of the study's held-out seeds and regimes.
+  const worlds = v.worlds || [];
+  const items = [['held-out seeds', v.candidates]].concat((v.regimes || []).map((r) => [r.name, r.candidates]),
+    worlds.map((w) => [`world ${w.given.replace('latency.model=', '')}`, w.candidates]));
   const labels = [], lo = [], hi = [], mid = [], verdicts = [];
   for (const [name, cands] of items) for (const c of cands) {
     const o = c.objectives[primary];
@@ -458,10 +462,12 @@ function validationCard(v, primary) {
   });
   svg.append(sv('text', { x: (l + r) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
   const regimeVerdicts = (v.regimes || []).flatMap((r) => r.candidates.map((c) => el('li', {}, `${r.name}, trial ${c.trial}: ${verdictText(c)}`)));
+  const worldVerdicts = worlds.flatMap((w) => w.candidates.map((c) => el('li', { class: 'world' },
+    el('b', {}, `${w.study_world ? 'in the study\'s world' : 'in another world'}, ${w.line}, trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)));
   return card(`Validation (${v.kind || 'plain'})`,
     el('p', { class: 'muted' }, [ran(v.ran_at), `held-out seeds ${v.seeds.join(', ')}`].filter(Boolean).join(' · ')),
     svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
-    el('ul', { class: 'verdicts' }, v.candidates.map((c) => el('li', {}, el('b', {}, `trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)), regimeVerdicts),
+    el('ul', { class: 'verdicts' }, v.candidates.map((c) => el('li', {}, el('b', {}, `trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)), regimeVerdicts, worldVerdicts),
     el('details', {}, el('summary', {}, 'what the verdicts mean'),
       el('ul', {}, (v.verdicts || []).map((r) => el('li', {}, el('b', {}, r.verdict), `: ${r.when}`)))));
 }
@@ -478,9 +484,9 @@ function ablationCard(a, primary) {
 // evidenceRunsCard lists every stored validation and ablation request.
 function evidenceRunsCard(runs) {
   return card(`Evidence runs (${runs.length}, each kept)`,
-    el('table', { id: 'evidence-runs' }, el('tr', {}, ['ran', 'kind', 'trials', 'held-out seeds', 'regimes'].map((h) => el('th', {}, h))),
+    el('table', { id: 'evidence-runs' }, el('tr', {}, ['ran', 'kind', 'trials', 'held-out seeds', 'regimes or worlds'].map((h) => el('th', {}, h))),
       runs.slice().reverse().map((r) => el('tr', {}, el('td', {}, new Date(r.ran_at).toLocaleString()), el('td', {}, r.kind),
-        el('td', {}, r.trials.join(', ')), el('td', {}, (r.seeds || []).join(', ')), el('td', {}, (r.regimes || []).join(', '))))));
+        el('td', {}, r.trials.join(', ')), el('td', {}, (r.seeds || []).join(', ')), el('td', {}, (r.regimes || []).concat(r.worlds || []).join(', '))))));
 }
 
 function trialsCard(name, rows, objs, tpl) {

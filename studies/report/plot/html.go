@@ -71,9 +71,15 @@ type validationView struct {
 	Seeds, Missing string
 	Windows        string // the held-out windows of a trace study, else ""
 	Candidates     []candidateView
+	Worlds         []worldView // `validate --world`: one block per world
 	Regimes        table
 	RegimeDocs     table
 	Verdicts       []report.VerdictRule // nil when an earlier section stated the same rule
+}
+
+type worldView struct {
+	Title      string
+	Candidates []candidateView
 }
 
 type candidateView struct {
@@ -237,15 +243,9 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 	if val.Missing > 0 {
 		v.Missing = fmt.Sprintf("Incomplete: %d simulations not run yet (run study validate again to finish).", val.Missing)
 	}
-	for _, c := range val.Candidates {
-		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Detail: c.Detail, Holds: c.Verdict.Holds(),
-			Table: table{Head: []string{"objective", "in study", "held out", "95% CI", "better on"}, Num: []bool{false, true, true, true, true}}}
-		for _, o := range tpl.Objectives {
-			e := c.Objectives[o.Name]
-			cv.Table.Rows = append(cv.Table.Rows, []string{o.Name, pct(float64(e.InStudyDelta)), pct(float64(e.HeldOutDelta)),
-				fmt.Sprintf("[%s, %s]", pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))), fmt.Sprintf("%d/%d %ss", e.BetterOnSeeds, e.Seeds, val.Unit())})
-		}
-		v.Candidates = append(v.Candidates, cv)
+	v.Candidates = candidates(val.Candidates, tpl, val.Unit())
+	for _, w := range val.Worlds {
+		v.Worlds = append(v.Worlds, worldView{Title: w.Title(), Candidates: candidates(w.Candidates, tpl, val.Unit())})
 	}
 	if len(val.Regimes) > 0 {
 		prim := tpl.Objectives[tpl.Primary].Name
@@ -262,6 +262,22 @@ func validation(val *report.Validation, tpl *strategies.Template) *validationVie
 		}
 	}
 	return v
+}
+
+// candidates are each candidate's verdict and its table of objectives.
+func candidates(cands []report.CandidateEvidence, tpl *strategies.Template, unit string) []candidateView {
+	var out []candidateView
+	for _, c := range cands {
+		cv := candidateView{Trial: c.Trial, Verdict: c.Verdict, Detail: c.Detail, Holds: c.Verdict.Holds(),
+			Table: table{Head: []string{"objective", "in study", "held out", "95% CI", "better on"}, Num: []bool{false, true, true, true, true}}}
+		for _, o := range tpl.Objectives {
+			e := c.Objectives[o.Name]
+			cv.Table.Rows = append(cv.Table.Rows, []string{o.Name, pct(float64(e.InStudyDelta)), pct(float64(e.HeldOutDelta)),
+				fmt.Sprintf("[%s, %s]", pct(float64(e.CI95[0])), pct(float64(e.CI95[1]))), fmt.Sprintf("%d/%d %ss", e.BetterOnSeeds, e.Seeds, unit)})
+		}
+		out = append(out, cv)
+	}
+	return out
 }
 
 func ablation(a *report.Ablation, tpl *strategies.Template) *ablationView {

@@ -58,3 +58,28 @@ func TestHTMLWithoutTrials(t *testing.T) {
 		t.Fatalf("page without trials:\n%s", page)
 	}
 }
+
+// A validation in other worlds gives one block per world, titled with the
+// world, each with its candidates' verdicts and tables.
+func TestHTMLShowsEachWorldOfAValidation(t *testing.T) {
+	r, _ := studykit.SyntheticReport(t, "slo-cascade", 5)
+	e := report.ObjectiveEvidence{InStudyDelta: -0.7, HeldOutDelta: -0.21, BetterOnSeeds: 2, Seeds: 2}
+	e.CI95[0], e.CI95[1] = -0.26, -0.16
+	obj := map[string]report.ObjectiveEvidence{"critical_ttft_p99": e}
+	r.Validation = &report.Validation{Seeds: []int64{100, 101}, Kind: report.KindWorlds, Worlds: []report.WorldEvidence{
+		{Given: "latency.model=blackbox", Line: "m on H100, TP2, blackbox latency model", StudyWorld: true,
+			Candidates: []report.CandidateEvidence{{Trial: 3, Verdict: report.VerdictHolds, Detail: "in the study's world", Objectives: obj}}},
+		{Given: "latency.model=trained-physics", Line: "m on H100, TP2, trained-physics latency model",
+			Candidates: []report.CandidateEvidence{{Trial: 3, Verdict: report.VerdictDoesNotHold, Detail: "in the other world", Objectives: obj}}}}}
+	var buf bytes.Buffer
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	first := strings.Index(page, "In the study&#39;s world: m on H100, TP2, blackbox latency model (latency.model=blackbox)")
+	second := strings.Index(page, "In another world: m on H100, TP2, trained-physics latency model (latency.model=trained-physics;")
+	if first < 0 || second < first || strings.Count(page, "<h3>Trial 3</h3>") != 2 || !strings.Contains(page[second:], "does not hold</b> — in the other world") ||
+		!strings.Contains(page, "<code>study validate --world</code>") {
+		t.Errorf("the page lacks the two world blocks in order, each with trial 3 and its verdict (at %d, %d)", first, second)
+	}
+}

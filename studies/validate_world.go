@@ -1,0 +1,179 @@
+package studies
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
+	"optimize/strategies"
+	"optimize/studies/report"
+)
+
+// A study tunes its strategy in one world (model, GPU, TP, latency
+// model). Validating in another re-runs the trial and the baseline there
+// on held-out seeds: the strategy's settings stay the trial's, only the
+// world settings given change, in both, so the comparison asks whether
+// the gain survives the change of world.
+
+// WorldSetting is one world setting of another world, given by its key
+// (strategies.WorldKeys) as text.
+type WorldSetting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// Flag is how the user gave it ("--latency-model"), for errors; ""
+	// names the setting's own flag. Not stored.
+	Flag string `json:"-"`
+}
+
+// WorldChange is another world: the world settings it gives; every other
+// setting stays the study's.
+type WorldChange []WorldSetting
+
+// String names the change by its settings, "latency.model=trained-physics"
+// or "model=qwen/qwen3-14b,tp=1".
+func (w WorldChange) String() string {
+	parts := make([]string, len(w))
+	for i, s := range w {
+		parts[i] = s.Key + "=" + s.Value
+	}
+	return strings.Join(parts, ",")
+}
+
+// flag is how the user gave s.
+func (s WorldSetting) flag() string {
+	if s.Flag != "" {
+		return s.Flag
+	}
+	if set, ok := strategies.LookupSetting(s.Key); ok {
+		return "--" + set.Flag
+	}
+	return s.Key
+}
+
+// apply sets the change's settings in c and resolves the world they
+// name. A nil change leaves c as it is.
+func (w WorldChange) apply(c *cluster.Config) error {
+	if len(w) == 0 {
+		return nil
+	}
+	for _, s := range w {
+		set, ok := strategies.LookupSetting(s.Key)
+		if !ok || !slices.Contains(strategies.WorldKeys(), s.Key) {
+			return fmt.Errorf("%s: %q is not a world setting (allowed: %s)", s.flag(), s.Key, strings.Join(strategies.WorldKeys(), ", "))
+		}
+		if err := set.Set(c, s.Value); err != nil {
+			return fmt.Errorf("%s: %v", s.flag(), err)
+		}
+	}
+	if err := strategies.CheckConfig(c); err != nil {
+		return w.blame(err)
+	}
+	return nil
+}
+
+// blame names the flag a world error is about, as `simulate` does: the
+// one that gave the setting the error names, else the first given (the
+// world it chose is what fails, "--model: tp: … does not fit").
+func (w WorldChange) blame(err error) error {
+	var bad *errtext.Setting
+	if errors.As(err, &bad) {
+		for _, s := range w {
+			if s.Key == bad.Key {
+				return fmt.Errorf("%s: %w", s.flag(), err)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %w", w[0].flag(), err)
+}
+
+// checkWorlds resolves each world of o for study r — the template's
+// defaults there — so that a world that cannot run (a model that does not
+// fit at the TP, a blackbox profile that does not exist) is a one-line
+// usage error before anything runs.
+func (e *Env) checkWorlds(r *report.Report, o ValidateOptions) error {
+	seen := map[string]bool{}
+	for _, w := range o.Worlds {
+		if len(w) == 0 {
+			return report.Usage("--world: an empty world (give --world, --model, --hardware, --tp or --latency-model)")
+		}
+		if seen[w.String()] {
+			return report.Usage("%s: world %s is given twice", w[0].flag(), w)
+		}
+		seen[w.String()] = true
+		c, err := r.Template.Config(e.Base, r.Template.Defaults())
+		if err != nil {
+			return err
+		}
+		if err := w.apply(&c); err != nil {
+			return report.UsageError{Err: err}
+		}
+	}
+	if len(o.Worlds) > 0 && len(o.Regimes) > 0 {
+		return report.Usage("%s: give it without --regime or --regimes: validate in another world at the study's operating point, or at regimes in the study's world", o.Worlds[0][0].flag())
+	}
+	return nil
+}
+
+// point is one place a validation compares the trials with the baseline:
+// the study's operating point (regime ""), a regime, or another world.
+type point struct {
+	regime string
+	world  WorldChange
+	label  string // the runs' key prefix, "validate|study", "validate|REGIME", "validate|world:CHANGE"
+}
+
+// points are where request q compares: the study's operating point and
+// its regimes, or each of its worlds.
+func (q validationRequest) points() []point {
+	if len(q.Worlds) > 0 {
+		out := make([]point, len(q.Worlds))
+		for i, w := range q.Worlds {
+			out[i] = point{world: w, label: "validate|world:" + w.String()}
+		}
+		return out
+	}
+	out := []point{{label: "validate|study"}}
+	for _, rg := range q.Regimes {
+		out = append(out, point{regime: rg, label: "validate|" + rg})
+	}
+	return out
+}
+
+// worldEvidence is a world's block of a validation: the world the
+// baseline ran in there, whether it is the study's own, and the
+// candidates, graded as at a regime unless it is the study's world (in
+// another world nothing was fitted: a gain that fails there does not
+// hold, it did not overfit).
+func worldEvidence(r *report.Report, pt point, p *plan, cands []report.CandidateEvidence) report.WorldEvidence {
+	we := p.worlds[pt.label]
+	we.Given, we.Candidates = pt.world.String(), cands
+	if !we.StudyWorld {
+		for i := range we.Candidates {
+			c := &we.Candidates[i]
+			prim := r.Template.Objectives[r.Template.Primary].Name
+			c.Detail += "; in study " + report.Percent(float64(c.Objectives[prim].InStudyDelta)) + " (in the study's world)"
+		}
+	}
+	return we
+}
+
+// placeWorld records in p the world the baseline runs in at world point
+// pt under wl, and whether it is the study's own (then the block is
+// graded as a plain held-out validation).
+func (e *Env) placeWorld(r *report.Report, wl *strategies.Workload, pt point, p *plan) error {
+	defaults := r.Template.Defaults()
+	_, there, err := e.configs(r, wl, defaults, pt.world)
+	if err != nil {
+		return fmt.Errorf("world %s: %v", pt.world, err)
+	}
+	_, own, err := e.configs(r, wl, defaults, nil)
+	if err != nil {
+		return err
+	}
+	world := there.World()
+	p.worlds[pt.label] = report.WorldEvidence{World: world, Line: world.Line(), StudyWorld: world == own.World()}
+	return nil
+}
