@@ -21,6 +21,9 @@ func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
 		windows       string
 		withRegimes   bool
 		regimes       []string
+		maxRate       bool
+		attainment    string
+		tolerance     float64
 	)
 	cmd := &cobra.Command{
 		Use:   "validate NAME",
@@ -40,7 +43,16 @@ them), paired window by window.
 same workload; ` + "`--regime a,b`" + ` picks them). Every simulation is stored as
 it finishes: an interrupted validation continues where it stopped. Every
 request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
---regimes, --pareto) and lists them all.`,
+--regimes, --pareto, --max-rate) and lists them all.
+--max-rate asks instead how much traffic each carries: for the trial and
+the baseline, on each held-out seed, the highest request rate at which the
+run meets the SLO-attainment targets (--attainment; by default the
+template's attainment constraints, else critical TTFT attainment ≥ 0.99).
+It brackets the threshold by doubling or halving the workload's own rate,
+then bisects until the gap is within --tolerance of the rate found (which
+meets the targets: at most the threshold, within the tolerance of it);
+each probe is a full simulation. It prints per seed both max rates, their
+means and the paired change with its 95% Student-t interval.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -51,6 +63,14 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 			}
 			if f.workers < 1 {
 				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
+			}
+			if maxRate {
+				return runMaxRate(cmd, s, f, args[0], trial, seeds, attainment, tolerance, output)
+			}
+			for _, flag := range []string{"attainment", "tolerance"} {
+				if cmd.Flags().Changed(flag) {
+					return fmt.Errorf("--%s: only with --max-rate", flag)
+				}
 			}
 			o := studies.ValidateOptions{Trial: trial, Pareto: pareto}
 			if cmd.Flags().Changed("seeds") {
@@ -101,9 +121,49 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 	cmd.Flags().StringVar(&windows, "windows", "", "a trace study's held-out windows, by number: a list (11,12) or a range (11-20), all of the trace's second half (study show names them; default: every one)")
 	cmd.Flags().BoolVar(&withRegimes, "regimes", false, "also run the template's regimes (template show lists them)")
 	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(strategies.RegimeNames(), ", "))
+	cmd.Flags().BoolVar(&maxRate, "max-rate", false, "find the highest request rate at which the trial and the baseline meet the attainment targets, per seed, by bisection")
+	cmd.Flags().StringVar(&attainment, "attainment", "", "with --max-rate: targets CLASS=MIN (the class's TTFT attainment) or METRIC=MIN, comma-separated (default: the template's attainment constraints, else critical=0.99)")
+	cmd.Flags().Float64Var(&tolerance, "tolerance", studies.DefaultMaxRateTolerance, "with --max-rate: the bisection's relative width (0.02: the rate found is within 2% below the threshold)")
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
 	return cmd
+}
+
+// runMaxRate is `study validate --max-rate`.
+func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial int, seeds, attainment string, tolerance float64, output string) error {
+	for _, flag := range []string{"pareto", "regimes", "regime", "windows"} {
+		if cmd.Flags().Changed(flag) {
+			return fmt.Errorf("--max-rate and --%s are exclusive: the search runs one trial and the baseline on seeds", flag)
+		}
+	}
+	o := studies.MaxRateOptions{Trial: trial, Tolerance: tolerance}
+	if cmd.Flags().Changed("seeds") {
+		list, err := parseSeeds(seeds)
+		if err != nil {
+			return fmt.Errorf("--seeds: %v", err)
+		}
+		o.Seeds = list
+	}
+	if cmd.Flags().Changed("attainment") {
+		targets, err := studies.ParseAttainment(attainment)
+		if err != nil {
+			return err
+		}
+		o.Targets = targets
+	}
+	return f.withStudy(s, name, func(env *studies.Env, row *storage.Study) error {
+		ctx, stop := interruptible()
+		defer stop()
+		m, err := env.MaxRate(ctx, row.Name, o)
+		if err != nil {
+			return f.evidenceError(err, "validate --max-rate", row.Name)
+		}
+		if output == "json" {
+			return writeIndented(s.Out, m)
+		}
+		m.WriteText(s.Out)
+		return nil
+	})
 }
 
 func newStudyAblate(s Streams, f *studyFlags) *cobra.Command {

@@ -207,6 +207,7 @@ const (
 	KindRegimes  EvidenceKind = "regimes"  // validate --regimes or --regime
 	KindPareto   EvidenceKind = "pareto"   // validate --pareto
 	KindAblation EvidenceKind = "ablation" // ablate
+	KindMaxRate  EvidenceKind = "maxrate"  // validate --max-rate
 )
 
 // ValidationKinds are the kinds of validation, in the order `show` lists
@@ -222,6 +223,8 @@ func (k EvidenceKind) Command() string {
 		return "validate --pareto"
 	case KindAblation:
 		return "ablate"
+	case KindMaxRate:
+		return "validate --max-rate"
 	}
 	return "validate"
 }
