@@ -136,6 +136,9 @@ func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial
 			return fmt.Errorf("--max-rate and --%s are exclusive: the search runs one trial and the baseline on seeds", flag)
 		}
 	}
+	if !(tolerance > 0 && tolerance < 1) {
+		return fmt.Errorf("--tolerance: %g is not a relative width in (0, 1) (e.g. 0.02 for 2%%)", tolerance)
+	}
 	o := studies.MaxRateOptions{Trial: trial, Tolerance: tolerance}
 	if cmd.Flags().Changed("seeds") {
 		list, err := parseSeeds(seeds)
