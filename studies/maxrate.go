@@ -283,6 +283,9 @@ func (e *Env) maxRateReport(r *report.Report, req maxRateRequest, probe probeFun
 	if err != nil {
 		return nil, fmt.Errorf("trial %d: %v", req.Trial, err)
 	}
+	if wl, err = atLoad(wl, base); err != nil {
+		return nil, err
+	}
 	out := &report.MaxRate{Trial: req.Trial, Seeds: req.Seeds, Targets: req.Targets, Tolerance: req.Tolerance,
 		StartRate: wl.Spec.AggregateRate, Unit: rateUnit(wl.Spec), PerSeed: make([]report.SeedMaxRate, len(req.Seeds))}
 	type search struct {

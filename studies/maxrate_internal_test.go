@@ -103,3 +103,55 @@ func TestSustainableRateBracketsTheThreshold(t *testing.T) {
 		t.Errorf("%d probes, want ≤ %d", got.Probes, 2+bracketSteps+6)
 	}
 }
+
+// TestLoadRegimesScaleTheMeasuredCapacity: load-0.6 and load-1.5 set the
+// rate to that fraction of the baseline's measured capacity in the world
+// (a single instance here); at 0.6 the default targets hold on every
+// capacity seed, at 1.5 they fail on every one.
+func TestLoadRegimesScaleTheMeasuredCapacity(t *testing.T) {
+	reg, base := testkit.Builtins(t)
+	bt, err := reg.Get("baseline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := bt.Config(base, bt.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NumInstances = 1
+	spec, err := workload.ParseSpec("poisson-one", []byte(poissonOneInstance))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := &strategies.Workload{Name: "poisson-one", Spec: spec}
+	capacity, err := capacity(wl, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("capacity %.1f req/s", capacity)
+	for _, c := range []struct {
+		regime string
+		holds  bool
+	}{{"load-0.6", true}, {"load-1.5", false}} {
+		rg, err := strategies.LookupRegime(c.regime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, err := atLoad(wl.At(rg), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := at.Spec.AggregateRate / capacity; got != rg.LoadFraction || at.LoadFraction() != 0 {
+			t.Errorf("%s: rate %.1f = %g × capacity, want %g (applied once)", c.regime, at.Spec.AggregateRate, got, rg.LoadFraction)
+		}
+		for _, seed := range capacitySeeds {
+			m, err := simulate(cfg, atRate(at, at.Spec.AggregateRate), seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, _ := meetsTargets(&m, defaultTargets(spec)); ok != c.holds {
+				t.Errorf("%s seed %d: targets met %v, want %v", c.regime, seed, ok, c.holds)
+			}
+		}
+	}
+}
