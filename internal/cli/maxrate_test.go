@@ -40,7 +40,7 @@ func TestValidateMaxRate(t *testing.T) {
 			Winner, Baseline float64
 			Tolerance        float64 `json:"tolerance"`
 			PerSeed          []struct {
-				Seed     int64 `json:"seed"`
+				Seed     int64         `json:"seed"`
 				Winner   rateBoundJSON `json:"winner"`
 				Baseline rateBoundJSON `json:"baseline"`
 			} `json:"per_seed"`
