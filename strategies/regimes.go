@@ -27,7 +27,18 @@ type Regime struct {
 	SingleTurn      bool
 	KVBlocks        int64   // GPU KV blocks per instance (0: unchanged)
 	InstancesScale  float64 // × instances, rounded, at least 1 (0: unchanged)
+	// LoadFraction sets the rate to this fraction of the measured capacity
+	// of the world the workload runs in (0: unchanged). The capacity is a
+	// simulation's result, so the rate is set by whoever runs the workload
+	// (Workload.AtCapacity) once it is measured; see CapacityDefinition.
+	LoadFraction float64
 }
+
+// CapacityDefinition says what a capacity-relative regime's capacity is;
+// package studies measures it so.
+const CapacityDefinition = "the baseline's maximum sustainable rate in that world (cluster, model, GPU, TP, latency model) on the workload: " +
+	"the mean over seeds 1–3 of the highest rate, to 2 %, at which every class of the workload meets the default attainment targets " +
+	"(TTFT attainment ≥ 0.99 for critical, ≥ 0.95 for the others; study validate --max-rate), measured once per world and workload in a process"
 
 // Regimes is the table of built-in regimes. The absolute rates are the
 // orthogonal SLO workload's operating points on its 8-instance cluster,
@@ -47,6 +58,9 @@ func Regimes() []Regime {
 		{Name: "kv-pressure", Doc: "2000 GPU KV blocks per instance: requests are preempted for KV", KVBlocks: 2000},
 		{Name: "fewer-instances", Doc: "half the instances", InstancesScale: 0.5},
 		{Name: "more-instances", Doc: "1.5 × the instances", InstancesScale: 1.5},
+		{Name: "load-0.6", Doc: "0.6 × the measured capacity of the world it runs in: well inside it", LoadFraction: 0.6},
+		{Name: "load-0.9", Doc: "0.9 × the measured capacity of the world it runs in: near saturation", LoadFraction: 0.9},
+		{Name: "load-1.5", Doc: "1.5 × the measured capacity of the world it runs in: overload", LoadFraction: 1.5},
 	}
 }
 
@@ -150,6 +164,9 @@ type Workload struct {
 	Spec    *workload.Spec // nil for a trace
 	Trace   *Trace         // a replayed trace, or nil
 	regimes []Regime
+	// loadApplied says AtCapacity set the rate of the last regime's
+	// LoadFraction.
+	loadApplied bool
 }
 
 // ApplyConfig moves c to the workload's regimes' cluster.
@@ -210,6 +227,47 @@ func workloadRegimes(name string) (string, []Regime, error) {
 		return "", nil, err
 	}
 	return base, []Regime{reg}, nil
+}
+
+// LoadFraction is the capacity fraction a capacity-relative regime of the
+// workload asks for and AtCapacity has not applied yet, else 0.
+func (w *Workload) LoadFraction() float64 {
+	if i := w.loadRegime(); i >= 0 && !w.loadApplied {
+		return w.regimes[i].LoadFraction
+	}
+	return 0
+}
+
+// loadRegime is the index of the last capacity-relative regime, -1 for
+// none.
+func (w *Workload) loadRegime() int {
+	for i, r := range slices.Backward(w.regimes) {
+		if r.LoadFraction > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// AtCapacity is the workload with its capacity-relative regime applied:
+// its rate LoadFraction × capacity, then moved by any later regime's rate.
+func (w *Workload) AtCapacity(capacity float64) *Workload {
+	out := *w
+	out.loadApplied = true
+	if i := w.loadRegime(); i >= 0 && w.Spec != nil {
+		spec := *w.Spec
+		spec.AggregateRate = w.regimes[i].LoadFraction * capacity
+		for _, r := range w.regimes[i+1:] {
+			if r.RateScale > 0 {
+				spec.AggregateRate *= r.RateScale
+			}
+			if r.Rate > 0 {
+				spec.AggregateRate = r.Rate
+			}
+		}
+		out.Spec = &spec
+	}
+	return &out
 }
 
 // At returns the workload moved to another regime as well (a validation

@@ -27,6 +27,7 @@ import (
 const (
 	requestValidation = "validation"
 	requestAblation   = "ablation"
+	requestMaxRate    = "maxrate"
 )
 
 // job is one evidence simulation.
@@ -130,7 +131,7 @@ feed:
 // say) does not hide the rest of the study: r.EvidenceError says why it is
 // missing.
 func (e *Env) LoadEvidence(r *report.Report) error {
-	r.Validation, r.Ablation, r.Validations, r.EvidenceRuns = nil, nil, nil, nil
+	r.Validation, r.Ablation, r.Validations, r.EvidenceRuns, r.MaxRate = nil, nil, nil, nil, nil
 	var errs []string
 	requests, err := e.Store.EvidenceRequests(r.Study.ID)
 	if err != nil {
@@ -155,7 +156,7 @@ func (e *Env) LoadEvidence(r *report.Report) error {
 		}
 		r.EvidenceRuns = append(r.EvidenceRuns, run)
 		latest[run.Kind] = q
-		if run.Kind != report.KindAblation {
+		if run.Kind != report.KindAblation && run.Kind != report.KindMaxRate {
 			lastValidation = run.Kind
 		}
 	}
@@ -182,6 +183,13 @@ func (e *Env) LoadEvidence(r *report.Report) error {
 			r.Ablation.RanAt = &q.RanAt
 		}
 	}
+	if q, ok := latest[report.KindMaxRate]; ok {
+		if r.MaxRate, err = e.storedMaxRate(r, q.Request, stored); err != nil {
+			errs = append(errs, "max rate: "+err.Error())
+		} else {
+			r.MaxRate.RanAt = &q.RanAt
+		}
+	}
 	r.EvidenceError = strings.Join(errs, "; ")
 	return nil
 }
@@ -205,8 +213,14 @@ func evidenceRun(q storage.EvidenceRequest) (report.EvidenceRun, error) {
 			return run, err
 		}
 		run.Kind, run.Trials = report.KindAblation, []int{req.Trial}
+	case requestMaxRate:
+		var req maxRateRequest
+		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {
+			return run, err
+		}
+		run.Kind, run.Trials, run.Seeds = report.KindMaxRate, []int{req.Trial}, req.Seeds
 	default:
-		return run, fmt.Errorf("unknown kind %q (allowed: %s, %s)", q.Kind, requestValidation, requestAblation)
+		return run, fmt.Errorf("unknown kind %q (allowed: %s, %s, %s)", q.Kind, requestValidation, requestAblation, requestMaxRate)
 	}
 	return run, nil
 }

@@ -321,6 +321,9 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if wl, err = e.studyLoad(tpl, wl, row); err != nil {
+		return nil, err
+	}
 	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl.OnSeeds(row.Seeds), seeds: row.Seeds}
 	if len(row.BaselineSeeds) > 0 { // measured (not while Create runs it)
 		ev.baseline = &row.Baseline

@@ -273,8 +273,12 @@ func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, er
 			if err != nil {
 				return nil, fmt.Errorf("trial %d at %s: %v", n, wl.Name, err)
 			}
-			p.add(fmt.Sprintf("%s|trial=%d", label, n), cand, wl, req.Seeds)
-			p.add(label+"|baseline", base, wl, req.Seeds)
+			at, err := atLoad(wl, base)
+			if err != nil {
+				return nil, err
+			}
+			p.add(fmt.Sprintf("%s|trial=%d", label, n), cand, at, req.Seeds)
+			p.add(label+"|baseline", base, at, req.Seeds)
 		}
 	}
 	return p, nil

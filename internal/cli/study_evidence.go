@@ -22,6 +22,9 @@ func newStudyValidate(s Streams, f *studyFlags) *cobra.Command {
 		withRegimes   bool
 		regimes       []string
 		worlds        worldFlags
+		maxRate       bool
+		attainment    string
+		tolerance     float64
 	)
 	cmd := &cobra.Command{
 		Use:   "validate NAME",
@@ -47,7 +50,17 @@ world other than the study's nothing was fitted, so its verdicts are
 graded as at a regime (does not hold replaces overfit). Every simulation is stored as
 it finishes: an interrupted validation continues where it stopped. Every
 request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
---regimes, --pareto) and lists them all.`,
+--regimes, --pareto, --max-rate) and lists them all.
+--max-rate asks instead how much traffic each carries: for the trial and
+the baseline, on each held-out seed, the highest request rate at which the
+run meets the SLO-attainment targets (--attainment; by default the
+template's attainment constraints, else TTFT attainment ≥ 0.99 for critical
+and ≥ 0.95 for standard and sheddable, for the classes the workload has).
+It brackets the threshold by doubling or halving the workload's own rate,
+then bisects until the gap is within --tolerance of the rate found (which
+meets the targets: at most the threshold, within the tolerance of it);
+each probe is a full simulation. It prints per seed both max rates, their
+means and the paired change with its 95% Student-t interval.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -58,6 +71,14 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 			}
 			if f.workers < 1 {
 				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
+			}
+			if maxRate {
+				return runMaxRate(cmd, s, f, args[0], trial, seeds, attainment, tolerance, output)
+			}
+			for _, flag := range []string{"attainment", "tolerance"} {
+				if cmd.Flags().Changed(flag) {
+					return fmt.Errorf("--%s: only with --max-rate", flag)
+				}
 			}
 			o := studies.ValidateOptions{Trial: trial, Pareto: pareto}
 			ws, err := worlds.changes(cmd.Flags())
@@ -114,9 +135,52 @@ request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 	cmd.Flags().BoolVar(&withRegimes, "regimes", false, "also run the template's regimes (template show lists them)")
 	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(strategies.RegimeNames(), ", "))
 	worlds.bind(cmd.Flags())
+	cmd.Flags().BoolVar(&maxRate, "max-rate", false, "find the highest request rate at which the trial and the baseline meet the attainment targets, per seed, by bisection")
+	cmd.Flags().StringVar(&attainment, "attainment", "", "with --max-rate: targets CLASS=MIN (the class's TTFT attainment) or METRIC=MIN, comma-separated (default: the template's attainment constraints, else critical=0.99,standard=0.95,sheddable=0.95)")
+	cmd.Flags().Float64Var(&tolerance, "tolerance", studies.DefaultMaxRateTolerance, "with --max-rate: the bisection's relative width (0.02: the rate found is within 2% below the threshold)")
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
 	return cmd
+}
+
+// runMaxRate is `study validate --max-rate`.
+func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial int, seeds, attainment string, tolerance float64, output string) error {
+	for _, flag := range []string{"pareto", "regimes", "regime", "windows", "world", "model", "hardware", "tp", "latency-model"} {
+		if cmd.Flags().Changed(flag) {
+			return fmt.Errorf("--max-rate and --%s are exclusive: the search runs one trial and the baseline on seeds", flag)
+		}
+	}
+	if !(tolerance > 0 && tolerance < 1) {
+		return fmt.Errorf("--tolerance: %g is not a relative width in (0, 1) (e.g. 0.02 for 2%%)", tolerance)
+	}
+	o := studies.MaxRateOptions{Trial: trial, Tolerance: tolerance}
+	if cmd.Flags().Changed("seeds") {
+		list, err := parseSeeds(seeds)
+		if err != nil {
+			return fmt.Errorf("--seeds: %v", err)
+		}
+		o.Seeds = list
+	}
+	if cmd.Flags().Changed("attainment") {
+		targets, err := studies.ParseAttainment(attainment)
+		if err != nil {
+			return err
+		}
+		o.Targets = targets
+	}
+	return f.withStudy(s, name, func(env *studies.Env, row *storage.Study) error {
+		ctx, stop := interruptible()
+		defer stop()
+		m, err := env.MaxRate(ctx, row.Name, o)
+		if err != nil {
+			return f.evidenceError(err, "validate --max-rate", row.Name)
+		}
+		if output == "json" {
+			return writeIndented(s.Out, m)
+		}
+		m.WriteText(s.Out)
+		return nil
+	})
 }
 
 func newStudyAblate(s Streams, f *studyFlags) *cobra.Command {

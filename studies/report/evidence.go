@@ -239,6 +239,7 @@ const (
 	KindPareto   EvidenceKind = "pareto"   // validate --pareto
 	KindWorlds   EvidenceKind = "worlds"   // validate --world (or --model, --hardware, --tp, --latency-model)
 	KindAblation EvidenceKind = "ablation" // ablate
+	KindMaxRate  EvidenceKind = "maxrate"  // validate --max-rate
 )
 
 // ValidationKinds are the kinds of validation, in the order `show` lists
@@ -256,6 +257,8 @@ func (k EvidenceKind) Command() string {
 		return "validate --world"
 	case KindAblation:
 		return "ablate"
+	case KindMaxRate:
+		return "validate --max-rate"
 	}
 	return "validate"
 }

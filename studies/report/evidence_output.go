@@ -132,6 +132,10 @@ func (r *Report) writeEvidence(w io.Writer) {
 		fmt.Fprintln(w)
 		r.Ablation.WriteText(w, r.Template)
 	}
+	if r.MaxRate != nil {
+		fmt.Fprintln(w)
+		r.MaxRate.WriteText(w)
+	}
 	if len(r.EvidenceRuns) == 0 {
 		return
 	}

@@ -53,6 +53,8 @@ type Report struct {
 	Ablation     *Ablation
 	Validations  []*Validation
 	EvidenceRuns []EvidenceRun
+	// MaxRate is the latest stored `validate --max-rate`, or nil.
+	MaxRate *MaxRate
 	// EvidenceError says why stored evidence could not be rebuilt, or "".
 	EvidenceError string
 	// backfill holds the violations computed for trials stored without

@@ -47,6 +47,8 @@ type ShowJSON struct {
 	EvidenceError string        `json:"evidence_error,omitempty"`
 	Validations   []*Validation `json:"validations,omitempty"`
 	EvidenceRuns  []EvidenceRun `json:"evidence_runs,omitempty"`
+	// MaxRate is the latest `validate --max-rate`.
+	MaxRate *MaxRate `json:"max_rate,omitempty"`
 	// TraceWindows is the windows of a study on a replayed trace.
 	TraceWindows *TraceWindows `json:"trace_windows,omitempty"`
 	// Robust is a robust study's best trial in each of its scenarios
@@ -103,7 +105,7 @@ func (r *Report) JSON() ShowJSON {
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
-		BaselineFrom: r.BaselineFrom(),
+		BaselineFrom: r.BaselineFrom(), MaxRate: r.MaxRate,
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
