@@ -58,6 +58,15 @@ type SeedMaxRate struct {
 	Baseline RateBound `json:"baseline"`
 }
 
+// Delta is the seed's relative change of max rate, winner/baseline − 1;
+// NaN when the baseline met the targets at no rate tried.
+func (s SeedMaxRate) Delta() float64 {
+	if s.Baseline.Rate > 0 {
+		return float64(s.Winner.Rate/s.Baseline.Rate) - 1
+	}
+	return math.NaN()
+}
+
 // RateBound is one bisection's answer: Rate meets the targets (0: none
 // tried did), FailsAt misses them (null: every rate tried met them, so
 // Rate is only a lower bound); Probes counts the simulations.
@@ -131,12 +140,8 @@ func (m *MaxRate) WriteText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "    seed\ttrial (%s)\tfails at\tbaseline\tfails at\tΔ\t\n", m.Unit)
 	for _, s := range m.PerSeed {
-		d := math.NaN()
-		if s.Baseline.Rate > 0 {
-			d = float64(s.Winner.Rate/s.Baseline.Rate) - 1
-		}
 		fmt.Fprintf(tw, "    %d\t%s\t%s\t%s\t%s\t%s\t\n", s.Seed, s.Winner.Text(), RateText(float64(s.Winner.FailsAt)),
-			s.Baseline.Text(), RateText(float64(s.Baseline.FailsAt)), Percent(d))
+			s.Baseline.Text(), RateText(float64(s.Baseline.FailsAt)), Percent(s.Delta()))
 	}
 	tw.Flush()
 }

@@ -364,7 +364,9 @@ async function studyView(name) {
       el('select', { id: 'parallel-order', on: { change: redrawParallel } }, el('option', { value: 'importance' }, 'by importance'), el('option', { value: 'template' }, 'in template order'))),
     parallelBox), { className: 'card wide' }),
     baselineVsBest(show),
+    show.robust ? robustCard(show.robust, objs, hist.primary) : null,
     ...(show.validations || []).map((v) => validationCard(v, hist.primary)),
+    show.max_rate ? maxRateCard(show.max_rate) : null,
     show.ablation ? ablationCard(show.ablation, hist.primary) : null,
     show.evidence_runs ? evidenceRunsCard(show.evidence_runs) : null,
     show.tunes_world.length ? paretoWorldsCard(show) : null,
@@ -399,6 +401,36 @@ function baselineVsBest(show) {
   const world = show.best.world ? el('p', { id: 'best-world' }, `its world: ${show.best.world.line}`) : null;
   return card(`Baseline against the best trial (${show.best.trial}) per SLO class`, missed, world,
     el('table', { id: 'per-class' }, el('tr', {}, ['class', 'metric', 'unit', 'baseline', 'best', 'Δ'].map((h, i) => el('th', i > 2 ? { class: 'num' } : {}, h))), rows));
+}
+
+// robustCard is a robust study's best trial in each scenario (regime ×
+// world) against that scenario's baseline, and the scenario that binds.
+function robustCard(rb, objs, primary) {
+  return Object.assign(card(`Trial ${rb.trial} in each scenario (robust study)`,
+    el('p', { class: 'muted' }, `${rb.scenarios.length} scenarios, ${rb.simulations_per_trial} simulations per trial; score: the ${rb.aggregate} ratio to each scenario's baseline; every constraint must hold in every scenario`),
+    el('table', { id: 'robust' }, el('tr', {}, el('th', {}, 'scenario'), objs.map((o) => el('th', { class: 'num' }, `${o} Δ`)), el('th', {}, 'constraints')),
+      rb.scenarios.map((s) => el('tr', s.scenario === rb.binding ? { class: 'binding' } : {}, el('td', {}, s.scenario), objs.map((o) => el('td', { class: 'num' }, pct(s.deltas[o]))),
+        el('td', {}, s.missed ? `misses ${s.missed}` : 'met')))),
+    el('p', { id: 'robust-binding' }, el('b', {}, `binds: ${rb.binding}`), ` (the worst ${primary})`)),
+  { className: 'card wide' });
+}
+
+// maxRateCard is the latest validate --max-rate: the sentence (the CLI's,
+// rebuilt from its figures) and one row per seed.
+function maxRateCard(m) {
+  const rate = (r) => (r === null || r === undefined || !isFinite(r)) ? '–' : r >= 100 ? Math.round(r).toLocaleString('en-US') : num(r);
+  const bound = (b) => b.rate === 0 ? `< ${rate(b.fails_at)}` : (b.fails_at === null || !isFinite(b.fails_at)) ? `≥ ${rate(b.rate)}` : rate(b.rate);
+  const targets = m.targets.map((t) => `${t.metric} ≥ ${t.min}`).join(' and ');
+  const seeds = m.per_seed.length - (m.missing || 0);
+  return Object.assign(card(`Maximum sustainable rate (trial ${m.trial} and the baseline)`,
+    el('p', { class: 'muted' }, [ran(m.ran_at), `bisection on the workload's rate from ${rate(m.start_rate)} ${m.unit} to ${+(100 * m.tolerance).toPrecision(3)}%`].filter(Boolean).join(' · ')),
+    m.missing ? el('p', { class: 'error' }, `${m.missing} seeds not searched yet: run optimize study validate --max-rate again`) : null,
+    el('p', { id: 'max-rate-summary' }, el('b', {}, `trial ${m.trial} sustains ${rate(m.winner)} ${m.unit}`),
+      ` at ${targets}, the baseline ${rate(m.baseline)} (${pct(m.ratio_delta)}, 95% CI [${pct(m.ci95[0])}, ${pct(m.ci95[1])}], ${seeds} seeds)`),
+    el('table', { id: 'max-rate' }, el('tr', {}, ['seed', `trial ${m.trial} (${m.unit})`, 'fails at', `baseline (${m.unit})`, 'fails at', 'Δ'].map((h) => el('th', { class: 'num' }, h))),
+      m.per_seed.map((s) => el('tr', {}, [s.seed, bound(s.winner), rate(s.winner.fails_at), bound(s.baseline), rate(s.baseline.fails_at),
+        pct(s.baseline.rate > 0 ? s.winner.rate / s.baseline.rate - 1 : null)].map((c) => el('td', { class: 'num' }, String(c))))))),
+  { className: 'card wide' });
 }
 
 // worldText says where the study runs: its baseline's world, and which

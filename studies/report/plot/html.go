@@ -36,7 +36,9 @@ type page struct {
 	Best                                                     *bestView
 	Plots                                                    []plotView
 	PlotError                                                string
+	Robust                                                   *robustView // a robust study's best trial per scenario, or nil
 	Validations                                              []*validationView
+	MaxRate                                                  *maxRateView // the latest validate --max-rate, or nil
 	Ablation                                                 *ablationView
 }
 
@@ -155,6 +157,10 @@ func HTML(w io.Writer, r *report.Report) error {
 			}
 			pg.Plots = append(pg.Plots, plotView{Kind: kind, Caption: captions[kind], SVG: svg})
 		}
+	}
+	pg.Robust = robust(r)
+	if r.MaxRate != nil {
+		pg.MaxRate = maxRate(r.MaxRate)
 	}
 	ruled := map[int]bool{}
 	for _, val := range r.LatestValidations() {

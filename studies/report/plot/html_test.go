@@ -83,3 +83,51 @@ func TestHTMLShowsEachWorldOfAValidation(t *testing.T) {
 		t.Errorf("the page lacks the two world blocks in order, each with trial 3 and its verdict (at %d, %d)", first, second)
 	}
 }
+
+// A robust study's page has its best trial's row in each scenario, with
+// the scenario that binds named, and the latest max-rate search: its
+// sentence and one row per seed, with rates read from the stored search.
+func TestHTMLShowsRobustScenariosAndMaxRate(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	r := studykit.RobustStudyWithMaxRate(t, env, "rb", 3)
+	var buf bytes.Buffer
+	if err := HTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	rj, err := r.Robust(&r.Complete[r.Best])
+	if err != nil || rj == nil {
+		t.Fatalf("robust table: %v, %v", rj, err)
+	}
+	sec := section(t, page, `id="robust"`)
+	for _, want := range []string{"<td>base</td>", "<td>near-capacity</td>", "Binds: <b>" + rj.Binding + "</b>", "2 scenarios"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the robust section lacks %q:\n%s", want, sec)
+		}
+	}
+	m := r.MaxRate
+	if m == nil || len(m.PerSeed) != 2 || !(m.Winner > 0) {
+		t.Fatalf("max rate %+v, want two seeds searched", m)
+	}
+	sec = section(t, page, `id="max-rate"`)
+	for _, want := range []string{"sustains " + report.RateText(float64(m.Winner)), "the baseline " + report.RateText(float64(m.Baseline)),
+		`<td class="num">100</td>`, `<td class="num">101</td>`, `<td class="num">` + m.PerSeed[1].Winner.Text() + "</td>"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the max-rate section lacks %q:\n%s", want, sec)
+		}
+	}
+}
+
+// section is the page from the heading with attr to the next h2.
+func section(t *testing.T, page, attr string) string {
+	t.Helper()
+	i := strings.Index(page, attr)
+	if i < 0 {
+		t.Fatalf("the page has no %s", attr)
+	}
+	s := page[i:]
+	if j := strings.Index(s[1:], "<h2"); j >= 0 {
+		s = s[:j+1]
+	}
+	return s
+}
