@@ -245,16 +245,8 @@ func maxRateRequestFor(r *report.Report, o MaxRateOptions) (maxRateRequest, erro
 	if wl.Spec == nil {
 		return req, report.Usage("--max-rate: study %s replays a trace; the search scales a generated workload's rate (a workload spec)", r.Study.Name)
 	}
-	if req.Seeds == nil {
-		req.Seeds = DefaultHeldOutSeeds(r.Seeds)
-	}
-	if len(req.Seeds) < 2 {
-		return req, report.Usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
-	}
-	for _, s := range req.Seeds {
-		if slices.Contains(r.Seeds, s) {
-			return req, report.Usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
-		}
+	if req.Seeds, err = heldOutSeeds(r, req.Seeds); err != nil {
+		return req, err
 	}
 	if req.Targets == nil {
 		req.Targets = attainmentTargets(r.Template, wl.Spec)

@@ -61,6 +61,23 @@ func (q validationRequest) kind() report.EvidenceKind {
 	return report.KindPlain
 }
 
+// heldOutSeeds checks the held-out seeds a request gives (nil: the
+// default ones): at least two, for an interval, and none of the study's.
+func heldOutSeeds(r *report.Report, seeds []int64) ([]int64, error) {
+	if seeds == nil {
+		seeds = DefaultHeldOutSeeds(r.Seeds)
+	}
+	if len(seeds) < 2 {
+		return nil, report.Usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
+	}
+	for _, s := range seeds {
+		if slices.Contains(r.Seeds, s) {
+			return nil, report.Usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
+		}
+	}
+	return seeds, nil
+}
+
 // DefaultHeldOutSeeds are ten seeds from 100 up that the study did not use.
 func DefaultHeldOutSeeds(study []int64) []int64 {
 	var out []int64
@@ -143,16 +160,8 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 	if o.Windows != nil {
 		return req, report.Usage("--windows: study %s does not replay a trace cut into windows; its held-out data are seeds (--seeds)", r.Study.Name)
 	}
-	if req.Seeds == nil {
-		req.Seeds = DefaultHeldOutSeeds(r.Seeds)
-	}
-	if len(req.Seeds) < 2 {
-		return req, report.Usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
-	}
-	for _, s := range req.Seeds {
-		if slices.Contains(r.Seeds, s) {
-			return req, report.Usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
-		}
+	if req.Seeds, err = heldOutSeeds(r, req.Seeds); err != nil {
+		return req, err
 	}
 	for _, name := range req.Regimes {
 		if _, err := strategies.LookupRegime(name); err != nil {
