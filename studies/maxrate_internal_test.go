@@ -30,12 +30,10 @@ slo_targets:
   critical: {ttft_ms: 200}
 `
 
-// TestSustainableRateBracketsTheThreshold: on a single instance with
-// Poisson arrivals, a scan of rates 1 % apart finds where critical TTFT
-// attainment ≥ 0.99 stops holding (and checks that it never holds again
-// above); the bisection's answer meets the target, lies below the scan's
-// first failing rate and within the tolerance of its last meeting one.
-func TestSustainableRateBracketsTheThreshold(t *testing.T) {
+// oneInstancePoisson is the baseline on a single instance and the Poisson
+// workload whose threshold the tests below know.
+func oneInstancePoisson(t *testing.T) (cluster.Config, *strategies.Workload) {
+	t.Helper()
 	reg, base := testkit.Builtins(t)
 	bt, err := reg.Get("baseline")
 	if err != nil {
@@ -51,6 +49,16 @@ func TestSustainableRateBracketsTheThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	wl := &strategies.Workload{Name: "poisson-one", Spec: spec}
+	return cfg, wl
+}
+
+// TestSustainableRateBracketsTheThreshold: on a single instance with
+// Poisson arrivals, a scan of rates 1 % apart finds where critical TTFT
+// attainment ≥ 0.99 stops holding (and checks that it never holds again
+// above); the bisection's answer meets the target, lies below the scan's
+// first failing rate and within the tolerance of its last meeting one.
+func TestSustainableRateBracketsTheThreshold(t *testing.T) {
+	cfg, wl := oneInstancePoisson(t)
 	targets := []report.AttainmentTarget{{Metric: "per_slo.critical.ttft_attainment", Min: 0.99}}
 	const seed, tol = 100, 0.02
 	run := func(_ string, cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
@@ -109,21 +117,7 @@ func TestSustainableRateBracketsTheThreshold(t *testing.T) {
 // (a single instance here); at 0.6 the default targets hold on every
 // capacity seed, at 1.5 they fail on every one.
 func TestLoadRegimesScaleTheMeasuredCapacity(t *testing.T) {
-	reg, base := testkit.Builtins(t)
-	bt, err := reg.Get("baseline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := bt.Config(base, bt.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.NumInstances = 1
-	spec, err := workload.ParseSpec("poisson-one", []byte(poissonOneInstance))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl := &strategies.Workload{Name: "poisson-one", Spec: spec}
+	cfg, wl := oneInstancePoisson(t)
 	capacity, err := capacity(wl, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +143,7 @@ func TestLoadRegimesScaleTheMeasuredCapacity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok, _ := meetsTargets(&m, defaultTargets(spec)); ok != c.holds {
+			if ok, _ := meetsTargets(&m, defaultTargets(wl.Spec)); ok != c.holds {
 				t.Errorf("%s seed %d: targets met %v, want %v", c.regime, seed, ok, c.holds)
 			}
 		}
