@@ -250,30 +250,14 @@ func TestMaxScorePicker_RawWeightsAndRandomnessOnlyOnTies(t *testing.T) {
 		t.Error("max-score-picker drew from the RNG without a tie")
 	}
 	// A three-way tie: uniform, each about a third of 3,000.
-	counts := make([]int, 3)
-	for range 3000 {
-		counts[rt.Route(&simcore.Request{}, make([]Snapshot, 3), 0)]++
-	}
-	for i, c := range counts {
-		if c < 850 || c > 1150 {
-			t.Errorf("instance %d won %d of 3000 ties, want about 1000", i, c)
-		}
-	}
+	assertUniform(t, rt, make([]Snapshot, 3), "a three-way tie")
 }
 
 func TestRandomPicker_IgnoresScores(t *testing.T) {
 	rt := mustNew(t, Config{Policy: "weighted", Picker: "random-picker", Scorers: []ScorerWeight{{"queue-scorer", 1}}}, 3,
 		rand.New(rand.NewSource(3)))
 	snaps := []Snapshot{{QueueDepth: 0}, {QueueDepth: 50}, {QueueDepth: 100}}
-	counts := make([]int, 3)
-	for range 3000 {
-		counts[rt.Route(&simcore.Request{}, snaps, 0)]++
-	}
-	for i, c := range counts {
-		if c < 850 || c > 1150 {
-			t.Errorf("instance %d chosen %d of 3000, want about 1000 whatever its score", i, c)
-		}
-	}
+	assertUniform(t, rt, snaps, "random-picker ignores the scores")
 }
 
 func TestWeightedRandomPicker_ProbabilityProportionalToScore(t *testing.T) {
@@ -291,18 +275,10 @@ func TestWeightedRandomPicker_ProbabilityProportionalToScore(t *testing.T) {
 		t.Errorf("counts %v, want about %d, %d, 0", counts, 2*n/3, n/3)
 	}
 	// Every score 0: uniform, as random-picker.
-	counts = make([]int, 3)
 	rt = mustNew(t, Config{Policy: "weighted", Picker: "weighted-random-picker", Scorers: []ScorerWeight{{"load-aware-scorer", 1}}}, 3,
 		rand.New(rand.NewSource(5)))
 	full := []Snapshot{{QueueDepth: 500}, {QueueDepth: 500}, {QueueDepth: 500}}
-	for range 3000 {
-		counts[rt.Route(&simcore.Request{}, full, 0)]++
-	}
-	for i, c := range counts {
-		if c < 850 || c > 1150 {
-			t.Errorf("all-zero scores: instance %d chosen %d of 3000, want about 1000", i, c)
-		}
-	}
+	assertUniform(t, rt, full, "every score 0")
 }
 
 func TestPicker_UnknownIsAOneLineError(t *testing.T) {
@@ -347,17 +323,25 @@ func TestLLMDScorers_DoNotAllocate(t *testing.T) {
 func TestEmptyProfile_LLMDPickersChooseUniformlyBLISRefuses(t *testing.T) {
 	rt := mustNew(t, Config{Policy: "weighted", Picker: "max-score-picker", Scorers: []ScorerWeight{}}, 3, rand.New(rand.NewSource(9)))
 	snaps := []Snapshot{{QueueDepth: 0}, {QueueDepth: 50}, {QueueDepth: 100}}
-	counts := make([]int, 3)
+	assertUniform(t, rt, snaps, "no scorer reads the queues")
+	_, err := New(Config{Policy: "weighted", Scorers: []ScorerWeight{}}, 3, nil)
+	if err == nil || !strings.Contains(err.Error(), "routing.picker blis needs a scorer") {
+		t.Errorf("blis with no scorer: %v", err)
+	}
+}
+
+// assertUniform routes 3,000 requests against snaps and checks that each
+// of the 3 instances gets about a third (850 to 1,150), as a uniform
+// choice does (why says what makes it uniform).
+func assertUniform(t *testing.T, rt Router, snaps []Snapshot, why string) {
+	t.Helper()
+	counts := make([]int, len(snaps))
 	for range 3000 {
 		counts[rt.Route(&simcore.Request{}, snaps, 0)]++
 	}
 	for i, c := range counts {
 		if c < 850 || c > 1150 {
-			t.Errorf("instance %d chosen %d of 3000, want about 1000: no scorer reads its queue", i, c)
+			t.Errorf("%s: instance %d chosen %d of 3000, want about 1000", why, i, c)
 		}
-	}
-	_, err := New(Config{Policy: "weighted", Scorers: []ScorerWeight{}}, 3, nil)
-	if err == nil || !strings.Contains(err.Error(), "routing.picker blis needs a scorer") {
-		t.Errorf("blis with no scorer: %v", err)
 	}
 }
