@@ -65,6 +65,7 @@ type ConstraintJSON struct {
 	Metric             string   `json:"metric"`
 	MinRatioToBaseline *float64 `json:"min_ratio_to_baseline,omitempty"`
 	MaxRatioToBaseline *float64 `json:"max_ratio_to_baseline,omitempty"`
+	MinDeltaToBaseline *float64 `json:"min_delta_to_baseline,omitempty"`
 	Min                *float64 `json:"min,omitempty"`
 	Max                *float64 `json:"max,omitempty"`
 }
@@ -108,6 +109,9 @@ func (t *Template) JSON() TemplateJSON {
 		}
 		if c.MaxRatioToBaseline != 0 {
 			cj.MaxRatioToBaseline = ptr(c.MaxRatioToBaseline)
+		}
+		if c.HasMinDelta {
+			cj.MinDeltaToBaseline = ptr(c.MinDeltaToBaseline)
 		}
 		if c.HasMin {
 			cj.Min = ptr(c.Min)

@@ -38,7 +38,9 @@ func (t *Template) Judge(baseline, run *metrics.Summary) (search.Evaluation, err
 
 // Shortfall is how far run misses the constraint, 0 when met. A ratio
 // bound r is missed by r − v/b (min) or v/b − r (max); an absolute bound
-// by the gap relative to the bound, or absolute when the bound is 0. A
+// by the gap relative to the bound, or absolute when the bound is 0; a
+// delta bound d by b + d − v, in the metric's unit (points of attainment
+// for an attainment, already on the scale of a relative gap). A
 // ratio to a baseline of 0 is the absolute bound r × 0 = 0: a baseline
 // that dropped nothing lets a strategy drop nothing.
 func (c Constraint) Shortfall(baseline, run *metrics.Summary) (float64, error) {
@@ -69,6 +71,9 @@ func (c Constraint) Shortfall(baseline, run *metrics.Summary) (float64, error) {
 	}
 	if c.MaxRatioToBaseline > 0 {
 		short = max(short, aboveRatio(c.MaxRatioToBaseline))
+	}
+	if c.HasMinDelta {
+		short = max(short, b+c.MinDeltaToBaseline-v)
 	}
 	if c.HasMin {
 		short = max(short, -above(c.Min))

@@ -31,6 +31,13 @@ func TestConstraintShortfall(t *testing.T) {
 		{"max ratio to a zero baseline missed", Constraint{Metric: "dropped", MaxRatioToBaseline: 1.1}, 3},
 		{"max ratio to a zero baseline met", Constraint{Metric: "rejected", MaxRatioToBaseline: 1.1}, 0},
 		{"min ratio to a zero baseline met", Constraint{Metric: "dropped", MinRatioToBaseline: 0.9}, 0},
+		// A delta bound is absolute in the metric's unit: 3 dropped against
+		// 0 is 3 above, so "at least baseline + 5" misses by 2 and "at
+		// least baseline − 1" is met.
+		{"min delta missed", Constraint{Metric: "dropped", MinDeltaToBaseline: 5, HasMinDelta: true}, 2},
+		{"min delta met", Constraint{Metric: "dropped", MinDeltaToBaseline: -1, HasMinDelta: true}, 0},
+		// 900 tokens/s against 1000 misses "baseline − 50" by 50 tokens/s.
+		{"min delta below the baseline", Constraint{Metric: "tokens_per_sec", MinDeltaToBaseline: -50, HasMinDelta: true}, 50},
 	}
 	for _, c := range cases {
 		got, err := c.c.Shortfall(base, run)

@@ -20,10 +20,16 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate"}
+	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "base_parameters"}
+	// baseParameterModes are the values of base_parameters: what becomes of
+	// the base template's parameters in a child. "freeze" (the default)
+	// fixes each at its default; "search" keeps searching them, before the
+	// child's own, so a child can reuse a whole search space and change
+	// only the objectives and constraints.
+	baseParameterModes = []string{"freeze", "search"}
 	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
 	objectiveKeys  = []string{"name", "metric", "direction"}
-	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min", "max"}
+	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min_delta_to_baseline", "min", "max"}
 )
 
 // rawTemplate is a template file as written. Optional numbers are pointers
@@ -32,6 +38,7 @@ type rawTemplate struct {
 	file                                       string
 	name, description, base, workload, primary string
 	sampler                                    string
+	searchBase                                 bool
 	mechanism                                  []rawSetting
 	params                                     []rawParam
 	objectives                                 []Objective
@@ -66,6 +73,7 @@ type rawWhen struct {
 type rawConstraint struct {
 	metric             string
 	minRatio, maxRatio *float64
+	minDelta           *float64
 	minValue, maxValue *float64
 	line               int
 }
@@ -188,6 +196,12 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 			t.primary, err = p.scalar(v, path)
 		case "sampler":
 			t.sampler, err = p.scalar(v, path)
+		case "base_parameters":
+			var mode string
+			if mode, err = p.scalar(v, path); err == nil && !slices.Contains(baseParameterModes, mode) {
+				err = p.errorf(path, v, "%q is not a mode (allowed: %s)", mode, strings.Join(baseParameterModes, ", "))
+			}
+			t.searchBase = mode == "search"
 		case "mechanism":
 			err = p.mapping(v, path, nil, func(knob string, v *yaml.Node, path string) error {
 				value, err := p.scalar(v, path)
@@ -340,6 +354,8 @@ func (p *parser) constraint(n *yaml.Node, path string) (rawConstraint, error) {
 			c.minRatio, err = p.number(v, path)
 		case "max_ratio_to_baseline":
 			c.maxRatio, err = p.number(v, path)
+		case "min_delta_to_baseline":
+			c.minDelta, err = p.number(v, path)
 		case "min":
 			c.minValue, err = p.number(v, path)
 		case "max":

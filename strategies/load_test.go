@@ -69,6 +69,25 @@ func TestConstraintBoundZero(t *testing.T) {
 	}
 }
 
+// A delta of 0 is a bound too ("no worse than the baseline"), and it
+// reaches the JSON a client reads.
+func TestConstraintDeltaZero(t *testing.T) {
+	r, err := addOne(t, strings.Replace(validTemplate, "{metric: tokens_per_sec, min_ratio_to_baseline: 0.98}", "{metric: tokens_per_sec, min_delta_to_baseline: 0}", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _ := r.Get("t")
+	if want := (Constraint{Metric: "tokens_per_sec", HasMinDelta: true}); len(tpl.Constraints) != 1 || tpl.Constraints[0] != want {
+		t.Fatalf("constraints %+v, want %+v", tpl.Constraints, want)
+	}
+	if cj := tpl.JSON().Constraints[0]; cj.MinDeltaToBaseline == nil || *cj.MinDeltaToBaseline != 0 {
+		t.Errorf("JSON constraint %+v: want min_delta_to_baseline 0", cj)
+	}
+	if got, want := tpl.Constraints[0].Words(), "tokens_per_sec ≥ baseline +0"; got != want {
+		t.Errorf("Words() = %q, want %q", got, want)
+	}
+}
+
 // Every malformed template is rejected with one line naming the file, the
 // field and what is allowed; the registry is left unchanged.
 func TestMalformedTemplates(t *testing.T) {
@@ -86,7 +105,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"two documents", validTemplate + "---\nname: u\n", "user/t.yaml: only one YAML document is allowed"},
 		{"not a mapping", "- a\n- b\n", "user/t.yaml: line 1: expected a mapping, got a list"},
 		{"unknown key", edit("primary: crit", "primary: crit\nprimery: crit"),
-			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints, regimes, sampler, robust_regimes, robust_worlds, robust_aggregate)"},
+			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints, regimes, sampler, robust_regimes, robust_worlds, robust_aggregate, base_parameters)"},
 		{"unknown sampler", edit("primary: crit", "primary: crit\nsampler: tpee"),
 			`user/t.yaml: sampler: unknown sampler "tpee" (allowed: tpe, parego, random, grid)`},
 		{"unknown robust regime", edit("primary: crit", "primary: crit\nrobust_regimes: [base, calm]"),
@@ -170,7 +189,7 @@ func TestMalformedTemplates(t *testing.T) {
 			`user/t.yaml: constraints[0].metric: line 16: unknown metric "tps"`},
 		{"repeated constraint key", edit("min_ratio_to_baseline: 0.98", "metric: x"), "user/t.yaml: constraints[0].metric: line 16: key given twice"},
 		{"constraint with no bound", edit(", min_ratio_to_baseline: 0.98", ""),
-			"user/t.yaml: constraints[0]: line 16: give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min, max"},
+			"user/t.yaml: constraints[0]: line 16: give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min_delta_to_baseline, min, max"},
 		{"constraint zero ratio", edit("min_ratio_to_baseline: 0.98", "max_ratio_to_baseline: 0"),
 			"user/t.yaml: constraints[0].max_ratio_to_baseline: line 16: a ratio to the baseline must be > 0, got 0"},
 		{"constraint inverted around zero", edit("min_ratio_to_baseline: 0.98", "min: 0, max: -1"), "user/t.yaml: constraints[0].min: line 16: min 0 > max -1"},
@@ -195,6 +214,12 @@ func TestMalformedTemplates(t *testing.T) {
 			`user/t.yaml: parameters[2].when: line 10: "lifo" is not a choice of parameter policy2 {fcfs, priority}`},
 		{"condition with two parameters", edit("{name: chunk,", "{name: policy2, type: categorical, choices: [fcfs, priority], default: fcfs, knob: preemption.policy}\n  - {name: chunk, when: {policy2: fcfs, age: 1},"),
 			"user/t.yaml: parameters[2].when.age: line 10: a condition names one parameter"},
+		{"unknown base_parameters mode", edit("base: baseline", "base: baseline\nbase_parameters: keep"),
+			`user/t.yaml: base_parameters: line 5: "keep" is not a mode (allowed: freeze, search)`},
+		{"base_parameters search with no base", edit("base: baseline", "base_parameters: search"),
+			"user/t.yaml: base_parameters: search needs a base template to take the parameters from"},
+		{"fixing a setting the base searches", edit("base: baseline\nmechanism:\n  scheduler: priority-fcfs", "base: joint-slo\nbase_parameters: search\nmechanism:\n  scheduler: priority-fcfs"),
+			"user/t.yaml: mechanism.scheduler: line 7: setting scheduler is searched by the base's parameter scheduler (base_parameters: search); drop one"},
 		{"every scorer removed", edit("scheduler: priority-fcfs", "routing.weight.kv-utilization: 0"),
 			"user/t.yaml: parameters: the defaults do not make a valid configuration: template t: routing: every routing.weight.* is 0; the weighted policy with routing.picker blis needs a scorer"},
 	}

@@ -133,7 +133,9 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		if base == nil {
 			return nil, errtext.New(file, "base", "unknown template %q (available: %s)", raw.base, r.available())
 		}
-		t.inherit(base)
+		t.inherit(base, raw.searchBase)
+	} else if raw.searchBase {
+		return nil, errtext.New(file, "base_parameters", "search needs a base template to take the parameters from")
 	}
 	if err := r.mechanism(t, raw); err != nil {
 		return nil, err
@@ -213,12 +215,16 @@ func (r *resolver) available() string {
 }
 
 // inherit copies base's mechanism, with its parameters frozen at their
-// defaults, and the sections a child may leave out.
-func (t *Template) inherit(base *Template) {
+// defaults (or still searched, with search), and the sections a child may
+// leave out.
+func (t *Template) inherit(base *Template, search bool) {
 	t.mechanism = slices.Clone(base.mechanism)
+	if search {
+		t.Params, t.space = slices.Clone(base.Params), slices.Clone(base.space)
+	}
 	defaults := base.Defaults()
 	for i, p := range base.Params {
-		if defaults[i].Absent() {
+		if search || defaults[i].Absent() {
 			continue // inactive at the base's defaults: not applied there either
 		}
 		t.mechanism = put(t.mechanism, fixed{setting: p.setting, value: p.settingValue(defaults[i]), from: base.Name})
@@ -251,6 +257,11 @@ func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 		v, err := k.parse(s.value)
 		if err != nil {
 			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, err)
+		}
+		for _, p := range t.Params {
+			if p.Knob == s.knob {
+				return errtext.New(raw.file, fieldPath, "line %d: setting %s is searched by the base's parameter %s (base_parameters: search); drop one", s.line, s.knob, p.Name)
+			}
 		}
 		t.mechanism = put(t.mechanism, fixed{setting: k, value: v, from: t.Name})
 	}
@@ -477,6 +488,9 @@ func constraints(t *Template, raw *rawTemplate) error {
 				*r.dst = *r.src
 			}
 		}
+		if rc.minDelta != nil {
+			c.MinDeltaToBaseline, c.HasMinDelta = *rc.minDelta, true
+		}
 		if rc.minValue != nil {
 			c.Min, c.HasMin = *rc.minValue, true
 		}
@@ -484,8 +498,8 @@ func constraints(t *Template, raw *rawTemplate) error {
 			c.Max, c.HasMax = *rc.maxValue, true
 		}
 		switch {
-		case c.MinRatioToBaseline == 0 && c.MaxRatioToBaseline == 0 && !c.HasMin && !c.HasMax:
-			return fail("", "give at least one of min_ratio_to_baseline, max_ratio_to_baseline, min, max")
+		case c.MinRatioToBaseline == 0 && c.MaxRatioToBaseline == 0 && !c.HasMinDelta && !c.HasMin && !c.HasMax:
+			return fail("", "give at least one of %s", strings.Join(constraintKeys[1:], ", "))
 		case c.HasMin && c.HasMax && c.Min > c.Max:
 			return fail("min", "min %s > max %s", formatNumber(c.Min), formatNumber(c.Max))
 		case c.MinRatioToBaseline != 0 && c.MaxRatioToBaseline != 0 && c.MinRatioToBaseline > c.MaxRatioToBaseline:

@@ -64,12 +64,16 @@ type Objective struct {
 // Constraint bounds a metric, absolutely or relative to the study's
 // baseline run; at least one bound is set. Ratios are > 0 when set, so 0
 // means unset; Min and Max may be 0 (e.g. max 0 dropped requests), so
-// HasMin and HasMax say whether they are set.
+// HasMin and HasMax say whether they are set. MinDeltaToBaseline bounds
+// the difference v − baseline from below, in the metric's own unit: −0.05
+// on an attainment lets a strategy lose at most 5 points of it (0 is a
+// bound too, so HasMinDelta says whether it is set).
 type Constraint struct {
 	Metric                                 string
 	MinRatioToBaseline, MaxRatioToBaseline float64
+	MinDeltaToBaseline                     float64
 	Min, Max                               float64
-	HasMin, HasMax                         bool
+	HasMinDelta, HasMin, HasMax            bool
 }
 
 // Words renders the bounds that are set, e.g. "tokens_per_sec ≥ 0.98 ×
@@ -81,6 +85,9 @@ func (c Constraint) Words() string {
 	}
 	if c.MaxRatioToBaseline != 0 {
 		parts = append(parts, fmt.Sprintf("≤ %g × baseline", c.MaxRatioToBaseline))
+	}
+	if c.HasMinDelta {
+		parts = append(parts, fmt.Sprintf("≥ baseline %+g", c.MinDeltaToBaseline))
 	}
 	if c.HasMin {
 		parts = append(parts, fmt.Sprintf("≥ %g", c.Min))

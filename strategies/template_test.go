@@ -140,6 +140,12 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				c.SLOPrefillThreshold.Or(simcore.SLOCritical, -1) == 256 && c.MaxScheduledTokens == 2048 &&
 				c.Admission.Policy == "always-admit", "config %+v", c)
 		},
+		// joint-slo's space searched as it is, judged by other criteria: the
+		// same mechanism at the same defaults.
+		"success-criteria": func(c cluster.Config) error {
+			return expect(slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "priority-fcfs" && c.Priority.Name == "slo-tiered" &&
+				c.SLOPrefillThreshold.Or(simcore.SLOCritical, -1) == 256 && c.MaxScheduledTokens == 2048, "config %+v", c)
+		},
 		"slo-cascade-nochunk": func(c cluster.Config) error {
 			return expect(cascade(c) && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.PrefillThreshold == 0 && !c.SLOPrefillThreshold.Given(),
 				"config %+v", c)
@@ -312,25 +318,35 @@ func TestParseParams(t *testing.T) {
 }
 
 // Every built-in template's parameters are its file's, in the file's
-// order, with the file's defaults: read from the YAML itself, so that no
-// test lists a template's parameters a second time. A conditional
-// parameter inactive at the defaults formats as "".
+// order, with the file's defaults (after its base's, with base_parameters:
+// search): read from the YAML itself, so that no test lists a template's
+// parameters a second time. A conditional parameter inactive at the
+// defaults formats as "".
 func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
-	r := builtin(t)
-	for _, tpl := range r.Templates() {
-		data, err := templates.Strategies.ReadFile(strings.TrimPrefix(tpl.File, "templates/"))
+	type fileParam struct{ Name, Default string }
+	var fileParams func(file string) []fileParam
+	fileParams = func(file string) []fileParam {
+		data, err := templates.Strategies.ReadFile(strings.TrimPrefix(file, "templates/"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var file struct {
-			Parameters []struct {
-				Name    string
-				Default string
-			}
+		var f struct {
+			Base           string
+			BaseParameters string `yaml:"base_parameters"`
+			Parameters     []fileParam
 		}
-		if err := yaml.Unmarshal(data, &file); err != nil {
+		if err := yaml.Unmarshal(data, &f); err != nil {
 			t.Fatal(err)
 		}
+		if f.BaseParameters == "search" {
+			return append(fileParams("templates/strategies/"+f.Base+".yaml"), f.Parameters...)
+		}
+		return f.Parameters
+	}
+	r := builtin(t)
+	for _, tpl := range r.Templates() {
+		var file struct{ Parameters []fileParam }
+		file.Parameters = fileParams(tpl.File)
 		if len(file.Parameters) != len(tpl.Params) {
 			t.Errorf("%s: %d parameters, the file has %d", tpl.Name, len(tpl.Params), len(file.Parameters))
 			continue
