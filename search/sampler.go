@@ -81,6 +81,14 @@ type Options struct {
 	// the best 25 (see history.go): 0 means the default, 150; negative,
 	// every trial. For comparisons.
 	History int
+	// KnownRatio gives a point's primary ratio to the baseline when its
+	// configuration alone decides it, before it runs (ok false
+	// otherwise). The studies package sets it for a primary objective of
+	// cost per hour: instances × TP × the GPU's price. With it, the
+	// model-based samplers redraw a proposal that cannot beat the best
+	// feasible trial: its score is at least its known ratio (see
+	// bound.go).
+	KnownRatio func(values []Value) (ratio float64, ok bool)
 }
 
 const (
@@ -427,21 +435,44 @@ func (s *Sampler) propose(number int) ([]float64, string, error) {
 	return s.proposeTPE(number)
 }
 
-// proposeTPE runs with s.mu held.
+// proposeTPE runs with s.mu held. Under Options.KnownRatio a proposal
+// whose known ratio cannot beat the best feasible trial is drawn again,
+// from the same model with the next attempt's random streams.
 func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
-	uniform := newTrialRand(s.seed, number, streamUniform)
-	if number < s.opts.StartupTrials && !s.opts.Warm {
-		return drawUniformVector(s.space, uniform), "startup", nil
+	startup := number < s.opts.StartupTrials && !s.opts.Warm
+	var trials []goptuna.FrozenTrial
+	if !startup || s.opts.KnownRatio != nil {
+		var err error
+		if trials, err = s.storage.GetAllTrials(s.studyID); err != nil {
+			return nil, "", fmt.Errorf("history: %w", err)
+		}
 	}
-	trials, err := s.storage.GetAllTrials(s.studyID)
-	if err != nil {
-		return nil, "", fmt.Errorf("history: %w", err)
+	var history []scored
+	if !startup && countCompleted(trials) >= minModelTrials {
+		history = s.history(trials, number)
 	}
-	if countCompleted(trials) < minModelTrials {
-		return drawUniformVector(s.space, uniform), "startup", nil
+	best, bounded := s.bestFeasibleRatio(trials)
+	for attempt := 0; ; attempt++ {
+		// Past maxRedraws the model proposes nothing that could win:
+		// uniform draws look for the rest of the space below the bound.
+		uniformOnly := startup || history == nil || attempt >= maxRedraws
+		values, source := s.drawTPE(number, attempt, uniformOnly, history)
+		if !bounded || attempt == 2*maxRedraws || !s.cannotBeat(values, best) {
+			return values, source, nil
+		}
 	}
-	history := s.history(trials, number)
-	rng := newTrialRand(s.seed, number, streamTPE)
+}
+
+// drawTPE draws one vector for trial number: uniform in the startup
+// phase (or before TPE has minModelTrials to model), else from TPE's
+// model of history. Attempt 0 uses the trial's own streams; a redraw
+// (attempt > 0) its own.
+func (s *Sampler) drawTPE(number, attempt int, uniformOnly bool, history []scored) ([]float64, string) {
+	uniform := newTrialRand(s.seed, number, redrawStream(streamUniform, attempt))
+	if uniformOnly {
+		return drawUniformVector(s.space, uniform), "startup"
+	}
+	rng := newTrialRand(s.seed, number, redrawStream(streamTPE, attempt))
 	values := make([]float64, len(s.space))
 	for i, p := range s.space {
 		if p.When != nil && !s.space[:i+1].Active(s.space.values(values[:i+1]))[i] {
@@ -463,7 +494,7 @@ func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
 			values[i] = p.fromInternal(proposeNumeric(obs, lo, hi, rng))
 		}
 	}
-	return values, "tpe", nil
+	return values, "tpe"
 }
 
 // record writes the active params of values (categoricals by index) with

@@ -108,3 +108,19 @@ func noCost(name string) string {
 	}
 	return fmt.Sprintf("the run has no %s (its GPU has no price: set cost.gpu_hour.<GPU>, or price_per_gpu_hour in a --hardware-config file; results stored before costs were recorded have none)", name)
 }
+
+// ConfigMetric reads metric off a configuration, before any run, when the
+// configuration alone decides it: the summary's numbers of the cluster
+// (gpu_count, cost_per_hour), computed as a run computes them. ok is
+// false for every other metric, and for a cost without a price.
+func ConfigMetric(cfg *cluster.Config, metric string) (float64, bool) {
+	gpus, price := cfg.ClusterCost()
+	var s metrics.Summary
+	s.GPUCount, s.CostPerHour = metrics.RunInfo{GPUs: gpus, PricePerGPUHour: price}.ClusterCost()
+	for _, n := range metrics.SummaryNumbers() {
+		if n.Same && n.Name == metric {
+			return n.Get(&s)
+		}
+	}
+	return 0, false
+}

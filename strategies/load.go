@@ -20,16 +20,16 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys   = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "base_parameters"}
+	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "base_parameters"}
 	// baseParameterModes are the values of base_parameters: what becomes of
 	// the base template's parameters in a child. "freeze" (the default)
 	// fixes each at its default; "search" keeps searching them, before the
 	// child's own, so a child can reuse a whole search space and change
 	// only the objectives and constraints.
 	baseParameterModes = []string{"freeze", "search"}
-	paramKeys      = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
-	objectiveKeys  = []string{"name", "metric", "direction"}
-	constraintKeys = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min_delta_to_baseline", "min", "max"}
+	paramKeys          = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
+	objectiveKeys      = []string{"name", "metric", "direction"}
+	constraintKeys     = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min_delta_to_baseline", "min", "max"}
 )
 
 // rawTemplate is a template file as written. Optional numbers are pointers

@@ -164,6 +164,12 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			return expect(c.NumInstances == 8 && c.GPU == "H100" && c.TP == 1 && c.Latency.Kind == "trained-physics" &&
 				c.Cost.PerGPUHour == 6.88 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
 		},
+		// capacity's world on a smaller cluster, with llm-d's token-load
+		// scorer off at the defaults.
+		"capacity-joint": func(c cluster.Config) error {
+			return expect(c.NumInstances == 4 && c.GPU == "A100-80" && c.TP == 1 && c.Latency.Kind == "trained-physics" &&
+				c.Cost.PerGPUHour == 5.12 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
+		},
 		"load-adaptive": func(c cluster.Config) error {
 			adaptive := c
 			adaptive.Priority.Name = "slo-tiered" // otherwise the cascade
@@ -213,7 +219,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				if tpl.Workload != "multi-turn-kv" {
 					t.Errorf("workload %s, want multi-turn-kv", tpl.Workload)
 				}
-			} else if name == "capacity" {
+			} else if name == "capacity" || name == "capacity-joint" {
 				if tpl.Workload != "steady-chat" {
 					t.Errorf("workload %s, want steady-chat", tpl.Workload)
 				}
@@ -473,7 +479,7 @@ func TestBrokenUserTemplateLeavesOthers(t *testing.T) {
 
 func TestGetUnknownListsNames(t *testing.T) {
 	_, err := builtin(t).Get("slo-casacde")
-	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, capacity, joint-kv, joint-slo,`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, capacity, capacity-joint, joint-kv, joint-slo,`) {
 		t.Errorf("got %v", err)
 	}
 }

@@ -106,6 +106,30 @@ func (ev *evaluator) config(values []search.Value) (cluster.Config, error) {
 	return c, ev.scenario.ApplyWorld(&c)
 }
 
+// knownRatio is search.Options.KnownRatio for this study: a primary
+// objective the configuration decides before it runs (cost per hour), as
+// a ratio to the baseline's; nil when the primary is measured, maximised,
+// or the study is robust (its scenarios change the cluster, and the
+// score is their worst ratio).
+func (ev *evaluator) knownRatio() func([]search.Value) (float64, bool) {
+	prim := ev.tpl.Objectives[ev.tpl.Primary]
+	if !prim.Minimize || ev.baseline == nil || len(ev.others) > 0 {
+		return nil
+	}
+	base, err := strategies.Metric(ev.baseline, prim.Metric)
+	if err != nil || !(base > 0) {
+		return nil
+	}
+	return func(values []search.Value) (float64, bool) {
+		cfg, err := ev.config(values)
+		if err != nil {
+			return 0, false // the run will say why
+		}
+		v, ok := strategies.ConfigMetric(&cfg, prim.Metric)
+		return v / base, ok
+	}
+}
+
 // objectives reads the template's objectives from a mean summary.
 func (ev *evaluator) objectives(s *metrics.Summary) ([]float64, error) {
 	out := make([]float64, len(ev.tpl.Objectives))

@@ -27,7 +27,7 @@ func (e *Env) Run(ctx context.Context, row *storage.Study) error {
 	if err != nil {
 		return err
 	}
-	smp, err := e.sampler(row, ev.tpl)
+	smp, err := e.sampler(row, ev.tpl, ev)
 	if err != nil {
 		return err
 	}

@@ -228,7 +228,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	} else if err != nil {
 		return nil, err
 	}
-	smp, err := e.sampler(row, tpl) // creates the goptuna study once, here
+	smp, err := e.sampler(row, tpl, nil) // creates the goptuna study once, here
 	if err == nil && from != nil {
 		err = warm(smp, from)
 	}
@@ -344,11 +344,16 @@ func warm(smp *search.Sampler, from *report.Report) error {
 	return nil
 }
 
-// sampler opens the study's sampler.
-func (e *Env) sampler(row *storage.Study, tpl *strategies.Template) (*search.Sampler, error) {
+// sampler opens the study's sampler; ev, when the sampler will propose
+// (nil while Create only makes the study), supplies what a point's
+// configuration decides before it runs (search.Options.KnownRatio).
+func (e *Env) sampler(row *storage.Study, tpl *strategies.Template, ev *evaluator) (*search.Sampler, error) {
 	opts := samplerOptions()
 	opts.Warm = row.WarmFrom != ""
 	opts.History = e.History
+	if ev != nil {
+		opts.KnownRatio = ev.knownRatio()
+	}
 	s, err := search.NewSampler(e.Store.Goptuna(), goptunaName(row), tpl.Space(), search.Method(row.Sampler), row.SamplerSeed, opts)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: sampler: %v", row.Name, err)

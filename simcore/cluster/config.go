@@ -163,6 +163,13 @@ func (c *Config) Validate() error {
 	return err
 }
 
+// ClusterCost is what the cluster costs, decided before it runs: its GPUs
+// (instances × TP; 0 without a TP: no count, no cost) and the price of
+// one per hour.
+func (c *Config) ClusterCost() (gpus int, pricePerGPUHour float64) {
+	return c.NumInstances * c.TP, c.Cost.PerGPUHour
+}
+
 // EffectiveEra is the era given, else the latency model's: the blackbox
 // model is BLIS 7fd7a88d's world, the physics models f90a1e3a's.
 func (c *Config) EffectiveEra() simcore.Era {

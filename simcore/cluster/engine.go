@@ -267,8 +267,7 @@ func (e *Engine) summarize() metrics.Summary {
 	}
 	n := float64(len(e.instances))
 	info.CacheHitRate /= n
-	info.KV.ThrashingRate /= n              // unweighted mean over instances, as BLIS
-	info.GPUs = len(e.instances) * e.cfg.TP // 0 without a TP: no count, no cost
-	info.PricePerGPUHour = e.cfg.Cost.PerGPUHour
+	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
+	info.GPUs, info.PricePerGPUHour = e.cfg.ClusterCost()
 	return e.metrics.Summarize(info)
 }

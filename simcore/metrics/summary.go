@@ -127,15 +127,24 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 	}
 	s.JainFairness = jain(served)
 	c.goodput(&s, info.Makespan)
-	if info.GPUs > 0 {
-		gpus := float64(info.GPUs)
-		s.GPUCount = &gpus
-		if info.PricePerGPUHour > 0 {
-			cost := gpus * info.PricePerGPUHour
-			s.CostPerHour = &cost
-		}
-	}
+	s.GPUCount, s.CostPerHour = info.ClusterCost()
 	return s
+}
+
+// ClusterCost is the cluster's gpu_count and cost_per_hour (GPUs × the
+// price per GPU-hour); nil without GPUs, and the cost nil without a
+// price. A configuration decides both before it runs, so a sampler may
+// read them off RunInfo{GPUs, PricePerGPUHour} without a run.
+func (info RunInfo) ClusterCost() (gpuCount, costPerHour *float64) {
+	if info.GPUs <= 0 {
+		return nil, nil
+	}
+	gpus := float64(info.GPUs)
+	if info.PricePerGPUHour <= 0 {
+		return &gpus, nil
+	}
+	cost := gpus * info.PricePerGPUHour
+	return &gpus, &cost
 }
 
 // classSummary also returns the output tokens its completed requests got.
