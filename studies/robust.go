@@ -40,6 +40,19 @@ func robustStudy(row *storage.Study) (strategies.Robust, bool) {
 	return strategies.Robust{Regimes: row.Robust.Regimes, Worlds: row.Robust.Worlds, Aggregate: row.Robust.Aggregate}, true
 }
 
+// robustWorlds are the worlds a robust study was tuned over, as the
+// worlds validate runs in when none is asked for: a study tuned in
+// trained-physics alone is validated there, not in its template's world.
+// None for a study tuned in its template's world only.
+func robustWorlds(row *storage.Study) []WorldChange {
+	rb, _ := robustStudy(row)
+	var out []WorldChange
+	for _, w := range rb.Worlds {
+		out = append(out, WorldChange{{Key: "latency.model", Value: w, Flag: "--worlds"}})
+	}
+	return out
+}
+
 // robustEvaluators makes ev the evaluator of row's reference scenario and
 // gives it one for each other scenario, with their baselines once
 // measured.

@@ -199,3 +199,20 @@ func TestPlainStudyStoresNoScenarios(t *testing.T) {
 		t.Fatalf("per-scenario table %+v (%v) for a plain study", rj, err)
 	}
 }
+
+// A study tuned in trained-physics alone (--worlds trained-physics) is
+// validated there by default, not in its template's blackbox world.
+func TestRobustWorldStudyValidatesInItsWorld(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	o := studykit.Study("slo-cascade-nochunk", "tp", 2)
+	o.Seeds = []int64{42, 43}
+	o.Robust = strategies.Robust{Worlds: []string{"trained-physics"}}
+	studykit.RunStudy(t, env, o)
+	v, err := env.Validate(context.Background(), "tp", studies.ValidateOptions{Trial: -1, Seeds: []int64{100, 101}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Worlds) != 1 || v.Worlds[0].World.LatencyModel != "trained-physics" {
+		t.Fatalf("validated in %+v, want one block in the trained-physics world", v.Worlds)
+	}
+}

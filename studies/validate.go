@@ -101,6 +101,9 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*re
 	if err != nil {
 		return nil, err
 	}
+	if len(o.Worlds) == 0 && len(o.Regimes) == 0 {
+		o.Worlds = robustWorlds(r.Study)
+	}
 	if err := e.checkWorlds(r, o); err != nil {
 		return nil, err
 	}
