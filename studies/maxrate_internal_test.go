@@ -30,9 +30,9 @@ slo_targets:
   critical: {ttft_ms: 200}
 `
 
-// oneInstancePoisson is the baseline on a single instance and the Poisson
-// workload whose threshold the tests below know.
-func oneInstancePoisson(t *testing.T) (cluster.Config, *strategies.Workload) {
+// builtinBaseline is the baseline template's configuration at its
+// defaults, in the seeds' world.
+func builtinBaseline(t *testing.T) cluster.Config {
 	t.Helper()
 	reg, base := testkit.Builtins(t)
 	bt, err := reg.Get("baseline")
@@ -43,6 +43,14 @@ func oneInstancePoisson(t *testing.T) (cluster.Config, *strategies.Workload) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// oneInstancePoisson is the baseline on a single instance and the Poisson
+// workload whose threshold the tests below know.
+func oneInstancePoisson(t *testing.T) (cluster.Config, *strategies.Workload) {
+	t.Helper()
+	cfg := builtinBaseline(t)
 	cfg.NumInstances = 1
 	spec, err := workload.ParseSpec("poisson-one", []byte(poissonOneInstance))
 	if err != nil {

@@ -3,7 +3,6 @@ package studies
 import (
 	"testing"
 
-	"optimize/internal/testkit"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
 )
@@ -18,15 +17,7 @@ import (
 // makespan). A strategy on the baseline's 8 instances cannot beat a
 // cluster with 1,000, so no search of the template can meet all four.
 func TestSuccessCriteriaFloor(t *testing.T) {
-	reg, base := testkit.Builtins(t)
-	bt, err := reg.Get("baseline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := bt.Config(base, bt.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := builtinBaseline(t)
 	wl, err := strategies.ResolveWorkload("orthogonal-slo")
 	if err != nil {
 		t.Fatal(err)
