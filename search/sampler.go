@@ -457,6 +457,9 @@ func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
 		// uniform draws look for the rest of the space below the bound.
 		uniformOnly := startup || history == nil || attempt >= maxRedraws
 		values, source := s.drawTPE(number, attempt, uniformOnly, history)
+		if uniformOnly && !startup && history != nil {
+			source = "random" // a uniform redraw past the model, not the startup phase
+		}
 		if !bounded || attempt == 2*maxRedraws || !s.cannotBeat(values, best) {
 			return values, source, nil
 		}
