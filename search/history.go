@@ -38,6 +38,15 @@ type scored struct {
 // stored score.
 const samplerViolationWeight = 10.0
 
+// SamplerScore is how TPE ranks a trial of stored score and total
+// violation: the same primary ratio, its shortfall charged at
+// samplerViolationWeight instead of DefaultViolationWeight. A study that
+// stops trials early (studies' pruner) asks it, so that a pruned trial's
+// bound never ranks, in the sampler's eyes, ahead of the best trial.
+func SamplerScore(score, violation float64) float64 {
+	return score - DefaultViolationWeight*violation + samplerViolationWeight*violation
+}
+
 // History bound: TPE reads at most the historyBest best-scoring complete
 // trials and the defaultHistoryRecent most recent others. The best group of
 // TPE's split never holds more than 25 trials, so it is exactly what the
@@ -69,7 +78,7 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number int) []scored {
 		if rec, ok := s.recordOf(i, t); ok {
 			v := rec.violation()
 			soft := samplerViolationWeight * v
-			score = t.Value - DefaultViolationWeight*v + soft
+			score = SamplerScore(t.Value, v)
 			if s.method == MethodParEGO {
 				if weights == nil {
 					weights = s.paregoWeights(number, len(rec.Ratios))

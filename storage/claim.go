@@ -106,7 +106,7 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 			}
 		}
 		var complete int64
-		if err := tx.Model(&trialRow{}).Where("study_id = ? AND state = ?", study.ID, TrialComplete).Count(&complete).Error; err != nil {
+		if err := tx.Model(&trialRow{}).Where("study_id = ? AND state IN ?", study.ID, resultStates).Count(&complete).Error; err != nil {
 			return err
 		}
 		if int(complete) >= locked.TrialsTotal {
@@ -189,7 +189,7 @@ func (s *Store) idle(studyID uint, lease time.Duration, isAlive func(owner strin
 		}
 	}
 	var complete int64
-	if err := s.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
+	if err := s.db.Model(&trialRow{}).Where("study_id = ? AND state IN ?", studyID, resultStates).Count(&complete).Error; err != nil {
 		return false, false, err
 	}
 	done = int(complete) >= study.TrialsTotal

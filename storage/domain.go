@@ -45,9 +45,12 @@ type Study struct {
 // as strategies.Robust names them — with the baseline of every scenario
 // but the first (whose baseline is the study's Baseline).
 type Robust struct {
-	Regimes   []string           `json:"regimes"`
-	Worlds    []string           `json:"worlds,omitempty"`
-	Aggregate string             `json:"aggregate"`
+	Regimes   []string `json:"regimes"`
+	Worlds    []string `json:"worlds,omitempty"`
+	Aggregate string   `json:"aggregate"`
+	// Prune: a trial stops once its scenarios so far prove it cannot
+	// beat the best (strategies.Robust.Prune); it is then TrialPruned.
+	Prune     bool               `json:"prune,omitempty"`
 	Baselines []ScenarioBaseline `json:"baselines"`
 }
 
@@ -187,14 +190,14 @@ func (r *studyRow) study() (Study, error) {
 func (r *trialRow) trial() (Trial, error) {
 	t := Trial{ID: r.ID, Number: r.Number, State: r.State, Worker: r.Worker, GoptunaID: r.GoptunaID, RescueOf: r.RescueOf,
 		Score: r.Score, StartedAt: r.StartedAt, HeartbeatAt: r.HeartbeatAt, FinishedAt: r.FinishedAt}
-	if r.State != TrialComplete && r.Params == "" {
+	if !Finished(r.State) && r.Params == "" {
 		return t, nil // claimed, not yet proposed
 	}
 	var err error
 	if t.Params, err = DecodeFloats(r.Params); err != nil {
 		return t, fmt.Errorf("trial %d: params: %v", r.Number, err)
 	}
-	if r.State != TrialComplete {
+	if !Finished(r.State) {
 		return t, nil
 	}
 	if t.Objectives, err = DecodeFloats(r.Objectives); err != nil {

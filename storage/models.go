@@ -40,7 +40,21 @@ const (
 	TrialRunning  = "running"
 	TrialComplete = "complete"
 	TrialFailed   = "failed" // a dead worker's trial, rescued and re-run under a new number
+	// TrialPruned is a robust study's trial stopped before its last
+	// scenario because those it ran prove it cannot beat the best (see
+	// strategies.Robust.Prune): finished and counted towards the total,
+	// but never the best nor on the Pareto front, its objectives being
+	// bounds, not measurements.
+	TrialPruned = "pruned"
 )
+
+// resultStates are the states of a trial that counts towards its
+// study's total.
+var resultStates = []string{TrialComplete, TrialPruned}
+
+// Finished reports whether a trial in state has its result: complete or
+// pruned.
+func Finished(state string) bool { return state == TrialComplete || state == TrialPruned }
 
 // trialRow is one parameter vector evaluated on every seed.
 type trialRow struct {

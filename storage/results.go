@@ -70,6 +70,11 @@ type Outcome struct {
 	// Scenarios are a robust study's runs in its other scenarios, each on
 	// Seeds (PerSeed is its reference scenario's); nil for other studies.
 	Scenarios []ScenarioRuns
+	// Pruned stores the trial as TrialPruned: it ran only some scenarios
+	// (PerSeed is empty when the reference was not among them, and Mean
+	// is then the zero Summary), and its score and objectives are the
+	// bounds those scenarios give.
+	Pruned bool
 }
 
 // ScenarioRuns is a trial's runs in one scenario of a robust study, one
@@ -108,14 +113,18 @@ func (s *Store) CompleteIn(st goptuna.Storage, t *Trial, o Outcome) error {
 }
 
 func (s *Store) complete(tx *gorm.DB, t *Trial, o Outcome) error {
-	if len(o.Seeds) != len(o.PerSeed) {
+	if len(o.Seeds) != len(o.PerSeed) && !(o.Pruned && len(o.PerSeed) == 0) {
 		return fmt.Errorf("trial %d: %d per-seed results for %d seeds", t.Number, len(o.PerSeed), len(o.Seeds))
 	}
 	m, err := encodeMetrics(o.Mean)
 	if err != nil {
 		return fmt.Errorf("trial %d: metrics: %v", t.Number, err)
 	}
-	set := map[string]any{"state": TrialComplete, "score": o.Score, "objectives": EncodeFloats(o.Objectives), "metrics": m, "finished_at": time.Now()}
+	state := TrialComplete
+	if o.Pruned {
+		state = TrialPruned
+	}
+	set := map[string]any{"state": state, "score": o.Score, "objectives": EncodeFloats(o.Objectives), "metrics": m, "finished_at": time.Now()}
 	cols := s.columns()
 	if cols.seedRanges {
 		set["seed_ranges"] = encodeRanges(o.Ranges)
@@ -129,6 +138,9 @@ func (s *Store) complete(tx *gorm.DB, t *Trial, o Outcome) error {
 	}
 	var rows []trialSeedRow
 	for _, sc := range append([]ScenarioRuns{{PerSeed: o.PerSeed}}, o.Scenarios...) {
+		if sc.Scenario == "" && len(sc.PerSeed) == 0 && o.Pruned {
+			continue // pruned before its reference scenario ran
+		}
 		if len(sc.PerSeed) != len(o.Seeds) {
 			return fmt.Errorf("trial %d: scenario %s: %d per-seed results for %d seeds", t.Number, sc.Scenario, len(sc.PerSeed), len(o.Seeds))
 		}

@@ -176,7 +176,7 @@ func (s *Store) reportTrials(rest string, args ...any) ([]Trial, error) {
 		if err := rows.Scan(&t.ID, &t.Number, &t.State, &params, &t.Score, &objectives, &seedRanges, &violations, &violation); err != nil {
 			return nil, fmt.Errorf("storage %s: trials: %s", s.Label, oneLine(err))
 		}
-		if t.State == TrialComplete {
+		if Finished(t.State) {
 			if err := t.decode(params.String, objectives.String, seedRanges.String, violations, violation); err != nil {
 				return nil, err
 			}
@@ -319,9 +319,19 @@ func (s *Store) StudySeedMetrics(studyID uint) (map[uint][]SeedRun, error) {
 	return out, nil
 }
 
-// Counts returns how many of a study's trials are complete and running.
+// Simulations counts the runs a study's finished trials stored: one per
+// seed and scenario run (a pruned trial's stop early).
+func (s *Store) Simulations(studyID uint) (int64, error) {
+	var n int64
+	err := s.db.Model(&trialSeedRow{}).Where("trial_id IN (?)",
+		s.db.Model(&trialRow{}).Select("id").Where("study_id = ? AND state IN ?", studyID, resultStates)).Count(&n).Error
+	return n, err
+}
+
+// Counts returns how many of a study's trials are finished (complete or
+// pruned) and running.
 func (s *Store) Counts(studyID uint) (complete, running int64, err error) {
-	if err = s.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", studyID, TrialComplete).Count(&complete).Error; err != nil {
+	if err = s.db.Model(&trialRow{}).Where("study_id = ? AND state IN ?", studyID, resultStates).Count(&complete).Error; err != nil {
 		return
 	}
 	err = s.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", studyID, TrialRunning).Count(&running).Error

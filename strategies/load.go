@@ -8,6 +8,7 @@ import (
 	"math"
 	"optimize/simcore/errtext"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,7 +21,7 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "base_parameters"}
+	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "robust_prune", "base_parameters"}
 	// baseParameterModes are the values of base_parameters: what becomes of
 	// the base template's parameters in a child. "freeze" (the default)
 	// fixes each at its default; "search" keeps searching them, before the
@@ -240,6 +241,13 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 			})
 		case "robust_aggregate":
 			t.robust.Aggregate, err = p.scalar(v, path)
+		case "robust_prune":
+			var b string
+			if b, err = p.scalar(v, path); err == nil {
+				if t.robust.Prune, err = strconv.ParseBool(b); err != nil {
+					err = p.errorf(path, v, "%q is not true or false", b)
+				}
+			}
 		case "constraints":
 			t.hasConstraints = true
 			err = p.list(v, path, func(_ int, item *yaml.Node, path string) error {

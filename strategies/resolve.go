@@ -166,7 +166,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		}
 	}
 	t.Robust = raw.robust
-	if err := CheckRobust(&t.Robust, [3]string{"robust_regimes", "robust_worlds", "robust_aggregate"}); err != nil {
+	if err := CheckRobust(&t.Robust, RobustFlags{"robust_regimes", "robust_worlds", "robust_aggregate", "robust_prune"}); err != nil {
 		return nil, errtext.New(file, "", "%v", err)
 	}
 	if raw.sampler != "" {

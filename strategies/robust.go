@@ -38,6 +38,13 @@ type Robust struct {
 	Regimes   []string `json:"regimes"`
 	Worlds    []string `json:"worlds,omitempty"`
 	Aggregate string   `json:"aggregate"`
+	// Prune stops a trial's runs as soon as the scenarios it has run
+	// prove it cannot beat the study's best trial (study create --prune;
+	// a template's robust_prune): its score can only grow with every
+	// scenario added, so the scenarios run give a lower bound. This is
+	// adaptive capping (ParamILS, SMAC) over scenarios; neither vLLM nor
+	// llm-d has a counterpart.
+	Prune bool `json:"prune,omitempty"`
 }
 
 // Active reports whether r asks for more than the study's own scenario.
@@ -90,37 +97,43 @@ func RobustRegimeNames() []string {
 	return names
 }
 
-// CheckRobust checks r, naming the flag (or template field) of each list
-// in flags (regimes, worlds, aggregate), and fills in the default
-// aggregate.
-func CheckRobust(r *Robust, flags [3]string) error {
+// RobustFlags names the flags (or template fields) of a Robust's parts,
+// for CheckRobust's messages.
+type RobustFlags struct{ Regimes, Worlds, Aggregate, Prune string }
+
+// CheckRobust checks r, naming the flag (or template field) of each part
+// in flags, and fills in the default aggregate.
+func CheckRobust(r *Robust, flags RobustFlags) error {
 	for _, name := range r.Regimes {
 		if !slices.Contains(RobustRegimeNames(), name) {
 			if _, err := LookupRegime(name); err == nil {
 				return fmt.Errorf("%s: regime %q is relative to the measured capacity, which robust studies do not measure yet (regimes: %s)",
-					flags[0], name, strings.Join(RobustRegimeNames(), ", "))
+					flags.Regimes, name, strings.Join(RobustRegimeNames(), ", "))
 			}
-			return fmt.Errorf("%s: unknown regime %q (regimes: %s)", flags[0], name, strings.Join(RobustRegimeNames(), ", "))
+			return fmt.Errorf("%s: unknown regime %q (regimes: %s)", flags.Regimes, name, strings.Join(RobustRegimeNames(), ", "))
 		}
 	}
 	if d := firstRepeat(r.Regimes); d != "" {
-		return fmt.Errorf("%s: regime %q given twice", flags[0], d)
+		return fmt.Errorf("%s: regime %q given twice", flags.Regimes, d)
 	}
 	for _, w := range r.Worlds {
 		if !slices.Contains(latency.Kinds(), w) {
-			return fmt.Errorf("%s: unknown world %q (latency models: %s)", flags[1], w, strings.Join(latency.Kinds(), ", "))
+			return fmt.Errorf("%s: unknown world %q (latency models: %s)", flags.Worlds, w, strings.Join(latency.Kinds(), ", "))
 		}
 	}
 	if d := firstRepeat(r.Worlds); d != "" {
-		return fmt.Errorf("%s: world %q given twice", flags[1], d)
+		return fmt.Errorf("%s: world %q given twice", flags.Worlds, d)
 	}
 	if r.Aggregate == "" {
 		r.Aggregate = AggregateWorst
 	}
 	if !slices.Contains(Aggregates(), r.Aggregate) {
-		return fmt.Errorf("%s: unknown aggregate %q (aggregates: %s)", flags[2], r.Aggregate, strings.Join(Aggregates(), ", "))
+		return fmt.Errorf("%s: unknown aggregate %q (aggregates: %s)", flags.Aggregate, r.Aggregate, strings.Join(Aggregates(), ", "))
 	}
 	if !r.Active() {
+		if r.Prune {
+			return fmt.Errorf("%s: a study of one scenario has nothing to prune (a trial's scenarios are what it stops between): give %s or %s too", flags.Prune, flags.Regimes, flags.Worlds)
+		}
 		r.Aggregate = ""
 	}
 	return nil

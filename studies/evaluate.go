@@ -31,6 +31,9 @@ type evaluator struct {
 	// its first, the reference), aggregated by aggregate; nil otherwise.
 	others    []*evaluator
 	aggregate string
+	// pruner, in a robust study with Prune, stops a trial's scenarios
+	// early (see pruner); nil runs every scenario in the study's order.
+	pruner *pruner
 }
 
 // run simulates values on every seed in parallel; results keep seed order.

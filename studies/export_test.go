@@ -1,6 +1,12 @@
 package studies
 
-import "optimize/studies/report"
+import (
+	"optimize/search"
+	"optimize/simcore/metrics"
+	"optimize/storage"
+	"optimize/strategies"
+	"optimize/studies/report"
+)
 
 // What the external tests (package studies_test) need of the package's
 // insides.
@@ -19,4 +25,29 @@ func (e *Env) ValidationJobs(r *report.Report, seeds []int64, trials []int, regi
 		return 0, err
 	}
 	return len(p.jobs), nil
+}
+
+// FullScore evaluates stored parameters params of study row in every
+// scenario, without pruning: the score the trial would have had.
+func (e *Env) FullScore(row *storage.Study, params []float64) (float64, error) {
+	ev, err := e.evaluator(row)
+	if err != nil {
+		return 0, err
+	}
+	values, err := ev.tpl.Space().Decode(params)
+	if err != nil {
+		return 0, err
+	}
+	t, err := e.evaluate(ev, values)
+	if err != nil {
+		return 0, err
+	}
+	return t.judged.Score(search.DefaultViolationWeight), nil
+}
+
+// CombineBound is the robust aggregate of evaluations all (the
+// scenarios run) out of total, under aggregate, for template tpl.
+func CombineBound(tpl *strategies.Template, baseline *metrics.Summary, aggregate string, all []search.Evaluation, total int) search.Evaluation {
+	ev := &evaluator{tpl: tpl, baseline: baseline, aggregate: aggregate}
+	return ev.combine(all, total)
 }

@@ -29,7 +29,8 @@ import (
 //     objective reads as the baseline's.)
 //
 // The sampler, storage and resume see one trial; its runs in the other
-// scenarios are stored beside its per-seed runs, keyed by scenario.
+// scenarios are stored beside its per-seed runs, keyed by scenario. With
+// Prune a trial may stop before its last scenario (see pruner).
 
 // robustStudy returns the strategies.Robust a study row records, and
 // whether it is robust.
@@ -37,7 +38,7 @@ func robustStudy(row *storage.Study) (strategies.Robust, bool) {
 	if row.Robust == nil {
 		return strategies.Robust{}, false
 	}
-	return strategies.Robust{Regimes: row.Robust.Regimes, Worlds: row.Robust.Worlds, Aggregate: row.Robust.Aggregate}, true
+	return strategies.Robust{Regimes: row.Robust.Regimes, Worlds: row.Robust.Worlds, Aggregate: row.Robust.Aggregate, Prune: row.Robust.Prune}, true
 }
 
 // robustWorlds are the worlds a robust study was tuned over, as the
@@ -108,33 +109,62 @@ type trialRuns struct {
 	scenarios []storage.ScenarioRuns
 	judged    search.Evaluation
 	ranges    [][2]float64
+	// pruned: stopped before its last scenario (judged and ranges are
+	// then bounds over the scenarios it ran, mean and perSeed empty
+	// unless the reference was among them).
+	pruned bool
 }
 
-// evaluateOthers runs values in ev's other scenarios and aggregates the
-// judgements (the reference scenario's is t.judged) into t.
-func (ev *evaluator) evaluateOthers(values []search.Value, t *trialRuns) error {
-	all := []search.Evaluation{t.judged}
-	perSeed := [][]metrics.Summary{t.perSeed}
-	baselines := []*metrics.Summary{ev.baseline}
-	for _, sev := range ev.others {
+// evaluateScenarios runs values in every scenario of ev's robust study
+// (ev, the reference, and ev.others) and aggregates the judgements into
+// t. With a pruner the scenarios run in its order and stop as soon as
+// those run prove the trial cannot beat the study's best (t.pruned).
+func (ev *evaluator) evaluateScenarios(values []search.Value) (trialRuns, error) {
+	var t trialRuns
+	scs := append([]*evaluator{ev}, ev.others...)
+	judged := make([]*search.Evaluation, len(scs))
+	runs := make([][]metrics.Summary, len(scs))
+	means := make([]metrics.Summary, len(scs))
+	order := ev.pruner.order(len(scs))
+	for n, i := range order {
+		sev := scs[i]
 		cfg, err := sev.config(values)
 		if err != nil {
-			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+			return t, fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
 		}
-		mean, runs, err := sev.run(cfg)
+		if means[i], runs[i], err = sev.run(cfg); err != nil {
+			return t, fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+		}
+		j, err := sev.judge(&means[i])
 		if err != nil {
-			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
+			return t, err
 		}
-		judged, err := sev.judge(&mean)
-		if err != nil {
-			return err
+		judged[i] = &j
+		if n+1 < len(order) {
+			if t.pruned, err = ev.pruner.beaten(ev.bound(judged)); err != nil {
+				return t, err
+			}
+			if t.pruned {
+				break
+			}
 		}
-		all = append(all, judged)
-		perSeed = append(perSeed, runs)
-		baselines = append(baselines, sev.baseline)
-		t.scenarios = append(t.scenarios, storage.ScenarioRuns{Scenario: sev.scenario.Key(), PerSeed: runs})
 	}
-	t.judged = ev.combine(all)
+	ev.pruner.record(judged)
+	var ran []search.Evaluation
+	var ranRuns [][]metrics.Summary
+	var baselines []*metrics.Summary
+	for i, sev := range scs {
+		if judged[i] == nil {
+			continue
+		}
+		ran, ranRuns, baselines = append(ran, *judged[i]), append(ranRuns, runs[i]), append(baselines, sev.baseline)
+		if i == 0 {
+			t.mean, t.perSeed = means[0], runs[0]
+		} else {
+			t.scenarios = append(t.scenarios, storage.ScenarioRuns{Scenario: sev.scenario.Key(), PerSeed: runs[i]})
+		}
+	}
+	t.judged = ev.combine(ran, len(scs))
 	// Each seed's aggregate, judged as the means are (against each
 	// scenario's mean baseline), gives the objectives' ranges.
 	t.ranges = make([][2]float64, len(ev.tpl.Objectives))
@@ -142,23 +172,40 @@ func (ev *evaluator) evaluateOthers(values []search.Value, t *trialRuns) error {
 		t.ranges[k] = [2]float64{math.Inf(1), math.Inf(-1)}
 	}
 	for i := range ev.seeds {
-		seedAll := make([]search.Evaluation, len(perSeed))
-		for s := range perSeed {
+		seedAll := make([]search.Evaluation, len(ranRuns))
+		for s := range ranRuns {
 			var err error
-			if seedAll[s], err = ev.tpl.Judge(baselines[s], &perSeed[s][i]); err != nil {
-				return err
+			if seedAll[s], err = ev.tpl.Judge(baselines[s], &ranRuns[s][i]); err != nil {
+				return t, err
 			}
 		}
-		for k, v := range ev.combine(seedAll).Objectives {
+		for k, v := range ev.combine(seedAll, len(scs)).Objectives {
 			t.ranges[k] = [2]float64{min(t.ranges[k][0], v), max(t.ranges[k][1], v)}
 		}
 	}
-	return nil
+	return t, nil
 }
 
-// combine aggregates a trial's judgements in every scenario, the
-// reference first (see the top of this file).
-func (ev *evaluator) combine(all []search.Evaluation) search.Evaluation {
+// bound is the aggregate judgement of the scenarios run so far (judged,
+// nil where not run) as a bound on the whole trial's.
+func (ev *evaluator) bound(judged []*search.Evaluation) search.Evaluation {
+	var ran []search.Evaluation
+	for _, j := range judged {
+		if j != nil {
+			ran = append(ran, *j)
+		}
+	}
+	return ev.combine(ran, len(judged))
+}
+
+// combine aggregates a trial's judgements in the scenarios it ran (all,
+// in the study's scenario order) out of total scenarios (see the top of
+// this file). When some did not run, each objective's aggregate is the
+// best it can still be: the worst of those run, or their sum over total
+// (every ratio being ≥ 0); each constraint's shortfall is the largest so
+// far. Adding a scenario can only raise either, so the score of a partial
+// combination is a lower bound on the whole one's.
+func (ev *evaluator) combine(all []search.Evaluation, total int) search.Evaluation {
 	n := len(ev.tpl.Objectives)
 	out := search.Evaluation{Objectives: make([]float64, n), Ratios: make([]float64, n), Primary: ev.tpl.Primary,
 		Violations: make([]float64, len(ev.tpl.Constraints))}
@@ -167,7 +214,7 @@ func (ev *evaluator) combine(all []search.Evaluation) search.Evaluation {
 		for s := range all {
 			ratios[s] = all[s].Ratios[k]
 		}
-		r := aggregateRatios(ratios, ev.aggregate)
+		r := aggregateRatios(ratios, ev.aggregate, total)
 		b, _ := strategies.Metric(ev.baseline, o.Metric)
 		out.Ratios[k] = r
 		out.Objectives[k] = b * r
@@ -188,14 +235,15 @@ func (ev *evaluator) combine(all []search.Evaluation) search.Evaluation {
 	return out
 }
 
-// aggregateRatios is the worst (largest) of ratios, or their mean.
-func aggregateRatios(ratios []float64, aggregate string) float64 {
+// aggregateRatios is the worst (largest) of ratios, or their mean over
+// total scenarios (len(ratios) of them run).
+func aggregateRatios(ratios []float64, aggregate string, total int) float64 {
 	if aggregate == strategies.AggregateMean {
 		sum := 0.0
 		for _, r := range ratios {
 			sum += r
 		}
-		return sum / float64(len(ratios))
+		return sum / float64(total)
 	}
 	worst := math.Inf(-1)
 	for _, r := range ratios {
@@ -224,8 +272,16 @@ func robustCost(row *storage.Study, trials int) string {
 	if keys == nil {
 		return ""
 	}
-	return fmt.Sprintf("robust over %d scenarios (%s, %s ratio): %d trials × %d scenarios × %d seeds = %d simulations",
-		len(keys), strings.Join(keys, ", "), row.Robust.Aggregate, trials, len(keys), len(row.Seeds), trials*len(keys)*len(row.Seeds))
+	bound := ""
+	if row.Robust.Prune {
+		bound = "at most "
+	}
+	line := fmt.Sprintf("robust over %d scenarios (%s, %s ratio): %d trials × %d scenarios × %d seeds = %s%d simulations",
+		len(keys), strings.Join(keys, ", "), row.Robust.Aggregate, trials, len(keys), len(row.Seeds), bound, trials*len(keys)*len(row.Seeds))
+	if row.Robust.Prune {
+		line += " (--prune stops a trial once it cannot beat the best)"
+	}
+	return line
 }
 
 // robustRecord is the record of r a study row keeps; nil when r is not
@@ -234,7 +290,7 @@ func robustRecord(r strategies.Robust) *storage.Robust {
 	if !r.Active() {
 		return nil
 	}
-	return &storage.Robust{Regimes: r.Regimes, Worlds: r.Worlds, Aggregate: r.Aggregate}
+	return &storage.Robust{Regimes: r.Regimes, Worlds: r.Worlds, Aggregate: r.Aggregate, Prune: r.Prune}
 }
 
 // robustText names a robust study's scenarios and aggregate, "none" for
@@ -243,5 +299,5 @@ func robustText(r *storage.Robust) string {
 	if r == nil {
 		return "none"
 	}
-	return fmt.Sprintf("regimes %v worlds %v aggregate %s", r.Regimes, r.Worlds, r.Aggregate)
+	return fmt.Sprintf("regimes %v worlds %v aggregate %s prune %v", r.Regimes, r.Worlds, r.Aggregate, r.Prune)
 }

@@ -3,6 +3,7 @@ package studies_test
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -214,5 +215,96 @@ func TestRobustWorldStudyValidatesInItsWorld(t *testing.T) {
 	}
 	if len(v.Worlds) != 1 || v.Worlds[0].World.LatencyModel != "trained-physics" {
 		t.Fatalf("validated in %+v, want one block in the trained-physics world", v.Worlds)
+	}
+}
+
+// A robust study with Prune stops a trial between scenarios only when it
+// cannot win: every pruned trial, run afterwards in every scenario,
+// scores at least its stored bound and at least the study's best, which
+// is a complete trial. Pruned trials count towards the total, store the
+// runs of the scenarios they ran and nothing else, and save simulations.
+func TestPruningStopsOnlyTrialsThatCannotWin(t *testing.T) {
+	env := studykit.TempEnv(t, 1)
+	o := robustRequest("p", 12)
+	o.Robust.Prune = true
+	r := studykit.RunStudy(t, env, o)
+	if len(r.Complete)+len(r.Pruned) != 12 || len(r.Pruned) < 3 {
+		t.Fatalf("%d complete and %d pruned trials, want 12 in all and at least 3 pruned", len(r.Complete), len(r.Pruned))
+	}
+	row, err := env.Store.StudyByName("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := r.Complete[r.Best].Score
+	stored, err := env.Store.Trials(row.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perTrial := len(o.Robust.Scenarios()) * len(o.Seeds)
+	sims := 0
+	for _, tr := range stored {
+		runs, err := env.Store.ScenarioMetrics(tr.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sims += len(runs)
+		if tr.State != "pruned" {
+			if len(runs) != perTrial {
+				t.Errorf("complete trial %d: %d runs, want %d", tr.Number, len(runs), perTrial)
+			}
+			continue
+		}
+		if len(runs) == 0 || len(runs) >= perTrial || len(runs)%len(o.Seeds) != 0 {
+			t.Errorf("pruned trial %d: %d runs, want whole scenarios, fewer than %d", tr.Number, len(runs), perTrial)
+		}
+		full, err := env.FullScore(row, tr.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full < tr.Score-1e-9 || full < best {
+			t.Errorf("pruned trial %d: full score %.6g, below its bound %.6g or the best %.6g: it could have won", tr.Number, full, tr.Score, best)
+		}
+	}
+	rj, err := r.Robust(&r.Complete[r.Best])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rj.Pruned != len(r.Pruned) || rj.Simulations != int64(sims) || sims > 12*perTrial-len(r.Pruned)*len(o.Seeds) {
+		t.Errorf("robust table: %d pruned, %d simulations; stored %d pruned, %d runs (at most %d)", rj.Pruned, rj.Simulations, len(r.Pruned), sims, 12*perTrial-len(r.Pruned)*len(o.Seeds))
+	}
+}
+
+// The aggregate of the scenarios run is a lower bound on the whole
+// trial's score, under either aggregate: the pruner's premise.
+func TestPartialAggregateBoundsTheWhole(t *testing.T) {
+	env := studykit.TempEnv(t, 1)
+	tpl, err := env.Registry.Get("slo-cascade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base metrics.Summary // the score reads only the ratios and shortfalls
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, agg := range strategies.Aggregates() {
+		for trial := 0; trial < 200; trial++ {
+			all := make([]search.Evaluation, 1+rng.IntN(4))
+			for i := range all {
+				e := search.Evaluation{Ratios: make([]float64, len(tpl.Objectives)), Violations: make([]float64, len(tpl.Constraints)), Primary: tpl.Primary}
+				for k := range e.Ratios {
+					e.Ratios[k] = rng.Float64() * 3
+				}
+				for c := range e.Violations {
+					e.Violations[c] = max(0, rng.Float64()-0.7)
+				}
+				all[i] = e
+			}
+			w := studies.CombineBound(tpl, &base, agg, all, len(all))
+			whole := w.Score(0)
+			for n := 1; n < len(all); n++ {
+				p := studies.CombineBound(tpl, &base, agg, all[:n], len(all))
+				if part := p.Score(0); part > whole+1e-12 {
+					t.Fatalf("%s: %d of %d scenarios score %.6g, above the whole %.6g", agg, n, len(all), part, whole)
+				}
+			}
+		}
 	}
 }

@@ -27,6 +27,9 @@ func (e *Env) Run(ctx context.Context, row *storage.Study) error {
 	if err != nil {
 		return err
 	}
+	if rb, ok := robustStudy(row); ok && rb.Prune {
+		ev.pruner = newPruner(e.Store, row, 1+len(ev.others))
+	}
 	smp, err := e.sampler(row, ev.tpl, ev)
 	if err != nil {
 		return err
@@ -123,10 +126,12 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 		release := func(st goptuna.Storage, _ int, _ []float64) error { return e.Store.ReleaseIn(st, t) }
 		return errors.Join(fmt.Errorf("trial %d: %v", t.Number, err), smp.FailWith(gid, release))
 	}
+	// A pruned trial's judgement is a bound (see pruner): the sampler
+	// models it by that bound, at most its true score.
 	judged := res.judged
 	out := storage.Outcome{Score: judged.Score(search.DefaultViolationWeight), Objectives: judged.Objectives,
 		Violations: judged.Violations, Violation: judged.Violation(), Ranges: res.ranges, Mean: res.mean, Seeds: ev.seeds,
-		PerSeed: res.perSeed, Scenarios: res.scenarios}
+		PerSeed: res.perSeed, Scenarios: res.scenarios, Pruned: res.pruned}
 	complete := func(st goptuna.Storage, _ int, _ []float64) error { return e.Store.CompleteIn(st, t, out) }
 	err = smp.TellObjectivesWith(gid, judged, complete)
 	if errors.Is(err, storage.ErrLeaseLost) {
@@ -150,6 +155,9 @@ func (e *Env) runTrial(claim storage.Claim, ev *evaluator, smp *search.Sampler) 
 // evaluate runs values on every seed and judges the mean against the
 // baseline; in a robust study, in every scenario, judged by the aggregate.
 func (e *Env) evaluate(ev *evaluator, values []search.Value) (trialRuns, error) {
+	if ev.others != nil {
+		return ev.evaluateScenarios(values)
+	}
 	var t trialRuns
 	cfg, err := ev.config(values)
 	if err != nil {
@@ -160,9 +168,6 @@ func (e *Env) evaluate(ev *evaluator, values []search.Value) (trialRuns, error) 
 	}
 	if t.judged, err = ev.judge(&t.mean); err != nil {
 		return t, err
-	}
-	if ev.others != nil {
-		return t, ev.evaluateOthers(values, &t)
 	}
 	t.ranges = make([][2]float64, len(ev.tpl.Objectives))
 	for k, o := range ev.tpl.Objectives {

@@ -117,7 +117,7 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 	}
 	o.Workload = wl
 	if !o.Robust.Active() {
-		aggregate := o.Robust.Aggregate
+		aggregate, prune := o.Robust.Aggregate, o.Robust.Prune
 		o.Robust = tpl.Robust
 		if aggregate != "" && !o.Robust.Active() {
 			return report.Usage("--aggregate: a study of one scenario has nothing to aggregate: give --regime or --worlds too")
@@ -125,8 +125,9 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 		if aggregate != "" {
 			o.Robust.Aggregate = aggregate
 		}
+		o.Robust.Prune = o.Robust.Prune || prune
 	}
-	if err := strategies.CheckRobust(&o.Robust, [3]string{"--regime", "--worlds", "--aggregate"}); err != nil {
+	if err := strategies.CheckRobust(&o.Robust, strategies.RobustFlags{Regimes: "--regime", Worlds: "--worlds", Aggregate: "--aggregate", Prune: "--prune"}); err != nil {
 		return report.UsageError{Err: err}
 	}
 	return checkBaselineFrom(o.BaselineFrom)

@@ -97,17 +97,7 @@ func TestOptunaOpensTheExportedStudy(t *testing.T) {
 			}
 			t.Logf("Optuna %s opened %d trials", v.Version, len(v.Trials))
 
-			st, err := storage.Open(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			reg, _ := testkit.Builtins(t)
-			r, err := report.Load(st, reg, "s")
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkOptunaView(t, r, &v, failed, rescue, claimed)
+			checkOptunaView(t, openReport(t, dsn, "s"), &v, failed, rescue, claimed)
 		})
 	}
 }
@@ -179,4 +169,69 @@ func checkOptunaView(t *testing.T, r *report.Report, v *optunaView, failed, resc
 	if v.Continued.Number != claimed+1 || v.Continued.Trials != claimed+2 {
 		t.Fatalf("Optuna's next trial: number %d of %d, want %d of %d", v.Continued.Number, v.Continued.Trials, claimed+1, claimed+2)
 	}
+}
+
+// A robust study's pruned trials (--prune) open in Optuna as PRUNED,
+// without values, and Optuna's feasible set and Pareto front, which only
+// complete trials enter, are ours.
+func TestOptunaOpensAPrunedStudy(t *testing.T) {
+	py := optunaPython(t)
+	dsn := filepath.Join(t.TempDir(), "p.db")
+	if code, _, errs := run(t, "study", "create", "slo-cascade", "--trials", "10", "--name", "p", "--storage", dsn, "--workers", "1",
+		"--seeds", "42,43", "--regime", "base,near-capacity", "--prune"); code != 0 {
+		t.Fatal(errs)
+	}
+	file := filepath.Join(t.TempDir(), "p.log")
+	if code, out, errs := run(t, "study", "export", "p", "--storage", dsn, "--format", "optuna", "-o", file); code != 0 || out != "" {
+		t.Fatalf("export: exit %d, stdout %q: %s", code, out, errs)
+	}
+	out, err := exec.Command(py, filepath.Join("testdata", "optuna_load.py"), file, "p").Output()
+	if err != nil {
+		t.Fatalf("%s optuna_load.py: %v", py, err)
+	}
+	var v optunaView
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("optuna_load.py: %v: %s", err, out)
+	}
+	r := openReport(t, dsn, "p")
+	if len(r.Pruned) == 0 || len(v.Trials) < 10 {
+		t.Fatalf("%d pruned trials, %d in Optuna: want some pruned of 10", len(r.Pruned), len(v.Trials))
+	}
+	for _, c := range r.Pruned {
+		if got := v.Trials[c.Number]; got.State != "PRUNED" || got.Values != nil || len(got.Params) == 0 {
+			t.Errorf("pruned trial %d in Optuna: %s, values %v, params %v; want PRUNED with params, no values", c.Number, got.State, got.Values, got.Params)
+		}
+	}
+	var feasible, pareto []int
+	for _, c := range r.Complete {
+		if got := v.Trials[c.Number]; got.State != "COMPLETE" || !slices.Equal(got.Values, c.Objectives) {
+			t.Errorf("complete trial %d in Optuna: %s %v, want COMPLETE %v", c.Number, got.State, got.Values, c.Objectives)
+		}
+		if search.Feasible(c.Violation) {
+			feasible = append(feasible, c.Number)
+		}
+	}
+	for _, i := range r.Pareto {
+		pareto = append(pareto, r.Complete[i].Number)
+	}
+	if !slices.Equal(v.Feasible, feasible) || !slices.Equal(v.FeasibleFront, pareto) {
+		t.Errorf("Optuna: feasible %v, front %v; ours %v, %v", v.Feasible, v.FeasibleFront, feasible, pareto)
+	}
+}
+
+// openReport loads study name's report from dsn, the store closed when
+// the test ends.
+func openReport(t *testing.T, dsn, name string) *report.Report {
+	t.Helper()
+	st, err := storage.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg, _ := testkit.Builtins(t)
+	r, err := report.Load(st, reg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"optimize/internal/testkit/studykit"
+	"optimize/strategies"
 	"optimize/studies/report"
 )
 
@@ -52,5 +53,32 @@ func TestDashboardShowsRobustScenariosAndMaxRate(t *testing.T) {
 	defer b.mu.Unlock()
 	for _, p := range b.problems {
 		t.Errorf("browser: %s", p)
+	}
+}
+
+// A robust study run with --prune says on the dashboard how many trials
+// were pruned, in the header and in the scenario card with the
+// simulations run, as show's JSON counts them.
+func TestDashboardShowsPruning(t *testing.T) {
+	env := studykit.TempEnv(t, 1)
+	o := studykit.Study("slo-cascade", "pr", 10)
+	o.Seeds = []int64{42, 43}
+	o.Robust = strategies.Robust{Regimes: []string{strategies.BaseRegime, "near-capacity"}, Prune: true}
+	r := studykit.RunStudy(t, env, o)
+	rj, err := r.Robust(&r.Complete[r.Best])
+	if err != nil || rj == nil || rj.Pruned == 0 {
+		t.Fatalf("robust table %+v, %v: want pruned trials", rj, err)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	b := newBrowser(t)
+	var head, pruning string
+	b.run(t, chromedp.Navigate(ts.URL+"/study/pr"), chromedp.WaitVisible("#robust-pruning", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('.sub').textContent`, &head),
+		chromedp.Evaluate(`document.querySelector('#robust-pruning').textContent`, &pruning))
+	if want := strconv.Itoa(len(r.Pruned)) + " pruned"; !strings.Contains(head, want) {
+		t.Errorf("header %q lacks %q", head, want)
+	}
+	if want := strconv.Itoa(rj.Pruned) + " trials stopped"; !strings.Contains(pruning, want) || !strings.Contains(pruning, strconv.FormatInt(rj.Simulations, 10)+" simulations run") {
+		t.Errorf("pruning line %q: want %q and %d simulations run", pruning, want, rj.Simulations)
 	}
 }

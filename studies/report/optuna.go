@@ -68,12 +68,13 @@ const (
 )
 
 // Optuna's TrialState and StudyDirection values (both IntEnums, written
-// as their numbers). Optuna's WAITING (4, an enqueued trial) and PRUNED
-// (2) have no counterpart here: a claimed trial is running from the
-// start, and no trial is stopped early.
+// as their numbers). Optuna's WAITING (4, an enqueued trial) has no
+// counterpart here: a claimed trial is running from the start. PRUNED is
+// a robust study's trial stopped between scenarios (--prune).
 const (
 	optunaRunning  = 0
 	optunaComplete = 1
+	optunaPruned   = 2
 	optunaFail     = 3
 
 	optunaMinimize = 1
@@ -187,7 +188,8 @@ func (r *Report) journalStudy(j *journal) {
 
 // journalTrial writes trial t, Optuna's trial id: its creation, its
 // active parameters, its attributes and, unless it is running, its final
-// state. A complete trial carries one value per objective, its score and
+// state. A pruned trial is PRUNED, without values. A complete trial
+// carries one value per objective, its score and
 // total violation and its metrics on each seed (user attributes), and its
 // constraints; a complete trial with an objective that was not measured
 // (NaN, which Optuna's own tell fails too) and a failed trial are FAIL
@@ -237,6 +239,13 @@ func (r *Report) journalTrial(j *journal, id int, t *storage.Trial, dists []json
 		}
 		trial(journalSetTrialSystemAttr, field{"system_attr", map[string]any{"fail_reason": reason}})
 		finish(optunaFail, nil)
+		return nil
+	case storage.TrialPruned:
+		// No values, as Optuna's own pruned trials: the stored ones are
+		// bounds. The bound on the score says why it stopped.
+		trial(journalSetTrialUserAttr, field{"user_attr", map[string]any{"score_bound": finite(t.Score)}})
+		trial(journalSetTrialSystemAttr, field{"system_attr", map[string]any{"pruned_reason": "the scenarios it ran proved it could not beat the best trial (study create --prune)"}})
+		finish(optunaPruned, nil)
 		return nil
 	}
 	trial(journalSetTrialUserAttr, field{"user_attr", map[string]any{"score": finite(c.Score)}})

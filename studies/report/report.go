@@ -26,12 +26,16 @@ import (
 
 // Report is a study's state and results.
 type Report struct {
-	Study       *storage.Study
-	Template    *strategies.Template
-	Baseline    metrics.Summary
-	Seeds       []int64           // the study's seeds
-	BaseSeeds   []metrics.Summary // the baseline on each seed, in Seeds order
-	Complete    []Result          // complete trials in number order
+	Study     *storage.Study
+	Template  *strategies.Template
+	Baseline  metrics.Summary
+	Seeds     []int64           // the study's seeds
+	BaseSeeds []metrics.Summary // the baseline on each seed, in Seeds order
+	Complete  []Result          // complete trials in number order
+	// Pruned are a robust study's trials stopped early (storage.
+	// TrialPruned), in number order: their objectives are bounds, so
+	// they are never Best nor on the front.
+	Pruned      []Result
 	Running     int
 	Failed      int
 	Best        int   // index into Complete of the lowest score, -1 if none
@@ -194,7 +198,9 @@ func (r *Report) ByNumber(number int) *Result {
 }
 
 // State is "complete", "running" or "incomplete" (stopped before its total).
-func (r *Report) State() string { return stateOf(len(r.Complete), r.Study.TrialsTotal, r.Running) }
+func (r *Report) State() string {
+	return stateOf(len(r.Complete)+len(r.Pruned), r.Study.TrialsTotal, r.Running)
+}
 
 // HypervolumeReference is the reference point on every normalised axis:
 // twice as bad as the baseline.
@@ -237,6 +243,10 @@ func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report,
 			Violations: t.Violations, Violation: t.Violation,
 			ranges: t.SeedRanges, // nil: computed from the seeds instead
 			stored: &storedTrial{store: store, id: t.ID, number: t.Number, seeds: r.Seeds}}
+		if t.State == storage.TrialPruned {
+			r.Pruned = append(r.Pruned, res)
+			continue
+		}
 		if !t.Judged {
 			if err := r.judgeStored(store, &res, t.ID); err != nil {
 				return nil, err

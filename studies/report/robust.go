@@ -21,9 +21,14 @@ type RobustJSON struct {
 	Worlds    []string `json:"worlds"`
 	Aggregate string   `json:"aggregate"`
 	// SimulationsPerTrial is scenarios × seeds.
-	SimulationsPerTrial int              `json:"simulations_per_trial"`
-	Trial               int              `json:"trial"`
-	Scenarios           []ScenarioResult `json:"scenarios"`
+	SimulationsPerTrial int `json:"simulations_per_trial"`
+	// Prune says whether trials stop early (--prune); Pruned counts those
+	// that did, and Simulations is every finished trial's runs.
+	Prune       bool             `json:"prune,omitempty"`
+	Pruned      int              `json:"pruned"`
+	Simulations int64            `json:"simulations"`
+	Trial       int              `json:"trial"`
+	Scenarios   []ScenarioResult `json:"scenarios"`
 	// Binding is the scenario of the worst primary ratio; BindingBy the
 	// scenario of each objective's worst ratio.
 	Binding   string            `json:"binding"`
@@ -71,7 +76,11 @@ func (r *Report) Robust(c *Result) (*RobustJSON, error) {
 	}
 	scs := rb.Scenarios()
 	out := &RobustJSON{Regimes: rb.Regimes, Worlds: append([]string{}, rb.Worlds...), Aggregate: rb.Aggregate,
-		SimulationsPerTrial: len(scs) * len(r.Seeds), Trial: c.Number, BindingBy: map[string]string{}}
+		SimulationsPerTrial: len(scs) * len(r.Seeds), Trial: c.Number, BindingBy: map[string]string{},
+		Prune: r.Study.Robust.Prune, Pruned: len(r.Pruned)}
+	if out.Simulations, err = c.stored.store.Simulations(r.Study.ID); err != nil {
+		return nil, err
+	}
 	worst := make([]float64, len(r.Template.Objectives))
 	for i, sc := range scs {
 		base, stored := &r.Baseline, ""
@@ -142,4 +151,18 @@ func (r *Report) writeRobust(w io.Writer, c *Result) {
 	tw.Flush()
 	prim := r.Template.Objectives[r.Template.Primary].Name
 	fmt.Fprintf(w, "binds: %s (the worst %s)\n", rj.Binding, prim)
+	if line := rj.PruneText(len(r.Complete)); line != "" {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// PruneText says what pruning saved in a study of complete trials, or ""
+// when the study does not prune.
+func (rj *RobustJSON) PruneText(complete int) string {
+	if !rj.Prune {
+		return ""
+	}
+	full := int64(complete+rj.Pruned) * int64(rj.SimulationsPerTrial)
+	return fmt.Sprintf("pruned (--prune): %d of %d trials stopped once the scenarios they ran proved they could not beat the best; %d simulations run, %d without pruning",
+		rj.Pruned, complete+rj.Pruned, rj.Simulations, full)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,6 +25,8 @@ type ShowJSON struct {
 	State          string `json:"state"`
 	TrialsTotal    int    `json:"trials_total"`
 	TrialsComplete int    `json:"trials_complete"`
+	// TrialsPruned: a robust study's trials stopped early (--prune).
+	TrialsPruned int `json:"trials_pruned,omitempty"`
 	// World is the world of the study's baseline (Report.World);
 	// WorldAssumed says it is the seeds' world of a study stored before
 	// studies recorded theirs; TunesWorld the world settings the template
@@ -100,7 +103,7 @@ type TrialJSON struct {
 func (r *Report) JSON() ShowJSON {
 	out := ShowJSON{
 		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(),
-		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete),
+		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete), TrialsPruned: len(r.Pruned),
 		World: worldJSON(r.World), WorldAssumed: r.WorldAssumed, TunesWorld: append([]string{}, r.Template.TunedWorld()...),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
@@ -213,6 +216,9 @@ func deltaTree(v, b map[string]any) map[string]any {
 // WriteTable prints the human report: baseline against the best trial.
 func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "study %s · template %s · %s · %d/%d trials complete", r.Study.Name, r.Study.Template, r.State(), len(r.Complete), r.Study.TrialsTotal)
+	if len(r.Pruned) > 0 {
+		fmt.Fprintf(w, ", %d pruned", len(r.Pruned))
+	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, " (%d rescued)", r.Failed)
 	}
@@ -380,15 +386,28 @@ func classOrder(s metrics.Summary) []string {
 // change against the baseline as a fraction (NAME_delta; −0.62 = 62 %
 // lower, as every Δ of the JSON and CSV exports), and each objective's
 // lowest and highest value over the seeds. CSV numbers have CSVDigits
-// significant digits; JSON numbers are as stored.
+// significant digits; JSON numbers are as stored. A study with pruned
+// trials (--prune) lists them too, in number order, with a last column
+// "pruned": their objectives and score are the bounds the scenarios they
+// ran give, not measurements.
 func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
-	idx := make([]int, 0, len(r.Complete))
+	var trials []*Result
 	if paretoOnly {
-		idx = append(idx, r.Pareto...)
+		for _, i := range r.Pareto {
+			trials = append(trials, &r.Complete[i])
+		}
 	} else {
 		for i := range r.Complete {
-			idx = append(idx, i)
+			trials = append(trials, &r.Complete[i])
 		}
+	}
+	withPruned := !paretoOnly && len(r.Pruned) > 0
+	pruned := map[*Result]bool{}
+	if withPruned {
+		for i := range r.Pruned {
+			trials, pruned[&r.Pruned[i]] = append(trials, &r.Pruned[i]), true
+		}
+		slices.SortFunc(trials, func(a, b *Result) int { return a.Number - b.Number })
 	}
 	base, _ := r.BaselineObjectives()
 	header := []string{"trial"}
@@ -405,9 +424,11 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 		header = append(header, o.Name+"_seed_min", o.Name+"_seed_max")
 	}
 	header = append(header, "score")
-	rows := make([][]any, 0, len(idx))
-	for _, i := range idx {
-		c := r.Complete[i]
+	if withPruned {
+		header = append(header, "pruned")
+	}
+	rows := make([][]any, 0, len(trials))
+	for _, c := range trials {
 		row := []any{c.Number}
 		pm := r.ParamMap(c.Params)
 		for _, p := range r.Template.Params {
@@ -424,6 +445,9 @@ func (r *Report) Export(w io.Writer, format string, paretoOnly bool) error {
 			row = append(row, sp.Min, sp.Max)
 		}
 		row = append(row, c.Score)
+		if withPruned {
+			row = append(row, pruned[c])
+		}
 		rows = append(rows, row)
 	}
 	switch format {

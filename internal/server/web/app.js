@@ -376,7 +376,7 @@ async function studyView(name) {
   view.replaceChildren(
     el('h1', {}, show.name),
     el('div', { class: 'sub' }, `template ${show.template} · `, el('span', { class: 'pill ' + show.state }, show.state),
-      ` · ${show.trials_complete}/${show.trials_total} trials · `, el('span', { title: meaning('hypervolume') }, `hypervolume ${num(show.hypervolume)}`)),
+      ` · ${show.trials_complete}/${show.trials_total} trials${show.trials_pruned ? `, ${show.trials_pruned} pruned` : ''} · `, el('span', { title: meaning('hypervolume') }, `hypervolume ${num(show.hypervolume)}`)),
     el('div', { class: 'sub', id: 'world' }, worldText(show)),
     el('div', { class: 'grid' }, cards));
   redrawPareto();
@@ -411,7 +411,8 @@ function robustCard(rb, objs, primary) {
     el('table', { id: 'robust' }, el('tr', {}, el('th', {}, 'scenario'), objs.map((o) => el('th', { class: 'num' }, `${o} Δ`)), el('th', {}, 'constraints')),
       rb.scenarios.map((s) => el('tr', s.scenario === rb.binding ? { class: 'binding' } : {}, el('td', {}, s.scenario), objs.map((o) => el('td', { class: 'num' }, pct(s.deltas[o]))),
         el('td', {}, s.missed ? `misses ${s.missed}` : 'met')))),
-    el('p', { id: 'robust-binding' }, el('b', {}, `binds: ${rb.binding}`), ` (the worst ${primary})`)),
+    el('p', { id: 'robust-binding' }, el('b', {}, `binds: ${rb.binding}`), ` (the worst ${primary})`),
+    rb.prune ? el('p', { class: 'muted', id: 'robust-pruning' }, `pruned (--prune): ${rb.pruned} trials stopped once the scenarios they ran proved they could not beat the best; ${rb.simulations} simulations run`) : null),
   { className: 'card wide' });
 }
 

@@ -28,7 +28,7 @@ var reportPage = template.Must(template.New("report").Parse(reportTemplate))
 type page struct {
 	Name, Template, State, Workload, Seeds, Sampler, Created string
 	World, TunesWorld                                        string // the study's world; the world settings the template tunes, or ""
-	Complete, Total, Running, Rescued                        int
+	Complete, Total, Running, Rescued, Pruned                int
 	Description, Base, TemplateWorkload                      string
 	Mechanism, Params, Objectives                            table
 	Constraints                                              []string
@@ -116,7 +116,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		Name: r.Study.Name, Template: r.Study.Template, State: r.State(), Workload: r.Study.Workload,
 		Seeds: report.SeedList(r.Seeds), Sampler: fmt.Sprintf("%s (seed %d)", r.Study.Sampler, r.Study.SamplerSeed),
 		Created:  r.Study.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
-		Complete: len(r.Complete), Total: r.Study.TrialsTotal, Running: r.Running, Rescued: r.Failed,
+		Complete: len(r.Complete), Total: r.Study.TrialsTotal, Running: r.Running, Rescued: r.Failed, Pruned: len(r.Pruned),
 		Description: tpl.Description, Base: tpl.Base, TemplateWorkload: tpl.Workload,
 		World: r.WorldText(), TunesWorld: strings.Join(tpl.TunedWorld(), ", "),
 	}

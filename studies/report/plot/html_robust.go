@@ -14,6 +14,7 @@ type robustView struct {
 	Trial, Scenarios, Seeds, Simulations int
 	Aggregate, Binding, Primary          string
 	Error                                string // the table could not be read from storage
+	Pruning                              string // what --prune saved, or ""
 	Table                                table
 }
 
@@ -32,7 +33,7 @@ func robust(r *report.Report) *robustView {
 	}
 	tpl := r.Template
 	v := &robustView{Trial: rj.Trial, Scenarios: len(rj.Scenarios), Seeds: len(r.Seeds), Simulations: rj.SimulationsPerTrial,
-		Aggregate: rj.Aggregate, Binding: rj.Binding, Primary: tpl.Objectives[tpl.Primary].Name}
+		Aggregate: rj.Aggregate, Binding: rj.Binding, Primary: tpl.Objectives[tpl.Primary].Name, Pruning: rj.PruneText(len(r.Complete))}
 	v.Table = table{Head: []string{"scenario"}, Num: []bool{false}}
 	for _, o := range tpl.Objectives {
 		v.Table.Head, v.Table.Num = append(v.Table.Head, o.Name+" Δ"), append(v.Table.Num, true)
