@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"optimize/simcore"
 )
 
 // A minimal valid template; the malformed cases below each break one thing.
@@ -299,5 +301,49 @@ func TestInheritanceOrder(t *testing.T) {
 	}
 	if got := strings.Join(from, " "); got != "num_instances=4@pressure-baseline routing.weight.prefix-affinity=7@child routing.weight.kv-pressure=3@kv-pressure" {
 		t.Errorf("mechanism %s", got)
+	}
+}
+
+// Two parameters may tune one setting under disjoint choices of one
+// categorical (at most one is active); overlapping choices, or no
+// condition on one of them, are refused.
+func TestParametersShareASettingOnlyUnderDisjointChoices(t *testing.T) {
+	const head = `name: t
+description: A valid template.
+base: baseline
+parameters:
+  - {name: sched, type: categorical, choices: [fcfs, priority-fcfs, sjf], default: priority-fcfs, knob: scheduler}
+`
+	tail := `objectives:
+  - {name: tps, metric: tokens_per_sec, direction: maximize}
+primary: tps
+`
+	ok := head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical, when: {sched: fcfs}}
+  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, knob: batch.prefill_threshold.critical, when: {sched: [priority-fcfs, sjf]}}
+` + tail
+	r, err := addOne(t, ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _ := r.Get("t")
+	cfg, err := tpl.Config(profileBase(t), tpl.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := cfg.SLOPrefillThreshold.Get(simcore.SLOCritical); got != 128 {
+		t.Errorf("at the defaults (priority-fcfs) the critical chunk is %v, want chunk_b's 128", got)
+	}
+	for name, body := range map[string]string{
+		"overlapping choices": head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical, when: {sched: [fcfs, sjf]}}
+  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, knob: batch.prefill_threshold.critical, when: {sched: sjf}}
+` + tail,
+		"one unconditional": head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical}
+  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, knob: batch.prefill_threshold.critical, when: {sched: sjf}}
+` + tail,
+	} {
+		_, err := addOne(t, body)
+		if want := "user/t.yaml: parameters[2].knob: line 7: setting batch.prefill_threshold.critical is already tuned by parameter chunk_a (two parameters share a setting only under disjoint choices of one categorical: when)"; err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %q", name, err, want)
+		}
 	}
 }

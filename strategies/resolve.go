@@ -291,11 +291,6 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 			return fail("knob", "%v", UnknownSetting(rp.knob))
 		}
 		p.setting = k
-		for _, q := range t.Params {
-			if q.Knob == p.Knob {
-				return fail("knob", "setting %s is already tuned by parameter %s", p.Knob, q.Name)
-			}
-		}
 		for _, s := range raw.mechanism {
 			if s.knob == p.Knob {
 				return fail("knob", "setting %s is also fixed in this template's mechanism; drop one", p.Knob)
@@ -313,6 +308,11 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 		if rp.when != nil {
 			if p.When, err = condition(t, rp.when, fail); err != nil {
 				return err
+			}
+		}
+		for _, q := range t.Params {
+			if q.Knob == p.Knob && !exclusive(p.When, q.When) {
+				return fail("knob", "setting %s is already tuned by parameter %s (two parameters share a setting only under disjoint choices of one categorical: when)", p.Knob, q.Name)
 			}
 		}
 		t.Params = append(t.Params, p)
@@ -349,6 +349,22 @@ func condition(t *Template, w *rawWhen, fail failFunc) (*search.When, error) {
 		return nil, fail("when", "give at least one choice of parameter %s", q.Name)
 	}
 	return c, nil
+}
+
+// exclusive reports whether two conditions can never hold together: the
+// same categorical, no choice in common. Two parameters may then tune one
+// setting (TP per GPU, say), and TPE models each apart: a value good on
+// one GPU is not taken for good on another.
+func exclusive(a, b *search.When) bool {
+	if a == nil || b == nil || a.Param != b.Param {
+		return false
+	}
+	for _, c := range a.Choices {
+		if slices.Contains(b.Choices, c) {
+			return false
+		}
+	}
+	return true
 }
 
 type failFunc func(field, format string, args ...any) error

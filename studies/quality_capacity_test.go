@@ -20,11 +20,11 @@ func cheapestFeasible(r *report.Report) (float64, string) {
 		if !search.Feasible(c.Violation) || c.Objectives[0] >= cost {
 			continue
 		}
-		p := r.ParamMap(c.Params)
+		w := r.TrialWorld(&c)
 		cost = c.Objectives[0]
-		what = fmt.Sprintf("%v × %v TP%v, %v", p["instances"], p["gpu"], p["tp"], p["scheduler"])
-		if p["scheduler"] == nil {
-			what = fmt.Sprintf("%v × %v TP%v", p["instances"], p["gpu"], p["tp"])
+		what = fmt.Sprintf("%d × %s TP%d", w.Instances, w.GPU, w.TP)
+		if s := r.ParamMap(c.Params)["scheduler"]; s != nil {
+			what += fmt.Sprintf(", %v", s)
 		}
 	}
 	return cost, what
@@ -36,7 +36,7 @@ func cheapestFeasible(r *report.Report) (float64, string) {
 // capacity-joint study, which tunes routing and scheduling with the shape,
 // must find with a quarter of the grid's simulations (15 trials × 3
 // seeds against 60 × 3) a feasible cluster at most 5 % dearer than the
-// grid's cheapest feasible one, in at least half of sampler seeds 1-10 (one
+// grid's cheapest feasible one, in at least 9 of sampler seeds 1-10 (one
 // worker each: a study with several is not repeatable trial for trial).
 func TestCapacityJointAgainstTheGrid(t *testing.T) {
 	env := studykit.TempEnv(t, 2)
@@ -72,11 +72,12 @@ func TestCapacityJointAgainstTheGrid(t *testing.T) {
 		}
 	}
 	t.Logf("within 5 %% of the grid's cheapest in %d of %d sampler seeds; a cluster cheaper than the grid's feasible in %d", within, seeds, cheaper)
-	// The issue asks for every seed; measured, 6 of 10 get there (the
-	// misses spend their trials on cheap L40S clusters at TP1, which TPE,
-	// modelling each parameter alone, cannot tell from L40S at TP2).
-	// This guards the measured level against regressions.
-	if within < seeds/2 {
-		t.Errorf("within 5 %% of the grid's cheapest in %d of %d sampler seeds; want at least %d", within, seeds, seeds/2)
+	// The issue asks for every seed; measured, 9 of 10 get there (the
+	// tenth, sampler seed 6, stops at 5 × L40S TP2, +8.5 %), against 6
+	// of 10 when instances and TP were one parameter each for all GPUs
+	// (TPE, modelling each parameter alone, took L40S at TP1 for as good
+	// as at TP2). This guards the measured level against regressions.
+	if within < seeds-1 {
+		t.Errorf("within 5 %% of the grid's cheapest in %d of %d sampler seeds; want at least %d", within, seeds, seeds-1)
 	}
 }
