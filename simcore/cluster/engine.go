@@ -226,6 +226,7 @@ func (e *Engine) route(r *simcore.Request, refresh bool) {
 	tokens := inFlightTokens(r)
 	e.instances[i].inFlight++
 	e.instances[i].inFlightTokens += tokens
+	e.instances[i].routed++
 	e.snaps[i].InFlight++
 	e.snaps[i].InFlightTokens += tokens
 	at := e.now + e.latency.QueueingTime(int64(r.InputLen))
@@ -267,6 +268,13 @@ func (e *Engine) summarize() metrics.Summary {
 	}
 	n := float64(len(e.instances))
 	info.CacheHitRate /= n
+	var routed, most int64
+	for _, inst := range e.instances {
+		routed, most = routed+inst.routed, max(most, inst.routed)
+	}
+	if routed > 0 {
+		info.RoutingImbalance = float64(most) * n / float64(routed)
+	}
 	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
 	info.GPUs, info.PricePerGPUHour = e.cfg.ClusterCost()
 	return e.metrics.Summarize(info)

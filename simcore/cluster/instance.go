@@ -45,6 +45,7 @@ type instance struct {
 	stepPending    bool
 	inFlight       int32        // routed here and not yet completed or dropped
 	inFlightTokens int64        // their input + output tokens (inFlightTokens)
+	routed         int64        // requests ever routed here
 	clock          simcore.Tick // time of the last event, request departures included
 	transfer       simcore.Tick // CPU→GPU reload time inside the current step
 

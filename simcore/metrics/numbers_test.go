@@ -19,7 +19,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"e2e_ms.mean", "e2e_ms.p50", "e2e_ms.p90", "e2e_ms.p99",
 		"itl_ms.mean", "itl_ms.p50", "itl_ms.p90", "itl_ms.p99",
 		"scheduling_delay_ms.mean", "scheduling_delay_ms.p50", "scheduling_delay_ms.p90", "scheduling_delay_ms.p99",
-		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate",
+		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate", "routing_imbalance",
 		"kv.offloaded_blocks", "kv.reloaded_blocks", "kv.transfer_ms", "kv.thrashing_rate",
 		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
 		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context"}
@@ -124,6 +124,7 @@ func explicitMean(runs []Summary) Summary {
 		m.ResponsesPerSec += r.ResponsesPerSec
 		m.Preemptions += r.Preemptions
 		m.CacheHitRate += r.CacheHitRate
+		m.RoutingImbalance += r.RoutingImbalance
 		m.KV.OffloadedBlocks += r.KV.OffloadedBlocks
 		m.KV.ReloadedBlocks += r.KV.ReloadedBlocks
 		m.KV.TransferMs += r.KV.TransferMs
@@ -163,7 +164,7 @@ func explicitMean(runs []Summary) Summary {
 	}
 	for _, f := range []*float64{
 		&m.Completed, &m.Rejected, &m.Dropped, &m.TokensPerSec, &m.ResponsesPerSec,
-		&m.Preemptions, &m.CacheHitRate, &m.KV.OffloadedBlocks, &m.KV.ReloadedBlocks,
+		&m.Preemptions, &m.CacheHitRate, &m.RoutingImbalance, &m.KV.OffloadedBlocks, &m.KV.ReloadedBlocks,
 		&m.KV.TransferMs, &m.KV.ThrashingRate, &m.SLOGap, &m.JainFairness, &m.InFlight,
 		&m.MakespanMs, &m.InputTokens, &m.OutputTokens,
 	} {

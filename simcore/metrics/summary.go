@@ -4,21 +4,30 @@ import "optimize/simcore"
 
 // Summary is one run's result; its JSON form is `simulate --output json`.
 type Summary struct {
-	Completed       float64                 `json:"completed" unit:"requests"`
-	Rejected        float64                 `json:"rejected" unit:"requests"`
-	Dropped         float64                 `json:"dropped" unit:"requests"`
-	TTFT            Dist                    `json:"ttft_ms" unit:"ms"`
-	E2E             Dist                    `json:"e2e_ms" unit:"ms"`
-	ITL             Dist                    `json:"itl_ms" unit:"ms"`
-	SchedulingDelay Dist                    `json:"scheduling_delay_ms" unit:"ms"`
-	TokensPerSec    float64                 `json:"tokens_per_sec" unit:"tokens/s"`
-	ResponsesPerSec float64                 `json:"responses_per_sec" unit:"req/s"`
-	Preemptions     float64                 `json:"preemptions" unit:"preemptions"`
-	CacheHitRate    float64                 `json:"cache_hit_rate" unit:"fraction"`
-	KV              KVSummary               `json:"kv"`
-	PerSLO          map[string]ClassSummary `json:"per_slo"`
-	SLOGap          float64                 `json:"slo_gap" unit:"ratio"`
-	JainFairness    float64                 `json:"jain_fairness" unit:"index"`
+	Completed       float64 `json:"completed" unit:"requests"`
+	Rejected        float64 `json:"rejected" unit:"requests"`
+	Dropped         float64 `json:"dropped" unit:"requests"`
+	TTFT            Dist    `json:"ttft_ms" unit:"ms"`
+	E2E             Dist    `json:"e2e_ms" unit:"ms"`
+	ITL             Dist    `json:"itl_ms" unit:"ms"`
+	SchedulingDelay Dist    `json:"scheduling_delay_ms" unit:"ms"`
+	TokensPerSec    float64 `json:"tokens_per_sec" unit:"tokens/s"`
+	ResponsesPerSec float64 `json:"responses_per_sec" unit:"req/s"`
+	Preemptions     float64 `json:"preemptions" unit:"preemptions"`
+	// CacheHitRate is BLIS's: the unweighted mean over instances of each
+	// one's prefix-cache hits over its blocks stored, an instance that
+	// served nothing counting 0.
+	CacheHitRate float64 `json:"cache_hit_rate" unit:"fraction"`
+	// RoutingImbalance is the most requests routed to one instance over
+	// the mean per instance: 1 when the router spread them evenly, the
+	// instance count when it sent all to one. Production has no such
+	// gauge, but it follows from vLLM's per-pod request counters
+	// (vllm:request_success_total) or llm-d's routing decisions.
+	RoutingImbalance float64                 `json:"routing_imbalance" unit:"ratio"`
+	KV               KVSummary               `json:"kv"`
+	PerSLO           map[string]ClassSummary `json:"per_slo"`
+	SLOGap           float64                 `json:"slo_gap" unit:"ratio"`
+	JainFairness     float64                 `json:"jain_fairness" unit:"index"`
 	// Attainment and Goodput are over the classes with a latency target
 	// (see Targets): the fraction of their arrived requests that met their
 	// class's targets, and those requests per second of makespan. Absent
@@ -81,7 +90,10 @@ type ClassSummary struct {
 type RunInfo struct {
 	Makespan     simcore.Tick // max over instances of the last event, from t = 0
 	CacheHitRate float64      // unweighted mean over instances
-	KV           KVSummary
+	// RoutingImbalance: the most requests routed to one instance over
+	// the mean per instance (Summary.RoutingImbalance).
+	RoutingImbalance float64
+	KV               KVSummary
 	// GPUs serving and their price in USD per GPU-hour (0: no price).
 	GPUs            int
 	PricePerGPUHour float64
@@ -90,17 +102,18 @@ type RunInfo struct {
 // Summarize computes the summary.
 func (c *Collector) Summarize(info RunInfo) Summary {
 	s := Summary{
-		TTFT:            c.dist(&c.ttft, allClasses),
-		E2E:             c.dist(&c.e2e, allClasses),
-		SchedulingDelay: c.dist(&c.sched, allClasses),
-		ITL:             weightedDist(c.itlVals, c.itlCounts),
-		Preemptions:     float64(c.preemptions),
-		CacheHitRate:    info.CacheHitRate,
-		KV:              info.KV,
-		PerSLO:          map[string]ClassSummary{},
-		InputTokens:     float64(c.inputTokens),
-		OutputTokens:    float64(c.outputTokens),
-		MakespanMs:      float64(info.Makespan) / 1000,
+		TTFT:             c.dist(&c.ttft, allClasses),
+		E2E:              c.dist(&c.e2e, allClasses),
+		SchedulingDelay:  c.dist(&c.sched, allClasses),
+		ITL:              weightedDist(c.itlVals, c.itlCounts),
+		Preemptions:      float64(c.preemptions),
+		CacheHitRate:     info.CacheHitRate,
+		KV:               info.KV,
+		RoutingImbalance: info.RoutingImbalance,
+		PerSLO:           map[string]ClassSummary{},
+		InputTokens:      float64(c.inputTokens),
+		OutputTokens:     float64(c.outputTokens),
+		MakespanMs:       float64(info.Makespan) / 1000,
 	}
 	done, rej, drop, open := c.Counts()
 	s.Completed, s.Rejected, s.Dropped, s.InFlight = float64(done), float64(rej), float64(drop), float64(open)
