@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"optimize/internal/testkit/studykit"
@@ -215,6 +216,20 @@ func TestRobustWorldStudyValidatesInItsWorld(t *testing.T) {
 	}
 	if len(v.Worlds) != 1 || v.Worlds[0].World.LatencyModel != "trained-physics" {
 		t.Fatalf("validated in %+v, want one block in the trained-physics world", v.Worlds)
+	}
+	// The study was tuned there: a plain held-out validation, not a
+	// regime-like "another world".
+	if w := v.Worlds[0]; !w.StudyWorld || !strings.HasPrefix(w.Title(), "In a world the study was tuned in: ") {
+		t.Errorf("trained-physics block: study world %v, title %q; want the study's own", w.StudyWorld, w.Title())
+	}
+	// Asked for blackbox, where it was not tuned, it is another world.
+	v, err = env.Validate(context.Background(), "tp", studies.ValidateOptions{Trial: -1, Seeds: []int64{100, 101},
+		Worlds: []studies.WorldChange{{{Key: "latency.model", Value: "blackbox", Flag: "--world"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Worlds) != 1 || v.Worlds[0].StudyWorld {
+		t.Errorf("blackbox block %+v: want another world", v.Worlds)
 	}
 }
 

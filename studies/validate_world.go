@@ -161,19 +161,28 @@ func worldEvidence(r *report.Report, pt point, p *plan, cands []report.Candidate
 }
 
 // placeWorld records in p the world the baseline runs in at world point
-// pt under wl, and whether it is the study's own (then the block is
-// graded as a plain held-out validation).
+// pt under wl, and whether the study was tuned in it (then the block is
+// graded as a plain held-out validation): its template's world, or, for
+// a robust study over --worlds, one of those (and only those).
 func (e *Env) placeWorld(r *report.Report, wl *strategies.Workload, pt point, p *plan) error {
 	defaults := r.Template.Defaults()
 	_, there, err := e.configs(r, wl, defaults, pt.world)
 	if err != nil {
 		return fmt.Errorf("world %s: %v", pt.world, err)
 	}
-	_, own, err := e.configs(r, wl, defaults, nil)
-	if err != nil {
-		return err
-	}
 	world := there.World()
-	p.worlds[pt.label] = report.WorldEvidence{World: world, Line: world.Line(), StudyWorld: world == own.World()}
+	tunedIn := robustWorlds(r.Study)
+	if tunedIn == nil {
+		tunedIn = []WorldChange{nil}
+	}
+	tuned := false
+	for _, w := range tunedIn {
+		_, own, err := e.configs(r, wl, defaults, w)
+		if err != nil {
+			return err
+		}
+		tuned = tuned || world == own.World()
+	}
+	p.worlds[pt.label] = report.WorldEvidence{World: world, Line: world.Line(), StudyWorld: tuned}
 	return nil
 }

@@ -46,8 +46,9 @@ same workload; ` + "`--regime a,b`" + ` picks them).
 --latency-model validate in other worlds instead, at the study's operating
 point: the trial's strategy settings and the baseline's stay as in the
 study, only the world settings given change; one block per world. In a
-world other than the study's nothing was fitted, so its verdicts are
-graded as at a regime (does not hold replaces overfit). Every simulation is stored as
+world the study was not tuned in (its template's, or a robust study's
+--worlds) nothing was fitted, so its verdicts are graded as at a regime
+(does not hold replaces overfit). Every simulation is stored as
 it finishes: an interrupted validation continues where it stopped. Every
 request is kept: ` + "`study show`" + ` includes the latest of each kind (plain,
 --regimes, --pareto, --max-rate) and lists them all.

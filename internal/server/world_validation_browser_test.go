@@ -32,7 +32,7 @@ func TestDashboardShowsAValidationInAnotherWorld(t *testing.T) {
 	if len(labels) != 2 || !strings.HasPrefix(labels[0], "world blackbox · trial") || !strings.HasPrefix(labels[1], "world trained-physics · trial") {
 		t.Errorf("chart labels %q: want one interval per world, blackbox then trained-physics", labels)
 	}
-	for _, want := range []string{"Validation (worlds)", "in the study's world, meta-llama/llama-3.1-8b-instruct on H100, TP2, blackbox latency model, trial",
+	for _, want := range []string{"Validation (worlds)", "in a world the study was tuned in, meta-llama/llama-3.1-8b-instruct on H100, TP2, blackbox latency model, trial",
 		"in another world, meta-llama/llama-3.1-8b-instruct on H100, TP2, trained-physics latency model, trial"} {
 		if !strings.Contains(card, want) {
 			t.Errorf("validation card lacks %q: %q", want, card)

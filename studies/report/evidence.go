@@ -56,10 +56,11 @@ type WorldEvidence struct {
 	// World is the world the baseline ran in there, and Line its name.
 	World cluster.World `json:"world"`
 	Line  string        `json:"line"`
-	// StudyWorld says the world given is the study's own: its candidates
-	// are graded as a plain held-out validation; in any other world as at
-	// a regime (nothing was fitted there, so nothing overfit: a gain that
-	// fails does not hold).
+	// StudyWorld says the study was tuned in the world given (its own, or
+	// one of a robust study's --worlds): its candidates are graded as a
+	// plain held-out validation; in any other world as at a regime
+	// (nothing was fitted there, so nothing overfit: a gain that fails
+	// does not hold).
 	StudyWorld bool                `json:"study_world,omitempty"`
 	Candidates []CandidateEvidence `json:"candidates"`
 }
@@ -68,7 +69,7 @@ type WorldEvidence struct {
 // on H100, TP2, trained-physics latency model (latency.model=trained-physics; …)".
 func (w WorldEvidence) Title() string {
 	if w.StudyWorld {
-		return fmt.Sprintf("In the study's world: %s (%s)", w.Line, w.Given)
+		return fmt.Sprintf("In a world the study was tuned in: %s (%s)", w.Line, w.Given)
 	}
 	return fmt.Sprintf("In another world: %s (%s; the strategy's settings are the trial's and the baseline's, only the world changed; graded as at a regime)", w.Line, w.Given)
 }

@@ -76,7 +76,7 @@ func TestHTMLShowsEachWorldOfAValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	first := strings.Index(page, "In the study&#39;s world: m on H100, TP2, blackbox latency model (latency.model=blackbox)")
+	first := strings.Index(page, "In a world the study was tuned in: m on H100, TP2, blackbox latency model (latency.model=blackbox)")
 	second := strings.Index(page, "In another world: m on H100, TP2, trained-physics latency model (latency.model=trained-physics;")
 	if first < 0 || second < first || strings.Count(page, "<h3>Trial 3</h3>") != 2 || !strings.Contains(page[second:], "does not hold</b> — in the other world") ||
 		!strings.Contains(page, "<code>study validate --world</code>") {
