@@ -111,27 +111,30 @@ func (e *Env) checkWorlds(r *report.Report, o ValidateOptions) error {
 			return report.UsageError{Err: err}
 		}
 	}
-	if len(o.Worlds) > 0 && len(o.Regimes) > 0 {
-		return report.Usage("%s: give it without --regime or --regimes: validate in another world at the study's operating point, or at regimes in the study's world", o.Worlds[0][0].flag())
-	}
 	return nil
 }
 
 // point is one place a validation compares the trials with the baseline:
-// the study's operating point (regime ""), a regime, or another world.
+// the study's operating point (regime ""), a regime, another world, or a
+// regime in another world.
 type point struct {
 	regime string
 	world  WorldChange
-	label  string // the runs' key prefix, "validate|study", "validate|REGIME", "validate|world:CHANGE"
+	label  string // the runs' key prefix, "validate|study", "validate|REGIME", "validate|world:CHANGE" or "validate|world:CHANGE|REGIME"
 }
 
 // points are where request q compares: the study's operating point and
-// its regimes, or each of its worlds.
+// its regimes, or in each of its worlds the operating point and its
+// regimes (a capacity-relative regime, load-0.9, at the capacity
+// measured in that world).
 func (q validationRequest) points() []point {
 	if len(q.Worlds) > 0 {
-		out := make([]point, len(q.Worlds))
-		for i, w := range q.Worlds {
-			out[i] = point{world: w, label: "validate|world:" + w.String()}
+		var out []point
+		for _, w := range q.Worlds {
+			out = append(out, point{world: w, label: "validate|world:" + w.String()})
+			for _, rg := range q.Regimes {
+				out = append(out, point{world: w, regime: rg, label: "validate|world:" + w.String() + "|" + rg})
+			}
 		}
 		return out
 	}
@@ -142,19 +145,28 @@ func (q validationRequest) points() []point {
 	return out
 }
 
-// worldEvidence is a world's block of a validation: the world the
-// baseline ran in there, whether it is the study's own, and the
-// candidates, graded as at a regime unless it is the study's world (in
-// another world nothing was fitted: a gain that fails there does not
-// hold, it did not overfit).
+// worldEvidence is a world's block of a validation, at the study's
+// operating point or at a regime: the world the baseline ran in there,
+// whether the study was tuned in it, and the candidates, graded as at a
+// regime unless both are the study's own (elsewhere nothing was fitted:
+// a gain that fails there does not hold, it did not overfit).
 func worldEvidence(r *report.Report, pt point, p *plan, cands []report.CandidateEvidence) report.WorldEvidence {
 	we := p.worlds[pt.label]
-	we.Given, we.Candidates = pt.world.String(), cands
-	if !we.StudyWorld {
+	we.Given, we.Regime, we.Candidates = pt.world.String(), pt.regime, cands
+	where := ""
+	switch {
+	case !we.StudyWorld && pt.regime != "":
+		where = " (in the study's world, at its operating point)"
+	case !we.StudyWorld:
+		where = " (in the study's world)"
+	case pt.regime != "":
+		where = " (at the study's operating point)"
+	}
+	if where != "" {
 		for i := range we.Candidates {
 			c := &we.Candidates[i]
 			prim := r.Template.Objectives[r.Template.Primary].Name
-			c.Detail += "; in study " + report.Percent(float64(c.Objectives[prim].InStudyDelta)) + " (in the study's world)"
+			c.Detail += "; in study " + report.Percent(float64(c.Objectives[prim].InStudyDelta)) + where
 		}
 	}
 	return we

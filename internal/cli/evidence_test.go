@@ -62,6 +62,7 @@ type candidateJSON struct {
 	Trial      int                      `json:"trial"`
 	Params     map[string]any           `json:"params"`
 	Overfit    *bool                    `json:"overfit"`
+	Verdict    string                   `json:"verdict"`
 	Objectives map[string]objectiveJSON `json:"objectives"`
 }
 

@@ -44,8 +44,10 @@ them), paired window by window.
 same workload; ` + "`--regime a,b`" + ` picks them).
 --world (a list of latency models), --model, --hardware, --tp and
 --latency-model validate in other worlds instead, at the study's operating
-point: the trial's strategy settings and the baseline's stay as in the
-study, only the world settings given change; one block per world. In a
+point and at each --regime given (a load-* regime at the capacity
+measured in that world): the trial's strategy settings and the
+baseline's stay as in the study, only the world settings given change;
+one block per world and regime. In a
 world the study was not tuned in (its template's, or a robust study's
 --worlds) nothing was fitted, so its verdicts are graded as at a regime
 (does not hold replaces overfit). Every simulation is stored as

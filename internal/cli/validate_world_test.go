@@ -23,6 +23,7 @@ type worldValidationJSON struct {
 			LatencyModel string `json:"latency_model"`
 		} `json:"world"`
 		Line       string          `json:"line"`
+		Regime     string          `json:"regime"`
 		StudyWorld bool            `json:"study_world"`
 		Candidates []candidateJSON `json:"candidates"`
 	} `json:"worlds"`
@@ -234,7 +235,7 @@ func TestValidateWorldErrorsAreTheWorldFlagsErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--world", "trained-physics", "--latency-model", "roofline"}, "--world and --latency-model are exclusive"},
-		{[]string{"--world", "trained-physics", "--regimes"}, "--world: give it without --regime or --regimes"},
+		{[]string{"--world", "trained-physics", "--regime", "calm"}, `--regime: unknown regime "calm"`},
 		{[]string{"--world", "trained-physics,trained-physics"}, "--world: world latency.model=trained-physics is given twice"},
 	} {
 		code, _, got := run(t, append([]string{"study", "validate", "w", "--storage", dsn}, c.args...)...)
@@ -245,5 +246,33 @@ func TestValidateWorldErrorsAreTheWorldFlagsErrors(t *testing.T) {
 	// Nothing ran: the study has no evidence.
 	if code, out, _ := run(t, "study", "show", "w", "--storage", dsn); code != 0 || strings.Contains(out, "Evidence runs") {
 		t.Errorf("show after refused validations lists evidence runs:\n%s", out)
+	}
+}
+
+// With --regime as well, each world gets a block at the study's operating
+// point and one per regime, graded as at a regime; the stored request
+// comes back the same from show, and the CSV export names each block's
+// regime and world.
+func TestValidateInAnotherWorldAtARegime(t *testing.T) {
+	dsn := worldStudy(t)
+	v := validateWorlds(t, "study", "validate", "w", "--storage", dsn, "--seeds", "100,101,102", "--world", "trained-physics", "--regime", "load-0.9")
+	if v.Kind != "worlds" || len(v.Worlds) != 2 || v.Worlds[0].Regime != "" || v.Worlds[1].Regime != "load-0.9" {
+		t.Fatalf("kind %q, worlds %+v: want the operating point then load-0.9, both in trained-physics", v.Kind, v.Worlds)
+	}
+	for _, w := range v.Worlds {
+		if w.World.LatencyModel != "trained-physics" || w.StudyWorld || len(w.Candidates) != 1 || w.Candidates[0].Verdict == "" {
+			t.Errorf("block %+v: want trained-physics, another world, one graded candidate", w)
+		}
+	}
+	if c := v.Worlds[1].Candidates[0]; c.Verdict == "overfit" {
+		t.Errorf("at a regime nothing was fitted, but the verdict is overfit: %+v", c)
+	}
+	code, out, errs := run(t, "study", "show", "w", "--storage", dsn)
+	if code != 0 || !strings.Contains(out, "In another world at regime load-0.9: meta-llama/llama-3.1-8b-instruct on H100, TP2, trained-physics latency model") {
+		t.Errorf("show lacks the load-0.9 block (%s):\n%s", errs, out)
+	}
+	code, out, errs = run(t, "study", "export", "w", "--storage", dsn, "--validation", "--format", "csv")
+	if code != 0 || !strings.Contains(out, "\nload-0.9,") || !strings.Contains(out, ",latency.model=trained-physics\n") {
+		t.Errorf("export (%s) lacks a load-0.9 row in trained-physics:\n%s", errs, out)
 	}
 }

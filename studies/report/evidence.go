@@ -53,6 +53,10 @@ type RegimeEvidence struct {
 type WorldEvidence struct {
 	// Given are the world settings given, "latency.model=trained-physics".
 	Given string `json:"given"`
+	// Regime is the regime compared at in that world (validate --world
+	// with --regime), "" for the study's operating point. At a regime the
+	// candidates are graded as at one, whatever the world.
+	Regime string `json:"regime,omitempty"`
 	// World is the world the baseline ran in there, and Line its name.
 	World cluster.World `json:"world"`
 	Line  string        `json:"line"`
@@ -68,10 +72,17 @@ type WorldEvidence struct {
 // Title names a world's block: "In another world: meta-llama/llama-3.1-8b-instruct
 // on H100, TP2, trained-physics latency model (latency.model=trained-physics; …)".
 func (w WorldEvidence) Title() string {
+	at := ""
+	if w.Regime != "" {
+		at = " at regime " + w.Regime
+	}
 	if w.StudyWorld {
+		if w.Regime != "" {
+			return fmt.Sprintf("In a world the study was tuned in%s: %s (%s; graded as at a regime)", at, w.Line, w.Given)
+		}
 		return fmt.Sprintf("In a world the study was tuned in: %s (%s)", w.Line, w.Given)
 	}
-	return fmt.Sprintf("In another world: %s (%s; the strategy's settings are the trial's and the baseline's, only the world changed; graded as at a regime)", w.Line, w.Given)
+	return fmt.Sprintf("In another world%s: %s (%s; the strategy's settings are the trial's and the baseline's, only the world changed; graded as at a regime)", at, w.Line, w.Given)
 }
 
 // CandidateEvidence compares one trial with the baseline, seed by seed.

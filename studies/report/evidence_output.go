@@ -225,7 +225,11 @@ func (v *Validation) Export(w io.Writer, format string, tpl *strategies.Template
 			write(rg.Name, rg.Candidates)
 		}
 		for _, wd := range v.Worlds {
-			write("study", wd.Candidates, wd.Given)
+			regime := "study"
+			if wd.Regime != "" {
+				regime = wd.Regime
+			}
+			write(regime, wd.Candidates, wd.Given)
 		}
 		cw.Flush()
 		return cw.Error()

@@ -496,7 +496,7 @@ function validationCard(v, primary) {
   svg.append(sv('text', { x: (l + r) / 2, y: H - 6, 'text-anchor': 'middle' }, `${primary}: held-out Δ against the baseline, 95% interval`));
   const regimeVerdicts = (v.regimes || []).flatMap((r) => r.candidates.map((c) => el('li', {}, `${r.name}, trial ${c.trial}: ${verdictText(c)}`)));
   const worldVerdicts = worlds.flatMap((w) => w.candidates.map((c) => el('li', { class: 'world' },
-    el('b', {}, `${w.study_world ? 'in a world the study was tuned in' : 'in another world'}, ${w.line}, trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)));
+    el('b', {}, `${w.study_world ? 'in a world the study was tuned in' : 'in another world'}${w.regime ? ' at ' + w.regime : ''}, ${w.line}, trial ${c.trial}: ${verdictText(c)}`), ` — ${c.detail}`)));
   return card(`Validation (${v.kind || 'plain'})`,
     el('p', { class: 'muted' }, [ran(v.ran_at), `held-out seeds ${v.seeds.join(', ')}`].filter(Boolean).join(' · ')),
     svg, v.missing ? el('p', { class: 'error' }, `${v.missing} simulations not run yet: run optimize study validate again`) : null,
