@@ -47,3 +47,27 @@ func TestDashboardShowsAValidationInAnotherWorld(t *testing.T) {
 		t.Errorf("browser: %s", p)
 	}
 }
+
+// With --regime too, each world's block at a regime is its own interval
+// and verdict, the regime named in both.
+func TestDashboardShowsAWorldAtARegime(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "r", 4))
+	worlds := []studies.WorldChange{{{Key: "latency.model", Value: "trained-physics"}}}
+	if _, err := env.Validate(context.Background(), "r", studies.ValidateOptions{Trial: -1, Seeds: []int64{100, 101}, Worlds: worlds, Regimes: []string{"near-capacity"}}); err != nil {
+		t.Fatal(err)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	b := newBrowser(t)
+	var labels []string
+	var card string
+	b.run(t, chromedp.Navigate(ts.URL+"/study/r"), chromedp.WaitVisible("svg.validation", chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('svg.validation > text')].map((t) => t.textContent).filter((t) => t.includes(' · trial '))`, &labels),
+		chromedp.Evaluate(`document.querySelector('svg.validation').closest('.card').textContent`, &card))
+	if len(labels) != 2 || !strings.HasPrefix(labels[0], "world trained-physics · trial") || !strings.HasPrefix(labels[1], "world trained-physics @ near-capacity · trial") {
+		t.Errorf("chart labels %q: want trained-physics at the operating point, then at near-capacity", labels)
+	}
+	if want := "in another world at near-capacity, meta-llama/llama-3.1-8b-instruct on H100, TP2, trained-physics latency model, trial"; !strings.Contains(card, want) {
+		t.Errorf("validation card lacks %q: %q", want, card)
+	}
+}

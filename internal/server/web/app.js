@@ -466,7 +466,7 @@ function validationCard(v, primary) {
   // world instead of the study's held-out seeds and regimes.
   const worlds = v.worlds || [];
   const items = [['held-out seeds', v.candidates]].concat((v.regimes || []).map((r) => [r.name, r.candidates]),
-    worlds.map((w) => [`world ${w.given.replace('latency.model=', '')}`, w.candidates]));
+    worlds.map((w) => [`world ${w.given.replace('latency.model=', '')}${w.regime ? ' @ ' + w.regime : ''}`, w.candidates]));
   const labels = [], lo = [], hi = [], mid = [], verdicts = [];
   for (const [name, cands] of items) for (const c of cands) {
     const o = c.objectives[primary];
