@@ -280,6 +280,22 @@ func TestPruningStopsOnlyTrialsThatCannotWin(t *testing.T) {
 			t.Errorf("pruned trial %d: full score %.6g, below its bound %.6g or the best %.6g: it could have won", tr.Number, full, tr.Score, best)
 		}
 	}
+	// The CSV export lists every trial, a last column saying which were
+	// pruned.
+	var csvOut strings.Builder
+	if err := r.Export(&csvOut, "csv", false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(csvOut.String()), "\n")
+	marked := 0
+	for _, l := range lines[1:] {
+		if strings.HasSuffix(l, ",true") {
+			marked++
+		}
+	}
+	if !strings.HasSuffix(lines[0], ",pruned") || len(lines) != 13 || marked != len(r.Pruned) {
+		t.Errorf("CSV export: header %q, %d rows, %d marked pruned; want a pruned column, 12 rows, %d marked", lines[0], len(lines)-1, marked, len(r.Pruned))
+	}
 	rj, err := r.Robust(&r.Complete[r.Best])
 	if err != nil {
 		t.Fatal(err)

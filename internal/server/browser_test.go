@@ -98,6 +98,17 @@ func newBrowser(t *testing.T) *browser {
 	return b
 }
 
+// checkProblems fails t for each console error, exception, error log
+// entry or dialog the pages raised.
+func (b *browser) checkProblems(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		t.Errorf("browser: %s", p)
+	}
+}
+
 func (b *browser) run(t *testing.T, actions ...chromedp.Action) {
 	t.Helper()
 	if err := chromedp.Run(b.ctx, actions...); err != nil {
@@ -230,9 +241,7 @@ func TestDashboardBestFeasibleLineNeverRises(t *testing.T) {
 			t.Fatalf("the best feasible line rises at point %d: %v", i, points)
 		}
 	}
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }
 
 // signInInBrowser opens path on a token-protected server, meets the
@@ -282,11 +291,7 @@ func TestTokenDashboardInChromium(t *testing.T) {
 	if _, err := env.Store.StudyByName("made-in-browser"); err != nil || path != "/study/made-in-browser" {
 		t.Errorf("the create form with the cookie: %v, at %s", err, path)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }
 
 // statusRecorder keeps the status a handler answered.

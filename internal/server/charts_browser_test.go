@@ -146,7 +146,5 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }

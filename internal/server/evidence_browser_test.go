@@ -69,9 +69,5 @@ func TestDashboardShowsEveryKindOfValidation(t *testing.T) {
 			}
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }

@@ -70,9 +70,5 @@ func TestDashboardShowsGlossaryAndUnits(t *testing.T) {
 	if !strings.Contains(seedsHead, "TTFT p99, ms") || !strings.Contains(seedsHead, "throughput, tokens/s") {
 		t.Errorf("the trial page's seeds table gives no units: %q", seedsHead)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }

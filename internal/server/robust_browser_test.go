@@ -49,11 +49,7 @@ func TestDashboardShowsRobustScenariosAndMaxRate(t *testing.T) {
 	if seeds != len(m.PerSeed) || seeds != 2 {
 		t.Errorf("%d max-rate rows, want one per seed (%d)", seeds, len(m.PerSeed))
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }
 
 // A robust study run with --prune says on the dashboard how many trials
@@ -81,4 +77,5 @@ func TestDashboardShowsPruning(t *testing.T) {
 	if want := strconv.Itoa(rj.Pruned) + " trials stopped"; !strings.Contains(pruning, want) || !strings.Contains(pruning, strconv.FormatInt(rj.Simulations, 10)+" simulations run") {
 		t.Errorf("pruning line %q: want %q and %d simulations run", pruning, want, rj.Simulations)
 	}
+	b.checkProblems(t)
 }

@@ -41,11 +41,7 @@ func TestDashboardShowsAValidationInAnotherWorld(t *testing.T) {
 	if !strings.Contains(runs, "latency.model=blackbox, latency.model=trained-physics") {
 		t.Errorf("evidence runs lack the worlds: %q", runs)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		t.Errorf("browser: %s", p)
-	}
+	b.checkProblems(t)
 }
 
 // With --regime too, each world's block at a regime is its own interval
@@ -70,4 +66,5 @@ func TestDashboardShowsAWorldAtARegime(t *testing.T) {
 	if want := "in another world at near-capacity, meta-llama/llama-3.1-8b-instruct on H100, TP2, trained-physics latency model, trial"; !strings.Contains(card, want) {
 		t.Errorf("validation card lacks %q: %q", want, card)
 	}
+	b.checkProblems(t)
 }
