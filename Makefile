@@ -2,7 +2,8 @@
 #   default, ./optimize.db; run again, it leaves an existing `demo` as it is
 #   (--if-absent: finished, it shows the report; interrupted, it runs on to
 #   40) and never deletes one.
-# make test: vet and every test (a few minutes on 2 cores).
+# make test: vet, every test and a few seconds of each API fuzz target (a few
+#   minutes on 2 cores).
 # make bench: benchmarks and long quality studies (see BENCHMARKS.md).
 GO      ?= go
 BIN     := bin/optimize
@@ -28,20 +29,27 @@ demo: build
 baseline: build
 	./$(BIN) simulate $(BASELINE_FLAGS)
 
+# The API's fuzz targets (internal/server/fuzz_test.go) run briefly here,
+# longer under make bench and make fuzz; go test alone runs their seeds.
+SERVER_FUZZ := FuzzWorkloadName FuzzCreateStudyRequest
+
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 5s || exit 1; done
 
 # The search-quality study (TPE against random, studies/quality_search_test.go)
 # is built only with the quality tag, so make test never sees it.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 120s || exit 1; done
 	$(GO) vet -tags quality ./studies
 	$(GO) test -tags quality ./studies -run '^(TestTPEAgainstRandom|TestHypervolumeBySampler|TestHistoryBoundQuality|TestJointSLORecord)$$' -count=1 -v -timeout 60m
 
 fuzz:
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzMatchesReference -fuzztime 60s
+	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 60s || exit 1; done
 
 clean:
 	rm -rf bin

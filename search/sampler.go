@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"optimize/simcore/errtext"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func ParseMethod(name string) (Method, error) {
 			return m.Method, nil
 		}
 	}
-	return "", fmt.Errorf("unknown sampler %q (allowed: %s)", name, methodNames())
+	return "", fmt.Errorf("unknown sampler %s (allowed: %s)", errtext.Quote(name), methodNames())
 }
 
 // Options tune a Sampler; zero values mean the defaults.

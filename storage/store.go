@@ -304,21 +304,56 @@ func dialect(dsn string) (gorm.Dialector, *Store, error) {
 // machine with Go and no C compiler must run studies.
 const pureGoSQLite = "sqlite"
 
-// scrub hides dsn's password wherever msg quotes it.
+// scrub hides dsn's password where msg quotes it: in the DSN's
+// user:PASSWORD@ (as written or URL-escaped), after password=, and as a
+// word of its own; never inside another word (a password "p" once turned
+// "dial tcp" into "dial tc***").
 func scrub(msg, dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		if at, scheme := strings.LastIndex(dsn, "@"), strings.Index(dsn, "://"); at > scheme && scheme >= 0 {
-			if _, pw, ok := strings.Cut(dsn[scheme+3:at], ":"); ok && pw != "" {
-				return strings.ReplaceAll(msg, pw, "***")
-			}
-		}
+	pw := dsnPassword(dsn)
+	if pw == "" {
 		return msg
 	}
-	if pw, ok := u.User.Password(); ok && pw != "" {
-		return strings.ReplaceAll(msg, pw, "***")
+	for _, form := range []string{pw, url.PathEscape(pw), url.QueryEscape(pw)} {
+		msg = strings.ReplaceAll(msg, ":"+form+"@", ":***@")
+		msg = strings.ReplaceAll(msg, "password="+form, "password=***")
 	}
-	return msg
+	var b strings.Builder
+	for rest := msg; ; {
+		i := strings.Index(rest, pw)
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		end := i + len(pw)
+		if wordByte(rest, i-1) || wordByte(rest, end) {
+			b.WriteString(rest[:end])
+		} else {
+			b.WriteString(rest[:i] + "***")
+		}
+		rest = rest[end:]
+	}
+}
+
+// wordByte reports whether s[i] is a letter or digit (false outside s).
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// dsnPassword is the password in a postgres:// DSN, "" if none.
+func dsnPassword(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil {
+		pw, _ := u.User.Password()
+		return pw
+	}
+	if at, scheme := strings.LastIndex(dsn, "@"), strings.Index(dsn, "://"); at > scheme && scheme >= 0 {
+		_, pw, _ := strings.Cut(dsn[scheme+3:at], ":")
+		return pw
+	}
+	return ""
 }
 
 func hidePassword(dsn string) string {

@@ -51,3 +51,22 @@ func TestWithConnectTimeout(t *testing.T) {
 		t.Errorf("a DSN's own connect_timeout was replaced: %q", got)
 	}
 }
+
+// scrub masks the password where the message quotes it and nothing else:
+// a one-letter password once turned "dial tcp" into "dial tc***".
+func TestScrubMasksOnlyThePassword(t *testing.T) {
+	for _, c := range []struct{ msg, dsn, want string }{
+		{"dial tcp 127.0.0.1:5: connect: connection refused", "postgres://u:p@h/db",
+			"dial tcp 127.0.0.1:5: connect: connection refused"},
+		{`parse "postgres://u:p@h:x/db": invalid port`, "postgres://u:p@h:x/db",
+			`parse "postgres://u:***@h:x/db": invalid port`},
+		{"user=u password=s3cret host=h failed", "postgres://u:s3cret@h/db", "user=u password=*** host=h failed"},
+		{"server said: s3cret is wrong; s3crets stay", "postgres://u:s3cret@h/db", "server said: *** is wrong; s3crets stay"},
+		{`bad "postgres://u:a%2Fb@h/db"`, "postgres://u:a%2Fb@h/db", `bad "postgres://u:***@h/db"`},
+		{"no password here", "postgres://u@h/db", "no password here"},
+	} {
+		if got := scrub(c.msg, c.dsn); got != c.want {
+			t.Errorf("scrub(%q, %q) = %q, want %q", c.msg, c.dsn, got, c.want)
+		}
+	}
+}

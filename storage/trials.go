@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"optimize/simcore/errtext"
 	"slices"
 	"strings"
 
@@ -54,7 +55,7 @@ func (s *Store) StudyByName(name string) (*Study, error) {
 	}
 	err = q.Where("name = ?", name).First(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || missingTable(err) {
-		return nil, fmt.Errorf("%w: %q", ErrStudyNotFound, name)
+		return nil, fmt.Errorf("%w: %s", ErrStudyNotFound, errtext.Quote(name))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: %s", s.Label, oneLine(err))

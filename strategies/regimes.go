@@ -3,6 +3,7 @@ package strategies
 import (
 	"fmt"
 	"math"
+	"optimize/simcore/errtext"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,7 @@ func RegimeNames() []string {
 func LookupRegime(name string) (Regime, error) {
 	i := slices.IndexFunc(Regimes(), func(r Regime) bool { return r.Name == name })
 	if i < 0 {
-		return Regime{}, fmt.Errorf("unknown regime %q (regimes: %s)", name, strings.Join(RegimeNames(), ", "))
+		return Regime{}, fmt.Errorf("unknown regime %s (regimes: %s)", errtext.Quote(name), strings.Join(RegimeNames(), ", "))
 	}
 	return Regimes()[i], nil
 }

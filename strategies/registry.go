@@ -165,7 +165,7 @@ func (r *Registry) Get(name string) (*Template, error) {
 			return nil, b.Err
 		}
 	}
-	return nil, fmt.Errorf("unknown template %q (available: %s)", name, strings.Join(r.Names(), ", "))
+	return nil, fmt.Errorf("unknown template %s (available: %s)", errtext.Quote(name), strings.Join(r.Names(), ", "))
 }
 
 // Broken lists the user template files that did not load, by file.

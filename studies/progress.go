@@ -3,6 +3,7 @@ package studies
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -62,11 +63,7 @@ func (p *progress) trialDone() {
 		_ = p.bar.Set(int(complete))
 		return
 	}
-	eta := "?"
-	if n := int(complete) - p.done0; n > 0 {
-		left := time.Duration(float64(time.Since(p.start)) / float64(n) * float64(p.row.TrialsTotal-int(complete)))
-		eta = left.Round(100 * time.Millisecond).String()
-	}
+	eta := etaText(time.Since(p.start), int(complete)-p.done0, p.row.TrialsTotal-int(complete))
 	fmt.Fprintf(p.w, "trial %d/%d done · ETA %s · best %s\n", complete, p.row.TrialsTotal, eta, best)
 }
 
@@ -83,4 +80,25 @@ func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// maxETA is the longest ETA shown as a duration; beyond it (or before any
+// trial finished) the ETA is not worth a figure, and a duration that large
+// would overflow time.Duration, which printed negative ETAs.
+const maxETA = 1000 * time.Hour
+
+// etaText is the time left at the pace so far: done trials took elapsed,
+// left remain.
+func etaText(elapsed time.Duration, done, left int) string {
+	if done <= 0 {
+		return "?"
+	}
+	if left <= 0 {
+		return "0s"
+	}
+	secs := elapsed.Seconds() / float64(done) * float64(left)
+	if math.IsNaN(secs) || secs >= maxETA.Seconds() {
+		return fmt.Sprintf("over %dh", int(maxETA.Hours()))
+	}
+	return time.Duration(secs * float64(time.Second)).Round(100 * time.Millisecond).String()
 }

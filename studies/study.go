@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"optimize/simcore/errtext"
 	"regexp"
 	"strings"
 	"time"
@@ -42,6 +43,8 @@ type Env struct {
 	// the best 25 (search.Options.History; 0: the default), for the
 	// search-quality comparisons.
 	History int
+	// Limits bound what a create may ask for (zero: the defaults).
+	Limits Limits
 }
 
 // DefaultLease is how long a running trial may go without a heartbeat
@@ -81,7 +84,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // Validate checks a create request without touching storage and fills in
 // the default name and workload.
-func Validate(reg *strategies.Registry, o *CreateOptions) error {
+func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	tpl, err := reg.Get(o.Template)
 	if err != nil {
 		return report.UsageError{Err: err}
@@ -89,8 +92,14 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 	if o.Trials < 1 {
 		return report.Usage("--trials: must be ≥ 1, got %d", o.Trials)
 	}
+	if err := limits.Check(LimitTrials, "--trials", int64(o.Trials)); err != nil {
+		return err
+	}
 	if len(o.Seeds) == 0 {
 		return report.Usage("--seeds: give at least one seed")
+	}
+	if err := limits.Check(LimitSeeds, "--seeds", int64(len(o.Seeds))); err != nil {
+		return err
 	}
 	if o.Sampler == "" {
 		o.Sampler = DefaultSampler(tpl)
@@ -104,7 +113,7 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 		o.Name = fmt.Sprintf("%s-%s", tpl.Name, time.Now().UTC().Format("20060102-150405"))
 	}
 	if !nameRE.MatchString(o.Name) {
-		return report.Usage("--name: %q must be 1–128 letters, digits, '.', '_' or '-'", o.Name)
+		return report.Usage("--name: %s must be 1–128 letters, digits, '.', '_' or '-'", errtext.Quote(o.Name))
 	}
 	if o.Workload == "" {
 		o.Workload = tpl.Workload
@@ -116,6 +125,11 @@ func Validate(reg *strategies.Registry, o *CreateOptions) error {
 		return report.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
 	o.Workload = wl
+	if resolved, err := strategies.ResolveWorkload(wl); err == nil {
+		if err := limits.CheckWorkload(resolved); err != nil {
+			return err
+		}
+	}
 	if !o.Robust.Active() {
 		aggregate, prune := o.Robust.Aggregate, o.Robust.Prune
 		o.Robust = tpl.Robust
@@ -180,7 +194,7 @@ func DefaultSampler(tpl *strategies.Template) string {
 // Create validates everything, then writes the study and its baseline.
 // Nothing is written when validation fails.
 func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, error) {
-	if err := Validate(e.Registry, &o); err != nil {
+	if err := Validate(e.Registry, &o, e.Limits); err != nil {
 		return nil, err
 	}
 	tpl, _ := e.Registry.Get(o.Template)

@@ -64,11 +64,24 @@ func TestServeFlagErrors(t *testing.T) {
 	}{
 		{[]string{"serve", "--public-read", "--storage", dsn}, "--public-read: only with --token"},
 		{[]string{"serve", "--addr", "0.0.0.0:0", "--storage", dsn}, "give --token"},
+		{[]string{"serve", "--data-dir", filepath.Join(dsn, "nowhere"), "--storage", dsn}, "--data-dir"},
+		{[]string{"serve", "--new-session-key", "--storage", dsn}, "--new-session-key: needs --session-key-file"},
+		{[]string{"serve", "--max-running-studies", "0", "--storage", dsn}, "--max-running-studies: must be ≥ 1, got 0"},
 	} {
 		t.Setenv(TokenVar, "")
 		code, out, errs := run(t, c.args...)
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.say) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line saying %q", c.args, code, out, errs, c.say)
 		}
+	}
+}
+
+// A token under 16 characters is accepted with a warning.
+func TestShortTokenWarning(t *testing.T) {
+	if w := tokenWarning("x"); !strings.Contains(w, "1 characters") || !strings.Contains(w, "under 16") {
+		t.Errorf("a one-character token: %q", w)
+	}
+	if w := tokenWarning("sixteen-chars-ok"); w != "" {
+		t.Errorf("a 16-character token: %q", w)
 	}
 }

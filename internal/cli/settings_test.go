@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
+	"optimize/studies"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,6 +147,9 @@ func TestKnobsListsEverySettingAndFlag(t *testing.T) {
 		"workload", "workload-spec", "trace", "trace-data", "trace-format", "num-requests"}
 	for _, c := range workload.ReplayControls() {
 		notSettings = append(notSettings, c.Flag) // a workload's replay control
+	}
+	for _, l := range studies.AllLimits() {
+		notSettings = append(notSettings, l.Flag()) // what one command may ask for, not how the cluster runs
 	}
 	for _, f := range blisFlags {
 		if f.do != blisOurs && f.do != blisDiffers {

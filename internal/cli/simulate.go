@@ -12,6 +12,7 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
 	"optimize/strategies"
+	"optimize/studies"
 	"optimize/studies/report"
 )
 
@@ -25,6 +26,7 @@ type simulateOptions struct {
 	template     string
 	params       []string
 	templatesDir *string
+	limits       studies.Limits
 }
 
 func newSimulateCommand(s Streams, templatesDir *string) *cobra.Command {
@@ -74,6 +76,7 @@ not model is an error; an approximated value is a note on stderr.`,
 	fs.StringVar(&o.template, "template", "", "run one point of a strategy template (policy flags given too override it)")
 	fs.StringArrayVar(&o.params, "param", nil, "template parameter name=value (repeatable; others take their defaults)")
 	o.blis.bind(fs)
+	bindLimits(fs, &o.limits, studies.LimitSeeds, studies.LimitRequests)
 	return cmd
 }
 
@@ -130,6 +133,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkLimits(wl); err != nil {
+		return err
+	}
 	if wl.spec != nil {
 		// The workload's latency targets fill the classes the template
 		// left unset; the flags, applied next, override them.
@@ -151,6 +157,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	}
 	if len(seeds) == 0 {
 		return fmt.Errorf("--seeds: give at least one seed")
+	}
+	if err := o.limits.Check(studies.LimitSeeds, "--seeds", int64(len(seeds))); err != nil {
+		return err
 	}
 	runs, err := runSeeds(cfg, wl, seeds)
 	if err != nil {
@@ -232,4 +241,16 @@ func checkOutput(output string) error {
 // writeIndented writes v as indented JSON.
 func writeIndented(w io.Writer, v any) error {
 	return failed(report.WriteJSON(w, v))
+}
+
+// checkLimits refuses a run that would generate more requests than
+// --max-requests: --num-requests, else the spec's num_requests.
+func (o *simulateOptions) checkLimits(wl *workloadChoice) error {
+	if err := o.limits.Bad(); err != nil {
+		return err
+	}
+	if wl.numRequests > 0 {
+		return o.limits.Check(studies.LimitRequests, "--num-requests", int64(wl.numRequests))
+	}
+	return o.limits.CheckSpec(wl.spec)
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"optimize/templates"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -230,5 +233,35 @@ clients:
 	}
 	if strings.Contains(out, "attainment") || strings.Contains(out, "goodput") {
 		t.Errorf("attainment or goodput rows without targets:\n%s", out)
+	}
+}
+
+// A run that would generate more requests than --max-requests is refused
+// before it starts, naming the limit, whether the count came from a flag
+// or from a spec file; raising the limit lets it run.
+func TestSimulateRequestLimit(t *testing.T) {
+	spec, err := fs.ReadFile(templates.Workloads, "workloads/orthogonal-slo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(spec), "num_requests: 1000", "num_requests: 20000000", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"simulate", "--num-requests", "1000000000000"}, "--num-requests: 1000000000000 is over the limit of 10000000 requests per simulated run (--max-requests raises it)"},
+		{[]string{"simulate", "--workload-spec", file}, file + ": num_requests: 20000000 is over the limit of 10000000 requests per simulated run (--max-requests raises it)"},
+		{[]string{"simulate", "--seeds", "1-1001"}, "--seeds: 1001 is over the limit of 1000 seeds per study or command (--max-seeds raises it)"},
+	} {
+		code, out, errs := run(t, c.args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.say) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line saying %q", c.args, code, out, errs, c.say)
+		}
+	}
+	if code, _, errs := run(t, "simulate", "--num-requests", "20", "--max-requests", "20"); code != 0 {
+		t.Errorf("20 requests at a limit of 20: exit %d, %s", code, errs)
 	}
 }

@@ -30,7 +30,8 @@ type studyFlags struct {
 	templatesDir *string
 	workers      int
 	lease        time.Duration
-	programs     programs // for hints: the commands to type next
+	limits       studies.Limits // what one command may ask for (--max-trials, …)
+	programs     programs       // for hints: the commands to type next
 }
 
 func newStudyCommand(s Streams, templatesDir *string, p programs) *cobra.Command {
@@ -124,7 +125,7 @@ func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 	}
 	st.ReportOutages(s.Err)
 	return &studies.Env{Store: st, Registry: reg, Base: base, Progress: s.Err,
-		Workers: f.workers, Lease: f.lease, Worker: studies.WorkerID()}, nil
+		Workers: f.workers, Lease: f.lease, Worker: studies.WorkerID(), Limits: f.limits}, nil
 }
 
 // baseConfig is the simulator's defaults with the default model profile.
@@ -182,7 +183,10 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := studies.Validate(reg, &o); err != nil {
+			if err := f.limits.Bad(); err != nil {
+				return err
+			}
+			if err := studies.Validate(reg, &o, f.limits); err != nil {
 				return studyError(err)
 			}
 			if err := f.checkRunFlags("workers", 0); err != nil {
@@ -246,6 +250,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "robust study: how the scenarios' ratios to their baselines make the score: "+strings.Join(strategies.Aggregates(), " (default) or ")+"; every constraint must hold in every scenario (its shortfall is the largest over them)")
 	cmd.Flags().BoolVar(&o.Robust.Prune, "prune", false, "robust study: stop a trial between scenarios once those it ran prove it cannot beat the best trial (its score only grows with each scenario); the scenario that binds most often runs first. A pruned trial counts towards --trials but is never the best nor on the Pareto front (default: the template's robust_prune)")
 	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")
+	bindLimits(cmd.Flags(), &f.limits, studies.LimitTrials, studies.LimitSeeds, studies.LimitRequests)
 	f.bindRunFlags(cmd, true)
 	return cmd
 }

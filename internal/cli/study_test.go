@@ -117,6 +117,13 @@ func TestStudyUsageErrors(t *testing.T) {
 	}{
 		{"unknown template", []string{"study", "create", "nope", "--storage", dsn}, "nope"},
 		{"zero trials", []string{"study", "create", "slo-cascade", "--trials", "0", "--storage", dsn}, "--trials"},
+		{"absurd trials", []string{"study", "create", "slo-cascade", "--trials", "1000000000000", "--storage", dsn},
+			"--trials: 1000000000000 is over the limit of 100000 trials per study (--max-trials raises it)"},
+		{"absurd seeds", []string{"study", "create", "slo-cascade", "--seeds", "1-2000", "--storage", dsn},
+			"--seeds: 2000 is over the limit of 1000 seeds per study or command (--max-seeds raises it)"},
+		{"absurd requests", []string{"study", "create", "slo-cascade", "--workload", "orthogonal-slo@sustained-overload", "--max-requests", "5000", "--storage", dsn},
+			"orthogonal-slo.yaml@sustained-overload: num_requests: 10000 is over the limit of 5000 requests per simulated run (--max-requests raises it)"},
+		{"zero limit", []string{"study", "create", "slo-cascade", "--max-trials", "0", "--storage", dsn}, "--max-trials: must be ≥ 1, got 0"},
 		{"malformed template", []string{"study", "create", "broken", "--storage", dsn, "--templates-dir", bad}, "broken.yaml"},
 		{"unknown sampler", []string{"study", "create", "slo-cascade", "--sampler", "cmaes", "--storage", dsn}, "--sampler"},
 		{"negative workers", []string{"study", "create", "slo-cascade", "--workers", "-1", "--storage", dsn}, "--workers"},

@@ -7,13 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"html/template"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
+	"optimize/simcore/errtext"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Who may do what, decided before any handler runs:
@@ -34,7 +35,10 @@ import (
 //     server refuses the write. A request with neither is a tool (curl, a
 //     script); browsers send Origin with every POST. A write signed in by
 //     the cookie must carry one of them, since only browsers hold it.
-//     API writes must also be JSON, which no cross-site form can send.
+//     API writes must also be JSON, which no cross-site form can send
+//     (a DELETE, which has no body, needs no content type).
+//   - A wrong token, in the header or the sign-in form, counts against
+//     the client's address; too many in a row and it waits (login.go).
 //   - A method with no route for the path is 405 with the methods that
 //     have one in Allow.
 
@@ -48,25 +52,28 @@ const apiFallback = "/api/"
 // loginPath is where a browser signs in with the token.
 const loginPath = "/login"
 
-// access holds what the guard needs, derived once from the token.
+// access holds what the guard needs, derived once from the configuration.
 type access struct {
 	token      string
 	publicRead bool
 	cookieName string          // per token: two servers on one host keep their own sessions
-	session    string          // the cookie's value: an HMAC of the token, so the browser never holds the token itself
+	sessions   sessions        // the cookie's values (login.go)
+	guesses    *guesses        // wrong tokens per client (login.go)
 	assets     map[string]bool // the dashboard's files anyone may fetch
 }
 
-func newAccess(token string, publicRead bool) access {
-	mac := func(label string) string {
-		h := hmac.New(sha256.New, []byte(token))
-		h.Write([]byte(label))
-		return hex.EncodeToString(h.Sum(nil))
-	}
-	a := access{token: token, publicRead: publicRead, assets: map[string]bool{}}
-	if token != "" {
-		a.cookieName = "optimize-" + mac("optimize serve cookie name")[:8]
-		a.session = mac("optimize serve session")
+func newAccess(cfg Config) access {
+	a := access{token: cfg.Token, publicRead: cfg.PublicRead, assets: map[string]bool{},
+		guesses: newGuesses(cfg.LoginBackoff, time.Now)}
+	if cfg.Token != "" {
+		h := hmac.New(sha256.New, []byte(cfg.Token))
+		h.Write([]byte("optimize serve cookie name"))
+		a.cookieName = "optimize-" + hex.EncodeToString(h.Sum(nil))[:8]
+		key := cfg.SessionKey
+		if len(key) == 0 {
+			key = NewSessionKey()
+		}
+		a.sessions = sessions{key: key, tokenDigest: sha256.Sum256([]byte(cfg.Token)), now: time.Now}
 	}
 	files, _ := fs.ReadDir(web, "web")
 	for _, f := range files {
@@ -106,11 +113,27 @@ func (s *Server) secure(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if got, ok := bearerOf(r); ok && s.access.token != "" {
+			// A token in a header is a guess like one in the form.
+			client := clientOf(r)
+			if wait := s.access.guesses.wait(client); wait > 0 {
+				tooMany(w, wait)
+				return
+			}
+			if s.access.matches(got) {
+				s.access.guesses.succeeded(client)
+			} else {
+				s.access.guesses.missed(client)
+			}
+		}
 		if !s.access.allows(r, write) {
 			s.unauthorized(w, r, write)
 			return
 		}
-		if write && r.URL.Path != loginPath {
+		// A DELETE carries no body: no form can send one, and a script
+		// of another site would need a CORS preflight this server never
+		// grants.
+		if write && r.URL.Path != loginPath && !(r.Method == http.MethodDelete && r.ContentLength == 0) {
 			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				writeError(w, http.StatusUnsupportedMediaType, fmt.Errorf("content type %q: writes send application/json", ct))
 				return
@@ -136,7 +159,7 @@ func (s *Server) allowed(r *http.Request) []string {
 
 // noRoute answers an API path no route matches, whatever the method.
 func noRoute(w http.ResponseWriter, r *http.Request) {
-	writeError(w, http.StatusNotFound, fmt.Errorf("no API route %s %s", r.Method, r.URL.Path))
+	writeError(w, http.StatusNotFound, fmt.Errorf("no API route %s %s", r.Method, errtext.Clip(r.URL.Path, errtext.EchoLimit)))
 }
 
 // sameOrigin refuses a write that a browser says comes from another
@@ -171,8 +194,13 @@ func (a access) allows(r *http.Request, write bool) bool {
 }
 
 func (a access) bearer(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearerOf(r)
 	return ok && a.matches(got)
+}
+
+// bearerOf is the token of an "Authorization: Bearer TOKEN" header.
+func bearerOf(r *http.Request) (string, bool) {
+	return strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 }
 
 // matches compares in constant time: the answer's timing says nothing
@@ -183,7 +211,7 @@ func (a access) matches(token string) bool {
 
 func (a access) cookie(r *http.Request) bool {
 	c, err := r.Cookie(a.cookieName)
-	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(a.session)) == 1
+	return err == nil && a.sessions.valid(c.Value)
 }
 
 // unauthorized is 401: the sign-in form for a browser asking for a page,
@@ -197,64 +225,6 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, write bool
 	default:
 		writeError(w, http.StatusUnauthorized, errors.New("this server needs its token: send the header Authorization: Bearer TOKEN (in a browser: sign in at "+loginPath+")"))
 	}
-}
-
-var loginHTML = template.Must(template.New("login").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>optimize · sign in</title>
-<link rel="stylesheet" href="/app.css">
-<link rel="icon" href="data:,">
-</head>
-<body>
-<header><a class="brand" href="/">optimize</a></header>
-<main>
-<section class="card">
-<h1>Sign in</h1>
-<p class="sub">This server is shared: give the token it was started with (<code>--token</code> or <code>$OPTIMIZE_TOKEN</code>).</p>
-{{if .Wrong}}<p class="error" id="login-error">That is not this server's token.</p>{{end}}
-<form class="create" id="login" method="post" action="/login">
-<input type="hidden" name="next" value="{{.Next}}">
-<input type="password" name="token" aria-label="token" autocomplete="current-password" required autofocus>
-<button type="submit">sign in</button>
-</form>
-</section>
-</main>
-</body>
-</html>
-`))
-
-// loginPage is the sign-in form; next is where a right token leads.
-func (s *Server) loginPage(w http.ResponseWriter, status int, next string, wrong bool) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = loginHTML.Execute(w, struct {
-		Next  string
-		Wrong bool
-	}{localPath(next), wrong})
-}
-
-// login checks the form's token; a right one sets the session cookie
-// (HttpOnly: no script reads it; SameSite=Lax: no other site's write
-// carries it; no expiry: it ends with the browser session) and goes on
-// to the page asked for.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("sign in: %v", err))
-		return
-	}
-	next := localPath(r.PostForm.Get("next"))
-	if !s.access.matches(r.PostForm.Get("token")) {
-		s.loginPage(w, http.StatusUnauthorized, next, true)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: s.access.cookieName, Value: s.access.session, Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // localPath keeps a path on this server ("/" for anything else): the

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"optimize/simcore/errtext"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies"
@@ -53,10 +55,14 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
+// maxErrorText bounds an error's text: every message quotes input only
+// clipped (errtext.Quote), and this catches any that would not.
+const maxErrorText = 4 << 10
+
 func writeError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = report.WriteJSON(w, errorBody{Error: err.Error()})
+	_ = report.WriteJSON(w, errorBody{Error: errtext.Clip(err.Error(), maxErrorText)})
 }
 
 // writeBody sends what fill writes, as JSON, once it has all been written
@@ -125,7 +131,7 @@ func (s *Server) trials(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) trial(w http.ResponseWriter, r *http.Request) error {
 	n, err := strconv.Atoi(r.PathValue("n"))
 	if err != nil {
-		return withStatus(http.StatusBadRequest, "trial: %q is not a trial number", r.PathValue("n"))
+		return withStatus(http.StatusBadRequest, "trial: %s is not a trial number", errtext.Quote(r.PathValue("n")))
 	}
 	rep, err := s.report(r)
 	if err != nil {
@@ -186,12 +192,44 @@ type createRequest struct {
 // createStudy creates the study (its baseline runs before the answer) and
 // runs its trials in the background; 202 with the study's list row.
 func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
-	var req createRequest
-	if err := decode(w, r, &req, jsonFields[createRequest]()); err != nil {
+	o, err := s.createOptions(w, r)
+	if err != nil {
 		return err
 	}
+	// One create at a time: two requests for one name would otherwise race
+	// past the existence check.
+	s.creating.Lock()
+	defer s.creating.Unlock()
+	if _, err := s.cfg.Env.Store.StudyByName(o.Name); err == nil {
+		return withStatus(http.StatusConflict, "study %q already exists (resume it, or delete it first)", o.Name)
+	}
+	// Refused before the baseline runs: a study that could not start
+	// would be left behind.
+	if err := s.runs.room(); err != nil {
+		return s.cannotRun("", err)
+	}
+	env := *s.cfg.Env
+	env.Progress = io.Discard
+	row, err := env.Create(r.Context(), o)
+	if err != nil {
+		return byField[createRequest](err)
+	}
+	if err := s.runs.start(row.Name); err != nil {
+		return s.cannotRun(row.Name, err)
+	}
+	return s.studyRow(w, http.StatusAccepted, row.Name)
+}
+
+// createOptions reads and checks a create request: the same checks and
+// limits as `study create`, and a workload that names a built-in or a
+// file under the data directory (datadir.go). Nothing is written.
+func (s *Server) createOptions(w http.ResponseWriter, r *http.Request) (studies.CreateOptions, error) {
+	var req createRequest
+	if err := decode(w, r, &req, jsonFields[createRequest]()); err != nil {
+		return studies.CreateOptions{}, err
+	}
 	o := studies.Defaults()
-	o.Template, o.Name, o.Workload, o.Sampler, o.From = req.Template, req.Name, req.Workload, req.Sampler, req.From
+	o.Template, o.Name, o.Sampler, o.From = req.Template, req.Name, req.Sampler, req.From
 	if req.Trials != nil {
 		o.Trials = *req.Trials
 	}
@@ -202,31 +240,40 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 		o.SamplerSeed = *req.SamplerSeed
 	}
 	if o.Template == "" {
-		return withStatus(http.StatusBadRequest, "template: required (GET /api/templates lists them)")
+		return o, withStatus(http.StatusBadRequest, "template: required (GET /api/templates lists them)")
 	}
 	if _, err := s.cfg.Env.Registry.Get(o.Template); err != nil {
-		return withStatus(http.StatusBadRequest, "template: %v", err)
+		return o, withStatus(http.StatusBadRequest, "template: %v", err)
 	}
-	if err := studies.Validate(s.cfg.Env.Registry, &o); err != nil {
-		return byField[createRequest](err)
+	// A request's workload is checked; the template's own (when it names
+	// none) is the operator's, who installed the template.
+	if req.Workload != "" {
+		var err error
+		if o.Workload, err = s.data.workload(req.Workload); err != nil {
+			return o, err
+		}
 	}
-	// One create at a time: two requests for one name would otherwise race
-	// past the existence check.
-	s.creating.Lock()
-	defer s.creating.Unlock()
-	if _, err := s.cfg.Env.Store.StudyByName(o.Name); err == nil {
-		return withStatus(http.StatusConflict, "study %q already exists (resume it, or delete it first)", o.Name)
+	if err := studies.Validate(s.cfg.Env.Registry, &o, s.cfg.Env.Limits); err != nil {
+		return o, byField[createRequest](err)
 	}
-	env := *s.cfg.Env
-	env.Progress = io.Discard
-	row, err := env.Create(r.Context(), o)
-	if err != nil {
-		return byField[createRequest](err)
+	return o, nil
+}
+
+// cannotRun is the answer when a study cannot start here: 409 when it
+// runs here already, 429 past the limit of studies running at once, 503
+// when the server is stopping. created names a study just made.
+func (s *Server) cannotRun(created string, err error) error {
+	status := http.StatusTooManyRequests
+	switch {
+	case errors.Is(err, errRunningHere):
+		status = http.StatusConflict
+	case errors.Is(err, errStopping):
+		status = http.StatusServiceUnavailable
 	}
-	if !s.runs.start(row.Name) {
-		return withStatus(http.StatusServiceUnavailable, "study %s created, but the server is stopping: resume it later", row.Name)
+	if created != "" {
+		return withStatus(status, "study %s created, but it cannot start: %v: resume it later", created, err)
 	}
-	return s.studyRow(w, http.StatusAccepted, row.Name)
+	return withStatus(status, "%v", err)
 }
 
 // resumeStudy runs a stopped study on to its total; 409 when it is
@@ -244,8 +291,35 @@ func (s *Server) resumeStudy(w http.ResponseWriter, r *http.Request) error {
 	if int(complete) >= row.TrialsTotal {
 		return withStatus(http.StatusConflict, "study %s is complete (%d/%d trials)", name, complete, row.TrialsTotal)
 	}
-	if !s.runs.start(name) {
-		return withStatus(http.StatusConflict, "study %s is running in this server already", name)
+	if err := s.runs.start(name); err != nil {
+		return withStatus(statusOf(s.cannotRun("", err)), "study %s: %v", name, err)
+	}
+	return s.studyRow(w, http.StatusAccepted, name)
+}
+
+// stopWait is how long DELETE /api/studies/NAME/run waits for the trials
+// in flight before it answers 202 (stopping) instead of 200 (stopped).
+const stopWait = 20 * time.Second
+
+// stopStudy stops a study running in this server: it claims no more
+// trials, the trials in flight finish and are recorded, and resume runs
+// it on to its total later. 200 with the list row once it has stopped,
+// 202 while trials in flight still finish, 409 when it is not running
+// here.
+func (s *Server) stopStudy(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	if _, err := s.cfg.Env.Store.StudyByName(name); err != nil {
+		return err
+	}
+	done, ok := s.runs.stop(name)
+	if !ok {
+		return withStatus(http.StatusConflict, "study %s is not running in this server (workers elsewhere stop with their own process)", name)
+	}
+	select {
+	case <-done:
+		return s.studyRow(w, http.StatusOK, name)
+	case <-time.After(stopWait):
+	case <-r.Context().Done():
 	}
 	return s.studyRow(w, http.StatusAccepted, name)
 }
@@ -304,7 +378,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, fields []string) erro
 			return withStatus(http.StatusBadRequest, "%s: a JSON %s is not %s", ute.Field, ute.Value, jsonKind(ute.Type))
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return withStatus(http.StatusBadRequest, "%s: not a field of this request (fields: %s)", strings.Trim(name, `"`), strings.Join(fields, ", "))
+			return withStatus(http.StatusBadRequest, "%s: not a field of this request (fields: %s)", errtext.Clip(strings.Trim(name, `"`), errtext.EchoLimit), strings.Join(fields, ", "))
 		}
 		return withStatus(http.StatusBadRequest, "body: malformed JSON: %v", err)
 	}

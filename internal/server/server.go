@@ -34,14 +34,24 @@ type Config struct {
 	// PublicRead lets GET and HEAD through without the token (writes
 	// still need it); only with a token.
 	PublicRead bool
-	Env        *studies.Env
-	Log        io.Writer // one line per request that fails, and per run that starts or ends
+	// DataDir is the one directory whose files a request may name as a
+	// workload (datadir.go); "" = none, requests name built-ins only.
+	DataDir string
+	// SessionKey signs the browsers' session cookies; nil draws a new one
+	// at start, so a restart signs every browser out (login.go).
+	SessionKey []byte
+	// LoginBackoff is the first wait after too many wrong tokens from one
+	// client, doubling from there (0: 2 s).
+	LoginBackoff time.Duration
+	Env          *studies.Env // its Limits bound every request's work and the studies running at once
+	Log          io.Writer    // one line per request that fails, and per run that starts or ends
 }
 
 // Server serves the API and the dashboard.
 type Server struct {
 	cfg      Config
 	access   access
+	data     dataDir
 	mux      *http.ServeMux
 	runs     *runs
 	reports  *reports
@@ -63,6 +73,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if len(cfg.SessionKey) > 0 && len(cfg.SessionKey) < SessionKeyBytes {
+		return nil, fmt.Errorf("session key: %d bytes, need at least %d", len(cfg.SessionKey), SessionKeyBytes)
+	}
+	data, err := newDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	// Tables are made once, here, not by concurrent creates.
 	if err := cfg.Env.Migrate(); err != nil {
 		return nil, err
@@ -70,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Env.Store.MigrateEvidence(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, access: newAccess(cfg.Token, cfg.PublicRead), mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log), reports: newReports(cfg.Env)}
+	s := &Server{cfg: cfg, access: newAccess(cfg), data: data, mux: http.NewServeMux(), runs: newRuns(cfg.Env, cfg.Log), reports: newReports(cfg.Env)}
 	s.routes()
 	return s, nil
 }
@@ -138,6 +155,7 @@ func (s *Server) apiRoutes() []apiRoute {
 		{"GET /api/studies/{name}/validation", s.evidence("validation")},
 		{"GET /api/studies/{name}/ablation", s.evidence("ablation")},
 		{"POST /api/studies/{name}/resume", s.resumeStudy},
+		{"DELETE /api/studies/{name}/run", s.stopStudy},
 		{"GET /api/templates", s.listTemplates},
 		{"GET /api/templates/{name}", s.showTemplate},
 		{"GET /api/glossary", s.glossary},
@@ -202,13 +220,26 @@ func (rs *runs) active(name string) bool {
 	return ok
 }
 
-// start runs the study in the background until it is complete or the
-// server stops; false when it is running here already.
-func (rs *runs) start(name string) bool {
+// Why a run cannot start.
+var (
+	errRunningHere = errors.New("running in this server already")
+	errStopping    = errors.New("the server is stopping")
+)
+
+// start runs the study in the background until it is complete, it is
+// stopped or the server stops. It refuses a study running here already
+// and, past the limit of studies running at once, any other.
+func (rs *runs) start(name string) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if _, ok := rs.by[name]; ok || rs.closed {
-		return false
+	if _, ok := rs.by[name]; ok {
+		return errRunningHere
+	}
+	if rs.closed {
+		return errStopping
+	}
+	if err := rs.env.Limits.Check(studies.LimitRunning, "studies running", int64(len(rs.by)+1)); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{cancel: cancel, done: make(chan struct{})}
@@ -231,14 +262,39 @@ func (rs *runs) start(name string) bool {
 		}
 		switch {
 		case errors.Is(err, context.Canceled):
-			fmt.Fprintf(rs.log, "study %s: stopped with the server (resume it to continue)\n", name)
+			fmt.Fprintf(rs.log, "study %s: stopped (trials in flight were recorded; resume it to continue)\n", name)
 		case err != nil:
 			fmt.Fprintf(rs.log, "study %s: %v\n", name, err)
 		default:
 			fmt.Fprintf(rs.log, "study %s: complete\n", name)
 		}
 	}()
-	return true
+	return nil
+}
+
+// room reports whether one more study may start: the server is not
+// stopping and runs fewer than its limit.
+func (rs *runs) room() error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.closed {
+		return errStopping
+	}
+	return rs.env.Limits.Check(studies.LimitRunning, "studies running", int64(len(rs.by)+1))
+}
+
+// stop stops the study's run here: it claims no more trials, and the
+// trials in flight finish and are recorded. The channel closes when the
+// run has ended; false when the study is not running here.
+func (rs *runs) stop(name string) (<-chan struct{}, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, ok := rs.by[name]
+	if !ok {
+		return nil, false
+	}
+	r.cancel()
+	return r.done, true
 }
 
 // stopAll stops every run (trials in flight finish and are recorded) and

@@ -7,7 +7,9 @@ package errtext
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -90,3 +92,24 @@ func Describe(n *yaml.Node) string {
 	}
 	return "an unexpected node"
 }
+
+// EchoLimit is the most bytes of a user's input an error quotes back: a
+// message must stay one readable line, and a server must not reflect a
+// megabyte a client sent (nor any file's contents) into its answer.
+const EchoLimit = 120
+
+// Clip is s cut to at most n bytes at a rune boundary, "…" marking a cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Quote is s quoted as Go quotes it, cut to EchoLimit bytes first: for
+// echoing a name or value a user gave.
+func Quote(s string) string { return strconv.Quote(Clip(s, EchoLimit)) }

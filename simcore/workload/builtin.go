@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"io/fs"
+	"optimize/simcore/errtext"
 	"path"
 	"sort"
 	"strings"
@@ -24,7 +25,7 @@ func (l Library) Spec(name string) (*Spec, error) {
 		data, err = fs.ReadFile(l.FS, path.Join(l.Dir, name+".yaml"))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("unknown built-in workload %q (available: %s)", name, strings.Join(l.Names(), ", "))
+		return nil, fmt.Errorf("unknown built-in workload %s (available: %s)", errtext.Quote(name), strings.Join(l.Names(), ", "))
 	}
 	return ParseSpec(name+".yaml", data)
 }

@@ -143,12 +143,7 @@ func openTraceV2Rows(t *TraceReader, headerPath string, br *bufio.Reader) (rowRe
 	if err := checkTraceHeader(headerPath, data); err != nil {
 		return nil, err
 	}
-	dataPath := strings.TrimSuffix(strings.TrimSuffix(headerPath, ".gz"), filepath.Ext(strings.TrimSuffix(headerPath, ".gz"))) + ".csv"
-	if _, err := os.Stat(dataPath); err != nil {
-		if _, gzErr := os.Stat(dataPath + ".gz"); gzErr == nil {
-			dataPath += ".gz"
-		}
-	}
+	dataPath := TraceV2DataPath(headerPath)
 	f, err := os.Open(dataPath)
 	if err != nil {
 		return nil, fmt.Errorf("reading trace data: %w", err)
@@ -163,6 +158,20 @@ func openTraceV2Rows(t *TraceReader, headerPath string, br *bufio.Reader) (rowRe
 	}
 	t.name = dataPath
 	return newRowReader(dataPath, dbr, FormatTraceV2)
+}
+
+// TraceV2DataPath is the CSV a TraceV2 header's rows are read from: the
+// file beside it with the same base name, NAME.csv, or NAME.csv.gz when
+// only that exists.
+func TraceV2DataPath(headerPath string) string {
+	header := strings.TrimSuffix(headerPath, ".gz")
+	dataPath := strings.TrimSuffix(header, filepath.Ext(header)) + ".csv"
+	if _, err := os.Stat(dataPath); err != nil {
+		if _, gzErr := os.Stat(dataPath + ".gz"); gzErr == nil {
+			dataPath += ".gz"
+		}
+	}
+	return dataPath
 }
 
 // decompressed buffers r, through gzip when it starts with gzip's magic
@@ -207,7 +216,7 @@ func detectFormat(name string, start []byte) (string, error) {
 	if looksLikeTraceHeader(start) {
 		return FormatTraceV2, nil
 	}
-	return "", errtext.New(name, "line 1", "cannot tell the trace format from the first line %q (%s)", clip(string(line), 80), formatHelp())
+	return "", errtext.New(name, "line 1", "cannot tell the trace format from the first line %q (%s)", errtext.Clip(string(line), 80), formatHelp())
 }
 
 // formatHelp describes each format by the start detection recognises.
@@ -231,13 +240,6 @@ func splitHeader(line string) []string {
 		names[i] = strings.Trim(strings.TrimSpace(n), `"`)
 	}
 	return names
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Format returns the trace's format, one of TraceFormats.
