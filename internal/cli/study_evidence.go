@@ -75,6 +75,9 @@ means and the paired change with its 95% Student-t interval.`,
 			if f.workers < 1 {
 				return fmt.Errorf("--workers: must be ≥ 1, got %d", f.workers)
 			}
+			if err := f.limits.Bad(); err != nil {
+				return err
+			}
 			if maxRate {
 				return runMaxRate(cmd, s, f, args[0], trial, seeds, attainment, tolerance, output)
 			}
@@ -93,6 +96,9 @@ means and the paired change with its 95% Student-t interval.`,
 				list, err := parseSeeds(seeds)
 				if err != nil {
 					return fmt.Errorf("--seeds: %v", err)
+				}
+				if err := f.limits.Check(studies.LimitSeeds, "--seeds", int64(len(list))); err != nil {
+					return err
 				}
 				o.Seeds = list
 			}
@@ -141,6 +147,7 @@ means and the paired change with its 95% Student-t interval.`,
 	cmd.Flags().BoolVar(&maxRate, "max-rate", false, "find the highest request rate at which the trial and the baseline meet the attainment targets, per seed, by bisection")
 	cmd.Flags().StringVar(&attainment, "attainment", "", "with --max-rate: targets CLASS=MIN (the class's TTFT attainment) or METRIC=MIN, comma-separated (default: the template's attainment constraints, else critical=0.99,standard=0.95,sheddable=0.95)")
 	cmd.Flags().Float64Var(&tolerance, "tolerance", studies.DefaultMaxRateTolerance, "with --max-rate: the bisection's relative width (0.02: the rate found is within 2% below the threshold)")
+	bindLimits(cmd.Flags(), &f.limits, studies.LimitSeeds)
 	cmd.Flags().StringVar(&output, "output", "text", "text or json")
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "simulations run at once")
 	return cmd
@@ -161,6 +168,9 @@ func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial
 		list, err := parseSeeds(seeds)
 		if err != nil {
 			return fmt.Errorf("--seeds: %v", err)
+		}
+		if err := f.limits.Check(studies.LimitSeeds, "--seeds", int64(len(list))); err != nil {
+			return err
 		}
 		o.Seeds = list
 	}
