@@ -2,33 +2,25 @@ package strategies
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
 	"strings"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
-	"optimize/templates"
+	"optimize/strategies/datasets"
 )
 
 // tracePrefix names a trace file as a workload: "trace:FILE".
 const tracePrefix = "trace:"
 
-// builtinTraceDir is where templates.Traces keeps the built-in traces,
-// each NAME.<format extension>.gz.
-const builtinTraceDir = "traces"
-
 // Trace is a replayed trace: where its rows are read from and how they
 // are replayed (the options a run does not set: seed, block size, context
 // window and horizon come from the cluster configuration).
 type Trace struct {
-	Name     string // the built-in's name or "trace:FILE"
-	Format   string // "" = detected from the content
-	path     string // on disk, or
-	embedded string // in templates.Traces
-	Replay   workload.ReplayOptions
+	Name   string // a dataset's name or "trace:FILE"
+	Format string // "" = detected from the content
+	path   string // on disk: the file named, or the dataset in the cache
+	Replay workload.ReplayOptions
 	// windows, when set (Workload.OnSeeds, OnWindows), is the window of
 	// the trace each seed replays (TraceSplit); nil: every seed replays
 	// all of Replay.Window.
@@ -36,51 +28,12 @@ type Trace struct {
 	scales  *scaleCache
 }
 
-// BuiltinTraceNames lists the built-in traces, sorted.
-func BuiltinTraceNames() []string {
-	entries, err := fs.ReadDir(templates.Traces, builtinTraceDir)
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, e := range entries {
-		if base, ok := strings.CutSuffix(e.Name(), ".gz"); ok {
-			names = append(names, strings.TrimSuffix(base, path.Ext(base)))
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// builtinTrace returns the embedded file of a built-in trace, "" if none.
-func builtinTrace(name string) string {
-	entries, _ := fs.ReadDir(templates.Traces, builtinTraceDir)
-	for _, e := range entries {
-		base, gz := strings.CutSuffix(e.Name(), ".gz")
-		if gz && strings.TrimSuffix(base, path.Ext(base)) == name {
-			return path.Join(builtinTraceDir, e.Name())
-		}
-	}
-	return ""
-}
-
-// BuiltinTraceSize is the stored (compressed) size of a built-in trace in
-// bytes, 0 if name is none.
-func BuiltinTraceSize(name string) int64 {
-	file := builtinTrace(name)
-	if file == "" {
-		return 0
-	}
-	info, err := fs.Stat(templates.Traces, file)
-	if err != nil {
-		return 0
-	}
-	return info.Size()
-}
-
-// resolveTrace reads a trace workload name: a built-in trace's name or
+// resolveTrace reads a trace workload name: a dataset's name (package
+// datasets: fetched into the cache by `optimize workload fetch`) or
 // trace:FILE, optionally followed by ?KEY=VALUE&… replay controls
-// (workload.ReplayControls). ok is false when name names no trace.
+// (workload.ReplayControls). ok is false when name names no trace; a
+// dataset not fetched yet is a trace (ok) and an error saying how to
+// fetch it.
 func resolveTrace(name string) (t *Trace, ok bool, err error) {
 	base, controls, _ := strings.Cut(name, "?")
 	t = &Trace{Name: name}
@@ -91,9 +44,15 @@ func resolveTrace(name string) (t *Trace, ok bool, err error) {
 		}
 		t.path = file
 	default:
-		if t.embedded = builtinTrace(base); t.embedded == "" {
+		d, isDataset := datasets.Lookup(base)
+		if !isDataset {
 			return nil, false, nil
 		}
+		file, err := datasets.Locate(d)
+		if err != nil {
+			return nil, true, fmt.Errorf("workload %q: %v", base, err)
+		}
+		t.path, t.Format = file, d.Format
 	}
 	if err := t.Replay.ParseReplayControls(controls); err != nil {
 		return nil, true, fmt.Errorf("workload %q: %v", name, err)
@@ -109,19 +68,7 @@ func OpenTrace(file, format string) *Trace {
 
 // Open starts reading the trace's rows.
 func (t *Trace) Open() (*workload.TraceReader, error) {
-	if t.path != "" {
-		return workload.OpenTrace(t.path, t.Format)
-	}
-	f, err := templates.Traces.Open(t.embedded)
-	if err != nil {
-		return nil, err
-	}
-	r, err := workload.NewTraceReader(t.embedded, f, t.Format)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return r.Closing(f), nil
+	return workload.OpenTrace(t.path, t.Format)
 }
 
 // Source replays the trace for one run of cfg: cfg's seed draws the SLO

@@ -1,8 +1,7 @@
-package strategies
+package strategies_test
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,11 +9,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
-	"optimize/templates"
+	"optimize/strategies"
+	"optimize/strategies/datasets"
 )
 
-// mooncakeRow is a row of the shipped Mooncake trace, read here with
+// mooncakeRow is a row of the Mooncake conversation trace, read here with
 // encoding/json alone: the reuse below is computed without the replay.
 type mooncakeRow struct {
 	Timestamp float64  `json:"timestamp"`
@@ -23,19 +24,23 @@ type mooncakeRow struct {
 	HashIDs   []uint64 `json:"hash_ids"`
 }
 
-func shippedMooncake(t *testing.T) []mooncakeRow {
+// mooncakeRows reads the dataset mooncake-conversation from the test's
+// dataset cache (testkit.Datasets, which it sets up for t).
+func mooncakeRows(t *testing.T) []mooncakeRow {
 	t.Helper()
-	f, err := templates.Traces.Open(builtinTrace("mooncake-conversation"))
+	testkit.Datasets(t)
+	d, _ := datasets.Lookup("mooncake-conversation")
+	file, err := datasets.Locate(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rows []mooncakeRow
-	s := bufio.NewScanner(zr)
+	s := bufio.NewScanner(f)
 	s.Buffer(nil, 1<<20)
 	for s.Scan() {
 		var r mooncakeRow
@@ -85,13 +90,13 @@ func traceReuse(rows []mooncakeRow) (reused, tokens int64) {
 
 // On one instance with room for every block, with the requests so far
 // apart that none overlaps another (each can only hit blocks computed
-// before it arrives), the simulated prefix-cache hit rate of the shipped
-// Mooncake trace is the reuse its hash ids give, to 0.1 percentage point.
+// before it arrives), the simulated prefix-cache hit rate of the Mooncake
+// conversation trace is the reuse its hash ids give, to 0.1 percentage point.
 func TestMooncakeHitRateIsTraceReuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates the whole Mooncake trace")
 	}
-	rows := shippedMooncake(t)
+	rows := mooncakeRows(t)
 	if len(rows) != 12031 {
 		t.Fatalf("%d rows, want 12,031", len(rows))
 	}
@@ -114,7 +119,7 @@ func TestMooncakeHitRateIsTraceReuse(t *testing.T) {
 	}
 	f.Close()
 	for _, blockSize := range []int64{16, 32} {
-		cfg, err := Standard()
+		cfg, err := strategies.Standard()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +129,7 @@ func TestMooncakeHitRateIsTraceReuse(t *testing.T) {
 			blocks += int64(r.Input+r.Output)/blockSize + 1
 		}
 		cfg.TotalKVBlocks = blocks
-		src, err := OpenTrace(path, "mooncake").Source(cfg)
+		src, err := strategies.OpenTrace(path, "mooncake").Source(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package strategies
+package strategies_test
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 
 	"optimize/simcore"
 	"optimize/simcore/workload"
+	"optimize/strategies"
 )
 
 // A study on the Mooncake trace stores its windows in its workload's name
@@ -15,30 +16,30 @@ import (
 // name read again is the same, and the study's windows are the first
 // half's, disjoint and earlier than every held-out one.
 func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
-	rows := shippedMooncake(t)
+	rows := mooncakeRows(t)
 	lastUS := int64(math.Round((rows[len(rows)-1].Timestamp - rows[0].Timestamp) * 1000))
 	end := (lastUS/1e6 + 1) * 1e6
-	name, err := StudyWorkloadName("mooncake-conversation?rate=2", 3)
+	name, err := strategies.StudyWorkloadName("mooncake-conversation?rate=2", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	span := workload.TraceWindow{End: end}
-	length := (end / 2 / DefaultSeedWindows) / 1e6 * 1e6
+	length := (end / 2 / strategies.DefaultSeedWindows) / 1e6 * 1e6
 	want := "mooncake-conversation?rate=2&window=" + span.String() + "&seed-window=" + (time.Duration(length) * time.Microsecond).String()
 	if name != want {
 		t.Fatalf("stored name %q, want %q", name, want)
 	}
-	again, err := StudyWorkloadName(name, 3)
+	again, err := strategies.StudyWorkloadName(name, 3)
 	if err != nil || again != name {
 		t.Errorf("the stored name read again is %q (%v), want it unchanged", again, err)
 	}
-	wl, err := ResolveWorkload(name)
+	wl, err := strategies.ResolveWorkload(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	split, ok := wl.Split()
-	if !ok || split.PerHalf() != DefaultSeedWindows {
-		t.Fatalf("split %+v (%v): want %d windows a half", split, ok, DefaultSeedWindows)
+	if !ok || split.PerHalf() != strategies.DefaultSeedWindows {
+		t.Fatalf("split %+v (%v): want %d windows a half", split, ok, strategies.DefaultSeedWindows)
 	}
 	study := split.StudySeeds([]int64{42, 43, 44})
 	for i, s := range study {
@@ -48,8 +49,8 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 		}
 	}
 	held := split.HeldOut()
-	if len(held) != DefaultSeedWindows {
-		t.Errorf("%d held-out windows, want %d", len(held), DefaultSeedWindows)
+	if len(held) != strategies.DefaultSeedWindows {
+		t.Errorf("%d held-out windows, want %d", len(held), strategies.DefaultSeedWindows)
 	}
 	for _, n := range held {
 		if w := split.Window(n); w.Start < split.Midpoint() || w.End > split.Span.End {
@@ -60,10 +61,10 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 		t.Errorf("window 3 of the first half accepted as held out: %v", err)
 	}
 	// At a regime, the controls go before it.
-	if at, err := StudyWorkloadName("mooncake-conversation@rate-0.5x", 3); err != nil || !strings.HasSuffix(at, "&seed-window=2m56s@rate-0.5x") {
+	if at, err := strategies.StudyWorkloadName("mooncake-conversation@rate-0.5x", 3); err != nil || !strings.HasSuffix(at, "&seed-window=2m56s@rate-0.5x") {
 		t.Errorf("at a regime: %q (%v)", at, err)
 	}
-	if _, err := StudyWorkloadName("mooncake-conversation?seed-window=20m", 3); err == nil || !strings.Contains(err.Error(), "shorter seed-window") {
+	if _, err := strategies.StudyWorkloadName("mooncake-conversation?seed-window=20m", 3); err == nil || !strings.Contains(err.Error(), "shorter seed-window") {
 		t.Errorf("three 20-minute windows in a 29-minute half: %v", err)
 	}
 }
@@ -72,17 +73,17 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 // window, at one time scale for every window: the one that gives the whole
 // studied part the rate asked for.
 func TestSeedsReplayTheirWindows(t *testing.T) {
-	rows := shippedMooncake(t)
-	name, err := StudyWorkloadName("mooncake-conversation?rate=2&window=0s-20m&seed-window=90s", 2)
+	rows := mooncakeRows(t)
+	name, err := strategies.StudyWorkloadName("mooncake-conversation?rate=2&window=0s-20m&seed-window=90s", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := ResolveWorkload(name)
+	wl, err := strategies.ResolveWorkload(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	split, _ := wl.Split()
-	cfg, err := Standard()
+	cfg, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

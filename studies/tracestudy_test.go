@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/internal/testkit/studykit"
 	"optimize/simcore/workload"
 	"optimize/studies"
@@ -16,6 +17,7 @@ import (
 // and validate replays windows of its second half: disjoint from and
 // later than every window the study saw, reported by window.
 func TestTraceStudyIsHeldOutInTime(t *testing.T) {
+	testkit.Datasets(t)
 	env := studykit.TempEnv(t, 2)
 	ctx := context.Background()
 	const asked = "mooncake-conversation?window=0s-8m&seed-window=40s&slo-mix=critical=0.2,standard=0.5,sheddable=0.3"

@@ -1,6 +1,7 @@
 // Package templates embeds the built-in declarative files into the binary:
-// workload specs, production traces, the world data (models, GPUs, latency coefficients)
-// and strategy templates.
+// workload specs, the world data (models, GPUs, latency coefficients) and
+// strategy templates. Public traces are not among them: they are datasets
+// fetched on demand (package strategies/datasets).
 package templates
 
 import "embed"
@@ -22,10 +23,3 @@ var World embed.FS
 //
 //go:embed strategies/*.yaml
 var Strategies embed.FS
-
-// Traces holds the built-in production traces, gzip-compressed, as
-// traces/<name>.<format extension>.gz, with their source, licence and
-// citation in traces/README.md.
-//
-//go:embed traces/*.gz traces/README.md
-var Traces embed.FS

@@ -2,20 +2,22 @@ package traffic
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"io/fs"
 	"math"
+	"os"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/simcore/workload"
 	"optimize/strategies"
-	"optimize/templates"
+	"optimize/strategies/datasets"
 )
 
-// measureBuiltin measures a built-in trace over 60 s windows.
-func measureBuiltin(t *testing.T, name string) *Stats {
+// measureDataset measures a dataset's trace over 60 s windows, from the
+// test's dataset cache (testkit.Datasets).
+func measureDataset(t *testing.T, name string) *Stats {
 	t.Helper()
+	testkit.Datasets(t)
 	w, err := strategies.ResolveWorkload(name)
 	if err != nil {
 		t.Fatal(err)
@@ -32,28 +34,26 @@ func measureBuiltin(t *testing.T, name string) *Stats {
 	return st
 }
 
-// TestMooncakeFiguresFromTheRawFile checks Measure on the shipped Mooncake
+// TestMooncakeFiguresFromTheRawFile checks Measure on the Mooncake
 // conversation trace against figures computed straight from its JSON
 // lines: request count, span, mean input and the share of 512-token
 // blocks whose hash id appeared earlier in the trace.
 func TestMooncakeFiguresFromTheRawFile(t *testing.T) {
-	files, err := fs.Glob(templates.Traces, "traces/mooncake-conversation.*.gz")
-	if err != nil || len(files) != 1 {
-		t.Fatalf("the built-in Mooncake trace: %v %v", files, err)
+	testkit.Datasets(t)
+	d, _ := datasets.Lookup("mooncake-conversation")
+	file, err := datasets.Locate(d)
+	if err != nil {
+		t.Fatal(err)
 	}
-	f, err := templates.Traces.Open(files[0])
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n, blocks, seenBefore int
 	var inputSum, firstMs, lastMs float64
 	seen := map[int64]bool{}
-	sc := bufio.NewScanner(gz)
+	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var row struct {
@@ -83,7 +83,7 @@ func TestMooncakeFiguresFromTheRawFile(t *testing.T) {
 	}
 	span, meanInput, reuse := (lastMs-firstMs)/1000, inputSum/float64(n), float64(seenBefore)/float64(blocks)
 
-	st := measureBuiltin(t, "mooncake-conversation")
+	st := measureDataset(t, "mooncake-conversation")
 	if st.Requests != n || math.Abs(st.SpanS-span) > 1e-6 || math.Abs(st.Input.Mean-meanInput) > 1e-6 ||
 		st.Reuse == nil || math.Abs(st.Reuse.ByBlocks-reuse) > 1e-12 || st.Reuse.Blocks != int64(blocks) {
 		t.Fatalf("Measure: %d requests, %.3f s, mean input %.3f, reuse %+v; from the file: %d, %.3f s, %.3f, %d of %d blocks",
@@ -105,7 +105,7 @@ func TestMooncakeFiguresFromTheRawFile(t *testing.T) {
 // rate, peak 60 s rate, inter-arrival CV and length quartiles; a Poisson
 // stream at the trace's mean rate misses the peak rate and the CV.
 func TestAzureFitWithinFivePercent(t *testing.T) {
-	st := measureBuiltin(t, "azure-conv-2023")
+	st := measureDataset(t, "azure-conv-2023")
 	f, err := Fit(st, FitOptions{Name: "azure-conv-2023", Seed: 1})
 	if err != nil {
 		t.Fatal(err)

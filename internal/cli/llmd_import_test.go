@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"optimize/internal/testkit"
 )
 
 func writeTemp(t *testing.T, name, text string) string {
@@ -123,17 +125,19 @@ schedulingProfiles:
 	}
 }
 
-// llm-d's own sample EndpointPickerConfigs (testdata/llm-d, unchanged)
-// import and run: each gives the routing it configures, including the
-// probabilistic admitter's sample, whose profile is random-picker alone.
+// llm-d's own sample EndpointPickerConfigs (the llm-d Router's
+// deploy/config/, in the shared test data) import and run: each gives the
+// routing it configures, including the probabilistic admitter's sample,
+// whose profile is random-picker alone.
 func TestLLMDSampleConfigsRun(t *testing.T) {
+	samples := testkit.SharedData(t, "llm-d/deploy-config")
 	for file, want := range map[string]string{
 		"epp-config.yaml":                        "routing weighted(prefix-cache-scorer:2) max-score-picker · scheduler fcfs/constant · admission always-admit",
 		"epp-estimate-prefix-cache-config.yaml":  "routing weighted(prefix-cache-scorer:1,load-aware-scorer:1) max-score-picker ·",
 		"sim-epp-config.yaml":                    "routing weighted(prefix-cache-scorer:2) max-score-picker ·",
 		"probabilistic-admitter-epp-config.yaml": "routing weighted(no scorer) random-picker · scheduler fcfs/constant · admission probabilistic",
 	} {
-		code, out, errs := run(t, "simulate", "--epp-config", filepath.Join("testdata", "llm-d", file), "--num-instances", "4", "--num-requests", "200", "--seeds", "42")
+		code, out, errs := run(t, "simulate", "--epp-config", filepath.Join(samples, file), "--num-instances", "4", "--num-requests", "200", "--seeds", "42")
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("%s: exit %d, want %q in\n%s%s", file, code, want, out, errs)
 		}

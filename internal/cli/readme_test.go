@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"optimize/internal/testkit"
+	"optimize/strategies/datasets"
 )
 
 // readmeBlock is one fenced shell block of README.md.
@@ -128,7 +131,8 @@ func readmeRunnable(t *testing.T) []readmeBlock {
 
 // The README's commands run in order from a fresh clone: each `sh` block,
 // verbatim, with bash (-e, -o pipefail) in a copy of the repository
-// holding what a clone holds (no bin/, no optimize.db).
+// holding what a clone holds (no bin/, no optimize.db), with an empty
+// dataset cache.
 func TestReadmeRunsInOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every command of the README (about a minute)")
@@ -140,8 +144,20 @@ func TestReadmeRunsInOrder(t *testing.T) {
 	defer cancel()
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		// The user's own settings would send the README elsewhere.
-		return strings.HasPrefix(kv, "OPTIMIZE_STORAGE=") || strings.HasPrefix(kv, TokenVar+"=") || strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+		for _, name := range []string{"OPTIMIZE_STORAGE", TokenVar, "MAKEFLAGS", "MAKELEVEL", datasets.CacheEnv, datasets.MirrorEnv} {
+			if strings.HasPrefix(kv, name+"=") {
+				return true
+			}
+		}
+		return false
 	})
+	// The README's `workload fetch` downloads the datasets it uses. Here it
+	// runs offline: $OPTIMIZE_DATASET_MIRROR points it at a server on
+	// 127.0.0.1 over the shared copies (../shared/data/traces), so the
+	// download, the checksum check and the cache are the real ones; the
+	// cache ($OPTIMIZE_CACHE_DIR) starts empty, as a new user's does.
+	mirror, _ := testkit.DatasetMirror(t)
+	env = append(env, datasets.MirrorEnv+"="+mirror, datasets.CacheEnv+"="+t.TempDir())
 	for _, b := range blocks {
 		if b.noTest {
 			continue

@@ -239,7 +239,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	def := studies.Defaults()
 	cmd.Flags().IntVar(&o.Trials, "trials", def.Trials, "total complete trials of the study (resume continues to it)")
 	cmd.Flags().Var(newSeedList(&seeds, def.Seeds), "seeds", "simulation seeds of every trial: a list (42,43,44) or a range (42-44)")
-	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME), spec file, or trace (a built-in trace's name or trace:FILE, ?KEY=VALUE controls: its seeds replay windows of its first half, study validate windows of its second) (default: the template's)")
+	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME), spec file, or trace (a trace dataset's name, fetched by `optimize workload fetch`, or trace:FILE, ?KEY=VALUE controls: its seeds replay windows of its first half, study validate windows of its second) (default: the template's)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")

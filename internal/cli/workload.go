@@ -10,6 +10,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 	"optimize/strategies"
+	"optimize/strategies/datasets"
 )
 
 // workloadFlags choose what the simulator replays.
@@ -132,7 +133,7 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 	}
 	if err == nil && c.trace == nil {
 		if given := w.replayFlags(fs); len(given) > 0 {
-			return nil, fmt.Errorf("--%s: needs a trace (--trace FILE or a built-in trace: %s)", given[0][0], strings.Join(strategies.BuiltinTraceNames(), ", "))
+			return nil, fmt.Errorf("--%s: needs a trace (--trace FILE or a trace dataset: %s)", given[0][0], strings.Join(datasets.Names(), ", "))
 		}
 	}
 	if changed(fs, "trace-format") && !changed(fs, "trace") {

@@ -15,17 +15,18 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 	"optimize/strategies"
+	"optimize/strategies/datasets"
 	"optimize/traffic"
 )
 
 func newWorkloadCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
-		Short: "List, inspect and fit workloads: built-in specs, built-in traces and trace files",
+		Short: "List, inspect and fit workloads (built-in specs, trace datasets, trace files); fetch the datasets",
 		Args:  cobra.NoArgs,
 		RunE:  showHelp,
 	}
-	cmd.AddCommand(newWorkloadList(s), newWorkloadInspect(s), newWorkloadFit(s))
+	cmd.AddCommand(newWorkloadList(s), newWorkloadInspect(s), newWorkloadFit(s), newWorkloadFetch(s))
 	return cmd
 }
 
@@ -58,8 +59,9 @@ func (o *workloadOpen) check() error {
 }
 
 // open reads NAME|FILE: a file (a trace, or a .yaml spec that is not a
-// TraceV2 header), a built-in trace or a built-in workload (its requests
-// generated at seed, the spec's own when seed is 0).
+// TraceV2 header), a trace dataset (fetched into the cache) or a built-in
+// workload (its requests generated at seed, the spec's own when seed is
+// 0).
 func (o *workloadOpen) open(arg string) (*workloadSource, error) {
 	if _, err := os.Stat(arg); err == nil {
 		if ext := strings.ToLower(filepath.Ext(arg)); (ext == ".yaml" || ext == ".yml") && !isTraceHeader(arg) {
@@ -75,21 +77,23 @@ func (o *workloadOpen) open(arg string) (*workloadSource, error) {
 		}
 		return &workloadSource{name: filepath.Base(arg), kind: tr.Format() + " trace", stream: traffic.FromTrace(tr), close: tr.Close}, nil
 	}
-	if contains(strategies.BuiltinTraceNames(), arg) {
-		w, err := strategies.ResolveWorkload(arg)
+	if contains(datasets.Names(), arg) {
+		w, err := strategies.ResolveWorkload(arg) // not fetched yet: says how to fetch it
 		if err != nil {
-			return nil, failed(err)
+			return nil, err
 		}
-		w.Trace.Format = o.format
+		if o.format != "" {
+			w.Trace.Format = o.format
+		}
 		tr, err := w.Trace.Open()
 		if err != nil {
 			return nil, failed(err)
 		}
-		return &workloadSource{name: arg, kind: "built-in " + tr.Format() + " trace", stream: traffic.FromTrace(tr), close: tr.Close}, nil
+		return &workloadSource{name: arg, kind: tr.Format() + " trace dataset", stream: traffic.FromTrace(tr), close: tr.Close}, nil
 	}
 	lib := strategies.BuiltinWorkloads()
 	if !contains(lib.Names(), arg) {
-		return nil, fmt.Errorf("workload %q: no such file, built-in trace or built-in workload (built-in: %s)", arg, strings.Join(builtinNames(), ", "))
+		return nil, fmt.Errorf("workload %q: no such file, trace dataset or built-in workload (built-in: %s)", arg, strings.Join(builtinNames(), ", "))
 	}
 	spec, err := lib.Spec(arg)
 	if err != nil {
@@ -132,11 +136,9 @@ func isTraceHeader(file string) bool {
 	return err == nil && strings.Contains(string(data), "trace_version:")
 }
 
-// builtinNames lists the built-in traces and workloads.
+// builtinNames lists the trace datasets and the built-in workloads.
 func builtinNames() []string {
-	var names []string
-	names = append(names, strategies.BuiltinTraceNames()...)
-	return append(names, strategies.BuiltinWorkloads().Names()...)
+	return append(datasets.Names(), strategies.BuiltinWorkloads().Names()...)
 }
 
 func contains(list []string, s string) bool {
@@ -156,6 +158,7 @@ type workloadListEntry struct {
 	Requests    int64   `json:"requests,omitempty"`
 	SpanS       float64 `json:"span_s,omitempty"`
 	SizeBytes   int64   `json:"size_bytes,omitempty"`
+	Fetched     *bool   `json:"fetched,omitempty"` // a trace dataset: in the cache
 	Description string  `json:"description"`
 }
 
@@ -163,7 +166,7 @@ func newWorkloadList(s Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in workloads (specs) and traces",
+		Short: "List the built-in workloads (specs) and the trace datasets, fetched or not",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := checkOutput(output); err != nil {
@@ -180,8 +183,11 @@ func newWorkloadList(s Streams) *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tKIND\tREQUESTS\tRATE/SPAN\tDESCRIPTION")
 			for _, e := range entries {
 				rate := fmt.Sprintf("%g req/s", e.Rate)
-				if e.Kind == "trace" {
+				switch {
+				case e.Fetched != nil && *e.Fetched:
 					rate = fmt.Sprintf("%.0f s, %.1f MB", e.SpanS, float64(e.SizeBytes)/1e6)
+				case e.Fetched != nil:
+					rate = fmt.Sprintf("not fetched, %.1f MB", float64(e.SizeBytes)/1e6)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.Name, e.Kind, e.Requests, rate, e.Description)
 			}
@@ -192,8 +198,9 @@ func newWorkloadList(s Streams) *cobra.Command {
 	return cmd
 }
 
-// workloadEntries lists the built-in specs, then the built-in traces
-// (each read once for its requests and span).
+// workloadEntries lists the built-in specs, then the trace datasets:
+// those fetched read once for their requests and span, the others with
+// the catalog's row count.
 func workloadEntries() ([]workloadListEntry, error) {
 	lib := strategies.BuiltinWorkloads()
 	var out []workloadListEntry
@@ -205,14 +212,20 @@ func workloadEntries() ([]workloadListEntry, error) {
 		data, _ := fs.ReadFile(lib.FS, path.Join(lib.Dir, name+".yaml"))
 		out = append(out, workloadListEntry{Name: name, Kind: "spec", Rate: spec.AggregateRate, Requests: spec.NumRequests, Description: headComment(data)})
 	}
-	for _, name := range strategies.BuiltinTraceNames() {
-		o := &workloadOpen{window: time.Minute}
-		src, st, err := o.measure(name)
-		if err != nil {
-			return nil, err
+	for _, d := range datasets.All() {
+		fetched := datasets.Fetched(d)
+		e := workloadListEntry{Name: d.Name, Kind: "trace", Requests: int64(d.Rows), SizeBytes: d.Size, Fetched: &fetched,
+			Description: fmt.Sprintf("%s trace dataset from %s, %s; not fetched: optimize workload fetch %s", d.Format, d.Source(), d.Licence, d.Name)}
+		if fetched {
+			o := &workloadOpen{window: time.Minute}
+			_, st, err := o.measure(d.Name)
+			if err != nil {
+				return nil, err
+			}
+			e.Requests, e.SpanS = int64(st.Requests), st.SpanS
+			e.Description = fmt.Sprintf("%s trace dataset from %s, %s; fetched (citation: optimize workload fetch --list)", d.Format, d.Source(), d.Licence)
 		}
-		out = append(out, workloadListEntry{Name: name, Kind: "trace", Requests: int64(st.Requests), SpanS: st.SpanS,
-			SizeBytes: strategies.BuiltinTraceSize(name), Description: src.kind + "; source, licence and citation in templates/traces/README.md"})
+		out = append(out, e)
 	}
 	return out, nil
 }

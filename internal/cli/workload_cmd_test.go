@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/simcore/workload"
 )
 
 func TestWorkloadListShowsSpecsAndTraces(t *testing.T) {
+	testkit.Datasets(t)
 	code, out, errOut := run(t, "workload", "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -26,6 +28,7 @@ func TestWorkloadListShowsSpecsAndTraces(t *testing.T) {
 }
 
 func TestWorkloadInspectJSONAndPlots(t *testing.T) {
+	testkit.Datasets(t)
 	dir := t.TempDir()
 	code, out, errOut := run(t, "workload", "inspect", "mooncake-conversation", "--output", "json", "--plot", dir)
 	if code != 0 {
@@ -70,6 +73,7 @@ func TestWorkloadInspectJSONAndPlots(t *testing.T) {
 }
 
 func TestWorkloadFitWritesASpecThatPasses(t *testing.T) {
+	testkit.Datasets(t)
 	spec := filepath.Join(t.TempDir(), "azure.yaml")
 	code, out, errOut := run(t, "workload", "fit", "azure-conv-2023", "-o", spec)
 	if code != 0 {

@@ -31,8 +31,9 @@ func newWorkloadInspect(s Streams) *cobra.Command {
 		Use:   "inspect NAME|FILE",
 		Short: "Requests, span, rates, inter-arrival CV, length quantiles, prefix reuse and sessions of a workload or trace",
 		Long: `Measure a trace file (Mooncake JSONL, Azure CSV, BurstGPT CSV, TraceV2),
-a built-in trace, a built-in workload or a workload spec file (a workload is
-measured on the requests its generator draws, at its seed or --seed).
+a trace dataset (fetched by optimize workload fetch), a built-in workload
+or a workload spec file (a workload is measured on the requests its
+generator draws, at its seed or --seed).
 Prefix reuse: a prompt block is reused when an earlier request contained
 it (Mooncake's hash_ids, 512-token blocks; a generated workload's blocks of
 --block-size tokens); by block count and token-weighted. Traces without

@@ -9,18 +9,13 @@ import (
 )
 
 // The reference table testdata/blis_f90a1e3a.json was computed by BLIS
-// f90a1e3a itself (github.com/inference-sim/inference-sim), through the
-// code path `blis run --latency-model trained-physics|roofline --model M
-// --hardware G --tp N` takes: the generator is
-// testdata/blisref/reference_test.go.txt, run in a BLIS checkout at
-// f90a1e3a with
-//
-//	cp $OPTIMIZE/simcore/latency/testdata/blisref/reference_test.go.txt cmd/optimize_blisref_test.go
-//	BLISREF_OUT=$OPTIMIZE/simcore/latency/testdata/blis_f90a1e3a.json go test ./cmd -run TestOptimizeBLISReference -count=1
-//
-// It holds each model's architecture as BLIS parses its config.json, the
-// KV blocks of every model × GPU × TP, and step times of 20 batches for
-// both physics models on every model × GPU × TP BLIS accepts.
+// itself, commit f90a1e3a of github.com/inference-sim/inference-sim,
+// through the code path `blis run --latency-model trained-physics|roofline
+// --model M --hardware G --tp N` takes (its resolveLatencyConfig). It
+// holds each model's architecture as BLIS parses its config.json, the KV
+// blocks of every model × GPU × TP, and step times of 20 batches for both
+// physics models on every model × GPU × TP BLIS accepts; which BLIS
+// function computed each section is in testdata/README.md.
 type blisRef struct {
 	Hardware []struct {
 		Name  string `json:"name"`
