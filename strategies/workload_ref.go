@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"optimize/strategies/datasets"
 )
 
 // WorkloadRef is a workload name taken apart around the file it reads:
@@ -34,7 +36,7 @@ func ParseWorkloadRef(name string) WorkloadRef {
 	if file, isFile := strings.CutPrefix(traceBase, tracePrefix); isFile {
 		return WorkloadRef{Prefix: tracePrefix, File: file, Suffix: controls + suffix}
 	}
-	if slices.Contains(BuiltinTraceNames(), traceBase) || slices.Contains(BuiltinWorkloads().Names(), base) {
+	if slices.Contains(datasets.Names(), traceBase) || slices.Contains(BuiltinWorkloads().Names(), base) {
 		return WorkloadRef{Prefix: name, Builtin: true}
 	}
 	return WorkloadRef{File: base, Suffix: suffix}

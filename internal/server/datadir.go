@@ -10,6 +10,7 @@ import (
 	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
 	"optimize/strategies"
+	"optimize/strategies/datasets"
 )
 
 // dataDir is the one directory whose files a request may name (serve
@@ -68,7 +69,7 @@ func (d dataDir) refusal(name string) error {
 	if d.real != "" {
 		where = " nor a readable file under this server's --data-dir (a name relative to it, with no link out of it)"
 	}
-	builtins := append(strategies.BuiltinWorkloads().Names(), strategies.BuiltinTraceNames()...)
+	builtins := append(strategies.BuiltinWorkloads().Names(), datasets.Names()...)
 	return withStatus(http.StatusBadRequest, "workload: %s: not a built-in workload or trace (%s)%s",
 		errtext.Quote(name), strings.Join(builtins, ", "), where)
 }

@@ -11,7 +11,7 @@ import (
 
 	"optimize/internal/testkit/studykit"
 	"optimize/simcore/errtext"
-	"optimize/strategies"
+	"optimize/strategies/datasets"
 	"optimize/templates"
 )
 
@@ -135,7 +135,7 @@ func TestDataDirWorkloadNames(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"orthogonal-slo", "orthogonal-slo"},
 		{"orthogonal-slo@moderate", "orthogonal-slo@moderate"},
-		{strategies.BuiltinTraceNames()[0] + "?rate=5@load-0.6", strategies.BuiltinTraceNames()[0] + "?rate=5@load-0.6"},
+		{datasets.Names()[0] + "?rate=5@load-0.6", datasets.Names()[0] + "?rate=5@load-0.6"},
 		{"small.yaml@moderate", filepath.Join(data, "small.yaml") + "@moderate"},
 		{"trace:chat.jsonl?rate=5&window=0s-1s@moderate", "trace:" + filepath.Join(data, "chat.jsonl") + "?rate=5&window=0s-1s@moderate"},
 	} {
