@@ -91,3 +91,21 @@ func TestStopAndResumeThroughTheAPI(t *testing.T) {
 		t.Errorf("studies listed: %s", list)
 	}
 }
+
+// A name sent back in an error is cut to errtext.EchoLimit bytes: a
+// 100,000-character name is not reflected whole.
+func TestEchoesAreBounded(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	long := strings.Repeat("n", 100_000)
+	for _, path := range []string{"/api/studies/" + long, "/api/templates/" + long, "/api/no-such-route/" + long, "/api/studies/s/trials/" + long} {
+		code, body := get(t, ts.URL+path)
+		if code != http.StatusNotFound && code != http.StatusBadRequest || len(body) > 1000 || !strings.Contains(string(body), "nnnn") {
+			t.Errorf("GET %.40s…: %d with %d bytes; want 404 or 400 quoting a bounded prefix", path, code, len(body))
+		}
+	}
+	code, body := post(t, ts.URL+"/api/studies", "", `{"template": "`+long+`"}`)
+	if code != http.StatusBadRequest || len(body) > 1000 {
+		t.Errorf("create with a 100,000-character template name: %d with %d bytes", code, len(body))
+	}
+}
