@@ -46,18 +46,20 @@ type evidenceRunRow struct {
 // made before they existed, and drops oldEvidenceIndex where an older
 // release made it (its rows stay).
 func (s *Store) MigrateEvidence() error {
-	if err := s.dropOldEvidenceIndex(); err != nil {
-		return err
-	}
-	if err := s.db.AutoMigrate(&evidenceRow{}, &evidenceRunRow{}); err != nil {
-		return fmt.Errorf("storage %s: migrate evidence: %s", s.Label, oneLine(err))
-	}
-	return nil
+	return s.migrating(func(db *gorm.DB) error {
+		if err := s.dropOldEvidenceIndex(db); err != nil {
+			return err
+		}
+		if err := db.AutoMigrate(&evidenceRow{}, &evidenceRunRow{}); err != nil {
+			return fmt.Errorf("storage %s: migrate evidence: %s", s.Label, oneLine(err))
+		}
+		return nil
+	})
 }
 
 // dropOldEvidenceIndex drops oldEvidenceIndex if the database has it.
-func (s *Store) dropOldEvidenceIndex() error {
-	m := s.db.Migrator()
+func (s *Store) dropOldEvidenceIndex(db *gorm.DB) error {
+	m := db.Migrator()
 	if !m.HasTable(&evidenceRow{}) || !m.HasIndex(&evidenceRow{}, oldEvidenceIndex) {
 		return nil
 	}

@@ -369,43 +369,64 @@ func hidePassword(dsn string) string {
 	return dsn
 }
 
-// Migrate creates goptuna's tables and ours. Only `study create` calls it:
-// gorm's AutoMigrate checks for each table and then creates it, so
-// concurrent migrations of a fresh database race and one fails.
+// Migrate creates goptuna's tables and ours. gorm's AutoMigrate checks
+// for each table and then creates it, so two processes migrating a fresh
+// database at once raced, and one failed ("index idx_study_rows_name
+// already exists"): migrations run one at a time (migrating).
 func (s *Store) Migrate() error {
-	if err := rdb.RunAutoMigrate(s.db); err != nil {
-		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
-	}
-	if err := s.db.Exec(trialsByStudy).Error; err != nil {
-		return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
-	}
-	if err := s.db.AutoMigrate(&studyRow{}, &trialRow{}, &trialSeedRow{}); err != nil {
-		return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
-	}
-	m := s.db.Migrator()
-	// Older databases have a study column "definition", NOT NULL without a
-	// default, that nothing reads any more: new studies could not be added.
-	if m.HasColumn(&studyRow{}, "definition") {
-		if err := m.DropColumn(&studyRow{}, "definition"); err != nil {
-			return fmt.Errorf("storage %s: migrate: drop study_rows.definition: %s", s.Label, oneLine(err))
+	err := s.migrating(func(db *gorm.DB) error {
+		if err := rdb.RunAutoMigrate(db); err != nil {
+			return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
 		}
-	}
-	// idx_trial_report replaced idx_study_report when the violation columns
-	// joined what a report reads per trial.
-	if m.HasIndex(&trialRow{}, "idx_study_report") {
-		if err := m.DropIndex(&trialRow{}, "idx_study_report"); err != nil {
-			return fmt.Errorf("storage %s: migrate: drop idx_study_report: %s", s.Label, oneLine(err))
+		if err := db.Exec(trialsByStudy).Error; err != nil {
+			return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
 		}
-	}
-	// A study keeps every evidence request it was given; older databases
-	// allowed one per kind.
-	if err := s.dropOldEvidenceIndex(); err != nil {
-		return err
-	}
+		if err := db.AutoMigrate(&studyRow{}, &trialRow{}, &trialSeedRow{}); err != nil {
+			return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
+		}
+		m := db.Migrator()
+		// Older databases have a study column "definition", NOT NULL without a
+		// default, that nothing reads any more: new studies could not be added.
+		if m.HasColumn(&studyRow{}, "definition") {
+			if err := m.DropColumn(&studyRow{}, "definition"); err != nil {
+				return fmt.Errorf("storage %s: migrate: drop study_rows.definition: %s", s.Label, oneLine(err))
+			}
+		}
+		// idx_trial_report replaced idx_study_report when the violation columns
+		// joined what a report reads per trial.
+		if m.HasIndex(&trialRow{}, "idx_study_report") {
+			if err := m.DropIndex(&trialRow{}, "idx_study_report"); err != nil {
+				return fmt.Errorf("storage %s: migrate: drop idx_study_report: %s", s.Label, oneLine(err))
+			}
+		}
+		// A study keeps every evidence request it was given; older databases
+		// allowed one per kind.
+		return s.dropOldEvidenceIndex(db)
+	})
 	s.colsMu.Lock()
 	s.cols = nil // the columns may have changed: asked again
 	s.colsMu.Unlock()
-	return nil
+	return err
+}
+
+// migrateLock is the PostgreSQL advisory lock key migrations hold (any
+// fixed number other programs on the database do not use: "optimize" in
+// ASCII).
+const migrateLock = 0x6f7074696d697a65
+
+// migrating runs a migration in one transaction that no other process's
+// migration runs beside: PostgreSQL takes migrateLock for the transaction,
+// SQLite's immediate transactions (the DSN's _txlock) take the write lock
+// at BEGIN, so a second migration waits and then finds the tables made.
+func (s *Store) migrating(migrate func(db *gorm.DB) error) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		if s.Postgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", int64(migrateLock)).Error; err != nil {
+				return fmt.Errorf("storage %s: migrate: lock: %s", s.Label, oneLine(err))
+			}
+		}
+		return migrate(tx)
+	})
 }
 
 // Goptuna returns goptuna's storage over the same database.

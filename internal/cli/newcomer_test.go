@@ -129,9 +129,8 @@ func raceCreates(t *testing.T, bin, dsn string) {
 	create := func(name string) *exec.Cmd {
 		return exec.Command(bin, "study", "create", "slo-cascade", "--trials", "3", "--name", name, "--workers", "0", "--storage", dsn)
 	}
-	// The database exists with its tables, as in the case reported: two
-	// migrations of a fresh database race on goptuna's tables (Migrate's
-	// own documented limit), a different failure from this one.
+	// The database exists with its tables, as in the case reported (two
+	// creates on a fresh database are TestFreshDatabaseCreatesDoNotRace).
 	if out, err := create("first").CombinedOutput(); err != nil {
 		t.Fatalf("first create: %v\n%s", err, out)
 	}
@@ -187,6 +186,41 @@ func raceCreates(t *testing.T, bin, dsn string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Skip("in 5 rounds the second create always started after the first had inserted; the race path was not reached")
+}
+
+// Two creates of different studies on a database that does not exist
+// yet both succeed: their migrations run one after the other (before,
+// one of them could fail with "index idx_study_rows_name already
+// exists").
+func TestFreshDatabaseCreatesDoNotRace(t *testing.T) {
+	optimizeBin, _ := workerBinaries(t)
+	for _, c := range []struct {
+		name string
+		dsn  func(round int) string
+	}{
+		{"sqlite", func(int) string { return filepath.Join(t.TempDir(), "fresh.db") }},
+		{"postgres", func(int) string { return pgTestDB(t) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for round := range 4 {
+				dsn := c.dsn(round)
+				cmds := make([]*exec.Cmd, 2)
+				out := make([]strings.Builder, 2)
+				for i := range cmds {
+					cmds[i] = exec.Command(optimizeBin, "study", "create", "slo-cascade", "--trials", "2", "--name", fmt.Sprintf("fresh-%d", i), "--workers", "0", "--storage", dsn)
+					cmds[i].Stderr, cmds[i].Stdout = &out[i], &out[i]
+					if err := cmds[i].Start(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i, cmd := range cmds {
+					if err := cmd.Wait(); err != nil {
+						t.Fatalf("round %d: create fresh-%d on a new database: %v\n%s", round, i, err, out[i].String())
+					}
+				}
+			}
+		})
+	}
 }
 
 // One broken file in --templates-dir: template list shows the good
