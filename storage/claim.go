@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -46,8 +47,47 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 		return Claim{Done: done}, nil
 	}
 	var claim Claim
-	err = s.transaction(func(tx *gorm.DB) error {
-		claim = Claim{} // a run again after a lost connection starts afresh
+	stamp := claimStamp()
+	err = s.transaction(func(tx *gorm.DB) (err error) {
+		claim, err = s.claimIn(tx, study, worker, stamp, lease, isAlive)
+		return err
+	})
+	if err != nil {
+		return Claim{}, fmt.Errorf("storage %s: claim a trial: %s", s.Label, oneLine(err))
+	}
+	return claim, nil
+}
+
+// claimStamps makes every claim of this process a distinct start time.
+var claimStamps struct {
+	sync.Mutex
+	last time.Time
+}
+
+// claimStamp is a claim's start time, to the microsecond both databases
+// store, later than every earlier claim's in this process: with the
+// worker's identity it names the trial a claim created.
+func claimStamp() time.Time {
+	claimStamps.Lock()
+	defer claimStamps.Unlock()
+	now := time.Now().Round(0).Truncate(time.Microsecond)
+	if !now.After(claimStamps.last) {
+		now = claimStamps.last.Add(time.Microsecond)
+	}
+	claimStamps.last = now
+	return now
+}
+
+// claimIn is one run of ClaimTrial's transaction. The transaction runs
+// again after a lost connection, and a run whose commit reached the
+// database unseen must not claim a second trial: the first would stay
+// running with no worker heartbeating it, be failed when its lease ran
+// out, and the study would end with a failed trial and one past its
+// numbers (seen when PostgreSQL stopped at once in the middle of a
+// claim). So a run first looks for the running trial this worker started
+// at stamp, and takes it when an earlier run made it.
+func (s *Store) claimIn(tx *gorm.DB, study *Study, worker string, stamp time.Time, lease time.Duration, isAlive func(owner string) bool) (claim Claim, err error) {
+	err = func() error {
 		var locked studyRow
 		q := tx
 		if s.Postgres {
@@ -66,6 +106,12 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 			return err
 		}
 		slices.SortFunc(running, func(a, b trialRow) int { return cmp.Compare(a.Number, b.Number) })
+		for i := range running {
+			if t := &running[i]; t.Worker == worker && t.StartedAt.Equal(stamp) {
+				claim, err = adopted(t)
+				return err
+			}
+		}
 		now := time.Now()
 		live := 0
 		var rescue *trialRow
@@ -144,7 +190,7 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 			next = *last.N + 1
 		}
 		t := &trialRow{StudyID: study.ID, Number: next, State: TrialRunning, Worker: worker,
-			HeartbeatAt: now, StartedAt: now, RescueOf: -1}
+			HeartbeatAt: now, StartedAt: stamp, RescueOf: -1}
 		if rescue != nil {
 			t.RescueOf = rescue.Number
 			t.Params = rescue.Params
@@ -160,9 +206,20 @@ func (s *Store) ClaimTrial(study *Study, worker string, lease time.Duration, isA
 		}
 		claim.Trial = &Trial{ID: t.ID, Number: t.Number, State: t.State, Worker: t.Worker, RescueOf: t.RescueOf}
 		return nil
-	})
-	if err != nil {
-		return Claim{}, fmt.Errorf("storage %s: claim a trial: %s", s.Label, oneLine(err))
+	}()
+	return claim, err
+}
+
+// adopted is the claim of a trial an earlier run of the claim committed:
+// the trial, and the parameters it re-runs when it is a rescue. The
+// trials that run marked failed are failed already (in both ledgers).
+func adopted(t *trialRow) (Claim, error) {
+	claim := Claim{Trial: &Trial{ID: t.ID, Number: t.Number, State: t.State, Worker: t.Worker, RescueOf: t.RescueOf}}
+	if t.RescueOf >= 0 {
+		var err error
+		if claim.Rescue, err = DecodeFloats(t.Params); err != nil {
+			return Claim{}, fmt.Errorf("trial %d: params: %v", t.Number, err)
+		}
 	}
 	return claim, nil
 }

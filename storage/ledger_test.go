@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/c-bata/goptuna"
+	"gorm.io/gorm"
 
 	"optimize/internal/testkit"
 	"optimize/search"
@@ -193,5 +194,54 @@ func TestStepOutsideATransactionIsRefused(t *testing.T) {
 	c, _ := st.ClaimTrial(row, "w", time.Minute, nil)
 	if err := st.ProposalIn(st.Goptuna(), c.Trial, 1, []float64{0.5}); err == nil {
 		t.Fatal("ProposalIn outside a transaction succeeded")
+	}
+}
+
+// A claim whose commit reached the database unseen runs again after the
+// lost connection: the run again takes the trial the first run made (and
+// the parameters it re-runs) instead of claiming a second one, which
+// would stay running unheartbeated until its lease ran out and then be
+// failed. A claim with another stamp claims a new trial as before.
+func TestClaimRunAgainTakesItsTrial(t *testing.T) {
+	st := openTemp(t)
+	row := newStudy(t, st, 3)
+	dead, err := st.ClaimTrial(row, "dead", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetProposal(dead.Trial, 1, []float64{0.25}); err != nil {
+		t.Fatal(err)
+	}
+	isAlive := func(owner string) bool { return owner != "dead" }
+	claim := func(stamp time.Time) Claim {
+		t.Helper()
+		var c Claim
+		if err := st.db.Transaction(func(tx *gorm.DB) (err error) {
+			c, err = st.claimIn(tx, row, "w", stamp, time.Minute, isAlive)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stamp := claimStamp()
+	first := claim(stamp)
+	again := claim(stamp)
+	if first.Trial == nil || again.Trial == nil || again.Trial.ID != first.Trial.ID || again.Trial.Number != first.Trial.Number {
+		t.Fatalf("the claim run again got trial %+v, the first run %+v: want the same trial", again.Trial, first.Trial)
+	}
+	if first.Trial.RescueOf != dead.Trial.Number || len(again.Rescue) != 1 || again.Rescue[0] != 0.25 {
+		t.Errorf("run again: rescue of %d with %v; want the dead trial %d's parameters [0.25]", again.Trial.RescueOf, again.Rescue, dead.Trial.Number)
+	}
+	var running int64
+	st.db.Model(&trialRow{}).Where("study_id = ? AND state = ?", row.ID, TrialRunning).Count(&running)
+	if running != 1 {
+		t.Errorf("%d running trials after a claim ran twice, want 1", running)
+	}
+	if other := claim(claimStamp()); other.Trial == nil || other.Trial.ID == first.Trial.ID {
+		t.Errorf("a claim with a new stamp got %+v, want a new trial", other.Trial)
+	}
+	if a, b := claimStamp(), claimStamp(); !b.After(a) {
+		t.Errorf("claim stamps %v then %v: not increasing", a, b)
 	}
 }
