@@ -48,13 +48,15 @@ func TestStudyShowJSONAndExport(t *testing.T) {
 	}
 	var typed struct {
 		State          string
-		TrialsComplete int `json:"trials_complete"`
+		TrialsComplete int  `json:"trials_complete"`
+		TrialsFeasible *int `json:"trials_feasible"`
 		Baseline       map[string]any
 		Best           struct {
-			Trial   int
-			Params  map[string]any
-			Metrics map[string]any
-			Deltas  map[string]any
+			Trial    int
+			Params   map[string]any
+			Metrics  map[string]any
+			Deltas   map[string]any
+			Feasible *bool
 		}
 		Pareto      []struct{ Trial int }
 		Hypervolume float64
@@ -64,6 +66,12 @@ func TestStudyShowJSONAndExport(t *testing.T) {
 	}
 	if typed.State != "complete" || typed.TrialsComplete != 8 || len(typed.Pareto) == 0 || typed.Hypervolume <= 0 {
 		t.Fatalf("show: %+v", typed)
+	}
+	// The count of feasible trials is the study's; the best trial's
+	// "feasible" is the glossary's property of that trial, a boolean.
+	if typed.TrialsFeasible == nil || *typed.TrialsFeasible < 0 || *typed.TrialsFeasible > 8 || typed.Best.Feasible == nil ||
+		(*typed.Best.Feasible && *typed.TrialsFeasible == 0) {
+		t.Errorf("show JSON: trials_feasible %v, best.feasible %v; want a count in 0..8 and a boolean, true only if some trial is feasible", typed.TrialsFeasible, typed.Best.Feasible)
 	}
 	for _, k := range []string{"ttft_ms", "e2e_ms", "tokens_per_sec", "per_slo", "slo_gap"} {
 		if typed.Baseline[k] == nil || typed.Best.Metrics[k] == nil || typed.Best.Deltas[k] == nil {

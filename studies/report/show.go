@@ -27,6 +27,10 @@ type ShowJSON struct {
 	TrialsComplete int    `json:"trials_complete"`
 	// TrialsPruned: a robust study's trials stopped early (--prune).
 	TrialsPruned int `json:"trials_pruned,omitempty"`
+	// TrialsFeasible counts the complete trials that meet every
+	// constraint (until 2026-11-28 it was best.feasible, a count inside
+	// the best trial's object).
+	TrialsFeasible int `json:"trials_feasible"`
 	// World is the world of the study's baseline (Report.World);
 	// WorldAssumed says it is the seeds' world of a study stored before
 	// studies recorded theirs; TunesWorld the world settings the template
@@ -71,14 +75,16 @@ type BestJSON struct {
 	BetterOnSeeds map[string]int       `json:"better_on_seeds"`
 	// Violates names the constraint the best trial misses, if any: its
 	// score counts the shortfall as a penalty, so it is best either
-	// because no trial meets every constraint (Feasible 0) or because it
-	// misses by less than a point and gains more than that elsewhere.
+	// because no trial meets every constraint (trials_feasible 0) or
+	// because it misses by less than a point and gains more than that
+	// elsewhere.
 	Violates string `json:"violates,omitempty"`
 	// ViolationSentence says it as `show` does (Report.ViolationSentence),
 	// so that the dashboard shows the sentence rather than rebuild it.
 	ViolationSentence string `json:"violation_sentence,omitempty"`
-	// Feasible counts the complete trials that meet every constraint.
-	Feasible int `json:"feasible"`
+	// Feasible says whether the best trial meets every constraint (the
+	// glossary's "feasible").
+	Feasible bool `json:"feasible"`
 	// World is the world the trial ran in, when the template tunes the
 	// world (else the study's).
 	World *WorldJSON `json:"world,omitempty"`
@@ -108,7 +114,7 @@ func (r *Report) JSON() ShowJSON {
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
-		BaselineFrom: r.BaselineFrom(), MaxRate: r.MaxRate,
+		BaselineFrom: r.BaselineFrom(), MaxRate: r.MaxRate, TrialsFeasible: r.FeasibleCount(),
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -116,7 +122,7 @@ func (r *Report) JSON() ShowJSON {
 	if r.Best >= 0 {
 		b := &r.Complete[r.Best]
 		out.Best = &BestJSON{Trial: b.Number, Params: r.ParamMap(b.Params), Metrics: b.Summary(), Deltas: deltas(b.Summary(), r.Baseline),
-			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b), ViolationSentence: r.ViolationSentence(b), Feasible: r.FeasibleCount()}
+			SeedRange: map[string]SeedRange{}, BetterOnSeeds: map[string]int{}, Violates: r.MissedConstraint(b), ViolationSentence: r.ViolationSentence(b), Feasible: search.Feasible(b.Violation)}
 		for _, o := range r.Template.Objectives {
 			out.Best.SeedRange[o.Name] = Spread(b.Seeds(), o.Metric)
 			out.Best.BetterOnSeeds[o.Name] = r.BetterOnSeeds(b, o)
