@@ -1,6 +1,10 @@
-// Package cli holds the cobra commands of `optimize`, one file per command.
-// Commands write to injected streams and return errors; Execute maps them
-// to exit codes once (2 for usage errors, 1 for runtime failures).
+// Package cli holds the cobra commands of `optimize` and `worker`: a file
+// per command group (study.go holds study's create, resume, list, show,
+// delete and wait; study_evidence.go validate and ablate; workload_*.go the
+// workload commands), with the flags they share beside them (simflags.go,
+// blisflags.go, limits.go). Commands write to injected streams and return
+// errors; Execute maps them to exit codes once (2 for usage errors, 1 for
+// runtime failures).
 package cli
 
 import (

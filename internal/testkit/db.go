@@ -1,18 +1,18 @@
 // Package testkit holds what tests of several packages share and what
-// any package's own tests may import (it imports nothing of this module
-// but strategies and strategies/datasets; the tests inside package
-// strategies itself cannot import it): a second, raw connection to a
-// test's database (DB), for the few tests that must read or change rows
-// behind the store's back (to count rows, fill a study quickly, or break
-// one on purpose) — the store itself hands out no connection, so nothing
-// else goes around it — the built-in templates with the standard cluster
-// (Builtins), and the shared test data the repository does not carry
-// (SharedData: public traces, llm-d's samples, real measurements; a
-// dataset cache filled from it, Datasets; a dataset mirror over it,
-// DatasetMirror). What
-// needs a study environment (an Env, a study run to its end, a synthetic
-// report) is package testkit/studykit, which imports studies and so
-// serves external test packages and the packages above studies.
+// any package's own tests may import. It imports, of this module, only
+// strategies, strategies/datasets and simcore/cluster (so the tests inside
+// package strategies itself cannot import it). It holds a second, raw
+// connection to a test's database (DB), for the few tests that must read
+// or change rows behind the store's back (to count rows, fill a study
+// quickly, or break one on purpose) — the store itself hands out no
+// connection, so nothing else goes around it — the built-in templates with
+// the standard cluster (Builtins), and the shared test data the repository
+// does not carry (SharedData: public traces, llm-d's samples, real
+// measurements; a dataset cache filled from it, Datasets; a dataset mirror
+// over it, DatasetMirror). What needs a study environment (an Env, a study
+// run to its end, a synthetic report) is package testkit/studykit, which
+// imports studies and so serves external test packages and the packages
+// above studies.
 package testkit
 
 import (
