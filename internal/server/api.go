@@ -82,8 +82,14 @@ func writeValue(w http.ResponseWriter, status int, v any) error {
 	return writeBody(w, status, func(b io.Writer) error { return report.WriteJSON(b, v) })
 }
 
+// healthBody is GET /api/healthz's answer.
+type healthBody struct {
+	Status  string `json:"status"`  // "ok"
+	Storage string `json:"storage"` // the storage's label (a DSN's password hidden)
+}
+
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	return writeValue(w, http.StatusOK, map[string]string{"status": "ok", "storage": s.cfg.Env.Store.Label})
+	return writeValue(w, http.StatusOK, healthBody{Status: "ok", Storage: s.cfg.Env.Store.Label})
 }
 
 // listStudies is `study list --output json`.

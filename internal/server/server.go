@@ -18,7 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"optimize/strategies"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // MaxBody bounds a request body; a larger one is refused with 413.
@@ -135,30 +137,41 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// apiRoute is one route of the JSON API.
+// apiRoute is one route of the JSON API: its pattern, its handler, and
+// what its bodies are, which the OpenAPI document (openapi.go) is
+// generated from.
 type apiRoute struct {
 	pattern string
 	handle  func(w http.ResponseWriter, r *http.Request) error
+	summary string
+	request any // a value of the request body's type, nil for none
+	answer  any // a value of the success body's type
 }
+
+// exportRows is the answer of the export routes: one object per trial
+// whose keys are the template's parameters and objectives (as
+// `study export --format json` writes them), so no Go type fixes them.
+type exportRows []map[string]any
 
 // apiRoutes are the API's routes.
 func (s *Server) apiRoutes() []apiRoute {
 	return []apiRoute{
-		{"GET /api/healthz", s.healthz},
-		{"GET /api/studies", s.listStudies},
-		{"POST /api/studies", s.createStudy},
-		{"GET /api/studies/{name}", s.showStudy},
-		{"GET /api/studies/{name}/trials", s.trials},
-		{"GET /api/studies/{name}/trials/{n}", s.trial},
-		{"GET /api/studies/{name}/pareto", s.pareto},
-		{"GET /api/studies/{name}/history", s.history},
-		{"GET /api/studies/{name}/validation", s.evidence("validation")},
-		{"GET /api/studies/{name}/ablation", s.evidence("ablation")},
-		{"POST /api/studies/{name}/resume", s.resumeStudy},
-		{"DELETE /api/studies/{name}/run", s.stopStudy},
-		{"GET /api/templates", s.listTemplates},
-		{"GET /api/templates/{name}", s.showTemplate},
-		{"GET /api/glossary", s.glossary},
+		{"GET /api/healthz", s.healthz, "the server is up, and on which storage", nil, healthBody{}},
+		{"GET /api/studies", s.listStudies, "study list --output json", nil, []report.StudySummary{}},
+		{"POST /api/studies", s.createStudy, "study create: the baseline runs before the answer (202, the study's list row); the trials run in the server", createRequest{}, report.StudySummary{}},
+		{"GET /api/studies/{name}", s.showStudy, "study show NAME --output json", nil, report.ShowJSON{}},
+		{"GET /api/studies/{name}/trials", s.trials, "study export NAME --format json", nil, exportRows{}},
+		{"GET /api/studies/{name}/trials/{n}", s.trial, "study show NAME --trial N --output json", nil, report.TrialDetail{}},
+		{"GET /api/studies/{name}/pareto", s.pareto, "study export NAME --pareto --format json", nil, exportRows{}},
+		{"GET /api/studies/{name}/history", s.history, "study export NAME --history --format json", nil, report.HistoryJSON{}},
+		{"GET /api/studies/{name}/validation", s.evidence("validation"), "study export NAME --validation --format json", nil, report.Validation{}},
+		{"GET /api/studies/{name}/ablation", s.evidence("ablation"), "study export NAME --ablation --format json", nil, report.Ablation{}},
+		{"POST /api/studies/{name}/resume", s.resumeStudy, "study resume NAME: runs on to its total in the server (202)", nil, report.StudySummary{}},
+		{"DELETE /api/studies/{name}/run", s.stopStudy, "stops a study running in the server: no more trials are claimed, those in flight are recorded (200 stopped, 202 stopping)", nil, report.StudySummary{}},
+		{"GET /api/templates", s.listTemplates, "template list --output json", nil, []strategies.TemplateSummary{}},
+		{"GET /api/templates/{name}", s.showTemplate, "template show NAME --output json", nil, strategies.TemplateJSON{}},
+		{"GET /api/glossary", s.glossary, "study show --explain --output json", nil, report.GlossaryDoc{}},
+		{"GET /api/openapi.json", s.openAPI, "this document", nil, map[string]any{}},
 	}
 }
 
