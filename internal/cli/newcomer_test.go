@@ -196,14 +196,14 @@ func TestFreshDatabaseCreatesDoNotRace(t *testing.T) {
 	optimizeBin, _ := workerBinaries(t)
 	for _, c := range []struct {
 		name string
-		dsn  func(round int) string
+		dsn  func(t *testing.T) string // a new database each call
 	}{
-		{"sqlite", func(int) string { return filepath.Join(t.TempDir(), "fresh.db") }},
-		{"postgres", func(int) string { return pgTestDB(t) }},
+		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "fresh.db") }},
+		{"postgres", pgTestDB},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for round := range 4 {
-				dsn := c.dsn(round)
+				dsn := c.dsn(t)
 				cmds := make([]*exec.Cmd, 2)
 				out := make([]strings.Builder, 2)
 				for i := range cmds {
