@@ -39,7 +39,7 @@ func productionColumn() []struct {
 		{"tp", vllm("--tensor-parallel-size", Exact, "")},
 		{"gpu", simulationOnly("the GPUs the vLLM pods are scheduled on")},
 		{"num_instances", simulationOnly("the replicas of the vLLM Deployment the InferencePool selects")},
-		{"latency.model", simulationOnly("how the simulator times a step; production measures it")},
+		{LatencyModelKey, simulationOnly("how the simulator times a step; production measures it")},
 		{"latency.alpha.", simulationOnly("a coefficient of the simulated step time")},
 		{"latency.beta.", simulationOnly("a coefficient of the simulated step time")},
 		{"era", simulationOnly("which BLIS behaviour the simulator reproduces")},

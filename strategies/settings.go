@@ -40,6 +40,11 @@ type Setting struct {
 	// Production is the setting's counterpart in llm-d or vLLM
 	// (production.go); the zero value is "none, not yet described".
 	Production Counterpart
+	// World is the setting's place among those that name the world a
+	// configuration runs in (1 model, 2 GPU, 3 TP, 4 latency model), 0 for
+	// the others: validate takes each as a flag to validate in another
+	// world, in that order; robust studies vary the latency model.
+	World int
 
 	get  func(c *cluster.Config) (float64, bool) // the value in effect; false: unset
 	set  func(c *cluster.Config, v float64)      // v: the number, or the index into Choices
@@ -72,6 +77,19 @@ func Settings() []*Setting {
 		standard, tableErr = Standard()
 	})
 	return table
+}
+
+// WorldSettings are the settings that name the world, in their World
+// order.
+func WorldSettings() []*Setting {
+	var out []*Setting
+	for _, s := range Settings() {
+		if s.World > 0 {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Setting) int { return a.World - b.World })
+	return out
 }
 
 // LookupSetting finds a setting by key.

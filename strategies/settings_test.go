@@ -186,3 +186,15 @@ func TestSettingParseErrors(t *testing.T) {
 		t.Errorf("hint should collapse families: %s", hint)
 	}
 }
+
+// The World column marks exactly the settings that name the world, in
+// the order validate's flags list them.
+func TestWorldColumn(t *testing.T) {
+	var keys []string
+	for _, s := range WorldSettings() {
+		keys = append(keys, s.Key)
+	}
+	if got, want := strings.Join(keys, ","), "model,gpu,tp,"+LatencyModelKey; got != want {
+		t.Errorf("world settings %s, want %s", got, want)
+	}
+}

@@ -44,11 +44,15 @@ func worldNames() (models, gpus []string) {
 // latencyKinds are the latency.model choices.
 func latencyKinds() []string { return latency.Kinds() }
 
+// LatencyModelKey is the latency model's setting, the world a robust
+// study varies (--worlds).
+const LatencyModelKey = "latency.model"
+
 // worldSettings declares the world's settings.
 func worldSettings() []*Setting {
 	models, gpus := worldNames()
 	kinds := latencyKinds()
-	kind := &Setting{Key: "latency.model", Flag: "latency-model", Kind: search.Categorical, Choices: kinds,
+	kind := &Setting{Key: LatencyModelKey, Flag: "latency-model", Kind: search.Categorical, Choices: kinds,
 		Doc: "step-time model: blackbox (BLIS's per-profile alpha/beta fit; no vLLM counterpart), trained-physics (roofline terms × learned corrections, BLIS's default) or roofline (the uncorrected bound); default: blackbox where the world has a trained profile, else trained-physics", Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
 			k := c.LatencyModel
@@ -64,7 +68,7 @@ func worldSettings() []*Setting {
 		},
 		set:  func(c *cluster.Config, v float64) { c.LatencyModel = kinds[int(v)] },
 		copy: func(dst, src *cluster.Config) { dst.LatencyModel = src.LatencyModel }}
-	physical := Rule{Text: "latency.model is trained-physics or roofline", subject: "latency.model",
+	physical := Rule{Text: LatencyModelKey + " is trained-physics or roofline", subject: LatencyModelKey,
 		holds: func(c *cluster.Config) bool { return c.Latency.Physical() },
 		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
 	world := unresolving(
@@ -76,6 +80,9 @@ func worldSettings() []*Setting {
 			func(c *cluster.Config) *int { return &c.TP }),
 		kind,
 	)
+	for i, s := range world {
+		s.World = i + 1
+	}
 	return append(world, eraSetting(),
 		int64Field("max_model_len", "max-model-len", 0, maxInt32, "tokens", "vLLM's --max-model-len: the context window; a request whose input fills it or whose input + output exceeds it is dropped at the wait queue (0 = derived: for the physics latency models the model's max_position_embeddings capped at the KV capacity, for blackbox none)", CompCluster,
 			func(c *cluster.Config) *int64 { return &c.MaxModelLen }).effective(func(c *cluster.Config) float64 {
@@ -116,7 +123,7 @@ func eraSetting() *Setting {
 
 // blackboxRule holds while the resolved latency model is the blackbox.
 func blackboxRule() Rule {
-	return Rule{Text: "latency.model is blackbox", subject: "latency.model",
+	return Rule{Text: LatencyModelKey + " is blackbox", subject: LatencyModelKey,
 		holds: func(c *cluster.Config) bool { return !c.Latency.Physical() },
 		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
 }
@@ -196,7 +203,7 @@ func ResolveIn(c *cluster.Config, cat *latency.Catalog) error {
 	if kind == latency.KindBlackbox {
 		if !trained && !c.Coefficients.Complete() {
 			_, err := cat.Find(m.Name, gpu.Name, c.TP)
-			return errtext.BadSetting("latency.model", "%v; choose trained-physics or roofline, or give every latency.alpha.* and latency.beta.*", err)
+			return errtext.BadSetting(LatencyModelKey, "%v; choose trained-physics or roofline, or give every latency.alpha.* and latency.beta.*", err)
 		}
 		spec.Coeffs, spec.ProfileBlocks = c.Coefficients.Apply(profile.Coeffs), profile.TotalKVBlocks
 	}

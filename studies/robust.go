@@ -49,7 +49,7 @@ func robustWorlds(row *storage.Study) []WorldChange {
 	rb, _ := robustStudy(row)
 	var out []WorldChange
 	for _, w := range rb.Worlds {
-		out = append(out, WorldChange{{Key: "latency.model", Value: w, Flag: "--worlds"}})
+		out = append(out, WorldChange{{Key: strategies.LatencyModelKey, Value: w, Flag: "--worlds"}})
 	}
 	return out
 }

@@ -155,7 +155,7 @@ means and the paired change with its 95% Student-t interval.`,
 
 // runMaxRate is `study validate --max-rate`.
 func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial int, seeds, attainment string, tolerance float64, output string) error {
-	for _, flag := range []string{"pareto", "regimes", "regime", "windows", "world", "model", "hardware", "tp", "latency-model"} {
+	for _, flag := range append([]string{"pareto", "regimes", "regime", "windows"}, worldFlagNames()...) {
 		if cmd.Flags().Changed(flag) {
 			return fmt.Errorf("--max-rate and --%s are exclusive: the search runs one trial and the baseline on seeds", flag)
 		}

@@ -13,29 +13,38 @@ import (
 	"optimize/studies"
 )
 
-// validateWorldKeys are the world settings `study validate` takes, each
-// by its own flag (--model, --hardware, --tp, --latency-model), to
-// validate in another world.
-var validateWorldKeys = []string{"model", "gpu", "tp", "latency.model"}
-
 // worldFlags are validate's flags naming other worlds: --world, a list of
-// latency models (one world each), and one flag per world setting, which
-// apply to every world of the list.
+// latency models (one world each), and one flag per world setting (the
+// table's World column: --model, --hardware, --tp, --latency-model),
+// which apply to every world of the list.
 type worldFlags struct {
 	list   []string
-	values []string // aligned with validateWorldKeys
+	values []string // aligned with strategies.WorldSettings()
+}
+
+// worldFlagNames are the flags of validate that name another world.
+func worldFlagNames() []string {
+	names := []string{worldListFlag}
+	for _, s := range strategies.WorldSettings() {
+		names = append(names, s.Flag)
+	}
+	return names
 }
 
 const worldListFlag = "world"
 
 func (f *worldFlags) bind(fs *pflag.FlagSet) {
-	f.values = make([]string, len(validateWorldKeys))
-	for i, key := range validateWorldKeys {
-		s, _ := strategies.LookupSetting(key)
+	world := strategies.WorldSettings()
+	f.values = make([]string, len(world))
+	var each []string
+	for i, s := range world {
+		if s.Key != strategies.LatencyModelKey {
+			each = append(each, "--"+s.Flag)
+		}
 		fs.StringVar(&f.values[i], s.Flag, "", fmt.Sprintf("validate in another world: %s; %s (the other world settings stay the study's)", s.Doc, s.ValuesText()))
 	}
-	fs.StringSliceVar(&f.list, worldListFlag, nil, fmt.Sprintf("validate in other worlds, each named by its latency model (%s), e.g. blackbox,trained-physics: one block per world; --model, --hardware and --tp apply to each",
-		strings.Join(latency.Kinds(), ", ")))
+	fs.StringSliceVar(&f.list, worldListFlag, nil, fmt.Sprintf("validate in other worlds, each named by its latency model (%s), e.g. blackbox,trained-physics: one block per world; %s apply to each",
+		strings.Join(latency.Kinds(), ", "), strings.Join(each, ", ")))
 }
 
 // changes are the worlds the flags name (none when no flag is given),
@@ -43,15 +52,14 @@ func (f *worldFlags) bind(fs *pflag.FlagSet) {
 func (f *worldFlags) changes(fs *pflag.FlagSet) ([]studies.WorldChange, error) {
 	var common studies.WorldChange
 	var scratch cluster.Config
-	for i, key := range validateWorldKeys {
-		s, _ := strategies.LookupSetting(key)
+	for i, s := range strategies.WorldSettings() {
 		if !fs.Changed(s.Flag) {
 			continue
 		}
 		if err := s.Set(&scratch, f.values[i]); err != nil {
 			return nil, fmt.Errorf("--%s: %v", s.Flag, err)
 		}
-		common = append(common, studies.WorldSetting{Key: key, Value: f.values[i], Flag: "--" + s.Flag})
+		common = append(common, studies.WorldSetting{Key: s.Key, Value: f.values[i], Flag: "--" + s.Flag})
 	}
 	if !fs.Changed(worldListFlag) {
 		if len(common) == 0 {
@@ -59,7 +67,7 @@ func (f *worldFlags) changes(fs *pflag.FlagSet) ([]studies.WorldChange, error) {
 		}
 		return []studies.WorldChange{common}, nil
 	}
-	kind, _ := strategies.LookupSetting("latency.model")
+	kind, _ := strategies.LookupSetting(strategies.LatencyModelKey)
 	if fs.Changed(kind.Flag) {
 		return nil, fmt.Errorf("--%s and --%s are exclusive: --%s names the latency model of each world", worldListFlag, kind.Flag, worldListFlag)
 	}
