@@ -1,6 +1,7 @@
 package simcore
 
 import (
+	"optimize/simcore/keys"
 	"slices"
 	"strings"
 
@@ -56,7 +57,7 @@ func (e Era) August() bool { return e.Resolve() == EraAugust2026 }
 // Validate checks the name; the error is one line naming the setting.
 func (e Era) Validate() error {
 	if e != "" && !slices.Contains(EraNames(), string(e)) {
-		return errtext.BadSetting("era", "unknown value %q (allowed: %s)", string(e), strings.Join(EraNames(), ", "))
+		return errtext.BadSetting(keys.Era, "unknown value %q (allowed: %s)", string(e), strings.Join(EraNames(), ", "))
 	}
 	return nil
 }

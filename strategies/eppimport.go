@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"optimize/simcore/keys"
 	"regexp"
 	"slices"
 	"strconv"
@@ -242,7 +243,7 @@ func (im *eppImport) routing(refs []eppRef) error {
 	if pickers > 1 {
 		return im.fail("schedulingProfiles[0]: %d pickers; a profile has one", pickers)
 	}
-	policy, _ := LookupSetting("routing.policy")
+	policy, _ := LookupSetting(keys.RoutingPolicy)
 	producer := slices.ContainsFunc(im.order, func(name string) bool { return strings.HasSuffix(im.byName[name].Type, "-producer") })
 	if len(scorers) == 1 && picker == DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
 		for _, v := range policy.Production.Values {

@@ -1,6 +1,7 @@
 package strategies
 
 import (
+	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore/admit"
@@ -36,82 +37,82 @@ func productionColumn() []struct {
 	}{
 		// The world and the run.
 		{"model", vllm("--model", Exact, "")},
-		{"tp", vllm("--tensor-parallel-size", Exact, "")},
+		{keys.TP, vllm("--tensor-parallel-size", Exact, "")},
 		{"gpu", simulationOnly("the GPUs the vLLM pods are scheduled on")},
-		{"num_instances", simulationOnly("the replicas of the vLLM Deployment the InferencePool selects")},
+		{keys.NumInstances, simulationOnly("the replicas of the vLLM Deployment the InferencePool selects")},
 		{LatencyModelKey, simulationOnly("how the simulator times a step; production measures it")},
-		{"latency.alpha.", simulationOnly("a coefficient of the simulated step time")},
-		{"latency.beta.", simulationOnly("a coefficient of the simulated step time")},
-		{"era", simulationOnly("which BLIS behaviour the simulator reproduces")},
+		{keys.LatencyAlpha + ".", simulationOnly("a coefficient of the simulated step time")},
+		{keys.LatencyBeta + ".", simulationOnly("a coefficient of the simulated step time")},
+		{keys.Era, simulationOnly("which BLIS behaviour the simulator reproduces")},
 		{"cost.gpu_hour.", simulationOnly("a price, for the cost metrics; no vLLM or llm-d setting")},
-		{"run.horizon_us", simulationOnly("simulation only: when the simulated run stops")},
+		{keys.RunHorizon, simulationOnly("simulation only: when the simulated run stops")},
 		{"slo.", simulationOnly("the latency target the run's attainment is measured against; production's SLO monitoring")},
-		{"kv.total_blocks", vllm("--num-gpu-blocks-override", Exact, "")},
-		{"kv.block_size", vllm("--block-size", Exact, "")},
-		{"max_model_len", Counterpart{System: SystemVLLM, Name: "--max-model-len", Fidelity: Exact,
+		{keys.KVTotalBlocks, vllm("--num-gpu-blocks-override", Exact, "")},
+		{keys.KVBlockSize, vllm("--block-size", Exact, "")},
+		{keys.MaxModelLen, Counterpart{System: SystemVLLM, Name: "--max-model-len", Fidelity: Exact,
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no context window: vLLM's default, the model's"}}}},
-		{"gpu_memory_utilization", vllm("--gpu-memory-utilization", Exact, "")},
+		{keys.GPUMemoryUtilization, vllm("--gpu-memory-utilization", Exact, "")},
 
 		// Batch formation and chunking.
-		{"batch.max_num_running_reqs", vllm("--max-num-seqs", Exact, "")},
-		{"batch.max_num_scheduled_tokens", vllm("--max-num-batched-tokens", Exact, "")},
-		{"batch.long_prefill_token_threshold", vllm("--long-prefill-token-threshold", Exact, "with --enable-chunked-prefill; 0 is vLLM's default, no cap per request")},
-		{"batch.prefill_threshold.", Counterpart{Inherits: "batch.long_prefill_token_threshold", Fidelity: NoCounterpart,
+		{keys.MaxRunning, vllm("--max-num-seqs", Exact, "")},
+		{keys.MaxScheduledTokens, vllm("--max-num-batched-tokens", Exact, "")},
+		{keys.LongPrefillThreshold, vllm("--long-prefill-token-threshold", Exact, "with --enable-chunked-prefill; 0 is vLLM's default, no cap per request")},
+		{keys.PrefillThreshold + ".", Counterpart{Inherits: keys.LongPrefillThreshold, Fidelity: NoCounterpart,
 			Note: "vLLM has one prefill chunk cap for every request; a per-class cap needs a vLLM scheduler change that reads the request's class"}},
 
 		// The CPU KV tier.
-		{"kv.cpu_blocks", Counterpart{System: SystemVLLM, Name: "--kv-offloading-size", Fidelity: Approximate, Scale: cpuTierGiB,
+		{keys.KVCPUBlocks, Counterpart{System: SystemVLLM, Name: "--kv-offloading-size", Fidelity: Approximate, Scale: cpuTierGiB,
 			Note:   "GiB of CPU memory for vLLM's native KV offloading (with --kv-offloading-backend native), converted at the model's KV bytes per block; vLLM stores blocks to CPU as they are computed and loads them back on a prefix hit, where the simulator moves idle cached blocks above kv.offload_threshold",
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no CPU tier: vLLM's default"}}}},
-		{"kv.offload_threshold", none("vLLM's offloading connector has no utilisation threshold; offloading only above a GPU use would need an OffloadingSpec of its own")},
-		{"kv.transfer_bandwidth", simulationOnly("the host link's measured CPU→GPU rate")},
-		{"kv.transfer_base_latency_us", simulationOnly("the host link's measured latency per block")},
+		{keys.KVOffloadThreshold, none("vLLM's offloading connector has no utilisation threshold; offloading only above a GPU use would need an OffloadingSpec of its own")},
+		{keys.KVTransferBandwidth, simulationOnly("the host link's measured CPU→GPU rate")},
+		{keys.KVTransferBaseLatency, simulationOnly("the host link's measured latency per block")},
 
 		// Routing.
-		{"routing.policy", Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
+		{keys.RoutingPolicy, Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
 			{Value: "round-robin", Production: roundRobinScorer, Fidelity: Exact,
 				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker with no prefix producer: every request is a miss, and least recently used first cycles through the endpoints"},
 			{Value: "least-loaded", Production: "queue-scorer", Fidelity: Approximate,
 				Note: "queue-scorer alone (the waiting queue, min-max normalised) with max-score-picker; BLIS's least-loaded counts waiting + running + in-flight requests"},
 			{Value: "weighted", Fidelity: Exact, Note: "the profile of the routing.weight.* scorers and the picker"},
 		}}},
-		{"routing.prefix_index_capacity", none("the router-side prefix record of BLIS's prefix-affinity and slo-priority scorers, which have no llm-d plugin; llm-d's prefix-cache-scorer keeps its own LRU (lruCapacityPerServer)")},
-		{"routing.cache_signal_delay_us", simulationOnly("the age of the KV events the precise prefix scorer sees; production's is the event stream's latency")},
-		{"routing.token_load.threshold_tokens", none("a parameter of this project's token-load scorer, which has no llm-d plugin of the same arithmetic")},
-		{"routing.snapshot_refresh_us", simulationOnly("how stale the load and KV metrics are; the EPP's is its metrics refresh interval (its --refresh-metrics-interval flag, outside the EndpointPickerConfig)")},
-		{"routing.kv_pressure.transfer_scale", none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
-		{"routing.kv_pressure.thrash_weight", none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
-		{"routing.kv_pressure_slo_scale.", none("this project's kv-pressure-slo scorer: an llm-d scorer plugin reading the request's class and vLLM's transfer metrics would have to be built")},
-		{"routing.slo_priority_blend.", none("this project's slo-priority scorer: an llm-d scorer plugin blending prefix and queue scores by the request's class would have to be built")},
+		{keys.PrefixIndexCapacity, none("the router-side prefix record of BLIS's prefix-affinity and slo-priority scorers, which have no llm-d plugin; llm-d's prefix-cache-scorer keeps its own LRU (lruCapacityPerServer)")},
+		{keys.CacheSignalDelay, simulationOnly("the age of the KV events the precise prefix scorer sees; production's is the event stream's latency")},
+		{keys.TokenLoadThreshold, none("a parameter of this project's token-load scorer, which has no llm-d plugin of the same arithmetic")},
+		{keys.SnapshotRefresh, simulationOnly("how stale the load and KV metrics are; the EPP's is its metrics refresh interval (its --refresh-metrics-interval flag, outside the EndpointPickerConfig)")},
+		{keys.KVPressureTransferScale, none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
+		{keys.KVPressureThrashWeight, none("this project's kv-pressure scorers: an llm-d scorer plugin reading vLLM's CPU-tier transfer metrics would have to be built")},
+		{keys.KVPressureSLOScale + ".", none("this project's kv-pressure-slo scorer: an llm-d scorer plugin reading the request's class and vLLM's transfer metrics would have to be built")},
+		{keys.SLOPriorityBlend + ".", none("this project's slo-priority scorer: an llm-d scorer plugin blending prefix and queue scores by the request's class would have to be built")},
 
 		// Scheduling, priority, preemption.
-		{"scheduler", Counterpart{System: SystemVLLM, Name: "--scheduling-policy", Fidelity: NoCounterpart, Values: []ValueCounterpart{
+		{keys.Scheduler, Counterpart{System: SystemVLLM, Name: "--scheduling-policy", Fidelity: NoCounterpart, Values: []ValueCounterpart{
 			{Value: sched.FCFS, Production: "fcfs", Fidelity: Exact},
 			{Value: sched.PriorityFCFS, Production: "priority", Fidelity: Approximate,
 				Note: "vLLM orders by the request's priority field (lower first), which the client or gateway must set from the class; the simulator computes it from priority.policy (higher first)"},
 			{Value: sched.SJF, Fidelity: NoCounterpart, Note: "vLLM has no shortest-input-first order; a scheduling policy of its own would have to be added"},
 			{Value: sched.SLODeadline, Fidelity: NoCounterpart, Note: "vLLM has no deadline order; a scheduling policy reading the class's TTFT target would have to be added"},
 		}}},
-		{"preemption.policy", Counterpart{System: SystemVLLM, Fidelity: NoCounterpart, Values: []ValueCounterpart{
+		{keys.PreemptionPolicy, Counterpart{System: SystemVLLM, Fidelity: NoCounterpart, Values: []ValueCounterpart{
 			{Value: batch.PreemptFCFS, Fidelity: Exact, Note: "vLLM's default: the most recently scheduled running request is preempted"},
 			{Value: batch.PreemptPriority, Fidelity: NoCounterpart, Note: "vLLM preempts by priority only under --scheduling-policy priority, where it also orders the queue by it; a separate victim policy needs a vLLM change"},
 		}}},
-		{"priority.policy", Counterpart{Fidelity: NoCounterpart, Values: []ValueCounterpart{
+		{keys.PriorityPolicy, Counterpart{Fidelity: NoCounterpart, Values: []ValueCounterpart{
 			{Value: sched.Constant, Fidelity: Exact, Note: "every request the same priority: vLLM's default"},
 			{Value: sched.ByClass, Fidelity: Approximate, Note: "a fixed priority per class: objectives.yaml gives each class an InferenceObjective; vLLM's priority scheduling reads the request's priority field, which the client must set"},
 			{Value: sched.SLOBased, Fidelity: NoCounterpart, Note: "priority growing with the wait: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built"},
 			{Value: sched.SLOTiered, Fidelity: NoCounterpart, Note: "class priority growing with the wait: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built"},
 			{Value: sched.SLOAdaptive, Fidelity: NoCounterpart, Note: "class priority scaled by the queue length: a vLLM scheduler reading its own queue would have to be built"},
 		}}},
-		{"priority.base.", Counterpart{System: SystemLLMD, Name: objectiveName, Param: "spec.priority", Fidelity: Approximate, Integer: true,
+		{keys.PriorityBase + ".", Counterpart{System: SystemLLMD, Name: objectiveName, Param: "spec.priority", Fidelity: Approximate, Integer: true,
 			Note: "the class's InferenceObjective priority (objectives.yaml), a whole number llm-d's flow control orders by; vLLM needs it as the request's priority field"}},
-		{"priority.urgency_threshold_ms.", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
-		{"priority.age_weight_per_ms", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
-		{"priority.load_threshold", none("load-scaled class priority: a vLLM scheduler reading its own queue would have to be built")},
+		{keys.PriorityUrgency + ".", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
+		{keys.PriorityAgeWeight, none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
+		{keys.PriorityLoad, none("load-scaled class priority: a vLLM scheduler reading its own queue would have to be built")},
 		{"priority.bridge", none("the router handing the class priority to the instance: the request's priority field, set by the client or gateway")},
 
 		// Admission.
-		{"admission.policy", Counterpart{System: SystemLLMD, Name: "admitter", Param: ParamType, Fidelity: NoCounterpart, Values: []ValueCounterpart{
+		{keys.AdmissionPolicy, Counterpart{System: SystemLLMD, Name: "admitter", Param: ParamType, Fidelity: NoCounterpart, Values: []ValueCounterpart{
 			{Value: "always-admit", Fidelity: Exact, Note: "no admitter plugin: llm-d admits every request"},
 			{Value: admit.Probabilistic, Production: "probabilistic-admitter", Fidelity: Exact,
 				Note: "rejects requests of negative priority (objectives.yaml gives sheddable, batch and background one) with probability min(saturation^power · k, 1)"},
@@ -120,11 +121,11 @@ func productionColumn() []struct {
 			{Value: admit.SLOGated, Fidelity: NoCounterpart, Note: "llm-d's flow control queues by priority but sheds no class at a queue depth; an admitter plugin would have to be built"},
 		}}},
 		{"admission.token_bucket.", none("llm-d has no token-bucket admitter; an admitter plugin would have to be built")},
-		{"admission.slo_gate.", none("llm-d has no per-class queue-depth gate; an admitter plugin would have to be built")},
-		{"admission.probabilistic.queue_depth_threshold", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "queueDepthThreshold", Fidelity: Exact, Integer: true}},
-		{"admission.probabilistic.kv_util_threshold", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "kvCacheUtilThreshold", Fidelity: Exact}},
-		{"admission.probabilistic.power", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "power", Fidelity: Exact}},
-		{"admission.probabilistic.k", Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "k", Fidelity: Exact}},
+		{keys.SLOGate + ".", none("llm-d has no per-class queue-depth gate; an admitter plugin would have to be built")},
+		{keys.ProbQueueDepth, Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "queueDepthThreshold", Fidelity: Exact, Integer: true}},
+		{keys.ProbKVUtil, Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "kvCacheUtilThreshold", Fidelity: Exact}},
+		{keys.ProbPower, Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "power", Fidelity: Exact}},
+		{keys.ProbK, Counterpart{System: SystemLLMD, Name: "probabilistic-admitter", Param: "k", Fidelity: Exact}},
 	}
 }
 

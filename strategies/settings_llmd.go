@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"fmt"
+	"optimize/simcore/keys"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
@@ -65,7 +66,7 @@ func llmdSettings(weighted Rule, scorer func(names ...string) Rule) []*Setting {
 		out = append(out, s)
 		return s
 	}
-	add(choiceField("routing.picker", "routing-picker", route.PickerNames(),
+	add(choiceField(keys.RoutingPicker, "routing-picker", route.PickerNames(),
 		"how the weighted policy picks from the scores: blis (BLIS: weights normalised to sum 1, argmax, ties at random), "+
 			"or llm-d's max-score-picker (raw weighted sum, argmax, ties at random), random-picker (uniform, scores ignored) or "+
 			"weighted-random-picker (probability proportional to the weighted sum)", CompRouting,
@@ -98,7 +99,7 @@ func llmdSettings(weighted Rule, scorer func(names ...string) Rule) []*Setting {
 		"prefix-cache-scorer: blocks hashed and matched per request when max_prefix_tokens_to_match is 0 (0 = the whole prompt)",
 		route.DefaultLLMDMaxPrefixBlocksToMatch, func(c *cluster.Config) **int { return &prefix(c).MaxPrefixBlocksToMatch })).
 		when(allOf(onPrefix, isZero(maxTokens)))
-	lengthWeight := param(pcs, "matchLengthWeight", floatField("routing.prefix-cache-scorer.match_length_weight", "prefix-cache-scorer-match-length-weight",
+	lengthWeight := param(pcs, "matchLengthWeight", floatField(keys.PrefixMatchLengthWeight, "prefix-cache-scorer-match-length-weight",
 		0, 1, "fraction", "prefix-cache-scorer: share of the score given to the matched length (min(1, matched tokens / scale)²) "+
 			"rather than the matched fraction of the prompt", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &prefix(c).MatchLengthWeight })).when(onPrefix)

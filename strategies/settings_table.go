@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"math"
+	"optimize/simcore/keys"
 
 	"optimize/search"
 	"optimize/simcore"
@@ -64,44 +65,44 @@ func settingsTable() []*Setting {
 			add(costSettings(s)...)
 		}
 	}
-	add(intField("num_instances", "num-instances", 1, 4096, "", "serving instances (each of tp GPUs)", CompCluster,
+	add(intField(keys.NumInstances, "num-instances", 1, 4096, "", "serving instances (each of tp GPUs)", CompCluster,
 		func(c *cluster.Config) *int { return &c.NumInstances }))
-	add(int64Field("kv.total_blocks", "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the blackbox profile's, else what the model leaves of gpu_memory_utilization × the GPUs' memory, as vLLM sizes it)", CompCluster,
+	add(int64Field(keys.KVTotalBlocks, "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the blackbox profile's, else what the model leaves of gpu_memory_utilization × the GPUs' memory, as vLLM sizes it)", CompCluster,
 		func(c *cluster.Config) *int64 { return &c.TotalKVBlocks }).effective(func(c *cluster.Config) float64 {
 		n, _ := c.KVBlocks()
 		return float64(n)
 	}))
-	add(int64Field("kv.block_size", "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,
+	add(int64Field(keys.KVBlockSize, "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,
 		func(c *cluster.Config) *int64 { return &c.BlockSize }))
 	for i := range 3 {
-		add(coeff("alpha", "alpha-coeffs", i, "blackbox α: pre-queue delay α0 + α1·input tokens; α2 per output token (reporting); over the profile's"))
-		add(coeff("beta", "beta-coeffs", i, "blackbox β: step time β0 + β1·uncached prefill tokens + β2·decode tokens; over the profile's"))
+		add(coeff(keys.LatencyAlpha, "alpha-coeffs", i, "blackbox α: pre-queue delay α0 + α1·input tokens; α2 per output token (reporting); over the profile's"))
+		add(coeff(keys.LatencyBeta, "beta-coeffs", i, "blackbox β: step time β0 + β1·uncached prefill tokens + β2·decode tokens; over the profile's"))
 	}
 
 	// Batch formation.
-	add(intField("batch.max_num_running_reqs", "max-num-running-reqs", 1, maxInt32, "requests", "running requests per instance", CompBatching,
+	add(intField(keys.MaxRunning, "max-num-running-reqs", 1, maxInt32, "requests", "running requests per instance", CompBatching,
 		func(c *cluster.Config) *int { return &c.MaxRunning }))
-	add(int64Field("batch.max_num_scheduled_tokens", "max-num-scheduled-tokens", 1, maxInt32, "tokens", "token budget per step", CompBatching,
+	add(int64Field(keys.MaxScheduledTokens, "max-num-scheduled-tokens", 1, maxInt32, "tokens", "token budget per step", CompBatching,
 		func(c *cluster.Config) *int64 { return &c.MaxScheduledTokens }))
-	add(int64Field("batch.long_prefill_token_threshold", "long-prefill-token-threshold", 0, maxInt32, "tokens", "prefill chunk cap per step (0 = no chunking)", CompChunking,
+	add(int64Field(keys.LongPrefillThreshold, "long-prefill-token-threshold", 0, maxInt32, "tokens", "prefill chunk cap per step (0 = no chunking)", CompChunking,
 		func(c *cluster.Config) *int64 { return &c.PrefillThreshold }))
-	add(perClass("batch.prefill_threshold", "slo-prefill-threshold", search.Int, 0, maxInt32, "tokens", "prefill chunk cap for the class (0 = no chunking)", CompChunking,
+	add(perClass(keys.PrefillThreshold, "slo-prefill-threshold", search.Int, 0, maxInt32, "tokens", "prefill chunk cap for the class (0 = no chunking)", CompChunking,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOPrefillThreshold },
 		func(c *cluster.Config, _ simcore.SLOClass) (float64, bool) { return float64(c.PrefillThreshold), true }, "")...)
 
 	// The CPU KV tier.
-	cpuBlocks := add(int64Field("kv.cpu_blocks", "kv-cpu-blocks", 0, maxInt32, "blocks", "CPU offload tier per instance (0 = single tier)", CompKVOffload,
+	cpuBlocks := add(int64Field(keys.KVCPUBlocks, "kv-cpu-blocks", 0, maxInt32, "blocks", "CPU offload tier per instance (0 = single tier)", CompKVOffload,
 		func(c *cluster.Config) *int64 { return &c.KVCPUBlocks }))
 	tiered := positive(cpuBlocks)
-	add(floatField("kv.offload_threshold", "kv-offload-threshold", 0, 1, "fraction", "GPU KV utilisation above which idle cached blocks move to CPU", CompKVOffload, 0,
+	add(floatField(keys.KVOffloadThreshold, "kv-offload-threshold", 0, 1, "fraction", "GPU KV utilisation above which idle cached blocks move to CPU", CompKVOffload, 0,
 		func(c *cluster.Config) *float64 { return &c.KVOffloadThreshold }).when(tiered))
-	add(floatField("kv.transfer_bandwidth", "kv-transfer-bandwidth", 1e-6, huge, "blocks/µs", "CPU→GPU rate: a block costs ceil(block size / rate) µs plus the base latency", CompKVOffload, 0,
+	add(floatField(keys.KVTransferBandwidth, "kv-transfer-bandwidth", 1e-6, huge, "blocks/µs", "CPU→GPU rate: a block costs ceil(block size / rate) µs plus the base latency", CompKVOffload, 0,
 		func(c *cluster.Config) *float64 { return &c.KVTransferBandwidth }).when(tiered))
-	add(int64Field("kv.transfer_base_latency_us", "kv-transfer-base-latency", 0, huge, "µs", "fixed µs per reloaded block", CompKVOffload,
+	add(int64Field(keys.KVTransferBaseLatency, "kv-transfer-base-latency", 0, huge, "µs", "fixed µs per reloaded block", CompKVOffload,
 		func(c *cluster.Config) *int64 { return &c.KVTransferBaseLatency }).when(tiered))
 
 	// Routing.
-	policy := add(choiceField("routing.policy", "routing-policy", route.PolicyNames(), "round-robin, least-loaded, or weighted: the sum of the routing.weight.* scorers", CompRouting,
+	policy := add(choiceField(keys.RoutingPolicy, "routing-policy", route.PolicyNames(), "round-robin, least-loaded, or weighted: the sum of the routing.weight.* scorers", CompRouting,
 		func(c *cluster.Config) *string { return &c.Routing.Policy }))
 	weightedPolicy := oneOf(policy, "weighted")
 	weight := map[string]*Setting{}
@@ -116,65 +117,65 @@ func settingsTable() []*Setting {
 		return allOf(weightedPolicy, anyPositive(ws...))
 	}
 	add(llmdSettings(weightedPolicy, scorer)...)
-	admission := choiceField("admission.policy", "admission-policy", admit.PolicyNames(), "admission policy", CompAdmission,
+	admission := choiceField(keys.AdmissionPolicy, "admission-policy", admit.PolicyNames(), "admission policy", CompAdmission,
 		func(c *cluster.Config) *string { return &c.Admission.Policy })
-	add(intField("routing.prefix_index_capacity", "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
+	add(intField(keys.PrefixIndexCapacity, "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
 		func(c *cluster.Config) *int { return &c.Routing.PrefixIndexCapacity }).zeroMeans(route.DefaultPrefixIndexCapacity).
 		when(scorer("prefix-affinity", "slo-priority")))
-	add(int64Field("routing.cache_signal_delay_us", "cache-signal-delay", 0, huge, "µs", "age of the KV events the precise-prefix scorer sees (0 = live)", CompRouting,
+	add(int64Field(keys.CacheSignalDelay, "cache-signal-delay", 0, huge, "µs", "age of the KV events the precise-prefix scorer sees (0 = live)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix", "precise-prefix-cache-scorer")))
-	add(int64Field("routing.token_load.threshold_tokens", "token-load-threshold", 1, huge, "tokens",
+	add(int64Field(keys.TokenLoadThreshold, "token-load-threshold", 1, huge, "tokens",
 		"token-load scorer: in-flight input + output tokens at which an instance scores 0; the default, 128 requests of 1,024 tokens (llm-d: 128 of 32K), is above the 111K an instance reaches at most on orthogonal-slo (8 instances; 55K on average), so the score never bottoms out there", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.TokenLoadThreshold }).zeroMeans(route.DefaultTokenLoadThreshold).
 		when(scorer("token-load")))
-	add(int64Field("routing.snapshot_refresh_us", "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
+	add(int64Field(keys.SnapshotRefresh, "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
 		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic))))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
-	add(floatField("routing.kv_pressure.transfer_scale", "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
+	add(floatField(keys.KVPressureTransferScale, "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).
 		effective(func(c *cluster.Config) float64 { return c.Routing.TransferScaleInEffect() }).when(pressure))
-	add(floatField("routing.kv_pressure.thrash_weight", "kv-pressure-thrash-weight", 0.001, huge, "", "kv-pressure scorers: weight of the thrashing rate", CompRouting, 0,
+	add(floatField(keys.KVPressureThrashWeight, "kv-pressure-thrash-weight", 0.001, huge, "", "kv-pressure scorers: weight of the thrashing rate", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureThrashWeight }).
 		effective(func(c *cluster.Config) float64 { return c.Routing.ThrashWeightInEffect() }).when(pressure))
-	add(whenAll(allOf(scorer("kv-pressure-slo"), tiered), perClass("routing.kv_pressure_slo_scale", "kv-pressure-slo-scale", search.Float, 0, huge, "", "kv-pressure-slo: transfer-penalty factor for the class", CompRouting,
+	add(whenAll(allOf(scorer("kv-pressure-slo"), tiered), perClass(keys.KVPressureSLOScale, "kv-pressure-slo-scale", search.Float, 0, huge, "", "kv-pressure-slo: transfer-penalty factor for the class", CompRouting,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Routing.KVPressureSLOScale },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
 			return c.Routing.TransferClassScaleFor(cl), true
 		}, ""))...)
-	add(whenAll(scorer("slo-priority"), perClass("routing.slo_priority_blend", "slo-priority-blend", search.Float, 0, 1, "fraction", "slo-priority scorer: prefix-affinity share for the class (the rest goes to queue-depth)", CompRouting,
+	add(whenAll(scorer("slo-priority"), perClass(keys.SLOPriorityBlend, "slo-priority-blend", search.Float, 0, 1, "fraction", "slo-priority scorer: prefix-affinity share for the class (the rest goes to queue-depth)", CompRouting,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Routing.SLOPriorityBlend },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) { return c.Routing.BlendFor(cl), true }, ""))...)
 
 	// Scheduling and priority. The priority a policy gives is read only by
 	// priority-fcfs ordering and by priority preemption.
-	scheduler := add(choiceField("scheduler", "scheduler", sched.SchedulerNames(), "wait-queue order: arrival (fcfs), priority, shortest input (sjf), or earliest arrival + class TTFT target (slo-deadline)", CompScheduler,
+	scheduler := add(choiceField(keys.Scheduler, "scheduler", sched.SchedulerNames(), "wait-queue order: arrival (fcfs), priority, shortest input (sjf), or earliest arrival + class TTFT target (slo-deadline)", CompScheduler,
 		func(c *cluster.Config) *string { return &c.Scheduler }))
-	preemption := add(choiceField("preemption.policy", "preemption-policy", batch.PreemptionPolicyNames(), "victim when KV runs out: the batch tail (fcfs) or the least urgent (priority)", CompPreemption,
+	preemption := add(choiceField(keys.PreemptionPolicy, "preemption-policy", batch.PreemptionPolicyNames(), "victim when KV runs out: the batch tail (fcfs) or the least urgent (priority)", CompPreemption,
 		func(c *cluster.Config) *string { return &c.PreemptionPolicy }))
 	priorityRead := anyOf(oneOf(scheduler, sched.PriorityFCFS), oneOf(preemption, batch.PreemptPriority))
-	prio := add(choiceField("priority.policy", "priority-policy", sched.PolicyNames(), "request priority policy", CompPriority,
+	prio := add(choiceField(keys.PriorityPolicy, "priority-policy", sched.PolicyNames(), "request priority policy", CompPriority,
 		func(c *cluster.Config) *string { return &c.Priority.Name }).when(priorityRead))
 	classBase := allOf(oneOf(prio, sched.ByClass, sched.SLOTiered, sched.SLOAdaptive), priorityRead)
 	aging := allOf(oneOf(prio, sched.SLOTiered, sched.SLOAdaptive), priorityRead)
-	add(whenAll(classBase, perClass("priority.base", "slo-base", search.Float, -huge, huge, "", "slo-class/slo-tiered/slo-adaptive base priority of the class", CompPriority,
+	add(whenAll(classBase, perClass(keys.PriorityBase, "slo-base", search.Float, -huge, huge, "", "slo-class/slo-tiered/slo-adaptive base priority of the class", CompPriority,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Priority.Base },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
 			return sched.BaseFor(c.Priority, cl), true
 		}, ""))...)
-	add(whenAll(aging, perClass("priority.urgency_threshold_ms", "slo-urgency-threshold-ms", search.Float, 0, huge, "ms", "slo-tiered/slo-adaptive wait before the class's urgency grows", CompPriority,
+	add(whenAll(aging, perClass(keys.PriorityUrgency, "slo-urgency-threshold-ms", search.Float, 0, huge, "ms", "slo-tiered/slo-adaptive wait before the class's urgency grows", CompPriority,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Priority.UrgencyThresholdMs },
 		func(c *cluster.Config, cl simcore.SLOClass) (float64, bool) {
 			return sched.UrgencyThresholdMsFor(c.Priority, cl), true
 		}, ""))...)
-	add(&Setting{Key: "priority.age_weight_per_ms", Flag: "slo-age-weight", Kind: search.Float, Low: 0, High: huge, Unit: "1/ms",
+	add(&Setting{Key: keys.PriorityAgeWeight, Flag: "slo-age-weight", Kind: search.Float, Low: 0, High: huge, Unit: "1/ms",
 		Doc: "slo-tiered/slo-adaptive urgency gained per ms waited past the class threshold", Component: CompPriority, Active: aging,
 		get: func(c *cluster.Config) (float64, bool) { return c.Priority.AgeWeightInEffect(), true },
 		set: func(c *cluster.Config, v float64) { c.Priority.AgeWeightPerMs, c.Priority.AgeWeightGiven = v, true },
 		copy: func(dst, src *cluster.Config) {
 			dst.Priority.AgeWeightPerMs, dst.Priority.AgeWeightGiven = src.Priority.AgeWeightPerMs, src.Priority.AgeWeightGiven
 		}})
-	add(floatField("priority.load_threshold", "slo-load-threshold", 1, huge, "requests", "slo-adaptive: waiting requests at which the class gap is full", CompPriority, 0,
+	add(floatField(keys.PriorityLoad, "slo-load-threshold", 1, huge, "requests", "slo-adaptive: waiting requests at which the class gap is full", CompPriority, 0,
 		func(c *cluster.Config) *float64 { return &c.Priority.LoadThreshold }).
 		effective(func(c *cluster.Config) float64 { return c.Priority.LoadThresholdInEffect() }).
 		when(allOf(oneOf(prio, sched.SLOAdaptive), priorityRead)))
@@ -184,23 +185,23 @@ func settingsTable() []*Setting {
 
 	// Admission.
 	add(admission)
-	add(floatField("admission.token_bucket.capacity", "token-bucket-capacity", 1, huge, "tokens", "token-bucket size in input tokens", CompAdmission, admit.DefaultBucketCapacity,
+	add(floatField(keys.BucketCapacity, "token-bucket-capacity", 1, huge, "tokens", "token-bucket size in input tokens", CompAdmission, admit.DefaultBucketCapacity,
 		func(c *cluster.Config) *float64 { return &c.Admission.BucketCapacity }).when(oneOf(admission, "token-bucket")))
-	add(floatField("admission.token_bucket.refill_rate", "token-bucket-refill-rate", 0.001, huge, "tokens/s", "token-bucket refill", CompAdmission, admit.DefaultRefillRate,
+	add(floatField(keys.BucketRefillRate, "token-bucket-refill-rate", 0.001, huge, "tokens/s", "token-bucket refill", CompAdmission, admit.DefaultRefillRate,
 		func(c *cluster.Config) *float64 { return &c.Admission.RefillRate }).when(oneOf(admission, "token-bucket")))
-	add(whenAll(oneOf(admission, admit.SLOGated), perClass("admission.slo_gate", "slo-gate", search.Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
+	add(whenAll(oneOf(admission, admit.SLOGated), perClass(keys.SLOGate, "slo-gate", search.Int, 0, huge, "requests", "slo-gated: cluster queue depth above which the class is shed", CompAdmission,
 		func(c *cluster.Config) *simcore.PerClass { return &c.Admission.SLOGate }, nil, "never shed"))...)
 	probabilistic := oneOf(admission, admit.Probabilistic)
-	add(floatField("admission.probabilistic.queue_depth_threshold", "probabilistic-queue-depth-threshold", 0.001, huge, "requests",
+	add(floatField(keys.ProbQueueDepth, "probabilistic-queue-depth-threshold", 0.001, huge, "requests",
 		"probabilistic: an instance's wait-queue length at which it counts as saturated", CompAdmission, admit.DefaultQueueDepthThreshold,
 		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.QueueDepthThreshold }).when(probabilistic))
-	add(floatField("admission.probabilistic.kv_util_threshold", "probabilistic-kv-util-threshold", 0.001, 1, "fraction",
+	add(floatField(keys.ProbKVUtil, "probabilistic-kv-util-threshold", 0.001, 1, "fraction",
 		"probabilistic: an instance's GPU KV utilisation at which it counts as saturated", CompAdmission, admit.DefaultKVUtilThreshold,
 		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.KVUtilThreshold }).when(probabilistic))
-	add(floatField("admission.probabilistic.power", "probabilistic-power", 0.001, huge, "",
+	add(floatField(keys.ProbPower, "probabilistic-power", 0.001, huge, "",
 		"probabilistic: exponent of the saturation in min(saturation^power · k, 1), the rejection probability of sheddable, batch and background requests", CompAdmission, admit.DefaultPower,
 		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.Power }).when(probabilistic))
-	add(floatField("admission.probabilistic.k", "probabilistic-k", 0.001, huge, "",
+	add(floatField(keys.ProbK, "probabilistic-k", 0.001, huge, "",
 		"probabilistic: factor k in min(saturation^power · k, 1)", CompAdmission, admit.DefaultK,
 		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.K }).when(probabilistic))
 
@@ -208,13 +209,13 @@ func settingsTable() []*Setting {
 	// Latency targets define attainment and goodput; they change no event
 	// except that the slo-deadline scheduler orders by the TTFT targets.
 	// The workload's slo_targets fill the classes left unset here.
-	add(perClass("slo.ttft_target_ms", "slo-ttft", search.Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment, and the slo-deadline scheduler's deadline (arrival + target)", CompSLOTargets,
+	add(perClass(keys.SLOTTFT, "slo-ttft", search.Float, 0.001, huge, "ms", "TTFT target of the class, for per_slo.<class>.ttft_attainment and attainment, and the slo-deadline scheduler's deadline (arrival + target)", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOTTFT }, nil, targetUnset)...)
-	add(perClass("slo.itl_target_ms", "slo-itl", search.Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
+	add(perClass(keys.SLOITL, "slo-itl", search.Float, 0.001, huge, "ms", "mean inter-token latency target of the class, (E2E − TTFT) / (output tokens − 1), for attainment", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOITL }, nil, targetUnset)...)
-	add(perClass("slo.e2e_target_ms", "slo-e2e", search.Float, 0.001, huge, "ms", "end-to-end latency target of the class, for attainment", CompSLOTargets,
+	add(perClass(keys.SLOE2E, "slo-e2e", search.Float, 0.001, huge, "ms", "end-to-end latency target of the class, for attainment", CompSLOTargets,
 		func(c *cluster.Config) *simcore.PerClass { return &c.SLOE2E }, nil, targetUnset)...)
-	add(int64Field("run.horizon_us", "horizon", 0, huge, "µs", "simulated time after which the run stops (0 = until every request is done)", CompRun,
+	add(int64Field(keys.RunHorizon, "horizon", 0, huge, "µs", "simulated time after which the run stops (0 = until every request is done)", CompRun,
 		func(c *cluster.Config) *int64 { return &c.Horizon }))
 	setProduction(all)
 	return all

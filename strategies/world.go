@@ -1,6 +1,7 @@
 package strategies
 
 import (
+	"optimize/simcore/keys"
 	"slices"
 	"strconv"
 	"sync"
@@ -46,7 +47,7 @@ func latencyKinds() []string { return latency.Kinds() }
 
 // LatencyModelKey is the latency model's setting, the world a robust
 // study varies (--worlds).
-const LatencyModelKey = "latency.model"
+const LatencyModelKey = keys.LatencyModel
 
 // worldSettings declares the world's settings.
 func worldSettings() []*Setting {
@@ -70,13 +71,13 @@ func worldSettings() []*Setting {
 		copy: func(dst, src *cluster.Config) { dst.LatencyModel = src.LatencyModel }}
 	physical := Rule{Text: LatencyModelKey + " is trained-physics or roofline", subject: LatencyModelKey,
 		holds: func(c *cluster.Config) bool { return c.Latency.Physical() },
-		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
+		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + c.Latency.Kind }}
 	world := unresolving(
 		choiceField("model", "model", models, "model served, by its Hugging Face name (`optimize template knobs` and the README's Models and hardware list them)", CompCluster,
 			func(c *cluster.Config) *string { return &c.Model }),
 		choiceField("gpu", "hardware", gpus, "GPU of every instance", CompCluster,
 			func(c *cluster.Config) *string { return &c.GPU }),
-		intField("tp", "tp", 1, 8, "GPUs", "tensor parallelism: GPUs per instance", CompCluster,
+		intField(keys.TP, "tp", 1, 8, "GPUs", "tensor parallelism: GPUs per instance", CompCluster,
 			func(c *cluster.Config) *int { return &c.TP }),
 		kind,
 	)
@@ -84,12 +85,12 @@ func worldSettings() []*Setting {
 		s.World = i + 1
 	}
 	return append(world, eraSetting(),
-		int64Field("max_model_len", "max-model-len", 0, maxInt32, "tokens", "vLLM's --max-model-len: the context window; a request whose input fills it or whose input + output exceeds it is dropped at the wait queue (0 = derived: for the physics latency models the model's max_position_embeddings capped at the KV capacity, for blackbox none)", CompCluster,
+		int64Field(keys.MaxModelLen, "max-model-len", 0, maxInt32, "tokens", "vLLM's --max-model-len: the context window; a request whose input fills it or whose input + output exceeds it is dropped at the wait queue (0 = derived: for the physics latency models the model's max_position_embeddings capped at the KV capacity, for blackbox none)", CompCluster,
 			func(c *cluster.Config) *int64 { return &c.MaxModelLen }).effective(func(c *cluster.Config) float64 {
 			n, _ := c.ContextWindow()
 			return float64(n)
 		}),
-		floatField("gpu_memory_utilization", "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
+		floatField(keys.GPUMemoryUtilization, "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
 			func(c *cluster.Config) *float64 { return &c.GPUMemoryUtilization }).when(physical),
 	)
 }
@@ -112,7 +113,7 @@ func unresolving(ss ...*Setting) []*Setting {
 // change); "" follows the latency model.
 func eraSetting() *Setting {
 	eras := simcore.EraNames()
-	return &Setting{Key: "era", Flag: "era", Kind: search.Categorical, Choices: eras,
+	return &Setting{Key: keys.Era, Flag: "era", Kind: search.Categorical, Choices: eras,
 		Doc: "BLIS behaviour reproduced where it changed: 7fd7a88d (the blackbox world) or f90a1e3a (the trained-physics world: a request queued at a step's time joins it, output tokens counted at completion with the first, a preempted request's ITLs dropped, check-then-act KV allocation); default: the latency model's", Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
 			return float64(slices.Index(eras, string(c.EffectiveEra()))), true
@@ -125,20 +126,21 @@ func eraSetting() *Setting {
 func blackboxRule() Rule {
 	return Rule{Text: LatencyModelKey + " is blackbox", subject: LatencyModelKey,
 		holds: func(c *cluster.Config) bool { return !c.Latency.Physical() },
-		state: func(c *cluster.Config) string { return "latency.model is " + c.Latency.Kind }}
+		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + c.Latency.Kind }}
 }
 
-// coeff is one blackbox coefficient, element i of --alpha-coeffs or
-// --beta-coeffs, given over the profile's.
-func coeff(name, flag string, i int, doc string) *Setting {
+// coeff is one blackbox coefficient of family keys.LatencyAlpha or
+// keys.LatencyBeta, element i of --alpha-coeffs or --beta-coeffs, given
+// over the profile's.
+func coeff(family, flag string, i int, doc string) *Setting {
 	value := func(c *cluster.Config) (v float64, set bool, resolved float64) {
 		o := &c.Coefficients
-		if name == "alpha" {
+		if family == keys.LatencyAlpha {
 			return o.Alpha[i], o.AlphaSet[i], c.Latency.Coeffs.Alpha[i]
 		}
 		return o.Beta[i], o.BetaSet[i], c.Latency.Coeffs.Beta[i]
 	}
-	s := &Setting{Key: "latency." + name + "." + strconv.Itoa(i), Flag: flag, Item: strconv.Itoa(i), Kind: search.Float, Low: 0, High: huge,
+	s := &Setting{Key: keys.Member(family, strconv.Itoa(i)), Flag: flag, Item: strconv.Itoa(i), Kind: search.Float, Low: 0, High: huge,
 		Unit: "µs", Doc: doc, Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
 			v, set, resolved := value(c)
@@ -149,7 +151,7 @@ func coeff(name, flag string, i int, doc string) *Setting {
 		},
 		set: func(c *cluster.Config, v float64) {
 			o := &c.Coefficients
-			if name == "alpha" {
+			if family == keys.LatencyAlpha {
 				o.Alpha[i], o.AlphaSet[i] = v, true
 			} else {
 				o.Beta[i], o.BetaSet[i] = v, true
@@ -157,7 +159,7 @@ func coeff(name, flag string, i int, doc string) *Setting {
 		},
 		copy: func(dst, src *cluster.Config) {
 			d, s := &dst.Coefficients, &src.Coefficients
-			if name == "alpha" {
+			if family == keys.LatencyAlpha {
 				d.Alpha[i], d.AlphaSet[i] = s.Alpha[i], s.AlphaSet[i]
 			} else {
 				d.Beta[i], d.BetaSet[i] = s.Beta[i], s.BetaSet[i]
@@ -210,7 +212,7 @@ func ResolveIn(c *cluster.Config, cat *latency.Catalog) error {
 	c.Latency = spec
 	if spec.Physical() {
 		if err := m.Arch.CheckTP(c.TP); err != nil {
-			return errtext.BadSetting("tp", "%s: %v", m.Name, err)
+			return errtext.BadSetting(keys.TP, "%s: %v", m.Name, err)
 		}
 	}
 	return nil
@@ -222,7 +224,7 @@ func WorldLine(c *cluster.Config) string { return c.World().Line() }
 
 // shapeKeys are the settings of the cluster's shape that place a run in
 // its world beside the world's own (worldSettings).
-var shapeKeys = []string{"num_instances", "kv.total_blocks"}
+var shapeKeys = []string{keys.NumInstances, keys.KVTotalBlocks}
 
 // WorldKeys are the keys of the settings that place a run in its world —
 // the world's own (worldSettings: model, gpu, tp, latency.model, era,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore"
@@ -118,10 +119,10 @@ func build(cfg Config) (Policy, error) {
 	}
 	// BLIS requires both to be finite and > 0 (0 here means the default).
 	if !(cfg.BucketCapacity > 0) || math.IsInf(cfg.BucketCapacity, 0) {
-		return nil, errtext.BadSetting("admission.token_bucket.capacity", "must be a finite number > 0, got %v", cfg.BucketCapacity)
+		return nil, errtext.BadSetting(keys.BucketCapacity, "must be a finite number > 0, got %v", cfg.BucketCapacity)
 	}
 	if !(cfg.RefillRate > 0) || math.IsInf(cfg.RefillRate, 0) {
-		return nil, errtext.BadSetting("admission.token_bucket.refill_rate", "must be a finite number > 0 tokens/s, got %v", cfg.RefillRate)
+		return nil, errtext.BadSetting(keys.BucketRefillRate, "must be a finite number > 0 tokens/s, got %v", cfg.RefillRate)
 	}
 	if err := validateSLOGate(cfg); err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func build(cfg Config) (Policy, error) {
 			return k.build(cfg), nil
 		}
 	}
-	return nil, errtext.BadSetting("admission.policy", "unknown value %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
+	return nil, errtext.BadSetting(keys.AdmissionPolicy, "unknown value %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
 }
 
 type alwaysAdmit struct{}

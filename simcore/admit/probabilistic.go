@@ -3,6 +3,7 @@ package admit
 import (
 	"math"
 	"math/rand"
+	"optimize/simcore/keys"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
@@ -52,10 +53,10 @@ func (c ProbabilisticConfig) validate() error {
 		v   float64
 		max float64
 	}{
-		{"admission.probabilistic.queue_depth_threshold", c.QueueDepthThreshold, math.Inf(1)},
-		{"admission.probabilistic.kv_util_threshold", c.KVUtilThreshold, 1},
-		{"admission.probabilistic.power", c.Power, math.Inf(1)},
-		{"admission.probabilistic.k", c.K, math.Inf(1)},
+		{keys.ProbQueueDepth, c.QueueDepthThreshold, math.Inf(1)},
+		{keys.ProbKVUtil, c.KVUtilThreshold, 1},
+		{keys.ProbPower, c.Power, math.Inf(1)},
+		{keys.ProbK, c.K, math.Inf(1)},
 	} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) || f.v > f.max {
 			if f.max == 1 {

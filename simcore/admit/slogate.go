@@ -2,6 +2,7 @@ package admit
 
 import (
 	"math"
+	"optimize/simcore/keys"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
@@ -13,11 +14,11 @@ import (
 func validateSLOGate(cfg Config) error {
 	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
 		if v, ok := cfg.SLOGate.Get(c); ok && !(v >= 0 && v <= math.MaxInt64/2 && v == math.Trunc(v)) {
-			return errtext.BadSetting("admission.slo_gate."+c.Label(), "must be a whole number ≥ 0 (cluster queue depth), got %v", v)
+			return errtext.BadSetting(keys.Member(keys.SLOGate, c.Label()), "must be a whole number ≥ 0 (cluster queue depth), got %v", v)
 		}
 	}
 	if cfg.Policy == SLOGated && !cfg.SLOGate.Given() {
-		return errtext.BadSetting("admission.policy", "%s needs at least one class's gate (admission.slo_gate.<class>), e.g. admission.slo_gate.sheddable=50", SLOGated)
+		return errtext.BadSetting(keys.AdmissionPolicy, "%s needs at least one class's gate (admission.slo_gate.<class>), e.g. admission.slo_gate.sheddable=50", SLOGated)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ package batch
 
 import (
 	"math"
+	"optimize/simcore/keys"
 	"slices"
 	"strings"
 
@@ -51,14 +52,14 @@ func PreemptionPolicyNames() []string { return []string{PreemptFCFS, PreemptPrio
 // errors are one line naming the setting's key.
 func (c Config) Validate() error {
 	if c.PreemptionPolicy != "" && !slices.Contains(PreemptionPolicyNames(), c.PreemptionPolicy) {
-		return errtext.BadSetting("preemption.policy", "unknown value %q (allowed: %s)", c.PreemptionPolicy, strings.Join(PreemptionPolicyNames(), ", "))
+		return errtext.BadSetting(keys.PreemptionPolicy, "unknown value %q (allowed: %s)", c.PreemptionPolicy, strings.Join(PreemptionPolicyNames(), ", "))
 	}
 	if c.PrefillThreshold < 0 {
-		return errtext.BadSetting("batch.long_prefill_token_threshold", "must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)
+		return errtext.BadSetting(keys.LongPrefillThreshold, "must be ≥ 0 (0 = no chunking), got %d", c.PrefillThreshold)
 	}
 	for cl := simcore.SLOClass(0); cl < simcore.NumSLOClasses; cl++ {
 		if v, ok := c.ClassThreshold.Get(cl); ok && !(v >= 0 && v <= math.MaxInt32 && v == math.Trunc(v)) {
-			return errtext.BadSetting("batch.prefill_threshold."+cl.Label(), "must be a whole number in [0, 2^31) (0 = no chunking), got %v", v)
+			return errtext.BadSetting(keys.Member(keys.PrefillThreshold, cl.Label()), "must be a whole number in [0, 2^31) (0 = no chunking), got %v", v)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"math"
+	"optimize/simcore/keys"
 
 	"optimize/simcore"
 	"optimize/simcore/admit"
@@ -106,31 +107,31 @@ func Defaults() Config {
 func (c *Config) Validate() error {
 	switch {
 	case c.NumInstances < 1:
-		return errtext.BadSetting("num_instances", "must be ≥ 1, got %d", c.NumInstances)
+		return errtext.BadSetting(keys.NumInstances, "must be ≥ 1, got %d", c.NumInstances)
 	case c.TotalKVBlocks < 0:
-		return errtext.BadSetting("kv.total_blocks", "must be ≥ 1 (0 = derived from the world), got %d", c.TotalKVBlocks)
+		return errtext.BadSetting(keys.KVTotalBlocks, "must be ≥ 1 (0 = derived from the world), got %d", c.TotalKVBlocks)
 	case c.TotalKVBlocks > math.MaxInt32:
-		return errtext.BadSetting("kv.total_blocks", "must be < 2^31, got %d", c.TotalKVBlocks)
+		return errtext.BadSetting(keys.KVTotalBlocks, "must be < 2^31, got %d", c.TotalKVBlocks)
 	case c.BlockSize < 1:
-		return errtext.BadSetting("kv.block_size", "must be ≥ 1, got %d", c.BlockSize)
+		return errtext.BadSetting(keys.KVBlockSize, "must be ≥ 1, got %d", c.BlockSize)
 	case c.MaxRunning < 1:
-		return errtext.BadSetting("batch.max_num_running_reqs", "must be ≥ 1, got %d", c.MaxRunning)
+		return errtext.BadSetting(keys.MaxRunning, "must be ≥ 1, got %d", c.MaxRunning)
 	case c.MaxScheduledTokens < 1:
-		return errtext.BadSetting("batch.max_num_scheduled_tokens", "must be ≥ 1, got %d", c.MaxScheduledTokens)
+		return errtext.BadSetting(keys.MaxScheduledTokens, "must be ≥ 1, got %d", c.MaxScheduledTokens)
 	case c.SnapshotRefresh < 0:
-		return errtext.BadSetting("routing.snapshot_refresh_us", "must be ≥ 0 µs, got %d", c.SnapshotRefresh)
+		return errtext.BadSetting(keys.SnapshotRefresh, "must be ≥ 0 µs, got %d", c.SnapshotRefresh)
 	case c.Horizon < 0:
-		return errtext.BadSetting("run.horizon_us", "must be ≥ 0 µs (0 = unlimited), got %d", c.Horizon)
+		return errtext.BadSetting(keys.RunHorizon, "must be ≥ 0 µs (0 = unlimited), got %d", c.Horizon)
 	case c.KVCPUBlocks < 0 || c.KVCPUBlocks > math.MaxInt32:
-		return errtext.BadSetting("kv.cpu_blocks", "must be in [0, 2^31), got %d", c.KVCPUBlocks)
+		return errtext.BadSetting(keys.KVCPUBlocks, "must be in [0, 2^31), got %d", c.KVCPUBlocks)
 	case !(c.KVOffloadThreshold >= 0 && c.KVOffloadThreshold <= 1):
-		return errtext.BadSetting("kv.offload_threshold", "must be in [0, 1], got %v", c.KVOffloadThreshold)
+		return errtext.BadSetting(keys.KVOffloadThreshold, "must be in [0, 1], got %v", c.KVOffloadThreshold)
 	case !(c.KVTransferBandwidth > 0) || math.IsInf(c.KVTransferBandwidth, 0):
-		return errtext.BadSetting("kv.transfer_bandwidth", "must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
+		return errtext.BadSetting(keys.KVTransferBandwidth, "must be a finite number > 0 (BLIS's blocks per µs: a block costs ceil(block size / rate) µs), got %v", c.KVTransferBandwidth)
 	case c.KVTransferBaseLatency < 0:
-		return errtext.BadSetting("kv.transfer_base_latency_us", "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
+		return errtext.BadSetting(keys.KVTransferBaseLatency, "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
 	case c.MaxModelLen < 0 || c.MaxModelLen > math.MaxInt32:
-		return errtext.BadSetting("max_model_len", "must be in [0, 2^31) tokens (0 = derived from the model), got %d", c.MaxModelLen)
+		return errtext.BadSetting(keys.MaxModelLen, "must be in [0, 2^31) tokens (0 = derived from the model), got %d", c.MaxModelLen)
 	}
 	if err := c.Era.Validate(); err != nil {
 		return err
@@ -141,19 +142,19 @@ func (c *Config) Validate() error {
 	for _, t := range []struct {
 		key     string
 		targets *simcore.PerClass
-	}{{"slo.ttft_target_ms", &c.SLOTTFT}, {"slo.itl_target_ms", &c.SLOITL}, {"slo.e2e_target_ms", &c.SLOE2E}} {
+	}{{keys.SLOTTFT, &c.SLOTTFT}, {keys.SLOITL, &c.SLOITL}, {keys.SLOE2E, &c.SLOE2E}} {
 		for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
 			if v, ok := t.targets.Get(cl); ok && !(v > 0 && !math.IsInf(v, 0)) {
-				return errtext.BadSetting(t.key+"."+cl.String(), "must be a finite number > 0 ms, got %v", v)
+				return errtext.BadSetting(keys.Member(t.key, cl.String()), "must be a finite number > 0 ms, got %v", v)
 			}
 		}
 	}
 	if c.Latency.Physical() {
 		if c.TP < 1 {
-			return errtext.BadSetting("tp", "must be ≥ 1, got %d", c.TP)
+			return errtext.BadSetting(keys.TP, "must be ≥ 1, got %d", c.TP)
 		}
 		if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
-			return errtext.BadSetting("gpu_memory_utilization", "must be in (0, 1], got %v", c.GPUMemoryUtilization)
+			return errtext.BadSetting(keys.GPUMemoryUtilization, "must be in (0, 1], got %v", c.GPUMemoryUtilization)
 		}
 	}
 	if _, err := latency.New(c.Latency, c.TP); err != nil {
@@ -210,16 +211,16 @@ func (c *Config) KVBlocks() (int64, error) {
 		return c.TotalKVBlocks, nil
 	case !c.Latency.Physical():
 		if c.Latency.ProfileBlocks < 1 {
-			return 0, errtext.BadSetting("kv.total_blocks", "must be ≥ 1: the blackbox latency model has no profile to take it from")
+			return 0, errtext.BadSetting(keys.KVTotalBlocks, "must be ≥ 1: the blackbox latency model has no profile to take it from")
 		}
 		return c.Latency.ProfileBlocks, nil
 	}
 	n, err := latency.KVBlocks(c.Latency.Arch, c.Latency.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization)
 	if err != nil {
-		return 0, errtext.BadSetting("tp", "%s on %s at TP%d: %v", c.Model, c.Latency.Hardware.Name, c.TP, err)
+		return 0, errtext.BadSetting(keys.TP, "%s on %s at TP%d: %v", c.Model, c.Latency.Hardware.Name, c.TP, err)
 	}
 	if n > math.MaxInt32 {
-		return 0, errtext.BadSetting("kv.total_blocks", "%s on %s at TP%d derives %d blocks, more than the simulator's 2^31; set kv.total_blocks", c.Model, c.Latency.Hardware.Name, c.TP, n)
+		return 0, errtext.BadSetting(keys.KVTotalBlocks, "%s on %s at TP%d derives %d blocks, more than the simulator's 2^31; set kv.total_blocks", c.Model, c.Latency.Hardware.Name, c.TP, n)
 	}
 	return n, nil
 }

@@ -1,6 +1,10 @@
 package latency
 
-import "fmt"
+import (
+	"fmt"
+
+	"optimize/simcore/keys"
+)
 
 // The blackbox model is BLIS's alpha/beta regression: a step costs
 // β0 + β1·(uncached prefill tokens) + β2·(decode tokens) µs; a request
@@ -23,10 +27,10 @@ type Blackbox struct {
 
 // NewBlackbox validates the coefficients (finite, non-negative).
 func NewBlackbox(c Coeffs) (Blackbox, error) {
-	if err := finite("latency.alpha", c.Alpha[:]); err != nil {
+	if err := finite(keys.LatencyAlpha, c.Alpha[:]); err != nil {
 		return Blackbox{}, err
 	}
-	if err := finite("latency.beta", c.Beta[:]); err != nil {
+	if err := finite(keys.LatencyBeta, c.Beta[:]); err != nil {
 		return Blackbox{}, err
 	}
 	return Blackbox{c: c, alpha2: int64(c.Alpha[2])}, nil

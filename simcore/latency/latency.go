@@ -14,8 +14,9 @@
 package latency
 
 import (
-	"fmt"
 	"math"
+	"optimize/simcore/keys"
+	"strconv"
 	"strings"
 
 	"optimize/simcore/errtext"
@@ -81,7 +82,7 @@ func (s Spec) Physical() bool { return s.Kind == KindTrainedPhysics || s.Kind ==
 func New(s Spec, tp int) (Model, error) {
 	switch s.Kind {
 	case "":
-		return nil, errtext.BadSetting("latency.model", "not resolved: the world (model, GPU, TP) names no latency model yet")
+		return nil, errtext.BadSetting(keys.LatencyModel, "not resolved: the world (model, GPU, TP) names no latency model yet")
 	case KindBlackbox:
 		return NewBlackbox(s.Coeffs)
 	case KindTrainedPhysics:
@@ -89,7 +90,7 @@ func New(s Spec, tp int) (Model, error) {
 	case KindRoofline:
 		return NewRoofline(s.RooflineAlpha, s.Arch, s.Hardware, tp)
 	}
-	return nil, errtext.BadSetting("latency.model", "must be one of %s, got %q", strings.Join(Kinds(), ", "), s.Kind)
+	return nil, errtext.BadSetting(keys.LatencyModel, "must be one of %s, got %q", strings.Join(Kinds(), ", "), s.Kind)
 }
 
 // finite reports whether every value is a finite number ≥ 0, naming the
@@ -97,7 +98,7 @@ func New(s Spec, tp int) (Model, error) {
 func finite(key string, vs []float64) error {
 	for i, v := range vs {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return errtext.BadSetting(fmt.Sprintf("%s.%d", key, i), "must be a finite number ≥ 0, got %v", v)
+			return errtext.BadSetting(keys.Member(key, strconv.Itoa(i)), "must be a finite number ≥ 0, got %v", v)
 		}
 	}
 	return nil

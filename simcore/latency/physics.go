@@ -1,5 +1,7 @@
 package latency
 
+import "optimize/simcore/keys"
+
 // The trained-physics model (BLIS f90a1e3a's default) prices a step with
 // roofline basis terms of the model on the GPU, each times a learned
 // correction β, plus fixed overheads:
@@ -62,10 +64,10 @@ const kvBytes = 2.0
 // NewTrainedPhysics checks the inputs and precomputes what does not change
 // from step to step.
 func NewTrainedPhysics(p Physics, a Arch, h Hardware, tp int) (*TrainedPhysics, error) {
-	if err := finite("latency.alpha", p.Alpha[:]); err != nil {
+	if err := finite(keys.LatencyAlpha, p.Alpha[:]); err != nil {
 		return nil, err
 	}
-	if err := finite("latency.beta", p.Beta[:]); err != nil {
+	if err := finite(keys.LatencyBeta, p.Beta[:]); err != nil {
 		return nil, err
 	}
 	if err := checkWorld(a, h, tp); err != nil {

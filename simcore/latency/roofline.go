@@ -2,6 +2,7 @@ package latency
 
 import (
 	"math"
+	"optimize/simcore/keys"
 )
 
 // The roofline model (BLIS's --latency-model roofline) prices a step as
@@ -48,7 +49,7 @@ const mlpMatrices = 2.0
 
 // NewRoofline checks the inputs and precomputes the per-decode terms.
 func NewRoofline(alpha [3]float64, a Arch, h Hardware, tp int) (*Roofline, error) {
-	if err := finite("latency.alpha", alpha[:]); err != nil {
+	if err := finite(keys.LatencyAlpha, alpha[:]); err != nil {
 		return nil, err
 	}
 	if err := checkWorld(a, h, tp); err != nil {

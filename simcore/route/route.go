@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore"
@@ -126,35 +127,35 @@ type Config struct {
 // name the setting's key.
 func (c *Config) Validate() error {
 	if c.PrefixIndexCapacity < 0 {
-		return errtext.BadSetting("routing.prefix_index_capacity", "must be > 0 blocks (0 = default %d), got %d",
+		return errtext.BadSetting(keys.PrefixIndexCapacity, "must be > 0 blocks (0 = default %d), got %d",
 			DefaultPrefixIndexCapacity, c.PrefixIndexCapacity)
 	}
 	if c.CacheSignalDelay < 0 {
-		return errtext.BadSetting("routing.cache_signal_delay_us", "must be >= 0 µs (0 = live), got %d", c.CacheSignalDelay)
+		return errtext.BadSetting(keys.CacheSignalDelay, "must be >= 0 µs (0 = live), got %d", c.CacheSignalDelay)
 	}
 	if c.TokenLoadThreshold < 0 {
-		return errtext.BadSetting("routing.token_load.threshold_tokens", "must be > 0 tokens (0 = default %d), got %d",
+		return errtext.BadSetting(keys.TokenLoadThreshold, "must be > 0 tokens (0 = default %d), got %d",
 			DefaultTokenLoadThreshold, c.TokenLoadThreshold)
 	}
 	if v := c.KVPressureTransferScale; !finiteNonNegative(v) {
-		return errtext.BadSetting("routing.kv_pressure.transfer_scale", "must be a finite number >= 0 µs (0 = default %g), got %v",
+		return errtext.BadSetting(keys.KVPressureTransferScale, "must be a finite number >= 0 µs (0 = default %g), got %v",
 			defaultTransferScale, v)
 	}
 	if v := c.KVPressureThrashWeight; !finiteNonNegative(v) {
-		return errtext.BadSetting("routing.kv_pressure.thrash_weight", "must be a finite number >= 0 (0 = default %g), got %v",
+		return errtext.BadSetting(keys.KVPressureThrashWeight, "must be a finite number >= 0 (0 = default %g), got %v",
 			defaultThrashWeight, v)
 	}
 	for cl := simcore.SLOClass(1); cl < simcore.NumSLOClasses; cl++ {
 		if v, ok := c.SLOPriorityBlend.Get(cl); ok && !(v >= 0 && v <= 1) {
-			return errtext.BadSetting("routing.slo_priority_blend."+cl.Label(), "must be in [0,1] (the prefix-affinity share), got %v", v)
+			return errtext.BadSetting(keys.Member(keys.SLOPriorityBlend, cl.Label()), "must be in [0,1] (the prefix-affinity share), got %v", v)
 		}
 		if v, ok := c.KVPressureSLOScale.Get(cl); ok && !finiteNonNegative(v) {
-			return errtext.BadSetting("routing.kv_pressure_slo_scale."+cl.Label(), "must be a finite number >= 0, got %v", v)
+			return errtext.BadSetting(keys.Member(keys.KVPressureSLOScale, cl.Label()), "must be a finite number >= 0, got %v", v)
 		}
 	}
 	picker, ok := findPicker(c.Picker)
 	if !ok {
-		return errtext.BadSetting("routing.picker", "unknown value %q (allowed: %s)", c.Picker, strings.Join(PickerNames(), ", "))
+		return errtext.BadSetting(keys.RoutingPicker, "unknown value %q (allowed: %s)", c.Picker, strings.Join(PickerNames(), ", "))
 	}
 	// An empty, non-nil profile is one of no scorer (nil means
 	// DefaultScorers): llm-d's pickers take it, every instance scoring 0;
@@ -163,7 +164,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("every routing.weight.* is 0; the weighted policy with routing.picker %s needs a scorer with weight > 0 (llm-d's pickers take none)", picker.name)
 	}
 	if v := c.LLMD.Prefix.MatchLengthWeight; !(v >= 0 && v <= 1) {
-		return errtext.BadSetting("routing.prefix-cache-scorer.match_length_weight", "must be in [0,1], got %v", v)
+		return errtext.BadSetting(keys.PrefixMatchLengthWeight, "must be in [0,1], got %v", v)
 	}
 	return validateScorers(c.Scorers)
 }
@@ -225,7 +226,7 @@ func New(cfg Config, numInstances int, rng *rand.Rand) (Router, error) {
 			return k.build(&cfg, numInstances, rng), nil
 		}
 	}
-	return nil, errtext.BadSetting("routing.policy", "unknown value %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
+	return nil, errtext.BadSetting(keys.RoutingPolicy, "unknown value %q (allowed: %s)", cfg.Policy, strings.Join(PolicyNames(), ", "))
 }
 
 // normalisedWeights divides each weight by their sum, summing in the given

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math"
+	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore"
@@ -120,7 +121,7 @@ func knownPolicy(name string) bool {
 }
 
 func unknownPolicy(name string) error {
-	return errtext.BadSetting("priority.policy", "unknown value %q (allowed: %s)", name, strings.Join(PolicyNames(), ", "))
+	return errtext.BadSetting(keys.PriorityPolicy, "unknown value %q (allowed: %s)", name, strings.Join(PolicyNames(), ", "))
 }
 
 // Validate checks the policy name and every parameter, also those the
@@ -131,17 +132,17 @@ func (cfg PolicyConfig) Validate() error {
 		return unknownPolicy(cfg.Name)
 	}
 	if t := cfg.LoadThreshold; !(t >= 0) || math.IsInf(t, 0) {
-		return errtext.BadSetting("priority.load_threshold", "must be a finite number ≥ 0 (waiting requests; 0 = %d), got %v", DefaultLoadThreshold, t)
+		return errtext.BadSetting(keys.PriorityLoad, "must be a finite number ≥ 0 (waiting requests; 0 = %d), got %v", DefaultLoadThreshold, t)
 	}
 	if w := cfg.AgeWeightPerMs; !(w >= 0) || math.IsInf(w, 0) {
-		return errtext.BadSetting("priority.age_weight_per_ms", "must be a finite number ≥ 0 (priority per ms waited), got %v", w)
+		return errtext.BadSetting(keys.PriorityAgeWeight, "must be a finite number ≥ 0 (priority per ms waited), got %v", w)
 	}
 	for c := simcore.SLOClass(0); c < simcore.NumSLOClasses; c++ {
 		if v, ok := cfg.Base.Get(c); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
-			return errtext.BadSetting("priority.base."+c.Label(), "must be a finite number, got %v", v)
+			return errtext.BadSetting(keys.Member(keys.PriorityBase, c.Label()), "must be a finite number, got %v", v)
 		}
 		if v, ok := cfg.UrgencyThresholdMs.Get(c); ok && (!(v >= 0) || math.IsInf(v, 0)) {
-			return errtext.BadSetting("priority.urgency_threshold_ms."+c.Label(), "must be a finite number ≥ 0 ms, got %v", v)
+			return errtext.BadSetting(keys.Member(keys.PriorityUrgency, c.Label()), "must be a finite number ≥ 0 ms, got %v", v)
 		}
 	}
 	return nil

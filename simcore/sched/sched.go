@@ -9,6 +9,7 @@ package sched
 import (
 	"cmp"
 	"math"
+	"optimize/simcore/keys"
 	"slices"
 	"strings"
 
@@ -73,7 +74,7 @@ func NewScheduler(name string, ttftMs simcore.PerClass) (Scheduler, error) {
 			return k.build(ttftMs)
 		}
 	}
-	return nil, errtext.BadSetting("scheduler", "unknown value %q (allowed: %s)", name, strings.Join(SchedulerNames(), ", "))
+	return nil, errtext.BadSetting(keys.Scheduler, "unknown value %q (allowed: %s)", name, strings.Join(SchedulerNames(), ", "))
 }
 
 // priorityFCFS serves higher priority first, then earlier arrival, then
@@ -118,7 +119,7 @@ const maxTargetMs = 1e12
 
 func newSLODeadline(ttftMs simcore.PerClass) (Scheduler, error) {
 	if !ttftMs.Given() {
-		return nil, errtext.BadSetting("scheduler", "%s orders by each class's TTFT target, but no class has one "+
+		return nil, errtext.BadSetting(keys.Scheduler, "%s orders by each class's TTFT target, but no class has one "+
 			"(targets come from the workload's slo_targets or slo.ttft_target_ms.<class>); without one it would be %s", SLODeadline, FCFS)
 	}
 	s := &sloDeadline{}
@@ -128,7 +129,7 @@ func newSLODeadline(ttftMs simcore.PerClass) (Scheduler, error) {
 			continue
 		}
 		if !(v > 0 && v <= maxTargetMs) {
-			return nil, errtext.BadSetting("slo.ttft_target_ms."+simcore.SLOClass(c).Label(), "must be a number > 0 and at most %g ms for scheduler %s, got %v",
+			return nil, errtext.BadSetting(keys.Member(keys.SLOTTFT, simcore.SLOClass(c).Label()), "must be a number > 0 and at most %g ms for scheduler %s, got %v",
 				maxTargetMs, SLODeadline, v)
 		}
 		s.offset[c], s.has[c] = simcore.Tick(math.Round(v*1000)), true

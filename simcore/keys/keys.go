@@ -1,0 +1,84 @@
+// Package keys names the simulator's settings by their keys in the
+// settings table (strategies), for the errors the simulator reports
+// (errtext.BadSetting): the table declares each of these settings with
+// the same constant, so the simulator cannot name a key the table lacks
+// (strategies' TestSimulatorKeysAreTableKeys checks every constant here,
+// and that no simulator error names a key by a literal). A family's
+// members are keyed FAMILY.MEMBER (Member): an SLO class, or a latency
+// coefficient's index.
+package keys
+
+// Cluster, KV cache and run.
+const (
+	NumInstances          = "num_instances"
+	TP                    = "tp"
+	Era                   = "era"
+	MaxModelLen           = "max_model_len"
+	GPUMemoryUtilization  = "gpu_memory_utilization"
+	KVTotalBlocks         = "kv.total_blocks"
+	KVBlockSize           = "kv.block_size"
+	KVCPUBlocks           = "kv.cpu_blocks"
+	KVOffloadThreshold    = "kv.offload_threshold"
+	KVTransferBandwidth   = "kv.transfer_bandwidth"
+	KVTransferBaseLatency = "kv.transfer_base_latency_us"
+	RunHorizon            = "run.horizon_us"
+)
+
+// Latency model and its coefficients (families: Member(LatencyAlpha, "0")).
+const (
+	LatencyModel = "latency.model"
+	LatencyAlpha = "latency.alpha"
+	LatencyBeta  = "latency.beta"
+)
+
+// Batch formation and scheduling.
+const (
+	MaxRunning           = "batch.max_num_running_reqs"
+	MaxScheduledTokens   = "batch.max_num_scheduled_tokens"
+	LongPrefillThreshold = "batch.long_prefill_token_threshold"
+	PrefillThreshold     = "batch.prefill_threshold" // per SLO class
+	PreemptionPolicy     = "preemption.policy"
+	Scheduler            = "scheduler"
+	PriorityPolicy       = "priority.policy"
+	PriorityLoad         = "priority.load_threshold"
+	PriorityAgeWeight    = "priority.age_weight_per_ms"
+	PriorityBase         = "priority.base"                 // per SLO class
+	PriorityUrgency      = "priority.urgency_threshold_ms" // per SLO class
+)
+
+// SLO targets, per SLO class.
+const (
+	SLOTTFT = "slo.ttft_target_ms"
+	SLOITL  = "slo.itl_target_ms"
+	SLOE2E  = "slo.e2e_target_ms"
+)
+
+// Routing.
+const (
+	RoutingPolicy           = "routing.policy"
+	RoutingPicker           = "routing.picker"
+	SnapshotRefresh         = "routing.snapshot_refresh_us"
+	CacheSignalDelay        = "routing.cache_signal_delay_us"
+	PrefixIndexCapacity     = "routing.prefix_index_capacity"
+	PrefixMatchLengthWeight = "routing.prefix-cache-scorer.match_length_weight"
+	TokenLoadThreshold      = "routing.token_load.threshold_tokens"
+	KVPressureTransferScale = "routing.kv_pressure.transfer_scale"
+	KVPressureThrashWeight  = "routing.kv_pressure.thrash_weight"
+	KVPressureSLOScale      = "routing.kv_pressure_slo_scale" // per SLO class
+	SLOPriorityBlend        = "routing.slo_priority_blend"    // per SLO class
+)
+
+// Admission.
+const (
+	AdmissionPolicy  = "admission.policy"
+	BucketCapacity   = "admission.token_bucket.capacity"
+	BucketRefillRate = "admission.token_bucket.refill_rate"
+	SLOGate          = "admission.slo_gate" // per SLO class
+	ProbQueueDepth   = "admission.probabilistic.queue_depth_threshold"
+	ProbKVUtil       = "admission.probabilistic.kv_util_threshold"
+	ProbPower        = "admission.probabilistic.power"
+	ProbK            = "admission.probabilistic.k"
+)
+
+// Member is the key of a family's member: family.member.
+func Member(family, member string) string { return family + "." + member }
