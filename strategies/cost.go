@@ -59,7 +59,7 @@ func gpuHourPrice(g latency.GPU, gpu *Setting) *Setting {
 	if g.PriceSource != "" {
 		doc += ": " + g.PriceSource
 	}
-	return (&Setting{Key: "cost.gpu_hour." + name, Flag: gpuHourPriceFlag, Item: name, Kind: search.Float, Low: 0.001, High: 1e6,
+	return (&Setting{Key: "cost.gpu_hour." + name, Flag: gpuHourPriceFlag, Item: name, family: Named, Kind: search.Float, Low: 0.001, High: 1e6,
 		Unit: "USD/GPU-h", Doc: doc, Component: CompCluster, Unset: "no price",
 		get: func(c *cluster.Config) (float64, bool) {
 			if v, ok := c.Cost.Given.Get(name); ok {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
@@ -166,7 +165,7 @@ func (s *Setting) Carry(c *cluster.Config) Carried {
 			return out
 		}
 	}
-	if strings.HasPrefix(s.Key, weightPrefix) && value == "0" {
+	if s.family == Scorers && value == "0" {
 		out.Fidelity, out.Production, out.Note = Exact, "", "not in the profile"
 		return out
 	}
@@ -282,7 +281,7 @@ func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
 		if cr.Via != "" {
 			continue
 		}
-		if strings.HasPrefix(cr.Setting.Key, weightPrefix) {
+		if cr.Setting.family == Scorers {
 			if cr.Value != "0" {
 				weights, values = append(weights, cr.Setting), append(values, cr.Value)
 				restate = restate || cr.Fidelity != Exact || cr.Name != cr.Setting.Item

@@ -9,7 +9,7 @@ import (
 // what it is in production, and every row of the column names a setting.
 func TestProductionColumnCoversTheTable(t *testing.T) {
 	for _, s := range Settings() {
-		if strings.HasPrefix(s.Key, weightPrefix) {
+		if strings.HasPrefix(s.Key, WeightPrefix) {
 			continue
 		}
 		if !described(s.Production) {

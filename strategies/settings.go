@@ -21,8 +21,9 @@ type Setting struct {
 	// one. Settings of a family share one list-valued flag (per class:
 	// `--slo-base critical=10,...`; per scorer: `--routing-scorers
 	// prefix-affinity:3,...`; per coefficient: `--alpha-coeffs a,b,c`) and
-	// Item names their element of it.
+	// Item names their element of it; family says which way (family.go).
 	Flag, Item string
+	family     Family
 	// Kind is Float, Int or Categorical (a boolean is categorical false,
 	// true); never log-float: the scale is a parameter's business.
 	Kind      search.Kind
@@ -150,14 +151,10 @@ func (s *Setting) FlagText() string {
 	switch {
 	case s.Flag == "":
 		return ""
-	case s.Item == "":
+	case s.family == Single:
 		return "--" + s.Flag
-	case s.Key != "" && strings.HasPrefix(s.Key, "routing.weight."):
-		return "--" + s.Flag + " " + s.Item + ":W"
-	case strings.HasPrefix(s.Key, "latency."):
-		return "--" + s.Flag + " [" + s.Item + "]"
 	}
-	return "--" + s.Flag + " " + s.Item + "=V"
+	return "--" + s.Flag + " " + s.family.element(s.Item)
 }
 
 // domain is the setting's accepted values as a search.Param, so that a
@@ -207,7 +204,7 @@ func settingKeysHint() string {
 	for _, s := range Settings() {
 		n := s.Key
 		if s.Item != "" {
-			n = strings.TrimSuffix(n, s.Item) + "<" + itemKind(s) + ">"
+			n = strings.TrimSuffix(n, s.Item) + "<" + s.family.Word() + ">"
 		}
 		if !slices.Contains(names, n) {
 			names = append(names, n)
@@ -216,18 +213,6 @@ func settingKeysHint() string {
 	_, gpus := worldNames()
 	return fmt.Sprintf("%s; <class>: %s; <scorer>: %s; <GPU>: %s",
 		strings.Join(names, ", "), strings.Join(classNames, ", "), strings.Join(scorerNames(), ", "), strings.Join(gpus, ", "))
-}
-
-func itemKind(s *Setting) string {
-	switch {
-	case strings.HasPrefix(s.Key, "routing.weight."):
-		return "scorer"
-	case strings.HasPrefix(s.Key, "latency."):
-		return "i"
-	case s.Flag == gpuHourPriceFlag:
-		return "GPU"
-	}
-	return "class"
 }
 
 // UnknownSetting is the one error for a key that is not in the table.

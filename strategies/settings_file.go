@@ -73,7 +73,7 @@ func SettingLines(c *cluster.Config) []SettingLine {
 	var out []SettingLine
 	weights := false
 	for _, s := range Settings() {
-		if strings.HasPrefix(s.Key, weightPrefix) {
+		if s.family == Scorers {
 			if !weights {
 				weights = true
 				for _, w := range profileOrder(c) {
@@ -113,7 +113,9 @@ func WriteSettings(w io.Writer, c *cluster.Config) error {
 // SettingsFileNote says what a settings file holds, for its header.
 const SettingsFileNote = "Every setting of the settings table: a `key: value` line for each that has an effect; a comment for each that has none (and why) or that is left unset (and what that means). The routing.weight.* lines are the weighted profile in its order."
 
-const weightPrefix = "routing.weight."
+// WeightPrefix starts the key of every scorer's weight (the Scorers
+// family): routing.weight.<scorer>.
+const WeightPrefix = "routing.weight."
 
 func settingLine(s *Setting, c *cluster.Config) SettingLine {
 	l := SettingLine{Setting: s, Value: s.Value(c)}
@@ -135,12 +137,12 @@ func profileOrder(c *cluster.Config) []*Setting {
 	}
 	var out []*Setting
 	for _, sw := range list {
-		if s, ok := LookupSetting(weightPrefix + sw.Name); ok && !slices.Contains(out, s) {
+		if s, ok := LookupSetting(WeightPrefix + sw.Name); ok && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	for _, s := range Settings() {
-		if strings.HasPrefix(s.Key, weightPrefix) && !slices.Contains(out, s) {
+		if s.family == Scorers && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -252,7 +254,7 @@ func readSettings(file string, data []byte, c *cluster.Config) (given []GivenSet
 		}
 		s.set(c, value)
 		given = append(given, GivenSetting{Setting: s, Line: k.Line})
-		if strings.HasPrefix(s.Key, weightPrefix) {
+		if s.family == Scorers {
 			weighted = true
 			if value > 0 {
 				profile = append(profile, route.ScorerWeight{Name: s.Item, Weight: value})

@@ -316,7 +316,7 @@ func perClass(prefix, flag string, kind search.Kind, low, high float64, unit, do
 	field func(*cluster.Config) *simcore.PerClass, def func(*cluster.Config, simcore.SLOClass) (float64, bool), unset string) []*Setting {
 	ss := make([]*Setting, 0, len(classNames))
 	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
-		ss = append(ss, &Setting{Key: prefix + "." + class.String(), Flag: flag, Item: class.String(), Kind: kind, Low: low, High: high,
+		ss = append(ss, &Setting{Key: keys.Member(prefix, class.String()), Flag: flag, Item: class.String(), family: PerClass, Kind: kind, Low: low, High: high,
 			Unit: unit, Doc: doc, Component: comp, Unset: unset,
 			get: func(c *cluster.Config) (float64, bool) {
 				if v, ok := field(c).Get(class); ok {
@@ -354,7 +354,7 @@ func scorerWeight(name string) *Setting {
 		}
 		return 0
 	}
-	return &Setting{Key: "routing.weight." + name, Flag: "routing-scorers", Item: name, Kind: search.Float, Low: 0, High: 1e6,
+	return &Setting{Key: WeightPrefix + name, Flag: "routing-scorers", Item: name, family: Scorers, Kind: search.Float, Low: 0, High: 1e6,
 		Doc: "weight of the " + name + " scorer in the weighted policy (0 = scorer removed)", Component: CompRouting,
 		get:  func(c *cluster.Config) (float64, bool) { return weightOf(c), true },
 		set:  func(c *cluster.Config, v float64) { setScorerWeight(c, name, v) },

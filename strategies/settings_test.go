@@ -198,3 +198,24 @@ func TestWorldColumn(t *testing.T) {
 		t.Errorf("world settings %s, want %s", got, want)
 	}
 }
+
+// The Family column says how every member of a family is written: a
+// setting with an Item has a family and a Single setting none, and the
+// flag text follows the family.
+func TestFamilyColumn(t *testing.T) {
+	seen := map[Family]string{}
+	for _, s := range Settings() {
+		if (s.Item != "") != (s.Family() != Single) {
+			t.Errorf("%s: item %q, family %d", s.Key, s.Item, s.Family())
+		}
+		seen[s.Family()] = s.FlagText()
+	}
+	for f, want := range map[Family]string{PerClass: "=V", Scorers: ":W", Vector: "]", Named: "=V"} {
+		if !strings.HasSuffix(seen[f], want) {
+			t.Errorf("family %s: flag text %q, want it to end in %q", f.Word(), seen[f], want)
+		}
+	}
+	if s, _ := LookupSetting("routing.weight.queue-depth"); s.FlagText() != "--routing-scorers queue-depth:W" {
+		t.Errorf("a scorer's flag text: %q", s.FlagText())
+	}
+}

@@ -140,7 +140,7 @@ func coeff(family, flag string, i int, doc string) *Setting {
 		}
 		return o.Beta[i], o.BetaSet[i], c.Latency.Coeffs.Beta[i]
 	}
-	s := &Setting{Key: keys.Member(family, strconv.Itoa(i)), Flag: flag, Item: strconv.Itoa(i), Kind: search.Float, Low: 0, High: huge,
+	s := &Setting{Key: keys.Member(family, strconv.Itoa(i)), Flag: flag, Item: strconv.Itoa(i), family: Vector, Kind: search.Float, Low: 0, High: huge,
 		Unit: "µs", Doc: doc, Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
 			v, set, resolved := value(c)

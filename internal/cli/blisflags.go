@@ -150,11 +150,8 @@ func settingKeys(flag string) string {
 		if s.Item == "" {
 			return "setting `" + s.Key + "`"
 		}
-		item := "<class>"
-		switch {
-		case strings.HasPrefix(s.Key, "routing.weight."):
-			item = "<scorer>"
-		case strings.HasPrefix(s.Key, "latency."):
+		item := "<" + s.Family().Word() + ">"
+		if s.Family() == strategies.Vector {
 			item = "0..2"
 		}
 		return "settings `" + strings.TrimSuffix(s.Key, s.Item) + item + "`"

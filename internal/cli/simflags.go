@@ -100,13 +100,13 @@ func (f *settingFlag) usage() string {
 		items[i] = m.Item
 	}
 	prefix := strings.TrimSuffix(s.Key, s.Item)
-	switch {
-	case strings.HasPrefix(s.Key, "routing.weight."):
+	switch s.Family() {
+	case strategies.Scorers:
 		return fmt.Sprintf("weighted scorers in order, name:weight,... with name one of %s; %s (settings %s<scorer>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)
-	case strings.HasPrefix(s.Key, "latency."):
+	case strategies.Vector:
 		return fmt.Sprintf("%s: three values i0,i1,i2 in µs (override the profile; settings %s0..2)", s.Doc, prefix)
-	case strings.HasPrefix(s.Key, "cost."):
+	case strategies.Named:
 		return fmt.Sprintf("price of a GPU per hour in USD, per GPU: gpu=price,... with gpu one of %s (defaults: the hardware file's on-demand list prices, which optimize template knobs shows; a --hardware-config GPU takes its file's price_per_gpu_hour); cost has no vLLM or llm-d counterpart; %s (settings %s<GPU>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)
 	}
@@ -209,14 +209,14 @@ func (f *simFlags) blame(err error) error {
 // apply parses the flag's text into c and returns the settings it set.
 func (f *settingFlag) apply(c *cluster.Config) ([]*strategies.Setting, error) {
 	s := f.members[0]
-	switch {
-	case len(f.members) == 1:
+	switch s.Family() {
+	case strategies.Single:
 		return f.members, s.Set(c, f.raw)
-	case strings.HasPrefix(s.Key, "routing.weight."):
+	case strategies.Scorers:
 		return f.applyScorers(c)
-	case strings.HasPrefix(s.Key, "latency."):
+	case strategies.Vector:
 		return f.applyVector(c)
-	case strings.HasPrefix(s.Key, "cost."):
+	case strategies.Named:
 		return f.applyNamed(c)
 	}
 	return f.applyPerClass(c)
