@@ -73,7 +73,7 @@ func worldSettings() []*Setting {
 		holds: func(c *cluster.Config) bool { return c.Latency.Physical() },
 		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + c.Latency.Kind }}
 	world := unresolving(
-		choiceField("model", "model", models, "model served, by its Hugging Face name (`optimize template knobs` and the README's Models and hardware list them)", CompCluster,
+		choiceField("model", "model", models, "model served, by its Hugging Face name (`optimize template knobs` and docs/models-and-hardware.md list them)", CompCluster,
 			func(c *cluster.Config) *string { return &c.Model }),
 		choiceField("gpu", "hardware", gpus, "GPU of every instance", CompCluster,
 			func(c *cluster.Config) *string { return &c.GPU }),

@@ -9,12 +9,12 @@ import (
 	"optimize/simcore/latency"
 )
 
-// WorldMarkdown lists the built-in world in Markdown, for the README's
+// WorldMarkdown lists the built-in world in Markdown, for docs/models-and-hardware.md's
 // "Models and hardware" section: every model (its architecture, the world
 // it runs in when named alone and the KV blocks per instance derived
 // there, its blackbox profiles, licence and source) and every GPU (its
 // figures and their source), read from the embedded world data, so that
-// the README cannot drift from what ships.
+// the guide cannot drift from what ships.
 func WorldMarkdown() (string, error) {
 	cat, err := World()
 	if err != nil {

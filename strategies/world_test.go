@@ -106,7 +106,7 @@ var update = flag.Bool("update", false, "rewrite the README's lists of models an
 // WorldMarkdown generates from the world data, and the section's prose
 // names every latency model and every model and GPU file flag.
 func TestREADMEModelsAndHardware(t *testing.T) {
-	const path = "../README.md"
+	const path = "../docs/models-and-hardware.md"
 	const section, begin, end = "## Models and hardware\n", "<!-- begin: strategies.WorldMarkdown", "<!-- end: strategies.WorldMarkdown -->"
 	readme, err := os.ReadFile(path)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Command worker joins studies through shared storage (SQLite on one
 // machine, PostgreSQL across machines) and runs their trials until every
-// study it works on reaches its total. See README.md, "Scaling out".
+// study it works on reaches its total. See docs/scaling-out.md.
 package main
 
 import (

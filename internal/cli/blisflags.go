@@ -36,7 +36,7 @@ func (v *blisValue) Type() string {
 }
 
 // blisFlagSet binds the flags of blisFlags that simulate has no flag of
-// its own for, hidden from --help (the README lists them).
+// its own for, hidden from --help (docs/fidelity.md lists them).
 type blisFlagSet struct {
 	values map[string]*blisValue
 }
@@ -119,7 +119,7 @@ func quoteEmpty(s string) string {
 	return s
 }
 
-// doText says what simulate does with the flag, for --help and the README.
+// doText says what simulate does with the flag, for --help and docs/fidelity.md.
 func (f *blisFlag) doText() string {
 	switch f.do {
 	case blisOurs:
@@ -159,10 +159,10 @@ func settingKeys(flag string) string {
 	return ""
 }
 
-// blisSectionHeading opens the README's section on BLIS command lines.
+// blisSectionHeading opens docs/fidelity.md's section on BLIS command lines.
 const blisSectionHeading = "### BLIS command lines\n\n"
 
-// blisREADME is the README section listing blisFlags.
+// blisREADME is docs/fidelity.md's section listing blisFlags.
 func blisREADME() string {
 	var b strings.Builder
 	b.WriteString(blisSectionHeading)

@@ -254,7 +254,7 @@ func TestBLISFlagsTable(t *testing.T) {
 // holds it (-update rewrites whichever holds it).
 func TestREADMEBLISFlags(t *testing.T) {
 	want := blisREADME()
-	path := "../../README.md"
+	path := "../../docs/fidelity.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

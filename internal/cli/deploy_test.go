@@ -288,7 +288,7 @@ func TestKubernetesManifestsRunAsDeclared(t *testing.T) {
 // Secret, Jobs, image and study as they are.
 func checkREADME(t *testing.T, secret, create, workers *k8sObject, image, study string) {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/scaling-out.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,8 +21,9 @@ import (
 	"optimize/strategies/datasets"
 )
 
-// readmeBlock is one fenced shell block of README.md.
+// readmeBlock is one fenced shell block of README.md or of a guide.
 type readmeBlock struct {
+	file   string // README.md or docs/GUIDE.md
 	line   int    // of the opening fence
 	noTest bool   // info string "sh no-test"
 	text   string // the commands, verbatim
@@ -49,10 +51,10 @@ var readmeNoTest = map[string]string{
 	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'": "the cluster's PostgreSQL server",
 }
 
-// readmeBlocks returns README.md's shell blocks in order. Every fenced
-// block is `sh`, `sh no-test` or a language that is not a shell (yaml): a
-// shell block under another name would escape this test.
-func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
+// readmeBlocks returns a file's shell blocks in order. Every fenced block
+// is `sh`, `sh no-test` or a language that is not a shell (yaml): a shell
+// block under another name would escape this test.
+func readmeBlocks(t *testing.T, file string, readme []byte) []readmeBlock {
 	t.Helper()
 	var blocks []readmeBlock
 	var cur *readmeBlock
@@ -72,20 +74,20 @@ func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
 		case fence:
 			switch info := strings.TrimPrefix(line, "```"); info {
 			case "sh":
-				cur = &readmeBlock{line: n}
+				cur = &readmeBlock{file: file, line: n}
 			case "sh no-test":
-				cur = &readmeBlock{line: n, noTest: true}
+				cur = &readmeBlock{file: file, line: n, noTest: true}
 			case "yaml":
 				cur = &readmeBlock{} // not a shell block: read past it
 			default:
-				t.Fatalf("README.md:%d: fenced block %q: use sh (run by this test), sh no-test (listed in readmeNoTest) or yaml", n, info)
+				t.Fatalf("%s:%d: fenced block %q: use sh (run by this test), sh no-test (listed in readmeNoTest) or yaml", file, n, info)
 			}
 		case cur != nil:
 			body.WriteString(line + "\n")
 		}
 	}
 	if cur != nil {
-		t.Fatalf("README.md:%d: block not closed", cur.line)
+		t.Fatalf("%s:%d: block not closed", file, cur.line)
 	}
 	return blocks
 }
@@ -95,14 +97,52 @@ func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
 // deletes demo; the `sh no-test` blocks are exactly readmeNoTest's.
 func TestReadmeBlocksInOrder(t *testing.T) { readmeRunnable(t) }
 
-// readmeRunnable checks README.md's arrangement and returns its blocks.
+// readmeGuides are the guides README.md's Guides section links, in its
+// order: the order their commands run in after the README's.
+func readmeGuides(t *testing.T, readme []byte) []string {
+	t.Helper()
+	_, section, ok := strings.Cut(string(readme), "\n## Guides\n")
+	if !ok {
+		t.Fatal("README.md has no Guides section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var guides []string
+	for _, m := range guideLink.FindAllStringSubmatch(section, -1) {
+		guides = append(guides, m[1])
+	}
+	if len(guides) < 5 {
+		t.Fatalf("the Guides section links %d guides", len(guides))
+	}
+	return guides
+}
+
+var guideLink = regexp.MustCompile(`\]\((docs/[a-z-]+\.md)\)`)
+
+// readmeRunnable checks the arrangement of README.md and its guides and
+// returns their blocks, README.md's first, then each guide's in the
+// Guides section's order. Every guide in docs/ is linked there.
 func readmeRunnable(t *testing.T) []readmeBlock {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeBlocks(t, readme)
+	blocks := readmeBlocks(t, "README.md", readme)
+	guides := readmeGuides(t, readme)
+	for _, g := range guides {
+		text, err := os.ReadFile(filepath.Join(root, g))
+		if err != nil {
+			t.Fatalf("README.md links %s: %v", g, err)
+		}
+		blocks = append(blocks, readmeBlocks(t, g, text)...)
+	}
+	all, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, f := range all {
+		if rel := "docs/" + filepath.Base(f); !slices.Contains(guides, rel) {
+			t.Errorf("%s is not linked from the README's Guides section (so its commands would never run)", rel)
+		}
+	}
 	if len(blocks) == 0 || blocks[0].noTest || blocks[0].key() != "make demo" {
 		t.Fatalf("the README's first block must be `make demo`; got %+v", blocks[:min(1, len(blocks))])
 	}
@@ -111,15 +151,15 @@ func readmeRunnable(t *testing.T) []readmeBlock {
 		if b.noTest {
 			skipped = append(skipped, b.key())
 			if why, ok := readmeNoTest[b.key()]; ok {
-				t.Logf("README.md:%d %q not run (%s)", b.line, b.key(), why)
+				t.Logf("%s:%d %q not run (%s)", b.file, b.line, b.key(), why)
 			} else {
-				t.Errorf("README.md:%d: block %q is marked no-test but is not in readmeNoTest (run it, or say there what it needs)", b.line, b.key())
+				t.Errorf("%s:%d: block %q is marked no-test but is not in readmeNoTest (run it, or say there what it needs)", b.file, b.line, b.key())
 			}
 			continue
 		}
 		for _, banned := range []string{"--name demo", "study delete demo"} {
 			if strings.Contains(b.text, banned) {
-				t.Errorf("README.md:%d: %q: make demo made study demo and later sections use it", b.line, banned)
+				t.Errorf("%s:%d: %q: make demo made study demo and later sections use it", b.file, b.line, banned)
 			}
 		}
 	}
@@ -168,9 +208,9 @@ func TestReadmeRunsInOrder(t *testing.T) {
 		var out, errs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errs
 		if err := cmd.Run(); err != nil {
-			t.Fatalf("README.md:%d: %v\n%s\nstdout (end):\n%s\nstderr (end):\n%s", b.line, err, b.text, tail(out.String(), 2000), tail(errs.String(), 2000))
+			t.Fatalf("%s:%d: %v\n%s\nstdout (end):\n%s\nstderr (end):\n%s", b.file, b.line, err, b.text, tail(out.String(), 2000), tail(errs.String(), 2000))
 		}
-		t.Logf("README.md:%d %q: %.1fs", b.line, b.key(), time.Since(began).Seconds())
+		t.Logf("%s:%d %q: %.1fs", b.file, b.line, b.key(), time.Since(began).Seconds())
 		if b.key() == "make demo" {
 			// make demo says what to run next, as the quick start does.
 			if next := "bin/optimize study show demo"; !strings.Contains(out.String(), next) {

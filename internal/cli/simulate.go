@@ -48,7 +48,7 @@ parallel; the JSON output then holds every seed's summary and their mean.
 A BLIS command line runs with "blis" replaced by "optimize simulate":
 "run", BLIS's verb, is the one argument accepted, and every flag of
 "blis run" (BLIS 7fd7a88d and f90a1e3a) is accepted, ignored with a note
-on stderr, or rejected with its reason (the README's BLIS command lines
+on stderr, or rejected with its reason (docs/fidelity.md's BLIS command lines
 lists them); a flag given at its default is never an error.
 
 A production deployment runs as it is configured: --vllm-args FILE reads

@@ -11,8 +11,8 @@ import (
 
 // The glossary is the one text that explains the words and numbers of a
 // report: `study show --explain` prints it, the dashboard reads it from
-// GET /api/glossary, and the README's Glossary section is generated from
-// it (a test keeps the README equal to GlossaryMarkdown).
+// GET /api/glossary, and docs/glossary.md's Glossary section is generated from
+// it (a test keeps the guide equal to GlossaryMarkdown).
 
 // Term is one word of the glossary with its unit ("" when it has none).
 type Term struct {
@@ -119,7 +119,7 @@ func WriteGlossary(w io.Writer) {
 	}
 }
 
-// GlossaryMarkdown is the README's Glossary section after its heading.
+// GlossaryMarkdown is docs/glossary.md's Glossary section after its heading.
 func GlossaryMarkdown() string {
 	doc := Glossary()
 	var b strings.Builder
