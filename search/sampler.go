@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"optimize/simcore/errtext"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/c-bata/goptuna"
+
+	"optimize/simcore/errtext"
 )
 
 // Method selects how parameter vectors are proposed.

@@ -1,11 +1,11 @@
 package simcore
 
 import (
-	"optimize/simcore/keys"
 	"slices"
 	"strings"
 
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // Era names the BLIS behaviour the simulator reproduces where BLIS changed

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"optimize/simcore/errtext"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"optimize/simcore/errtext"
 	"optimize/simcore/metrics"
 )
 

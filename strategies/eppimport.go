@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/simcore/keys"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 	"optimize/simcore/route"
 )
 

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"optimize/simcore/errtext"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"optimize/simcore/errtext"
 )
 
 // The YAML layer: a template file becomes a rawTemplate, every key checked

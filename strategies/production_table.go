@@ -1,12 +1,12 @@
 package strategies
 
 import (
-	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/sched"
 )

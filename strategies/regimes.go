@@ -3,13 +3,13 @@ package strategies
 import (
 	"fmt"
 	"math"
-	"optimize/simcore/errtext"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
 )
 

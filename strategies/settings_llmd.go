@@ -2,10 +2,10 @@ package strategies
 
 import (
 	"fmt"
-	"optimize/simcore/keys"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
 	"optimize/simcore/route"
 )
 

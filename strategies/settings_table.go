@@ -2,13 +2,13 @@ package strategies
 
 import (
 	"math"
-	"optimize/simcore/keys"
 
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
 	"optimize/simcore/route"
 	"optimize/simcore/sched"
 )

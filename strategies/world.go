@@ -1,7 +1,6 @@
 package strategies
 
 import (
-	"optimize/simcore/keys"
 	"slices"
 	"strconv"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/templates"
 )

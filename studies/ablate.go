@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
 	"optimize/studies/report"
@@ -68,11 +69,11 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*report.Ablat
 	req := ablationRequest{Trial: trial}
 	switch {
 	case r.Best < 0:
-		return nil, report.Usage("study %s has no complete trial to ablate", name)
+		return nil, errtext.Usage("study %s has no complete trial to ablate", name)
 	case trial < 0:
 		req.Trial = r.Complete[r.Best].Number
 	case r.ByNumber(trial) == nil:
-		return nil, report.Usage("--trial: study %s has no complete trial %d", name, trial)
+		return nil, errtext.Usage("--trial: study %s has no complete trial %d", name, trial)
 	}
 	p, comps, err := e.ablationPlan(r, req)
 	if err != nil {

@@ -3,9 +3,9 @@ package studies
 import (
 	"fmt"
 
+	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
 	"optimize/strategies"
-	"optimize/studies/report"
 )
 
 // Limit bounds the work one command or one API request may ask for, so
@@ -92,7 +92,7 @@ func (l Limits) Of(k Limit) int64 {
 // raises the limit.
 func (l Limits) Check(k Limit, input string, n int64) error {
 	if limit := l.Of(k); n > limit {
-		return report.Usage("%s: %d is over the limit of %d %s (--%s raises it)", input, n, limit, limitTable[k].counts, limitTable[k].flag)
+		return errtext.Usage("%s: %d is over the limit of %d %s (--%s raises it)", input, n, limit, limitTable[k].counts, limitTable[k].flag)
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func (l Limits) Check(k Limit, input string, n int64) error {
 func (l Limits) Bad() error {
 	for k, v := range l {
 		if v < 1 {
-			return report.Usage("--%s: must be ≥ 1, got %d", limitTable[k].flag, v)
+			return errtext.Usage("--%s: must be ≥ 1, got %d", limitTable[k].flag, v)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
 	"optimize/storage"
@@ -71,14 +72,14 @@ func ParseAttainment(s string) ([]report.AttainmentTarget, error) {
 		key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		min, err := strconv.ParseFloat(val, 64)
 		if !ok || err != nil || !(min > 0 && min <= 1) {
-			return nil, report.Usage("--attainment: %q is not CLASS=MIN or METRIC=MIN with MIN in (0, 1] (e.g. critical=0.99, per_slo.standard.attainment=0.95)", part)
+			return nil, errtext.Usage("--attainment: %q is not CLASS=MIN or METRIC=MIN with MIN in (0, 1] (e.g. critical=0.99, per_slo.standard.attainment=0.95)", part)
 		}
 		metric := key
 		if !strings.Contains(key, ".") {
 			metric = "per_slo." + key + ".ttft_attainment"
 		}
 		if err := checkAttainmentMetric(metric); err != nil {
-			return nil, report.Usage("--attainment: %v", err)
+			return nil, errtext.Usage("--attainment: %v", err)
 		}
 		out = append(out, report.AttainmentTarget{Metric: metric, Min: min})
 	}
@@ -232,18 +233,18 @@ func maxRateRequestFor(r *report.Report, o MaxRateOptions) (maxRateRequest, erro
 	req := maxRateRequest{Trial: o.Trial, Seeds: o.Seeds, Targets: o.Targets, Tolerance: o.Tolerance}
 	switch {
 	case r.Best < 0:
-		return req, report.Usage("study %s has no complete trial to validate", r.Study.Name)
+		return req, errtext.Usage("study %s has no complete trial to validate", r.Study.Name)
 	case o.Trial < 0:
 		req.Trial = r.Complete[r.Best].Number
 	case r.ByNumber(o.Trial) == nil:
-		return req, report.Usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
+		return req, errtext.Usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
 	}
 	wl, err := strategies.ResolveWorkload(r.Study.Workload)
 	if err != nil {
 		return req, err
 	}
 	if wl.Spec == nil {
-		return req, report.Usage("--max-rate: study %s replays a trace; the search scales a generated workload's rate (a workload spec)", r.Study.Name)
+		return req, errtext.Usage("--max-rate: study %s replays a trace; the search scales a generated workload's rate (a workload spec)", r.Study.Name)
 	}
 	if req.Seeds, err = heldOutSeeds(r, req.Seeds); err != nil {
 		return req, err
@@ -252,13 +253,13 @@ func maxRateRequestFor(r *report.Report, o MaxRateOptions) (maxRateRequest, erro
 		req.Targets = attainmentTargets(r.Template, wl.Spec)
 	}
 	if len(req.Targets) == 0 {
-		return req, report.Usage("--attainment: study %s's workload has none of the classes of the default targets and the template states none: give some (e.g. per_slo.default.ttft_attainment=0.99)", r.Study.Name)
+		return req, errtext.Usage("--attainment: study %s's workload has none of the classes of the default targets and the template states none: give some (e.g. per_slo.default.ttft_attainment=0.99)", r.Study.Name)
 	}
 	if req.Tolerance == 0 {
 		req.Tolerance = DefaultMaxRateTolerance
 	}
 	if !(req.Tolerance > 0 && req.Tolerance < 1) {
-		return req, report.Usage("--tolerance: %g is not a relative width in (0, 1) (e.g. 0.02 for 2 %%)", req.Tolerance)
+		return req, errtext.Usage("--tolerance: %g is not a relative width in (0, 1) (e.g. 0.02 for 2 %%)", req.Tolerance)
 	}
 	return req, nil
 }

@@ -4,10 +4,11 @@ package studies_test
 
 import (
 	"fmt"
-	"optimize/internal/testkit/studykit"
 	"sort"
 	"strings"
 	"testing"
+
+	"optimize/internal/testkit/studykit"
 )
 
 // TestHistoryBoundQuality measures what bounding TPE's history costs in a

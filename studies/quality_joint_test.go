@@ -6,12 +6,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"optimize/internal/testkit/studykit"
-	"optimize/studies"
-	"optimize/studies/report"
 	"sort"
 	"strings"
 	"testing"
+
+	"optimize/internal/testkit/studykit"
+	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // jointRecord is what the joint-slo record reads off one study: its best

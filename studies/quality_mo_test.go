@@ -4,11 +4,12 @@ package studies_test
 
 import (
 	"fmt"
-	"optimize/internal/testkit/studykit"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+
+	"optimize/internal/testkit/studykit"
 )
 
 // TestHypervolumeBySampler measures how well each sampler covers the

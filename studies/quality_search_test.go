@@ -4,9 +4,10 @@ package studies_test
 
 import (
 	"fmt"
-	"optimize/internal/testkit/studykit"
 	"strings"
 	"testing"
+
+	"optimize/internal/testkit/studykit"
 )
 
 // This file holds the long search-quality study. It is built only with the

@@ -2,10 +2,11 @@ package studies_test
 
 import (
 	"fmt"
+	"testing"
+
 	"optimize/internal/testkit/studykit"
 	"optimize/studies"
 	"optimize/studies/report"
-	"testing"
 )
 
 // runStudy runs a slo-cascade study to its total in a fresh environment

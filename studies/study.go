@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/simcore/errtext"
 	"regexp"
 	"strings"
 	"time"
@@ -25,6 +24,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/studies/report"
@@ -87,16 +87,16 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	tpl, err := reg.Get(o.Template)
 	if err != nil {
-		return report.UsageError{Err: err}
+		return errtext.UsageError{Err: err}
 	}
 	if o.Trials < 1 {
-		return report.Usage("--trials: must be ≥ 1, got %d", o.Trials)
+		return errtext.Usage("--trials: must be ≥ 1, got %d", o.Trials)
 	}
 	if err := limits.Check(LimitTrials, "--trials", int64(o.Trials)); err != nil {
 		return err
 	}
 	if len(o.Seeds) == 0 {
-		return report.Usage("--seeds: give at least one seed")
+		return errtext.Usage("--seeds: give at least one seed")
 	}
 	if err := limits.Check(LimitSeeds, "--seeds", int64(len(o.Seeds))); err != nil {
 		return err
@@ -106,14 +106,14 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	}
 	m, err := search.ParseMethod(o.Sampler)
 	if err != nil {
-		return report.Usage("--sampler: %v", err)
+		return errtext.Usage("--sampler: %v", err)
 	}
 	o.Sampler = string(m)
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("%s-%s", tpl.Name, time.Now().UTC().Format("20060102-150405"))
 	}
 	if !nameRE.MatchString(o.Name) {
-		return report.Usage("--name: %s must be 1–128 letters, digits, '.', '_' or '-'", errtext.Quote(o.Name))
+		return errtext.Usage("--name: %s must be 1–128 letters, digits, '.', '_' or '-'", errtext.Quote(o.Name))
 	}
 	if o.Workload == "" {
 		o.Workload = tpl.Workload
@@ -122,7 +122,7 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	// that every later command replays the same ones.
 	wl, err := strategies.StudyWorkloadName(o.Workload, len(o.Seeds))
 	if err != nil {
-		return report.UsageError{Err: fmt.Errorf("--workload: %v", err)}
+		return errtext.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
 	o.Workload = wl
 	if resolved, err := strategies.ResolveWorkload(wl); err == nil {
@@ -134,7 +134,7 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 		aggregate, prune := o.Robust.Aggregate, o.Robust.Prune
 		o.Robust = tpl.Robust
 		if aggregate != "" && !o.Robust.Active() {
-			return report.Usage("--aggregate: a study of one scenario has nothing to aggregate: give --regime or --worlds too")
+			return errtext.Usage("--aggregate: a study of one scenario has nothing to aggregate: give --regime or --worlds too")
 		}
 		if aggregate != "" {
 			o.Robust.Aggregate = aggregate
@@ -142,7 +142,7 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 		o.Robust.Prune = o.Robust.Prune || prune
 	}
 	if err := strategies.CheckRobust(&o.Robust, strategies.RobustFlags{Regimes: "--regime", Worlds: "--worlds", Aggregate: "--aggregate", Prune: "--prune"}); err != nil {
-		return report.UsageError{Err: err}
+		return errtext.UsageError{Err: err}
 	}
 	return checkBaselineFrom(o.BaselineFrom)
 }
@@ -171,7 +171,7 @@ func checkBaselineFrom(from []storage.ConfigFile) error {
 	}
 	for _, f := range from {
 		if _, err := strategies.ApplyProduction(f.Kind, f.Path, []byte(f.Data), &c); err != nil {
-			return report.Usage("--baseline-%s: %v", strings.TrimSuffix(f.Kind, "-config"), err)
+			return errtext.Usage("--baseline-%s: %v", strings.TrimSuffix(f.Kind, "-config"), err)
 		}
 	}
 	return nil
@@ -216,10 +216,10 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	if o.From != "" {
 		var err error
 		if from, err = report.Load(e.Store, e.Registry, o.From); err != nil {
-			return nil, report.UsageError{Err: fmt.Errorf("--from: %v", err)}
+			return nil, errtext.UsageError{Err: fmt.Errorf("--from: %v", err)}
 		}
 		if from.Study.Template != tpl.Name {
-			return nil, report.Usage("--from: study %s searched template %s, not %s: a warm start needs the same parameters", o.From, from.Study.Template, tpl.Name)
+			return nil, errtext.Usage("--from: study %s searched template %s, not %s: a warm start needs the same parameters", o.From, from.Study.Template, tpl.Name)
 		}
 	}
 	ev, err := e.evaluator(row)
@@ -258,7 +258,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 // nameTaken is the usage error of a create whose name is taken, whether
 // the check before the baseline saw it or the insert after it did.
 func nameTaken(name string) error {
-	return report.Usage("--name: study %q already exists (resume it, or delete it first)", name)
+	return errtext.Usage("--name: study %q already exists (resume it, or delete it first)", name)
 }
 
 // Existing returns study o.Name when it exists and a create request o
@@ -277,7 +277,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 	}
 	tpl, err := e.Registry.Get(o.Template)
 	if err != nil {
-		return nil, report.UsageError{Err: err}
+		return nil, errtext.UsageError{Err: err}
 	}
 	seeds := func(s []int64) string { js, _ := json.Marshal(s); return string(js) } // as the user wrote them
 	for _, d := range []struct {
@@ -295,7 +295,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--regime/--worlds/--aggregate", robustText(row.Robust), robustText(robustRecord(o.Robust))},
 	} {
 		if d.have != d.ask {
-			return nil, report.Usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
+			return nil, errtext.Usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
 		}
 	}
 	return row, nil

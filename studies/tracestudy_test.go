@@ -8,9 +8,9 @@ import (
 
 	"optimize/internal/testkit"
 	"optimize/internal/testkit/studykit"
+	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
 	"optimize/studies"
-	"optimize/studies/report"
 )
 
 // A study on a trace tunes on windows of its first half, one per seed,
@@ -82,7 +82,7 @@ func TestTraceStudyIsHeldOutInTime(t *testing.T) {
 		{studies.ValidateOptions{Trial: -1, Windows: []int64{8}}, "at least 2"},
 	} {
 		_, err := env.Validate(ctx, "tr", bad.o)
-		if _, usage := err.(report.UsageError); !usage || !strings.Contains(err.Error(), bad.want) {
+		if _, usage := err.(errtext.UsageError); !usage || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("validate %+v: %v, want a usage error naming %q", bad.o, err, bad.want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
@@ -68,11 +69,11 @@ func heldOutSeeds(r *report.Report, seeds []int64) ([]int64, error) {
 		seeds = DefaultHeldOutSeeds(r.Seeds)
 	}
 	if len(seeds) < 2 {
-		return nil, report.Usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
+		return nil, errtext.Usage("--seeds: give at least 2 held-out seeds (a confidence interval needs them)")
 	}
 	for _, s := range seeds {
 		if slices.Contains(r.Seeds, s) {
-			return nil, report.Usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
+			return nil, errtext.Usage("--seeds: seed %d is one of the study's own seeds %v; held-out seeds must be new", s, r.Seeds)
 		}
 	}
 	return seeds, nil
@@ -137,9 +138,9 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 	req := validationRequest{Seeds: o.Seeds, Regimes: o.Regimes}
 	switch {
 	case r.Best < 0:
-		return req, report.Usage("study %s has no complete trial to validate", r.Study.Name)
+		return req, errtext.Usage("study %s has no complete trial to validate", r.Study.Name)
 	case o.Pareto && len(r.Pareto) == 0:
-		return req, report.Usage("--pareto: study %s has no trial within its constraints, so its Pareto front is empty", r.Study.Name)
+		return req, errtext.Usage("--pareto: study %s has no trial within its constraints, so its Pareto front is empty", r.Study.Name)
 	case o.Pareto:
 		req.Pareto = true
 		for _, i := range r.Pareto {
@@ -147,7 +148,7 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 		}
 	case o.Trial >= 0:
 		if r.ByNumber(o.Trial) == nil {
-			return req, report.Usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
+			return req, errtext.Usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
 		}
 		req.Trials = []int{o.Trial}
 	default:
@@ -161,14 +162,14 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 		return req, heldOutWindows(r, split, o, &req)
 	}
 	if o.Windows != nil {
-		return req, report.Usage("--windows: study %s does not replay a trace cut into windows; its held-out data are seeds (--seeds)", r.Study.Name)
+		return req, errtext.Usage("--windows: study %s does not replay a trace cut into windows; its held-out data are seeds (--seeds)", r.Study.Name)
 	}
 	if req.Seeds, err = heldOutSeeds(r, req.Seeds); err != nil {
 		return req, err
 	}
 	for _, name := range req.Regimes {
 		if _, err := strategies.LookupRegime(name); err != nil {
-			return req, report.Usage("--regime: %v", err)
+			return req, errtext.Usage("--regime: %v", err)
 		}
 	}
 	return req, nil
@@ -179,17 +180,17 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 func heldOutWindows(r *report.Report, split strategies.TraceSplit, o ValidateOptions, req *validationRequest) error {
 	held := split.HeldOut()
 	if o.Seeds != nil {
-		return report.Usage("--seeds: study %s replays a trace, held out in time: give held-out windows with --windows (default %s, the trace's second half)", r.Study.Name, report.SeedList(held))
+		return errtext.Usage("--seeds: study %s replays a trace, held out in time: give held-out windows with --windows (default %s, the trace's second half)", r.Study.Name, report.SeedList(held))
 	}
 	req.Windows, req.Seeds = true, held
 	if o.Windows != nil {
 		req.Seeds = o.Windows
 	}
 	if len(req.Seeds) < 2 {
-		return report.Usage("--windows: give at least 2 held-out windows (a confidence interval needs them)")
+		return errtext.Usage("--windows: give at least 2 held-out windows (a confidence interval needs them)")
 	}
 	if err := split.CheckHeldOut(req.Seeds); err != nil {
-		return report.Usage("--windows: %v", err)
+		return errtext.Usage("--windows: %v", err)
 	}
 	return nil
 }

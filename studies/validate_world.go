@@ -97,10 +97,10 @@ func (e *Env) checkWorlds(r *report.Report, o ValidateOptions) error {
 	seen := map[string]bool{}
 	for _, w := range o.Worlds {
 		if len(w) == 0 {
-			return report.Usage("--world: an empty world (give --world, --model, --hardware, --tp or --latency-model)")
+			return errtext.Usage("--world: an empty world (give --world, --model, --hardware, --tp or --latency-model)")
 		}
 		if seen[w.String()] {
-			return report.Usage("%s: world %s is given twice", w[0].flag(), w)
+			return errtext.Usage("%s: world %s is given twice", w[0].flag(), w)
 		}
 		seen[w.String()] = true
 		c, err := r.Template.Config(e.Base, r.Template.Defaults())
@@ -108,7 +108,7 @@ func (e *Env) checkWorlds(r *report.Report, o ValidateOptions) error {
 			return err
 		}
 		if err := w.apply(&c); err != nil {
-			return report.UsageError{Err: err}
+			return errtext.UsageError{Err: err}
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
-	"optimize/studies"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"optimize/simcore/workload"
+	"optimize/studies"
 )
 
 // The same mistake gets the same message whether it comes from a flag,

@@ -17,6 +17,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
 	"optimize/storage"
 	"optimize/strategies"
@@ -145,7 +146,7 @@ func interruptible() (context.Context, func()) {
 
 // studyError maps study errors to exit codes.
 func studyError(err error) error {
-	var u report.UsageError
+	var u errtext.UsageError
 	if err == nil || errors.As(err, &u) || errors.Is(err, storage.ErrStudyNotFound) || errors.Is(err, storage.ErrNoDatabase) ||
 		errors.Is(err, storage.ErrBadDSN) {
 		return err

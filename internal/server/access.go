@@ -11,10 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"optimize/simcore/errtext"
 	"slices"
 	"strings"
 	"time"
+
+	"optimize/simcore/errtext"
 )
 
 // Who may do what, decided before any handler runs:

@@ -35,7 +35,7 @@ func withStatus(status int, format string, args ...any) error {
 // an unknown study or template 404, a clash with what exists 409.
 func statusOf(err error) int {
 	var se statusError
-	var ue report.UsageError
+	var ue errtext.UsageError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &se):

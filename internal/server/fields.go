@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"optimize/studies/report"
+	"optimize/simcore/errtext"
 )
 
 // An API request names its inputs by JSON field where the CLI names the
@@ -36,7 +36,7 @@ var flagWord = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 // flag that is a field of T is written as that field (--trials → trials);
 // other errors are returned as they are.
 func byField[T any](err error) error {
-	var ue report.UsageError
+	var ue errtext.UsageError
 	if !errors.As(err, &ue) {
 		return err
 	}

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 	"optimize/simcore/route"
 )
 

@@ -3,10 +3,10 @@ package admit
 import (
 	"math"
 	"math/rand"
-	"optimize/simcore/keys"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // Defaults of the probabilistic policy. With them the rejection

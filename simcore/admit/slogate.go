@@ -2,10 +2,10 @@ package admit
 
 import (
 	"math"
-	"optimize/simcore/keys"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // validateSLOGate checks the per-class gate thresholds whatever the policy (a

@@ -12,12 +12,12 @@ package batch
 
 import (
 	"math"
-	"optimize/simcore/keys"
 	"slices"
 	"strings"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 	"optimize/simcore/kv"
 )
 

@@ -2,12 +2,12 @@ package cluster
 
 import (
 	"math"
-	"optimize/simcore/keys"
 
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/simcore/sched"

@@ -45,6 +45,19 @@ func BadSetting(key, format string, args ...any) error {
 	return &Setting{Key: key, Problem: fmt.Sprintf(format, args...)}
 }
 
+// UsageError marks a mistake in the user's request: the CLI exits with
+// code 2 for it (1 for any other failure) and the server answers 400. It
+// lives here, beside the other errors a user reads, so that every layer
+// that checks a request (studies, its reports, the commands) marks its
+// mistakes the same way.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usage is a UsageError of a formatted message.
+func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
 // OneLine folds a message onto one line, for messages that may span
 // several (yaml.v3 and database drivers report several): each line is
 // trimmed, empty lines go, and the lines are joined by "; " — by " " after

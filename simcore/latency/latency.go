@@ -15,11 +15,11 @@ package latency
 
 import (
 	"math"
-	"optimize/simcore/keys"
 	"strconv"
 	"strings"
 
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // Kinds of latency model, by BLIS's --latency-model names; the first is

@@ -2,6 +2,7 @@ package latency
 
 import (
 	"math"
+
 	"optimize/simcore/keys"
 )
 

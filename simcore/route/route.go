@@ -27,11 +27,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // Snapshot is what the router sees of one instance. The engine fills it and

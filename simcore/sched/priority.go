@@ -2,11 +2,11 @@ package sched
 
 import (
 	"math"
-	"optimize/simcore/keys"
 	"strings"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // PolicyConfig selects and parameterises a priority policy.

@@ -9,12 +9,12 @@ package sched
 import (
 	"cmp"
 	"math"
-	"optimize/simcore/keys"
 	"slices"
 	"strings"
 
 	"optimize/simcore"
 	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 )
 
 // Scheduler orders waiting requests. Order sorts a slice of them (stably),

@@ -3,10 +3,11 @@ package workload
 import (
 	"fmt"
 	"io/fs"
-	"optimize/simcore/errtext"
 	"path"
 	"sort"
 	"strings"
+
+	"optimize/simcore/errtext"
 )
 
 // Library is a folder of named workload specs, NAME.yaml in Dir of FS.

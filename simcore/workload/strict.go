@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/simcore/errtext"
 	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"optimize/simcore/errtext"
 )
 
 // maxYAMLNodes bounds the work spent on one document, so that alias bombs

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"optimize/simcore/errtext"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 	"optimize/simcore/kv"
 )
 

@@ -3,12 +3,12 @@ package workload
 import (
 	"fmt"
 	"math"
-	"optimize/simcore/errtext"
 	"sort"
 	"strconv"
 	"strings"
 
 	"optimize/simcore"
+	"optimize/simcore/errtext"
 )
 
 const (

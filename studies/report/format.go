@@ -8,17 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"optimize/simcore/errtext"
 )
-
-// UsageError marks errors in the user's request (exit code 2): a bad
-// flag value here (an unknown export format) or in package studies.
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-// Usage is a UsageError of a formatted message.
-func Usage(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
 
 // ExportFormats are the formats of study export: the tables (csv, json)
 // every export of trials or evidence writes, one trial's settings
@@ -32,7 +24,7 @@ func CheckFormat(format string) error {
 	if slices.Contains(ExportFormats, format) {
 		return nil
 	}
-	return Usage("--format: unknown value %q (allowed: %s)", format, strings.Join(ExportFormats, ", "))
+	return errtext.Usage("--format: unknown value %q (allowed: %s)", format, strings.Join(ExportFormats, ", "))
 }
 
 // tableFormat is the error of an export of a table (trials, evidence)
@@ -42,7 +34,7 @@ func tableFormat(format, what string) error {
 	if err := CheckFormat(format); err != nil {
 		return err
 	}
-	return Usage("--format %s: %s export only as csv or json", format, what)
+	return errtext.Usage("--format %s: %s export only as csv or json", format, what)
 }
 
 // WriteJSON writes v as the CLI prints JSON (two-space indent, newline):

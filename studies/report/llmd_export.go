@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/strategies"
 )
 
@@ -44,13 +45,13 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 	if !given {
 		best, ok := r.BestTrial()
 		if !ok {
-			return nil, Usage("--format %s: study %s has no complete trial yet", LLMDFormat, r.Study.Name)
+			return nil, errtext.Usage("--format %s: study %s has no complete trial yet", LLMDFormat, r.Study.Name)
 		}
 		n = best
 	}
 	c := r.ByNumber(n)
 	if c == nil {
-		return nil, Usage("--trial: study %s has no complete trial %d", r.Study.Name, n)
+		return nil, errtext.Usage("--trial: study %s has no complete trial %d", r.Study.Name, n)
 	}
 	cfg, err := r.TrialConfig(c)
 	if err != nil {

@@ -5,10 +5,10 @@
 // (and one trial's detail), `study export` as CSV and JSON and as Optuna's
 // JournalStorage log, the history document, `study list`'s summaries, the
 // evidence result types (Validation, Ablation) with their text, JSON and
-// CSV, and the output
-// helpers the CLI and the server share (WriteJSON, Percent, Num,
-// UsageError). It simulates nothing: running a study or its evidence is
-// package studies, which builds on this one.
+// CSV, and the output helpers the CLI and the server share (WriteJSON,
+// Percent, Num). A mistake in a request is an errtext.UsageError. It
+// simulates nothing: running a study or its evidence is package studies,
+// which builds on this one.
 package report
 
 import (

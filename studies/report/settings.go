@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
 	"optimize/strategies"
 )
@@ -68,7 +69,7 @@ func (r *Report) TrialSettings(c *Result) (map[string]string, error) {
 func (r *Report) WriteTrialSettings(w io.Writer, n int) error {
 	c := r.ByNumber(n)
 	if c == nil {
-		return Usage("--trial: study %s has no complete trial %d", r.Study.Name, n)
+		return errtext.Usage("--trial: study %s has no complete trial %d", r.Study.Name, n)
 	}
 	cfg, err := r.TrialConfig(c)
 	if err != nil {
