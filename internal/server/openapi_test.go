@@ -22,11 +22,9 @@ var updateOpenAPI = flag.Bool("update", false, "rewrite docs/openapi.json")
 // openAPIFile is the copy of the document kept for tools.
 const openAPIFile = "../../docs/openapi.json"
 
-// docs/openapi.json is the document the server generates from its
-// routes' Go types (go test ./internal/server -run TestOpenAPI -update
-// rewrites it), and GET /api/openapi.json serves the same bytes.
-func TestOpenAPIFileIsGenerated(t *testing.T) {
-	env := studykit.TempEnv(t, 2)
+// openAPIOf is a server on env and its OpenAPI document.
+func openAPIOf(t *testing.T, env *studies.Env) (*Server, []byte) {
+	t.Helper()
 	srv, err := New(Config{Addr: "127.0.0.1:0", Env: env})
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +33,15 @@ func TestOpenAPIFileIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, doc
+}
+
+// docs/openapi.json is the document the server generates from its
+// routes' Go types (go test ./internal/server -run TestOpenAPI -update
+// rewrites it), and GET /api/openapi.json serves the same bytes.
+func TestOpenAPIFileIsGenerated(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	_, doc := openAPIOf(t, env)
 	if *updateOpenAPI {
 		if err := os.WriteFile(openAPIFile, doc, 0o644); err != nil {
 			t.Fatal(err)
@@ -67,14 +74,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 	if _, err := env.Ablate(ctx, "s1", -1); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Env: env})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := srv.OpenAPI()
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, doc := openAPIOf(t, env)
 	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		t.Fatal(err)
