@@ -49,6 +49,7 @@ func History(r *report.Report) (*gplot.Plot, error) {
 	}
 	o := r.Template.Objectives[r.Template.Primary]
 	p := newPlot(fmt.Sprintf("Optimisation history of %s: %s per trial", r.Study.Name, o.Name), "trial number", objectiveLabel(o))
+	p.X.Tick.Marker = wholeTicks{}
 	feasible, infeasible, incumbent := historyMarks(r)
 	base := r.PrimaryBaseline()
 	baseLine, err := hline(float64(r.Complete[0].Number), float64(r.Complete[len(r.Complete)-1].Number), base)
@@ -87,6 +88,7 @@ func Hypervolume(r *report.Report) (*gplot.Plot, error) {
 	h := r.HypervolumeHistory()
 	p := newPlot(fmt.Sprintf("Hypervolume of %s's Pareto front over %d objectives", r.Study.Name, len(r.Template.Objectives)),
 		"trial number", fmt.Sprintf("hypervolume (ratios to the baseline, reference %g)", report.HypervolumeReference))
+	p.X.Tick.Marker = wholeTicks{}
 	line, grew := make(plotter.XYs, len(h)), plotter.XYs{}
 	for i, v := range h {
 		line[i] = plotter.XY{X: float64(r.Complete[i].Number), Y: v}

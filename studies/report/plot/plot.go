@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	gplot "gonum.org/v1/plot"
@@ -125,6 +128,7 @@ func newPlot(title, x, y string) *gplot.Plot {
 		a.Tick.Label.Font = font.From(sans, 9)
 		a.Label.Padding = vg.Points(4)
 	}
+	p.Y.Tick.Marker = readableTicks{}
 	p.Legend.TextStyle.Font = font.From(sans, 9)
 	p.Legend.Top = true
 	p.Legend.Padding = vg.Points(2)
@@ -178,4 +182,66 @@ func CheckObjectives(r *report.Report, x, y string) error {
 	}
 	_, err := objective(r, "--y", y, 0)
 	return err
+}
+
+// readableTicks are gonum's default ticks with the minor ticks labelled
+// too when the defaults label fewer than four: an axis labelled only at
+// 200, 600 and 1000 leaves a reader guessing where 300 ms is.
+type readableTicks struct{}
+
+// Ticks implements gplot.Ticker.
+func (readableTicks) Ticks(lo, hi float64) []gplot.Tick {
+	ticks := gplot.DefaultTicks{}.Ticks(lo, hi)
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled >= 4 || len(ticks) < 2 {
+		return ticks
+	}
+	values := make([]float64, len(ticks))
+	for i, t := range ticks {
+		values[i] = t.Value
+	}
+	slices.Sort(values)
+	step := math.Inf(1)
+	for i := 1; i < len(values); i++ {
+		if d := values[i] - values[i-1]; d > 0 {
+			step = math.Min(step, d)
+		}
+	}
+	if math.IsInf(step, 1) {
+		return ticks
+	}
+	// Every label with the decimals the finest step needs, so that 3 and
+	// 3.1 are not written 3 and 3.1 beside 3.0.
+	decimals := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	for i := range ticks {
+		ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', decimals, 64)
+	}
+	return ticks
+}
+
+// wholeTicks label an axis of counts (trial numbers) at whole numbers
+// only: gonum's defaults would put a tick at trial 2.5 on a short study.
+type wholeTicks struct{}
+
+// Ticks implements gplot.Ticker.
+func (wholeTicks) Ticks(lo, hi float64) []gplot.Tick {
+	var out []gplot.Tick
+	for _, t := range (gplot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Label != "" && t.Value == math.Trunc(t.Value) {
+			out = append(out, gplot.Tick{Value: t.Value, Label: strconv.FormatFloat(t.Value, 'f', 0, 64)})
+		}
+	}
+	if len(out) >= 2 {
+		return out
+	}
+	out = out[:0]
+	for v := math.Ceil(lo); v <= hi; v++ {
+		out = append(out, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+	}
+	return out
 }

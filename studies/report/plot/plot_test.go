@@ -229,3 +229,37 @@ func TestParetoAxesSpanTheFeasibleTrials(t *testing.T) {
 		t.Fatal("the legend does not say that a trial is drawn at the edge")
 	}
 }
+
+// A value axis is labelled at four ticks or more, every label with the
+// same decimals; a trial axis only at whole numbers.
+func TestAxisTicks(t *testing.T) {
+	for _, c := range []struct{ lo, hi float64 }{{90, 1050}, {2.75, 3.2}, {0, 1}, {0.001, 0.004}} {
+		var labels []string
+		for _, tk := range (readableTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if len(labels) < 4 {
+			t.Errorf("[%g, %g]: labels %v, want at least 4", c.lo, c.hi, labels)
+		}
+		_, frac, _ := strings.Cut(labels[0], ".")
+		for _, l := range labels {
+			if _, f, _ := strings.Cut(l, "."); len(f) != len(frac) {
+				t.Errorf("[%g, %g]: labels %v with different decimals", c.lo, c.hi, labels)
+				break
+			}
+		}
+	}
+	for _, c := range []struct{ lo, hi float64 }{{0, 3}, {0, 39}, {5, 7}} {
+		ticks := (wholeTicks{}).Ticks(c.lo, c.hi)
+		if len(ticks) < 2 {
+			t.Errorf("[%g, %g]: %d whole ticks", c.lo, c.hi, len(ticks))
+		}
+		for _, tk := range ticks {
+			if tk.Value != math.Trunc(tk.Value) {
+				t.Errorf("[%g, %g]: a trial tick at %v", c.lo, c.hi, tk.Value)
+			}
+		}
+	}
+}
