@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"optimize/studies/report"
@@ -51,8 +52,13 @@ func headline(r *report.Report) *headlineView {
 		}
 	}
 	for _, row := range rows[len(tpl.Objectives):] {
-		if strings.HasSuffix(row.Name, " rejected") && row.Best > row.Baseline {
-			price = append(price, fmt.Sprintf("%s %s → %s", row.Name, report.Human(row.Baseline), report.Human(row.Best)))
+		switch {
+		case row.Unit == "requests":
+			if row.Best > row.Baseline { // a count from 0 has no per cent
+				price = append(price, fmt.Sprintf("%s %s → %s", row.Name, report.Human(row.Baseline), report.Human(row.Best)))
+			}
+		case row.Delta != 0 && !math.IsNaN(row.Delta) && (row.Delta > 0) == lowerIsBetter(row.Unit):
+			price = append(price, fmt.Sprintf("%s %s", row.Name, pct(row.Delta)))
 		}
 	}
 	h.Price = "no other objective is worse than the baseline's"
@@ -60,6 +66,14 @@ func headline(r *report.Report) *headlineView {
 		h.Price = strings.Join(price, ", ")
 	}
 	return h
+}
+
+// lowerIsBetter says which way a row of the baseline-against-best table
+// improves, by its unit: its rows are latencies (ms), rejections
+// (requests) and costs (USD), which are better lower, and attainment
+// (fraction), goodput (req/s) and throughput (tokens/s), better higher.
+func lowerIsBetter(unit string) bool {
+	return unit == "ms" || unit == "requests" || strings.HasPrefix(unit, "USD")
 }
 
 // withUnit is "303.3 ms", or the number alone for a quantity without a

@@ -35,3 +35,31 @@ func TestHTMLOpensWithTheHeadline(t *testing.T) {
 		}
 	}
 }
+
+// The price names every row the winner makes worse, a class's latency as
+// much as an objective (a sheddable TTFT +94 % was left out), and no row
+// it improves. slo-cascade's winner pays with the sheddable class.
+func TestHeadlinePriceNamesEveryWorseRow(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	studykit.RunStudy(t, env, studykit.Study("slo-cascade", "s", 12))
+	r, err := report.Load(env.Store, env.Registry, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headline := headline(r).Price
+	worse := 0
+	for _, row := range r.Table()[len(r.Template.Objectives):] {
+		if row.Unit == "ms" && row.Delta > 0 {
+			worse++
+			if !strings.Contains(headline, row.Name+" "+pct(row.Delta)) {
+				t.Errorf("the price omits %s %s: %s", row.Name, pct(row.Delta), headline)
+			}
+		}
+		if row.Unit == "ms" && row.Delta < 0 && strings.Contains(headline, row.Name+" ") {
+			t.Errorf("the price names %s, which the winner improves (%s)", row.Name, pct(row.Delta))
+		}
+	}
+	if worse == 0 {
+		t.Fatalf("no class's latency got worse: nothing was checked (price %q)", headline)
+	}
+}
