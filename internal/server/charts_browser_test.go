@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"optimize/internal/testkit/studykit"
+	"optimize/search"
 	"optimize/studies"
 )
 
@@ -94,6 +95,18 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 		t.Errorf("parallel: %d parameter names, want one per parameter (%d)", names, len(r.Template.Params))
 	}
 	textOverlaps(t, b, "parallel", "svg#parallel text", 2*len(r.Template.Params))
+	// The colour key names the best trial and its primary objective's
+	// value, and says whether it is the best feasible one.
+	var key string
+	b.run(t, chromedp.Text("#parallel-key", &key, chromedp.ByQuery))
+	best := r.Complete[r.Best]
+	want := fmt.Sprintf("trial %d, the best feasible (%s ", best.Number, r.Template.Objectives[r.Template.Primary].Name)
+	if !search.Feasible(best.Violation) {
+		want = fmt.Sprintf("trial %d (", best.Number)
+	}
+	if !strings.Contains(key, want) || !strings.Contains(key, " ms") {
+		t.Errorf("parallel key %q: want it to name %q with its value in ms", key, want)
+	}
 
 	textOverlaps(t, b, "validation", "svg.validation text", 6)
 	textOverlaps(t, b, "importance", "svg#importance text", 2*len(r.Template.Params))

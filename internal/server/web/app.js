@@ -242,7 +242,7 @@ function paretoChart(h, xi, yi) {
 // each trial is a line down through the rows coloured by its score's
 // rank. Above 600 trials the best 200 and an even sample of the rest are
 // drawn, so a study of thousands stays quick to draw.
-function parallelChart(tpl, rows, importance, order) {
+function parallelChart(tpl, rows, importance, order, best) {
   if (!tpl.parameters.length || !rows.length) return el('p', { class: 'muted' }, 'no parameters or trials yet');
   const params = tpl.parameters.slice();
   if (order === 'importance') params.sort((a, b) => (importance[b.name] || 0) - (importance[a.name] || 0));
@@ -279,7 +279,18 @@ function parallelChart(tpl, rows, importance, order) {
     marks.forEach(([x, text], k) => svg.append(sv('text', { class: 'param-value', x, y: y - 5,
       'text-anchor': marks.length === 1 ? 'middle' : k === 0 ? 'start' : k === marks.length - 1 ? 'end' : 'middle' }, text)));
   });
-  return el('div', {}, svg, el('div', { class: 'legend' }, `${sample.length} of ${rows.length} trials; one axis per parameter, each its range (low left, high right; a log scale for log-float); inactive parameters skipped; colour: rank by score (blue best, orange worst)`));
+  return el('div', {}, svg, el('div', { class: 'legend', id: 'parallel-key' }, `${sample.length} of ${rows.length} trials; one axis per parameter, each its range (low left, high right; a log scale for log-float); inactive parameters skipped; colour: rank by score, orange the worst, blue the best: ${bestText(tpl, rows, best)}`));
+}
+
+// bestText names the best trial and its primary objective's value, and
+// says whether it meets every constraint (the best by score is the best
+// feasible one unless no trial meets them all).
+function bestText(tpl, rows, best) {
+  if (!best) return 'no complete trial';
+  const o = tpl.objectives.find((x) => x.name === tpl.primary) || tpl.objectives[0];
+  const row = rows.find((r) => r.trial === best.trial) || {};
+  const value = `${o.name} ${num(row[o.name])} ${unitOf(o.metric)}`.trim();
+  return best.feasible ? `trial ${best.trial}, the best feasible (${value})` : `trial ${best.trial} (${value}), which misses a constraint: no trial meets them all`;
 }
 
 // share is an importance as a percentage with two significant digits, so
@@ -353,7 +364,7 @@ async function studyView(name) {
   }
   const parallelBox = el('div', { id: 'parallel-box' });
   function redrawParallel() {
-    parallelBox.replaceChildren(parallelChart(tpl, rows, show.importance, document.getElementById('parallel-order').value));
+    parallelBox.replaceChildren(parallelChart(tpl, rows, show.importance, document.getElementById('parallel-order').value, show.best));
   }
   const cards = [
     card('Optimisation history', historyChart(hist)),
