@@ -15,6 +15,7 @@ import (
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
 	"optimize/studies"
+	"optimize/studies/report"
 )
 
 // overlapsJS lists, for the text elements a CSS selector picks, every
@@ -152,6 +153,25 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 		t.Errorf("compare: ratios spanning %.2f×, y axis %q: want a log scale exactly when they span more than 3×", spread, label)
 	}
 	textOverlaps(t, b, "compare", "svg#compare-history text", 6)
+	// The page shows its numbers: a row per study with its baseline and
+	// best feasible primary value, as show reports them.
+	var rows []string
+	b.run(t, chromedp.Evaluate(`[...document.querySelectorAll('#compare-numbers tr')].slice(1).map((r) => r.innerText)`, &rows))
+	if len(rows) != 2 {
+		t.Fatalf("compare: %d rows of numbers, want one per study (2): %q", len(rows), rows)
+	}
+	for i, name := range []string{"js", "js2"} {
+		rep, err := report.Load(env.Store, env.Registry, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prim := rep.Table()[rep.Template.Primary]
+		for _, want := range []string{name, rep.Template.Objectives[rep.Template.Primary].Name, report.Human(prim.Baseline)} {
+			if !strings.Contains(rows[i], want) {
+				t.Errorf("compare row %q lacks %q", rows[i], want)
+			}
+		}
+	}
 	if shot := os.Getenv("OPTIMIZE_SCREENSHOT_COMPARE"); shot != "" {
 		var png []byte
 		b.run(t, chromedp.FullScreenshot(&png, 100))

@@ -578,9 +578,21 @@ async function compareView(names) {
   const g = frame('compare-pareto', extent(pts.flat().map((p) => p[0]).concat([1])), extent(pts.flat().map((p) => p[1]).concat([1])),
     `${hists[0].objectives[0]} / baseline`, `${hists[0].objectives[Math.min(1, hists[0].objectives.length - 1)]} / baseline`);
   pts.forEach((ps, i) => ps.forEach(([x, y]) => g.plot.append(sv('circle', { cx: g.x(x), cy: g.y(y), r: 4, fill: palette[i % palette.length], 'fill-opacity': 0.8 }))));
+  // The numbers the curves end at: each study's baseline and best
+  // feasible value of its primary objective, with the change.
+  const numbers = el('table', { id: 'compare-numbers' },
+    el('tr', {}, ['study', 'trials', 'primary objective', 'baseline', 'best feasible', 'Δ'].map((h, i) => el('th', i === 1 || i > 2 ? { class: 'num' } : {}, h))),
+    hists.map((h, i) => {
+      const p = Math.max(0, h.objectives.indexOf(h.primary));
+      const last = h.trials.filter((t) => t.best_feasible !== null).pop();
+      const b = h.baseline[p], v = last ? last.best_feasible : null;
+      return el('tr', {}, el('td', {}, el('span', { class: 'swatch', style: `background:${palette[i % palette.length]}` }), ' ', el('a', { href: '/study/' + enc(names[i]) }, names[i])),
+        el('td', { class: 'num' }, String(h.trials.length)), el('td', {}, h.primary),
+        el('td', { class: 'num' }, num(b)), el('td', { class: 'num' }, num(v)), el('td', { class: 'num' }, pct(v !== null && b ? (v - b) / Math.abs(b) : null)));
+    }));
   view.replaceChildren(el('h1', {}, 'Comparison'),
     el('div', { class: 'legend' }, names.map((n, i) => el('span', {}, el('span', { class: 'swatch', style: `background:${palette[i % palette.length]}` }), n))),
-    el('div', { class: 'grid' }, card('Histories', f.svg), card('Pareto fronts (first two objectives, as ratios to each baseline)', g.svg)));
+    el('div', { class: 'grid' }, Object.assign(card('Numbers', numbers), { className: 'card wide' }), card('Histories', f.svg), card('Pareto fronts (first two objectives, as ratios to each baseline)', g.svg)));
 }
 
 // ---- routing -------------------------------------------------------------
