@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,6 +97,12 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 		t.Errorf("parallel: %d parameter names, want one per parameter (%d)", names, len(r.Template.Params))
 	}
 	textOverlaps(t, b, "parallel", "svg#parallel text", 2*len(r.Template.Params))
+	// Objective axes name their unit.
+	var labels []string
+	b.run(t, chromedp.Evaluate(`[...document.querySelectorAll('svg#history text, svg#pareto text')].map((t) => t.textContent)`, &labels))
+	if !slices.Contains(labels, "critical_ttft_p99 (ms)") || !slices.Contains(labels, "tokens_per_sec (tokens/s)") {
+		t.Errorf("history and Pareto axis labels %q: want critical_ttft_p99 (ms) and tokens_per_sec (tokens/s)", labels)
+	}
 	// The colour key names the best trial and its primary objective's
 	// value, and says whether it is the best feasible one.
 	var key string

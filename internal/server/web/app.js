@@ -183,10 +183,10 @@ function colour(t) {
   return `rgb(${a.map((v, i) => Math.round(v + (b[i] - v) * t)).join(',')})`;
 }
 
-function historyChart(h) {
+function historyChart(h, label = (o) => o) {
   const p = h.objectives.indexOf(h.primary);
   const vals = h.trials.map((t) => t.objectives[p]);
-  const f = frame('history', extent(h.trials.map((t) => t.trial).concat([0])), extent(vals.concat([h.baseline[p]])), 'trial', h.primary);
+  const f = frame('history', extent(h.trials.map((t) => t.trial).concat([0])), extent(vals.concat([h.baseline[p]])), 'trial', label(h.primary));
   const base = h.baseline[p];
   f.plot.append(sv('line', { x1: f.m.l, x2: f.W - f.m.r, y1: f.y(base), y2: f.y(base), stroke: '#999', 'stroke-dasharray': '4 3' }));
   // The best feasible value so far, as the server computes it (null before the first feasible trial).
@@ -211,7 +211,7 @@ function hypervolumeChart(h) {
   return f.svg;
 }
 
-function paretoChart(h, xi, yi) {
+function paretoChart(h, xi, yi, label = (o) => o) {
   // The axes span the trials within the constraints and the baseline (all
   // trials if none is within): a violator may lie orders of magnitude
   // away and flatten the front. Violators beyond the axes sit at the edge.
@@ -219,7 +219,7 @@ function paretoChart(h, xi, yi) {
   const xs = shown.map((t) => t.objectives[xi]), ys = shown.map((t) => t.objectives[yi]);
   // 8% of the span on each side leaves room for the baseline's 12-px marker inside the plot area.
   const xd = extent(xs.concat([h.baseline[xi]]), 0.08), yd = extent(ys.concat([h.baseline[yi]]), 0.08);
-  const f = frame('pareto', xd, yd, h.objectives[xi], h.objectives[yi]);
+  const f = frame('pareto', xd, yd, label(h.objectives[xi]), label(h.objectives[yi]));
   const clamp = (v, d) => Math.min(Math.max(v, d[0]), d[1]);
   const ordered = h.trials.slice().sort((a, b) => a.pareto - b.pareto);
   for (const t of ordered) {
@@ -357,17 +357,19 @@ async function studyView(name) {
     api('templates/' + enc(show.template)), api('glossary')]);
   glossary = gl;
   const objs = hist.objectives;
+  // An objective's axis names its unit (critical_ttft_p99 (ms)).
+  const objectiveLabel = (o) => withUnit(o, (tpl.objectives.find((x) => x.name === o) || {}).metric || o);
   const axisPicker = (id, selected) => el('select', { id, on: { change: redrawPareto } }, objs.map((o, i) => el('option', Object.assign({ value: i }, i === selected ? { selected: '' } : {}), o)));
   const paretoBox = el('div', { id: 'pareto-box' });
   function redrawPareto() {
-    paretoBox.replaceChildren(paretoChart(hist, +document.getElementById('pareto-x').value, +document.getElementById('pareto-y').value));
+    paretoBox.replaceChildren(paretoChart(hist, +document.getElementById('pareto-x').value, +document.getElementById('pareto-y').value, objectiveLabel));
   }
   const parallelBox = el('div', { id: 'parallel-box' });
   function redrawParallel() {
     parallelBox.replaceChildren(parallelChart(tpl, rows, show.importance, document.getElementById('parallel-order').value, show.best));
   }
   const cards = [
-    card('Optimisation history', historyChart(hist)),
+    card('Optimisation history', historyChart(hist, objectiveLabel)),
     card('Hypervolume history', hypervolumeChart(hist)),
     card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials (within the constraints); hollow: violates one (beyond the axes: at the edge); ×: baseline')), paretoBox),
     card('Parameter importance', barsChart('importance', tpl.parameters.map((p) => p.name), tpl.parameters.map((p) => show.importance[p.name] || 0), share)),
