@@ -188,3 +188,22 @@ func TestJointSLOChartsAreLegible(t *testing.T) {
 	}
 	b.checkProblems(t)
 }
+
+// A parallel-coordinates chart of a few parameters (capacity's three) is
+// drawn tall enough to read, not squashed into a strip.
+func TestParallelChartOfFewParameters(t *testing.T) {
+	env := studykit.TempEnv(t, 2)
+	r := studykit.RunStudy(t, env, studykit.Study("capacity", "cap", 4))
+	if n := len(r.Template.Params); n > 4 {
+		t.Fatalf("capacity has %d parameters: the test wants a few", n)
+	}
+	ts := newServer(t, env, "127.0.0.1:0", "")
+	b := newBrowser(t)
+	var height float64
+	b.run(t, chromedp.Navigate(ts.URL+"/study/cap"), chromedp.WaitVisible("svg#parallel", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('svg#parallel').getBoundingClientRect().height`, &height))
+	if height < 150 {
+		t.Errorf("the parallel chart of %d parameters is %.0f px tall, want at least 150", len(r.Template.Params), height)
+	}
+	b.checkProblems(t)
+}

@@ -251,8 +251,10 @@ function parallelChart(tpl, rows, importance, order, best) {
     const rest = sample.slice(200), step = rest.length / 400;
     sample = sample.slice(0, 200).concat(Array.from({ length: 400 }, (_, i) => rest[Math.floor(i * step)]));
   }
-  // Row height: a name (11 px) and, above the axis, its values' labels.
-  const W = 1300, rowH = 34, m = { l: 200, r: 24, t: 8, b: 8 }, H = m.t + params.length * rowH + m.b;
+  // Row height: a name (11 px) and, above the axis, its values' labels;
+  // a chart of a few parameters (capacity's three) gets taller rows, so
+  // that its lines do not squash into a strip.
+  const W = 1300, rowH = Math.max(34, Math.floor(300 / params.length)), m = { l: 200, r: 24, t: 8, b: 8 }, H = m.t + params.length * rowH + m.b;
   const svg = sv('svg', { id: 'parallel', width: W, height: H, viewBox: `0 0 ${W} ${H}` });
   const x0 = m.l, x1 = W - m.r, yAt = (i) => m.t + (i + 0.72) * rowH;
   const axes = params.map((p) => {
