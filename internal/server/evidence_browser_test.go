@@ -69,5 +69,17 @@ func TestDashboardShowsEveryKindOfValidation(t *testing.T) {
 			}
 		}
 	}
+	b.tablesFit(t)
 	b.checkProblems(t)
+}
+
+// tablesFit fails t for each table of the page wider than the card that
+// holds it (it would scroll, or run off the card's edge).
+func (b *browser) tablesFit(t *testing.T) {
+	t.Helper()
+	var overflows []string
+	b.run(t, chromedp.Evaluate(`[...document.querySelectorAll('.card table')].filter((tb) => tb.scrollWidth > tb.closest('.card').clientWidth + 1).map((tb) => (tb.id || tb.closest('.card').querySelector('h2, h3')?.textContent || '?') + ' ' + tb.scrollWidth + '>' + tb.closest('.card').clientWidth)`, &overflows))
+	if len(overflows) > 0 {
+		t.Errorf("tables wider than their cards: %q", overflows)
+	}
 }

@@ -77,5 +77,6 @@ func TestDashboardShowsPruning(t *testing.T) {
 	if want := strconv.Itoa(rj.Pruned) + " trials stopped"; !strings.Contains(pruning, want) || !strings.Contains(pruning, strconv.FormatInt(rj.Simulations, 10)+" simulations run") {
 		t.Errorf("pruning line %q: want %q and %d simulations run", pruning, want, rj.Simulations)
 	}
+	b.tablesFit(t)
 	b.checkProblems(t)
 }

@@ -65,5 +65,6 @@ func TestDashboardStatesTheWorld(t *testing.T) {
 	if !strings.HasPrefix(seedsWorld, "world meta-llama/llama-3.1-8b-instruct on H100, TP2, blackbox latency model · 8 instances") || seedsTables != 0 {
 		t.Errorf("slo-cascade study: %q, %d Pareto world tables", seedsWorld, seedsTables)
 	}
+	b.tablesFit(t)
 	b.checkProblems(t)
 }

@@ -66,5 +66,6 @@ func TestDashboardShowsAWorldAtARegime(t *testing.T) {
 	if want := "in another world at near-capacity, meta-llama/llama-3.1-8b-instruct on H100, TP2, trained-physics latency model, trial"; !strings.Contains(card, want) {
 		t.Errorf("validation card lacks %q: %q", want, card)
 	}
+	b.tablesFit(t)
 	b.checkProblems(t)
 }

@@ -531,10 +531,11 @@ function ablationCard(a, primary) {
 
 // evidenceRunsCard lists every stored validation and ablation request.
 function evidenceRunsCard(runs) {
-  return card(`Evidence runs (${runs.length}, each kept)`,
+  return Object.assign(card(`Evidence runs (${runs.length}, each kept)`,
     el('table', { id: 'evidence-runs' }, el('tr', {}, ['ran', 'kind', 'trials', 'held-out seeds', 'regimes or worlds'].map((h) => el('th', {}, h))),
       runs.slice().reverse().map((r) => el('tr', {}, el('td', {}, new Date(r.ran_at).toLocaleString()), el('td', {}, r.kind),
-        el('td', {}, r.trials.join(', ')), el('td', {}, (r.seeds || []).join(', ')), el('td', {}, (r.regimes || []).concat(r.worlds || []).join(', '))))));
+        el('td', {}, r.trials.join(', ')), el('td', {}, (r.seeds || []).join(', ')), el('td', {}, (r.regimes || []).concat(r.worlds || []).join(', '))))),
+  ), { className: 'card wide' });
 }
 
 function trialsCard(name, rows, objs, tpl) {
