@@ -72,7 +72,7 @@ func (k Limit) Flag() string { return limitTable[k].flag }
 
 // Usage is the flag's help text.
 func (k Limit) Usage() string {
-	return fmt.Sprintf("most %s accepted (%s); more is refused before anything runs", limitTable[k].counts, limitTable[k].why)
+	return fmt.Sprintf("the most %s a command or request may ask for (%s); more is refused before anything runs", limitTable[k].counts, limitTable[k].why)
 }
 
 // Default is the limit's default value.

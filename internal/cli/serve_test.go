@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,5 +85,37 @@ func TestShortTokenWarning(t *testing.T) {
 	}
 	if w := tokenWarning("sixteen-chars-ok"); w != "" {
 		t.Errorf("a 16-character token: %q", w)
+	}
+}
+
+// --session-key-file makes the key once (mode 0600), keeps it across
+// starts, and --new-session-key replaces it; a file that holds no key is
+// refused, not overwritten.
+func TestSessionKeyFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "session.key")
+	first, err := sessionKey(file, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key file: %v, mode %v; want 0600", err, fi.Mode().Perm())
+	}
+	again, err := sessionKey(file, false)
+	if err != nil || !bytes.Equal(first, again) || len(first) != server.SessionKeyBytes {
+		t.Errorf("a second start read %x (%v), want the first key %x", again, err, first)
+	}
+	fresh, err := sessionKey(file, true)
+	if err != nil || bytes.Equal(fresh, first) {
+		t.Errorf("--new-session-key gave %x (%v), want a key other than %x", fresh, err, first)
+	}
+	if kept, _ := sessionKey(file, false); !bytes.Equal(kept, fresh) {
+		t.Errorf("after rotation the file holds %x, want %x", kept, fresh)
+	}
+	os.WriteFile(file, []byte("not a key\n"), 0o600)
+	if _, err := sessionKey(file, false); err == nil || !strings.Contains(err.Error(), "--session-key-file") {
+		t.Errorf("a file holding no key: %v", err)
+	}
+	if data, _ := os.ReadFile(file); string(data) != "not a key\n" {
+		t.Errorf("the refused file was rewritten: %q", data)
 	}
 }

@@ -225,14 +225,6 @@ func newRuns(env *studies.Env, log io.Writer) *runs {
 	return &runs{env: env, log: log, by: map[string]*run{}}
 }
 
-// active reports whether the study is running in this server.
-func (rs *runs) active(name string) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	_, ok := rs.by[name]
-	return ok
-}
-
 // Why a run cannot start.
 var (
 	errRunningHere = errors.New("running in this server already")
@@ -248,10 +240,7 @@ func (rs *runs) start(name string) error {
 	if _, ok := rs.by[name]; ok {
 		return errRunningHere
 	}
-	if rs.closed {
-		return errStopping
-	}
-	if err := rs.env.Limits.Check(studies.LimitRunning, "studies running", int64(len(rs.by)+1)); err != nil {
+	if err := rs.roomLocked(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -290,6 +279,11 @@ func (rs *runs) start(name string) error {
 func (rs *runs) room() error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	return rs.roomLocked()
+}
+
+// roomLocked is room with rs.mu held.
+func (rs *runs) roomLocked() error {
 	if rs.closed {
 		return errStopping
 	}

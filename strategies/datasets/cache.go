@@ -119,13 +119,8 @@ func Install(d Dataset, cache, from string, r io.Reader) (string, error) {
 			os.Remove(filepath.Dir(file)) // only if empty: nothing of a failed write stays
 		}
 	}()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, d.Size+1))
-	if err != nil {
-		return "", fmt.Errorf("dataset %s: reading %s: %v", d.Name, from, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != d.SHA256 || n != d.Size {
-		return "", &ChecksumError{Dataset: d.Name, From: from, WantHash: d.SHA256, GotHash: got, WantSize: d.Size, GotSize: n, Longer: n > d.Size}
+	if err := copyChecked(d, from, tmp, io.LimitReader(r, d.Size+1)); err != nil {
+		return "", err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		return "", fmt.Errorf("dataset %s: %v", d.Name, err)
@@ -147,13 +142,20 @@ func Verify(d Dataset, file string) error {
 		return fmt.Errorf("dataset %s: %v", d.Name, err)
 	}
 	defer f.Close()
+	return copyChecked(d, file, io.Discard, io.LimitReader(f, d.Size+1))
+}
+
+// copyChecked copies r (from names it) to w and checks what it read
+// against the dataset's pinned size and SHA-256; callers read at most one
+// byte past the size, which is enough to tell a longer file.
+func copyChecked(d Dataset, from string, w io.Writer, r io.Reader) error {
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(io.MultiWriter(w, h), r)
 	if err != nil {
-		return fmt.Errorf("dataset %s: %s: %v", d.Name, file, err)
+		return fmt.Errorf("dataset %s: reading %s: %v", d.Name, from, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != d.SHA256 || n != d.Size {
-		return &ChecksumError{Dataset: d.Name, From: file, WantHash: d.SHA256, GotHash: got, WantSize: d.Size, GotSize: n}
+		return &ChecksumError{Dataset: d.Name, From: from, WantHash: d.SHA256, GotHash: got, WantSize: d.Size, GotSize: n, Longer: n > d.Size}
 	}
 	return nil
 }
