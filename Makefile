@@ -29,14 +29,16 @@ demo: build
 baseline: build
 	./$(BIN) simulate $(BASELINE_FLAGS)
 
-# The API's fuzz targets (internal/server/fuzz_test.go) run briefly here,
-# longer under make bench and make fuzz; go test alone runs their seeds.
+# The API's fuzz targets (internal/server/fuzz_test.go) run 2,000 inputs
+# each here (a count, not a duration: a busy machine slows the run but
+# never cuts it short), for longer under make bench and make fuzz; go test
+# alone runs their seeds.
 SERVER_FUZZ := FuzzWorkloadName FuzzCreateStudyRequest
 
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 5s || exit 1; done
+	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 2000x || exit 1; done
 
 # The search-quality study (TPE against random, studies/quality_search_test.go)
 # is built only with the quality tag, so make test never sees it.

@@ -33,11 +33,16 @@ func BuiltinWorkloads() workload.Library {
 
 // Standard is the simulator's defaults in the default world (llama-3.1-8b
 // on H100 at TP2, its blackbox profile: the world the baseline figures
-// were measured in), resolved. Templates and studies start from it.
+// were measured in), read in the built-in world data. Templates and
+// studies start from it.
 func Standard() (cluster.Config, error) {
+	cat, err := World()
+	if err != nil {
+		return cluster.Config{}, err
+	}
 	c := cluster.Defaults()
-	c.Model, c.GPU, c.TP = DefaultModel, DefaultGPU, DefaultTP
-	if err := Resolve(&c); err != nil {
+	c.Model, c.GPU, c.TP, c.Data = DefaultModel, DefaultGPU, DefaultTP, cat
+	if _, err := c.Resolve(); err != nil {
 		return cluster.Config{}, err
 	}
 	return c, nil

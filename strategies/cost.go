@@ -5,6 +5,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/metrics"
 )
@@ -59,31 +60,22 @@ func gpuHourPrice(g latency.GPU, gpu *Setting) *Setting {
 	if g.PriceSource != "" {
 		doc += ": " + g.PriceSource
 	}
-	return (&Setting{Key: "cost.gpu_hour." + name, Flag: gpuHourPriceFlag, Item: name, family: Named, Kind: search.Float, Low: 0.001, High: 1e6,
+	return (&Setting{Key: keys.Member(keys.GPUHourPrice, name), Flag: gpuHourPriceFlag, Item: name, family: Named, Kind: search.Float, Low: 0.001, High: 1e6,
 		Unit: "USD/GPU-h", Doc: doc, Component: CompCluster, Unset: "no price",
 		get: func(c *cluster.Config) (float64, bool) {
-			if v, ok := c.Cost.Given.Get(name); ok {
+			if v, ok := c.Prices.Get(name); ok {
 				return v, true
 			}
 			return g.PricePerHr, g.PricePerHr > 0
 		},
-		set: func(c *cluster.Config, v float64) { c.Cost.Given = c.Cost.Given.With(name, v) },
+		set: func(c *cluster.Config, v float64) { c.Prices = c.Prices.With(name, v) },
 		copy: func(dst, src *cluster.Config) {
-			if v, ok := src.Cost.Given.Get(name); ok {
-				dst.Cost.Given = dst.Cost.Given.With(name, v)
+			if v, ok := src.Prices.Get(name); ok {
+				dst.Prices = dst.Prices.With(name, v)
 			} else {
-				dst.Cost.Given = dst.Cost.Given.Without(name)
+				dst.Prices = dst.Prices.Without(name)
 			}
 		}}).when(oneOf(gpu, name))
-}
-
-// resolvePrice sets the price per GPU-hour of c's GPU g: the one given
-// (cost.gpu_hour.<GPU>), else the data's (0: no price, and so no cost).
-func resolvePrice(c *cluster.Config, g latency.GPU) {
-	c.Cost.PerGPUHour = g.PricePerHr
-	if v, ok := c.Cost.Given.Get(g.Name); ok {
-		c.Cost.PerGPUHour = v
-	}
 }
 
 // costPerMillionTokens is cost_per_hour / (tokens_per_sec × 3600) × 1e6:
@@ -114,7 +106,11 @@ func noCost(name string) string {
 // (gpu_count, cost_per_hour), computed as a run computes them. ok is
 // false for every other metric, and for a cost without a price.
 func ConfigMetric(cfg *cluster.Config, metric string) (float64, bool) {
-	gpus, price := cfg.ClusterCost()
+	w, err := cfg.Resolve()
+	if err != nil {
+		return 0, false
+	}
+	gpus, price := cfg.ClusterCost(w)
 	var s metrics.Summary
 	s.GPUCount, s.CostPerHour = metrics.RunInfo{GPUs: gpus, PricePerGPUHour: price}.ClusterCost()
 	for _, n := range metrics.SummaryNumbers() {

@@ -33,8 +33,8 @@ func TestGPUHourPricesAreSettingsOverTheData(t *testing.T) {
 		t.Fatal(err)
 	}
 	h100, _ := cat.GPU("H100")
-	if c.GPU != "H100" || c.Cost.PerGPUHour != h100.PricePerHr {
-		t.Fatalf("standard world on %s priced %v, want H100 at %v", c.GPU, c.Cost.PerGPUHour, h100.PricePerHr)
+	if c.GPU != "H100" || priceOf(&c) != h100.PricePerHr {
+		t.Fatalf("standard world on %s priced %v, want H100 at %v", c.GPU, priceOf(&c), h100.PricePerHr)
 	}
 	set(t, &c, "cost.gpu_hour.L40S", "1.25")
 	set(t, &c, "gpu", "L40S")
@@ -42,8 +42,8 @@ func TestGPUHourPricesAreSettingsOverTheData(t *testing.T) {
 	if err := CheckConfig(&c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Cost.PerGPUHour != 1.25 {
-		t.Errorf("L40S with cost.gpu_hour.L40S=1.25 priced %v", c.Cost.PerGPUHour)
+	if priceOf(&c) != 1.25 {
+		t.Errorf("L40S with cost.gpu_hour.L40S=1.25 priced %v", priceOf(&c))
 	}
 	if s, _ := LookupSetting("cost.gpu_hour.H100"); s.Active.Holds(&c) {
 		t.Error("cost.gpu_hour.H100 counts as having an effect on an L40S run")
@@ -72,13 +72,19 @@ func TestGPUHourPricesNeverAlias(t *testing.T) {
 		{"a", &a, "H100", 9, true}, {"a", &a, "A100-80", 4, true}, {"a", &a, "L40S", 0, false},
 		{"b", &b, "H100", 5, true}, {"b", &b, "A100-80", 3, true}, {"b", &b, "L40S", 2, true},
 	} {
-		if v, ok := tc.c.Cost.Given.Get(tc.gpu); v != tc.want || ok != tc.ok {
+		if v, ok := tc.c.Prices.Get(tc.gpu); v != tc.want || ok != tc.ok {
 			t.Errorf("%s: %s price %v (given %v), want %v (%v)", tc.name, tc.gpu, v, ok, tc.want, tc.ok)
 		}
 	}
 	s, _ := LookupSetting("cost.gpu_hour.L40S")
 	s.Restore(&b, &base)
-	if _, ok := b.Cost.Given.Get("L40S"); ok || s.Value(&b) != s.Default() {
+	if _, ok := b.Prices.Get("L40S"); ok || s.Value(&b) != s.Default() {
 		t.Errorf("Restore from a configuration without an L40S price left %s", s.Value(&b))
 	}
+}
+
+// priceOf is the price per GPU-hour c's world resolves to (0 if none).
+func priceOf(c *cluster.Config) float64 {
+	w, _ := c.Resolve()
+	return w.PricePerGPUHour
 }

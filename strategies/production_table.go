@@ -155,19 +155,14 @@ func described(c Counterpart) bool {
 // cpuTierGiB converts CPU-tier blocks to GiB: block size × the model's KV
 // bytes per token on one GPU × TP, over 2^30.
 func cpuTierGiB(c *cluster.Config) (float64, bool) {
-	arch := c.Latency.Arch
-	if arch.Layers == 0 {
-		cat, err := World()
-		if err != nil {
-			return 0, false
-		}
-		m, err := cat.Model(c.Model)
-		if err != nil {
-			return 0, false
-		}
-		arch = m.Arch
+	if c.Data == nil {
+		return 0, false
 	}
-	perToken, err := latency.KVBytesPerToken(arch, max(c.TP, 1))
+	m, err := c.Data.Model(c.Model)
+	if err != nil {
+		return 0, false
+	}
+	perToken, err := latency.KVBytesPerToken(m.Arch, max(c.TP, 1))
 	if err != nil || perToken <= 0 {
 		return 0, false
 	}

@@ -160,13 +160,13 @@ func (s Scenario) Workload(w *Workload) *Workload {
 	return w.At(rg)
 }
 
-// ApplyWorld moves c to the scenario's world: its latency model, resolved
-// again (with its era, which follows the latency model unless set).
+// ApplyWorld moves c to the scenario's world: its latency model (and its
+// era, which follows the latency model unless set), checked in it.
 func (s Scenario) ApplyWorld(c *cluster.Config) error {
 	if s.World == "" {
 		return nil
 	}
-	c.LatencyModel, c.Latency = s.World, latency.Spec{}
+	c.LatencyModel = s.World
 	if err := CheckConfig(c); err != nil {
 		return fmt.Errorf("world %s: %v", s.World, err)
 	}

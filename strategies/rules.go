@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"optimize/simcore/cluster"
-	"optimize/simcore/latency"
 )
 
 // Rule says when a setting has an effect given the other settings. The
@@ -76,7 +75,7 @@ func InertError(source string, s *Setting, c *cluster.Config) error {
 // flag restates its default only if every member keeps the value it would
 // have without the flag (--routing-scorers queue-depth:2 drops the other
 // default scorers, so it does not restate the default profile).
-func CheckGiven(source string, s *Setting, c, before *cluster.Config, cat *latency.Catalog) error {
+func CheckGiven(source string, s *Setting, c, before *cluster.Config) error {
 	if s.Active.Holds(c) {
 		return nil
 	}
@@ -88,7 +87,7 @@ func CheckGiven(source string, s *Setting, c, before *cluster.Config, cat *laten
 	for _, m := range family {
 		m.Restore(&without, before)
 	}
-	if ResolveIn(&without, cat) == nil && !slices.ContainsFunc(family, func(m *Setting) bool { return m.Value(&without) != m.Value(c) }) {
+	if _, err := without.Resolve(); err == nil && !slices.ContainsFunc(family, func(m *Setting) bool { return !m.Same(&without, c) }) {
 		return nil
 	}
 	return InertError(source, s, c)

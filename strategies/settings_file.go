@@ -13,7 +13,6 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
-	"optimize/simcore/latency"
 	"optimize/simcore/route"
 )
 
@@ -179,14 +178,23 @@ type GivenSetting struct {
 // `--routing-scorers` gives it: a scorer not listed has weight 0. Errors
 // are one line naming the file, the line and the key, with the words
 // --set and templates use; c is left as far as the file got.
-func ApplySettings(file string, data []byte, c *cluster.Config, cat *latency.Catalog) ([]GivenSetting, error) {
+func ApplySettings(file string, data []byte, c *cluster.Config) ([]GivenSetting, error) {
 	before := *c
 	given, err := readSettings(file, data, c)
 	if err != nil {
 		return nil, err
 	}
 	check := *c
-	if err := CheckConfigIn(&check, cat); err != nil {
+	// Each setting's effect is read before the configuration is checked
+	// (reading one never fails), but a bad value is the error reported
+	// first: it is what the user must mend.
+	var inert error
+	for _, g := range given {
+		if inert = CheckGiven(fmt.Sprintf("line %d", g.Line), g.Setting, &check, &before); inert != nil {
+			break
+		}
+	}
+	if err := CheckConfig(&check); err != nil {
 		var bad *errtext.Setting
 		if errors.As(err, &bad) {
 			for _, g := range given {
@@ -197,10 +205,8 @@ func ApplySettings(file string, data []byte, c *cluster.Config, cat *latency.Cat
 		}
 		return nil, errtext.New(file, "", "%v", err)
 	}
-	for _, g := range given {
-		if err := CheckGiven(fmt.Sprintf("line %d", g.Line), g.Setting, &check, &before, cat); err != nil {
-			return nil, errtext.New(file, "", "%v", err)
-		}
+	if inert != nil {
+		return nil, errtext.New(file, "", "%v", inert)
 	}
 	return given, nil
 }

@@ -24,11 +24,7 @@ func settingsText(t *testing.T, c *cluster.Config) string {
 func readBack(t *testing.T, where, text string) cluster.Config {
 	t.Helper()
 	c := checkBase()
-	cat, err := World()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ApplySettings("s.yaml", []byte(text), &c, cat); err != nil {
+	if _, err := ApplySettings("s.yaml", []byte(text), &c); err != nil {
 		t.Fatalf("%s: the written settings do not read back: %v\n%s", where, err, text)
 	}
 	if err := CheckConfig(&c); err != nil {
@@ -153,10 +149,6 @@ func TestSettingsFileKeepsTheProfileOrderAndCommentsTheRest(t *testing.T) {
 // Mistakes in a settings file are one line naming the file, the line and
 // the key, in the words --set and templates use.
 func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
-	cat, err := World()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for text, want := range map[string]string{
 		"scheduler: fcfs\nnum_instances: many\n": `s.yaml: line 2: num_instances: "many" is not a number (allowed: whole numbers in [1, 4096])`,
 		"schedulr: fcfs\n":                       `s.yaml: line 1: unknown setting "schedulr" (settings: `,
@@ -169,7 +161,7 @@ func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
 		"routing.policy: weighted\nrouting.weight.queue-depth: 0\n": "s.yaml: routing: every routing.weight.* is 0; the weighted policy with routing.picker blis needs a scorer",
 	} {
 		c := checkBase()
-		_, err := ApplySettings("s.yaml", []byte(text), &c, cat)
+		_, err := ApplySettings("s.yaml", []byte(text), &c)
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: got %v, want one line starting %q", text, err, want)
 		}
@@ -180,16 +172,12 @@ func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
 // restates the value it has anyway, as a flag is (CheckGiven): a file
 // spelling out the defaults runs; the same key at another value does not.
 func TestSettingsFileMayRestateAnInertDefault(t *testing.T) {
-	cat, err := World()
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := checkBase()
-	if _, err := ApplySettings("s.yaml", []byte("scheduler: fcfs\nkv.offload_threshold: 0.9\n"), &c, cat); err != nil {
+	if _, err := ApplySettings("s.yaml", []byte("scheduler: fcfs\nkv.offload_threshold: 0.9\n"), &c); err != nil {
 		t.Fatalf("the default offload threshold without a CPU tier: %v", err)
 	}
 	c = checkBase()
-	if _, err := ApplySettings("s.yaml", []byte("kv.offload_threshold: 0.5\n"), &c, cat); err == nil || !strings.Contains(err.Error(), "no effect unless kv.cpu_blocks > 0") {
+	if _, err := ApplySettings("s.yaml", []byte("kv.offload_threshold: 0.5\n"), &c); err == nil || !strings.Contains(err.Error(), "no effect unless kv.cpu_blocks > 0") {
 		t.Fatalf("a non-default offload threshold without a CPU tier: %v", err)
 	}
 }

@@ -69,7 +69,7 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *int { return &c.NumInstances }))
 	add(int64Field(keys.KVTotalBlocks, "total-kv-blocks", 1, maxInt32, "blocks", "GPU KV blocks per instance (default: the blackbox profile's, else what the model leaves of gpu_memory_utilization × the GPUs' memory, as vLLM sizes it)", CompCluster,
 		func(c *cluster.Config) *int64 { return &c.TotalKVBlocks }).effective(func(c *cluster.Config) float64 {
-		n, _ := c.KVBlocks()
+		n, _ := c.KVBlocks(resolved(c))
 		return float64(n)
 	}))
 	add(int64Field(keys.KVBlockSize, "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,

@@ -104,7 +104,7 @@ func TestSettersLandInTheirFields(t *testing.T) {
 		{"run.horizon_us", "1000000", func(c *cluster.Config) bool { return c.Horizon == 1000000 }},
 		{"latency.beta.1", "7.5", func(c *cluster.Config) bool { return c.Coefficients.Beta[1] == 7.5 }},
 		{"priority.load_threshold", "32", func(c *cluster.Config) bool { return c.Priority.LoadThreshold == 32 }},
-		{"cost.gpu_hour.L40S", "1.5", func(c *cluster.Config) bool { v, ok := c.Cost.Given.Get("L40S"); return ok && v == 1.5 }},
+		{"cost.gpu_hour.L40S", "1.5", func(c *cluster.Config) bool { v, ok := c.Prices.Get("L40S"); return ok && v == 1.5 }},
 		{"routing.weight.kv-pressure", "3", func(c *cluster.Config) bool {
 			return slices.Equal(c.Routing.Scorers, append(route.DefaultScorers(), route.ScorerWeight{Name: "kv-pressure", Weight: 3}))
 		}},

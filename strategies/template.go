@@ -23,7 +23,6 @@ import (
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
-	"optimize/simcore/latency"
 )
 
 // TemplateParam is one tunable dimension of a template. Its space (kind,
@@ -216,29 +215,21 @@ func (t *Template) validate(c cluster.Config) (cluster.Config, error) {
 	return c, nil
 }
 
-// CheckConfig resolves the world c names in the built-in world data, then
-// runs every check the simulator would make when building c, so that a
-// bad configuration is reported before anything runs. A value the
-// simulator rejects is an *errtext.Setting naming the setting's key; the
-// caller that knows where the value came from (a flag, --set, a template
-// parameter) says so in front of it.
+// CheckConfig runs every check the simulator would make when building c,
+// its world resolved in c's world data, so that a bad configuration is
+// reported before anything runs; it spells the model and GPU as the data
+// does. A value the simulator rejects is an *errtext.Setting naming the
+// setting's key; the caller that knows where the value came from (a flag,
+// --set, a template parameter) says so in front of it.
 func CheckConfig(c *cluster.Config) error {
-	cat, err := World()
-	if err != nil {
-		return err
-	}
-	return CheckConfigIn(c, cat)
-}
-
-// CheckConfigIn is CheckConfig in the world data cat (the built-ins plus a
-// user's model or GPU files).
-func CheckConfigIn(c *cluster.Config, cat *latency.Catalog) error {
-	if err := ResolveIn(c, cat); err != nil {
-		return err
-	}
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	w, err := c.Resolve()
+	if err != nil {
+		return err
+	}
+	c.Model, c.GPU = w.Model, w.GPU
 	if err := c.Routing.Validate(); err != nil {
 		return inPart("routing", err)
 	}

@@ -80,7 +80,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 		"baseline": func(c cluster.Config) error {
 			return expect(c.NumInstances == 8 && c.Routing.Policy == "weighted" && slices.Equal(c.Routing.Scorers, pa3qd2kv2) &&
 				c.Scheduler == "fcfs" && c.Priority.Name == "constant" && c.Admission.Policy == "always-admit" &&
-				c.PrefillThreshold == 256 && c.KVCPUBlocks == 44000 && c.KVOffloadThreshold == 0.9 && must(c.KVBlocks()) == 132139,
+				c.PrefillThreshold == 256 && c.KVCPUBlocks == 44000 && c.KVOffloadThreshold == 0.9 && must(c.KVBlocks(resolved(&c))) == 132139,
 				"not llm-d parity: %+v", c)
 		},
 		"pressure-baseline": func(c cluster.Config) error {
@@ -161,14 +161,14 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			return expect(cascade(c) && c.PreemptionPolicy == "priority" && c.TotalKVBlocks == 1000, "config %+v", c)
 		},
 		"capacity": func(c cluster.Config) error {
-			return expect(c.NumInstances == 8 && c.GPU == "H100" && c.TP == 1 && c.Latency.Kind == "trained-physics" &&
-				c.Cost.PerGPUHour == 6.88 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
+			return expect(c.NumInstances == 8 && c.GPU == "H100" && c.TP == 1 && resolved(&c).Kind() == "trained-physics" &&
+				priceOf(&c) == 6.88 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
 		},
 		// capacity's world on a smaller cluster, with llm-d's token-load
 		// scorer off at the defaults.
 		"capacity-joint": func(c cluster.Config) error {
-			return expect(c.NumInstances == 4 && c.GPU == "A100-80" && c.TP == 1 && c.Latency.Kind == "trained-physics" &&
-				c.Cost.PerGPUHour == 5.12 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
+			return expect(c.NumInstances == 4 && c.GPU == "A100-80" && c.TP == 1 && resolved(&c).Kind() == "trained-physics" &&
+				priceOf(&c) == 5.12 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
 		},
 		"load-adaptive": func(c cluster.Config) error {
 			adaptive := c

@@ -79,7 +79,11 @@ func (t *Trace) Open() (*workload.TraceReader, error) {
 func (t *Trace) Source(cfg cluster.Config) (*workload.ReplaySource, error) {
 	opt := t.Replay
 	opt.BlockSize, opt.Seed, opt.Horizon = int(cfg.BlockSize), cfg.Seed, cfg.Horizon
-	window, err := cfg.ContextWindow()
+	world, err := cfg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	window, err := cfg.ContextWindow(world)
 	if err != nil {
 		return nil, err
 	}

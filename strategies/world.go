@@ -8,7 +8,6 @@ import (
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
-	"optimize/simcore/errtext"
 	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/templates"
@@ -58,7 +57,7 @@ func worldSettings() []*Setting {
 		get: func(c *cluster.Config) (float64, bool) {
 			k := c.LatencyModel
 			if k == "" {
-				k = c.Latency.Kind
+				k = resolved(c).Kind()
 			}
 			for i, ch := range kinds {
 				if ch == k {
@@ -70,24 +69,24 @@ func worldSettings() []*Setting {
 		set:  func(c *cluster.Config, v float64) { c.LatencyModel = kinds[int(v)] },
 		copy: func(dst, src *cluster.Config) { dst.LatencyModel = src.LatencyModel }}
 	physical := Rule{Text: LatencyModelKey + " is trained-physics or roofline", subject: LatencyModelKey,
-		holds: func(c *cluster.Config) bool { return c.Latency.Physical() },
-		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + c.Latency.Kind }}
-	world := unresolving(
-		choiceField("model", "model", models, "model served, by its Hugging Face name (`optimize template knobs` and docs/models-and-hardware.md list them)", CompCluster,
+		holds: func(c *cluster.Config) bool { return resolved(c).Physical() },
+		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + resolved(c).Kind() }}
+	world := []*Setting{
+		choiceField(keys.Model, "model", models, "model served, by its Hugging Face name (`optimize template knobs` and docs/models-and-hardware.md list them)", CompCluster,
 			func(c *cluster.Config) *string { return &c.Model }),
-		choiceField("gpu", "hardware", gpus, "GPU of every instance", CompCluster,
+		choiceField(keys.GPU, "hardware", gpus, "GPU of every instance", CompCluster,
 			func(c *cluster.Config) *string { return &c.GPU }),
 		intField(keys.TP, "tp", 1, 8, "GPUs", "tensor parallelism: GPUs per instance", CompCluster,
 			func(c *cluster.Config) *int { return &c.TP }),
 		kind,
-	)
+	}
 	for i, s := range world {
 		s.World = i + 1
 	}
 	return append(world, eraSetting(),
 		int64Field(keys.MaxModelLen, "max-model-len", 0, maxInt32, "tokens", "vLLM's --max-model-len: the context window; a request whose input fills it or whose input + output exceeds it is dropped at the wait queue (0 = derived: for the physics latency models the model's max_position_embeddings capped at the KV capacity, for blackbox none)", CompCluster,
 			func(c *cluster.Config) *int64 { return &c.MaxModelLen }).effective(func(c *cluster.Config) float64 {
-			n, _ := c.ContextWindow()
+			n, _ := c.ContextWindow(resolved(c))
 			return float64(n)
 		}),
 		floatField(keys.GPUMemoryUtilization, "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
@@ -95,17 +94,15 @@ func worldSettings() []*Setting {
 	)
 }
 
-// unresolving makes setting any of ss (or restoring it) drop the resolved
-// latency model, so that a configuration whose world changed cannot run
-// on the old world's data: the simulator refuses an unresolved one, and
-// CheckConfig resolves it again.
-func unresolving(ss ...*Setting) []*Setting {
-	for _, s := range ss {
-		set, restore := s.set, s.copy
-		s.set = func(c *cluster.Config, v float64) { set(c, v); c.Latency = latency.Spec{} }
-		s.copy = func(dst, src *cluster.Config) { restore(dst, src); dst.Latency = latency.Spec{} }
+// resolved is c's world resolved in its data, or the zero value (no
+// latency model, not physical) where it does not resolve: CheckConfig
+// reports why.
+func resolved(c *cluster.Config) latency.Resolved {
+	w, err := c.Resolve()
+	if err != nil {
+		return latency.Resolved{}
 	}
-	return ss
+	return w
 }
 
 // eraSetting is which BLIS behaviour the simulator reproduces where BLIS
@@ -116,7 +113,7 @@ func eraSetting() *Setting {
 	return &Setting{Key: keys.Era, Flag: "era", Kind: search.Categorical, Choices: eras,
 		Doc: "BLIS behaviour reproduced where it changed: 7fd7a88d (the blackbox world) or f90a1e3a (the trained-physics world: a request queued at a step's time joins it, output tokens counted at completion with the first, a preempted request's ITLs dropped, check-then-act KV allocation); default: the latency model's", Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
-			return float64(slices.Index(eras, string(c.EffectiveEra()))), true
+			return float64(slices.Index(eras, string(c.EffectiveEra(resolved(c))))), true
 		},
 		set:  func(c *cluster.Config, v float64) { c.Era = simcore.Era(eras[int(v)]) },
 		copy: func(dst, src *cluster.Config) { dst.Era = src.Era }}
@@ -125,29 +122,29 @@ func eraSetting() *Setting {
 // blackboxRule holds while the resolved latency model is the blackbox.
 func blackboxRule() Rule {
 	return Rule{Text: LatencyModelKey + " is blackbox", subject: LatencyModelKey,
-		holds: func(c *cluster.Config) bool { return !c.Latency.Physical() },
-		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + c.Latency.Kind }}
+		holds: func(c *cluster.Config) bool { return !resolved(c).Physical() },
+		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + resolved(c).Kind() }}
 }
 
 // coeff is one blackbox coefficient of family keys.LatencyAlpha or
 // keys.LatencyBeta, element i of --alpha-coeffs or --beta-coeffs, given
 // over the profile's.
 func coeff(family, flag string, i int, doc string) *Setting {
-	value := func(c *cluster.Config) (v float64, set bool, resolved float64) {
-		o := &c.Coefficients
+	value := func(c *cluster.Config) (v float64, set bool, profile float64) {
+		o, coeffs := &c.Coefficients, resolved(c).Spec.Coeffs
 		if family == keys.LatencyAlpha {
-			return o.Alpha[i], o.AlphaSet[i], c.Latency.Coeffs.Alpha[i]
+			return o.Alpha[i], o.AlphaSet[i], coeffs.Alpha[i]
 		}
-		return o.Beta[i], o.BetaSet[i], c.Latency.Coeffs.Beta[i]
+		return o.Beta[i], o.BetaSet[i], coeffs.Beta[i]
 	}
 	s := &Setting{Key: keys.Member(family, strconv.Itoa(i)), Flag: flag, Item: strconv.Itoa(i), family: Vector, Kind: search.Float, Low: 0, High: huge,
 		Unit: "µs", Doc: doc, Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
-			v, set, resolved := value(c)
+			v, set, profile := value(c)
 			if set {
 				return v, true
 			}
-			return resolved, true
+			return profile, true
 		},
 		set: func(c *cluster.Config, v float64) {
 			o := &c.Coefficients
@@ -165,62 +162,12 @@ func coeff(family, flag string, i int, doc string) *Setting {
 				d.Beta[i], d.BetaSet[i] = s.Beta[i], s.BetaSet[i]
 			}
 		}}
-	return unresolving(s.when(blackboxRule()))[0]
-}
-
-// Resolve fills c.Latency from the world c names, in the built-in data.
-func Resolve(c *cluster.Config) error {
-	cat, err := World()
-	if err != nil {
-		return err
-	}
-	return ResolveIn(c, cat)
-}
-
-// ResolveIn fills c.Latency from the world c names, in cat: the latency
-// model (blackbox where the model has a trained profile on the GPU at the
-// TP, else trained-physics, unless latency.model says), its coefficients
-// (a profile's, under any given by hand), the architecture and the GPU.
-func ResolveIn(c *cluster.Config, cat *latency.Catalog) error {
-	m, err := cat.Model(c.Model)
-	if err != nil {
-		return errtext.BadSetting("model", "%v", err)
-	}
-	c.Model = m.Name
-	gpu, err := cat.GPU(c.GPU)
-	if err != nil {
-		return errtext.BadSetting("gpu", "%v", err)
-	}
-	c.GPU = gpu.Name
-	resolvePrice(c, gpu)
-	profile, trained := m.Profile(gpu.Name, c.TP)
-	kind := c.LatencyModel
-	if kind == "" {
-		kind = latency.KindTrainedPhysics
-		if trained {
-			kind = latency.KindBlackbox
-		}
-	}
-	spec := latency.Spec{Kind: kind, Arch: m.Arch, Hardware: gpu.Hardware, Physics: cat.Physics(), RooflineAlpha: cat.RooflineAlpha()}
-	if kind == latency.KindBlackbox {
-		if !trained && !c.Coefficients.Complete() {
-			_, err := cat.Find(m.Name, gpu.Name, c.TP)
-			return errtext.BadSetting(LatencyModelKey, "%v; choose trained-physics or roofline, or give every latency.alpha.* and latency.beta.*", err)
-		}
-		spec.Coeffs, spec.ProfileBlocks = c.Coefficients.Apply(profile.Coeffs), profile.TotalKVBlocks
-	}
-	c.Latency = spec
-	if spec.Physical() {
-		if err := m.Arch.CheckTP(c.TP); err != nil {
-			return errtext.BadSetting(keys.TP, "%s: %v", m.Name, err)
-		}
-	}
-	return nil
+	return s.when(blackboxRule())
 }
 
 // WorldLine names the world of c in one line: "meta-llama/llama-3.1-8b-instruct
 // on H100, TP2, blackbox latency model".
-func WorldLine(c *cluster.Config) string { return c.World().Line() }
+func WorldLine(c *cluster.Config) string { return c.Where().Line() }
 
 // shapeKeys are the settings of the cluster's shape that place a run in
 // its world beside the world's own (worldSettings).
@@ -292,9 +239,6 @@ func (t *Template) SeedsWorld(workload string) (cluster.World, error) {
 		return cluster.World{}, err
 	}
 	c.Model, c.GPU, c.TP, c.LatencyModel = DefaultModel, DefaultGPU, DefaultTP, latency.KindBlackbox
-	if err := Resolve(&c); err != nil {
-		return cluster.World{}, err
-	}
 	return inRegime(c, workload)
 }
 
@@ -312,5 +256,8 @@ func inRegime(c cluster.Config, workload string) (cluster.World, error) {
 		return cluster.World{}, err
 	}
 	(&Workload{regimes: regimes}).ApplyConfig(&c)
-	return c.World(), nil
+	if _, err := c.Resolve(); err != nil {
+		return cluster.World{}, err
+	}
+	return c.Where(), nil
 }

@@ -56,11 +56,12 @@ func WorldMarkdown() (string, error) {
 // at its default TP under trained-physics, as a run derives them.
 func defaultBlocks(m *latency.ModelEntry, cat *latency.Catalog) (int64, error) {
 	c := cluster.Defaults()
-	c.Model, c.GPU, c.TP, c.LatencyModel = m.Name, m.DefaultGPU, m.DefaultTP, latency.KindTrainedPhysics
-	if err := ResolveIn(&c, cat); err != nil {
+	c.Model, c.GPU, c.TP, c.LatencyModel, c.Data = m.Name, m.DefaultGPU, m.DefaultTP, latency.KindTrainedPhysics, cat
+	w, err := c.Resolve()
+	if err != nil {
 		return 0, err
 	}
-	return c.KVBlocks()
+	return c.KVBlocks(w)
 }
 
 // archWords says an architecture in a few words: "dense, 32 layers" or

@@ -309,7 +309,7 @@ func (e *Env) runBaseline(ev *evaluator, row *storage.Study) error {
 	if err != nil {
 		return err
 	}
-	world := studyCfg.World()
+	world := studyCfg.Where()
 	row.World = &world
 	cfg, err := baselineConfig(e.Registry, studyCfg, e.Base, row.BaselineFrom)
 	if err != nil {

@@ -182,7 +182,7 @@ func (e *Env) placeWorld(r *report.Report, wl *strategies.Workload, pt point, p 
 	if err != nil {
 		return fmt.Errorf("world %s: %v", pt.world, err)
 	}
-	world := there.World()
+	world := there.Where()
 	tunedIn := robustWorlds(r.Study)
 	if tunedIn == nil {
 		tunedIn = []WorldChange{nil}
@@ -193,7 +193,7 @@ func (e *Env) placeWorld(r *report.Report, wl *strategies.Workload, pt point, p 
 		if err != nil {
 			return err
 		}
-		tuned = tuned || world == own.World()
+		tuned = tuned || world == own.Where()
 	}
 	p.worlds[pt.label] = report.WorldEvidence{World: world, Line: world.Line(), StudyWorld: tuned}
 	return nil

@@ -12,7 +12,6 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/route"
-	"optimize/strategies"
 )
 
 // reportRow is one line of the text report: its label, the summary number
@@ -58,8 +57,8 @@ var (
 func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
 	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n",
 		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, cfg.Admission.Policy)
-	blocks, _ := cfg.KVBlocks()
-	fmt.Fprintf(w, "world %s · %d KV blocks per instance\n\n", strategies.WorldLine(&cfg), blocks)
+	world := cfg.Where()
+	fmt.Fprintf(w, "world %s · %d KV blocks per instance\n\n", world.Line(), world.KVBlocks)
 	cols := append([]metrics.Summary(nil), runs...)
 	head := []string{"metric"}
 	for _, s := range seeds {

@@ -132,12 +132,11 @@ type given struct {
 // not use, unless it restates its default (strategies.CheckGiven).
 func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*cluster.Config)) (cluster.Config, error) {
 	c := base
-	cat, err := f.world(fs, &c)
-	if err != nil {
+	if err := f.world(fs, &c); err != nil {
 		return c, err
 	}
 	workload(&c)
-	if err := f.applySettingsFile(&c, cat); err != nil {
+	if err := f.applySettingsFile(&c); err != nil {
 		return c, err
 	}
 	if err := f.production.apply(&c); err != nil {
@@ -179,15 +178,19 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 		user = append(user, given{"--set " + pair, s})
 	}
 	f.user = user
-	if err := strategies.CheckConfigIn(&c, cat); err != nil {
-		return c, f.blame(err)
-	}
+	// Each setting's effect is read before the configuration is checked
+	// (reading one never fails), but a bad value is the error reported
+	// first: it is what the user must mend.
+	var inert error
 	for _, g := range user {
-		if err := strategies.CheckGiven(g.source, g.setting, &c, &before, cat); err != nil {
-			return c, err
+		if inert = strategies.CheckGiven(g.source, g.setting, &c, &before); inert != nil {
+			break
 		}
 	}
-	return c, nil
+	if err := strategies.CheckConfig(&c); err != nil {
+		return c, f.blame(err)
+	}
+	return c, inert
 }
 
 // blame names where the user gave the setting a simulator error is about

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"optimize/simcore/cluster"
-	"optimize/simcore/latency"
 	"optimize/strategies"
 )
 
@@ -28,7 +27,7 @@ func (f *settingsFile) bind(fs *pflag.FlagSet) {
 // operating point: the file's num_instances and kv.total_blocks are the
 // ones the run gets. A model or GPU of the user's own (--model-config,
 // --hardware-config) replaces the file's, as its flag would.
-func (f *simFlags) applySettingsFile(c *cluster.Config, cat *latency.Catalog) error {
+func (f *simFlags) applySettingsFile(c *cluster.Config) error {
 	path := f.file.path
 	if path == "" {
 		return nil
@@ -38,7 +37,7 @@ func (f *simFlags) applySettingsFile(c *cluster.Config, cat *latency.Catalog) er
 		return fmt.Errorf("--settings: %v", err)
 	}
 	model, gpu := c.Model, c.GPU
-	if _, err := strategies.ApplySettings(path, data, c, cat); err != nil {
+	if _, err := strategies.ApplySettings(path, data, c); err != nil {
 		return fmt.Errorf("--settings: %v", err)
 	}
 	if f.modelConfig != "" {

@@ -51,7 +51,8 @@ func BenchmarkBaselineTrainedPhysics(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := baselineConfig()
-	cfg.Latency, cfg.TP, cfg.TotalKVBlocks = worldSpec(b, latency.KindTrainedPhysics), 2, 0
+	inWorld(&cfg, latency.KindTrainedPhysics)
+	cfg.TotalKVBlocks = 0
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) { runBench(b, spec, cfg, n) })
 	}

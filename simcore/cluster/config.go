@@ -19,20 +19,10 @@ import (
 // field the value came from.
 type Config struct {
 	// The world: which model is served, on which GPU, at which tensor
-	// parallelism (GPUs per instance), and the latency model pricing its
-	// steps — resolved from those names into Latency by the caller, which
-	// holds the data (package strategies).
-	Model                string
-	GPU                  string
-	TP                   int
-	LatencyModel         string  // "" = blackbox where the world has a profile, else trained-physics
-	GPUMemoryUtilization float64 // vLLM's --gpu-memory-utilization: the share of GPU memory for weights, activations and KV
-	Latency              latency.Spec
-	// Coefficients are blackbox coefficients given by hand (latency.alpha.*,
-	// latency.beta.*), over the profile's when the world is resolved.
-	Coefficients latency.Overrides
-	// Cost prices the GPUs (cost.gpu_hour.<GPU>); it changes no event.
-	Cost Cost
+	// parallelism, priced by which latency model, read in which world
+	// data. The engine resolves it when it is built (latency.World.Resolve);
+	// nothing resolved is kept here.
+	latency.World
 
 	NumInstances       int
 	TotalKVBlocks      int64 // 0 = derived from the world (KVBlocks)
@@ -86,25 +76,42 @@ type Config struct {
 // caller to fill in and resolve.
 func Defaults() Config {
 	return Config{
-		GPUMemoryUtilization: 0.9,
-		NumInstances:         1,
-		BlockSize:            16,
-		MaxRunning:           256,
-		MaxScheduledTokens:   2048,
-		Routing:              route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity},
-		Scheduler:            sched.SchedulerNames()[0],
-		Priority:             sched.PolicyConfig{Name: sched.PolicyNames()[0]},
-		PreemptionPolicy:     batch.PreemptionPolicyNames()[0],
-		KVOffloadThreshold:   0.9,
-		KVTransferBandwidth:  100,
-		Admission:            admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
-		Seed:                 42,
+		World:               latency.World{GPUMemoryUtilization: 0.9},
+		NumInstances:        1,
+		BlockSize:           16,
+		MaxRunning:          256,
+		MaxScheduledTokens:  2048,
+		Routing:             route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity},
+		Scheduler:           sched.SchedulerNames()[0],
+		Priority:            sched.PolicyConfig{Name: sched.PolicyNames()[0]},
+		PreemptionPolicy:    batch.PreemptionPolicyNames()[0],
+		KVOffloadThreshold:  0.9,
+		KVTransferBandwidth: 100,
+		Admission:           admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
+		Seed:                42,
 	}
 }
 
-// Validate checks the numeric fields; policies are checked by their
-// constructors in New.
+// Validate makes every check New makes, building nothing: the world
+// resolves in its data, the numeric fields are in range, the latency
+// model builds and the KV capacity is known. Policies are checked by
+// their constructors in New.
 func (c *Config) Validate() error {
+	_, err := c.check()
+	return err
+}
+
+// check is Validate, answering the resolved world.
+func (c *Config) check() (latency.Resolved, error) {
+	w, err := c.Resolve()
+	if err != nil {
+		return w, err
+	}
+	return w, c.checkIn(w)
+}
+
+// checkIn checks c's fields in its resolved world w.
+func (c *Config) checkIn(w latency.Resolved) error {
 	switch {
 	case c.NumInstances < 1:
 		return errtext.BadSetting(keys.NumInstances, "must be ≥ 1, got %d", c.NumInstances)
@@ -149,7 +156,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if c.Latency.Physical() {
+	if w.Physical() {
 		if c.TP < 1 {
 			return errtext.BadSetting(keys.TP, "must be ≥ 1, got %d", c.TP)
 		}
@@ -157,27 +164,27 @@ func (c *Config) Validate() error {
 			return errtext.BadSetting(keys.GPUMemoryUtilization, "must be in (0, 1], got %v", c.GPUMemoryUtilization)
 		}
 	}
-	if _, err := latency.New(c.Latency, c.TP); err != nil {
+	if _, err := latency.New(w.Spec, c.TP); err != nil {
 		return err
 	}
-	_, err := c.KVBlocks()
+	_, err := c.KVBlocks(w)
 	return err
 }
 
-// ClusterCost is what the cluster costs, decided before it runs: its GPUs
-// (instances × TP; 0 without a TP: no count, no cost) and the price of
-// one per hour.
-func (c *Config) ClusterCost() (gpus int, pricePerGPUHour float64) {
-	return c.NumInstances * c.TP, c.Cost.PerGPUHour
+// ClusterCost is what the cluster costs in world w, decided before it
+// runs: its GPUs (instances × TP; 0 without a TP: no count, no cost) and
+// the price of one per hour.
+func (c *Config) ClusterCost(w latency.Resolved) (gpus int, pricePerGPUHour float64) {
+	return c.NumInstances * c.TP, w.PricePerGPUHour
 }
 
-// EffectiveEra is the era given, else the latency model's: the blackbox
-// model is BLIS 7fd7a88d's world, the physics models f90a1e3a's.
-func (c *Config) EffectiveEra() simcore.Era {
+// EffectiveEra is the era given, else the latency model's in world w: the
+// blackbox model is BLIS 7fd7a88d's world, the physics models f90a1e3a's.
+func (c *Config) EffectiveEra(w latency.Resolved) simcore.Era {
 	switch {
 	case c.Era != "":
 		return c.Era
-	case c.Latency.Physical():
+	case w.Physical():
 		return simcore.EraAugust2026
 	}
 	return simcore.EraMarch2026
@@ -187,15 +194,15 @@ func (c *Config) EffectiveEra() simcore.Era {
 // when set; else, for the physics models, the model's
 // max_position_embeddings (rope scaling applied) capped at what the KV
 // cache holds, as vLLM caps it; the blackbox profiles have none.
-func (c *Config) ContextWindow() (int64, error) {
-	if c.MaxModelLen > 0 || !c.Latency.Physical() {
+func (c *Config) ContextWindow(w latency.Resolved) (int64, error) {
+	if c.MaxModelLen > 0 || !w.Physical() {
 		return c.MaxModelLen, nil
 	}
-	blocks, err := c.KVBlocks()
+	blocks, err := c.KVBlocks(w)
 	if err != nil {
 		return 0, err
 	}
-	window := int64(c.Latency.Arch.MaxPositions)
+	window := int64(w.Spec.Arch.MaxPositions)
 	if kv := blocks * c.BlockSize; window == 0 || window > kv {
 		window = kv
 	}
@@ -205,22 +212,22 @@ func (c *Config) ContextWindow() (int64, error) {
 // KVBlocks is the GPU KV capacity of an instance in blocks: kv.total_blocks
 // when set, else the blackbox profile's figure, else what the model leaves
 // of the GPUs' memory (latency.KVBlocks, as vLLM sizes its cache).
-func (c *Config) KVBlocks() (int64, error) {
+func (c *Config) KVBlocks(w latency.Resolved) (int64, error) {
 	switch {
 	case c.TotalKVBlocks > 0:
 		return c.TotalKVBlocks, nil
-	case !c.Latency.Physical():
-		if c.Latency.ProfileBlocks < 1 {
+	case !w.Physical():
+		if w.Spec.ProfileBlocks < 1 {
 			return 0, errtext.BadSetting(keys.KVTotalBlocks, "must be ≥ 1: the blackbox latency model has no profile to take it from")
 		}
-		return c.Latency.ProfileBlocks, nil
+		return w.Spec.ProfileBlocks, nil
 	}
-	n, err := latency.KVBlocks(c.Latency.Arch, c.Latency.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization)
+	n, err := latency.KVBlocks(w.Spec.Arch, w.Spec.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization)
 	if err != nil {
-		return 0, errtext.BadSetting(keys.TP, "%s on %s at TP%d: %v", c.Model, c.Latency.Hardware.Name, c.TP, err)
+		return 0, errtext.BadSetting(keys.TP, "%s on %s at TP%d: %v", w.Model, w.GPU, c.TP, err)
 	}
 	if n > math.MaxInt32 {
-		return 0, errtext.BadSetting(keys.KVTotalBlocks, "%s on %s at TP%d derives %d blocks, more than the simulator's 2^31; set kv.total_blocks", c.Model, c.Latency.Hardware.Name, c.TP, n)
+		return 0, errtext.BadSetting(keys.KVTotalBlocks, "%s on %s at TP%d derives %d blocks, more than the simulator's 2^31; set kv.total_blocks", w.Model, w.GPU, c.TP, n)
 	}
 	return n, nil
 }

@@ -16,6 +16,7 @@ import (
 // Engine runs one simulation. Build it with New, call Run once.
 type Engine struct {
 	cfg       Config
+	world     latency.Resolved
 	src       simcore.Source
 	events    eventHeap
 	transit   inTransit
@@ -32,24 +33,26 @@ type Engine struct {
 	stepSub   uint8 // event.sub of a step: 1 in the August era
 }
 
-// New validates cfg and assembles an engine that will replay src.
+// New resolves cfg's world, validates cfg in it and assembles an engine
+// that will replay src.
 func New(cfg Config, src simcore.Source) (*Engine, error) {
-	if err := cfg.Validate(); err != nil {
+	world, err := cfg.check()
+	if err != nil {
 		return nil, err
 	}
-	lat, err := latency.New(cfg.Latency, cfg.TP)
+	lat, err := latency.New(world.Spec, cfg.TP)
 	if err != nil {
 		return nil, err
 	}
 	// From here on the era, the context window and the KV capacity are
 	// values, derived or given.
-	if cfg.MaxModelLen, err = cfg.ContextWindow(); err != nil {
+	if cfg.MaxModelLen, err = cfg.ContextWindow(world); err != nil {
 		return nil, err
 	}
-	if cfg.TotalKVBlocks, err = cfg.KVBlocks(); err != nil {
+	if cfg.TotalKVBlocks, err = cfg.KVBlocks(world); err != nil {
 		return nil, err
 	}
-	cfg.Era = cfg.EffectiveEra()
+	cfg.Era = cfg.EffectiveEra(world)
 	// llm-d's approximate prefix index, auto-tuned, reads the engine's
 	// block size and GPU block count.
 	routing := cfg.Routing
@@ -73,6 +76,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg:       cfg,
+		world:     world,
 		src:       src,
 		router:    router,
 		admission: admission,
@@ -276,6 +280,6 @@ func (e *Engine) summarize() metrics.Summary {
 		info.RoutingImbalance = float64(most) * n / float64(routed)
 	}
 	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
-	info.GPUs, info.PricePerGPUHour = e.cfg.ClusterCost()
+	info.GPUs, info.PricePerGPUHour = e.cfg.ClusterCost(e.world)
 	return e.metrics.Summarize(info)
 }

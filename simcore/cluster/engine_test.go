@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +22,34 @@ var tp2 = latency.Coeffs{
 	Beta:  [3]float64{6910.420479880494, 17.67057489844186, 2.8377471109943855},
 }
 
-// worldSpec is the latency spec of llama-3.1-8b on H100 of the given kind,
-// from the built-in world data in the source tree.
-func worldSpec(tb testing.TB, kind string) latency.Spec {
-	tb.Helper()
+// testData is the built-in world data in the source tree, read once.
+var testData = sync.OnceValue(func() *latency.Catalog {
 	cat, err := latency.ReadCatalog(os.DirFS("../../templates"))
 	if err != nil {
-		tb.Fatal(err)
+		panic(err)
 	}
-	m, err := cat.Model("meta-llama/llama-3.1-8b-instruct")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	gpu, err := cat.GPU("H100")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return latency.Spec{Kind: kind, Arch: m.Arch, Hardware: gpu.Hardware, Physics: cat.Physics(), RooflineAlpha: cat.RooflineAlpha()}
+	return cat
+})
+
+// inWorld makes c run llama-3.1-8b on H100 at TP2 priced by the latency
+// model kind, from the built-in world data in the source tree.
+func inWorld(c *Config, kind string) {
+	c.World = latency.World{Model: "meta-llama/llama-3.1-8b-instruct", GPU: "H100", TP: 2, LatencyModel: kind,
+		GPUMemoryUtilization: c.GPUMemoryUtilization, Data: testData()}
 }
 
+// testConfig is a cluster of instances with blocks KV blocks each, priced
+// by tp2 given by hand (no TP: no GPUs counted, no cost).
 func testConfig(instances int, blocks int64) Config {
 	c := Defaults()
 	c.NumInstances = instances
 	c.TotalKVBlocks = blocks
-	c.Latency = latency.Spec{Kind: latency.KindBlackbox, Coeffs: tp2}
+	inWorld(&c, latency.KindBlackbox)
+	c.TP = 0
+	for i := range 3 {
+		c.Coefficients.Alpha[i], c.Coefficients.Beta[i] = tp2.Alpha[i], tp2.Beta[i]
+	}
+	c.Coefficients.AlphaSet, c.Coefficients.BetaSet = [3]bool{true, true, true}, [3]bool{true, true, true}
 	return c
 }
 

@@ -55,7 +55,6 @@ func TestSparseStepsMatchDense(t *testing.T) {
 			return c
 		}, true, true, true},
 	}
-	physics := worldSpec(t, latency.KindTrainedPhysics)
 	for _, tc := range cases {
 		for _, kind := range []string{latency.KindBlackbox, latency.KindTrainedPhysics} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
@@ -65,7 +64,7 @@ func TestSparseStepsMatchDense(t *testing.T) {
 					// decodes' contexts must add up as the visited ones'.
 					cfg = func() Config {
 						c := tc.cfg()
-						c.Latency, c.TP = physics, 2
+						inWorld(&c, latency.KindTrainedPhysics)
 						return c
 					}
 				}

@@ -21,13 +21,19 @@ type World struct {
 	KVBlocks int64 `json:"kv_blocks_per_instance"`
 }
 
-// World is c's world; c's world must be resolved (Latency.Kind set).
-func (c *Config) World() World {
-	blocks, err := c.KVBlocks()
+// Where is the world c runs in, its names as its data spells them; a world
+// that does not resolve has no latency model and no KV blocks (Validate
+// says why).
+func (c *Config) Where() World {
+	w, err := c.Resolve()
+	if err != nil {
+		return World{Model: c.Model, GPU: c.GPU, TP: c.TP, Instances: c.NumInstances}
+	}
+	blocks, err := c.KVBlocks(w)
 	if err != nil {
 		blocks = 0
 	}
-	return World{Model: c.Model, GPU: c.GPU, TP: c.TP, LatencyModel: c.Latency.Kind, Instances: c.NumInstances, KVBlocks: blocks}
+	return World{Model: w.Model, GPU: w.GPU, TP: c.TP, LatencyModel: w.Kind(), Instances: c.NumInstances, KVBlocks: blocks}
 }
 
 // Line names the model, GPU, TP and latency model: "meta-llama/llama-3.1-8b-instruct

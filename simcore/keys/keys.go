@@ -8,6 +8,13 @@
 // coefficient's index.
 package keys
 
+// The world: the model, the GPU (and its price), the tensor parallelism.
+const (
+	Model        = "model"
+	GPU          = "gpu"
+	GPUHourPrice = "cost.gpu_hour" // per GPU: Member(GPUHourPrice, "H100")
+)
+
 // Cluster, KV cache and run.
 const (
 	NumInstances          = "num_instances"

@@ -1,22 +1,8 @@
-package cluster
+package latency
 
 import "strings"
 
-// Cost prices the cluster. It changes no simulated event: the run reports
-// gpu_count (instances × TP) and cost_per_hour (gpu_count × PerGPUHour)
-// beside its latencies, so that a study can trade money against them.
-type Cost struct {
-	// Given are prices in USD per GPU-hour given by GPU name
-	// (cost.gpu_hour.<GPU>), over the world data's price_per_gpu_hour.
-	Given GPUPrices
-	// PerGPUHour is the price of the run's GPU in USD per GPU-hour: the
-	// given one, else the world data's. The caller that holds the world
-	// data resolves it (package strategies); 0 means the GPU has no price,
-	// and the run then reports no cost rather than a free cluster.
-	PerGPUHour float64
-}
-
-// GPUPrices are prices in USD per GPU-hour by GPU name. A Config is copied
+// GPUPrices are prices in USD per GPU-hour by GPU name. A World is copied
 // by value and one base configuration is shared by every trial of a
 // study, so a slice inside it must never be written in place: the list is
 // unexported and With returns a new one (copy on write). A fixed array
