@@ -73,7 +73,7 @@ func (r *Robust) Baseline(scenario string) *ScenarioBaseline {
 }
 
 // ConfigFile is a production config a study keeps: its kind (as
-// strategies.ProductionKinds names it), the path it was read from, and
+// production.Kinds names it), the path it was read from, and
 // its text, so that every later run reads the same config.
 type ConfigFile struct {
 	Kind string `json:"kind"`

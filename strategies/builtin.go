@@ -2,8 +2,6 @@ package strategies
 
 import (
 	"optimize/simcore/cluster"
-	"optimize/simcore/workload"
-	"optimize/templates"
 )
 
 // The binary's built-in data — workload specs and model latency profiles,
@@ -20,16 +18,6 @@ const (
 	DefaultGPU = "H100"
 	DefaultTP  = 2
 )
-
-// DefaultWorkload is the workload a template, a study or a simulation runs
-// when it names none: three SLO classes that differ only by class, at 2000
-// sessions/s.
-const DefaultWorkload = "orthogonal-slo"
-
-// BuiltinWorkloads are the workload specs embedded from templates/workloads.
-func BuiltinWorkloads() workload.Library {
-	return workload.Library{FS: templates.Workloads, Dir: "workloads"}
-}
 
 // Standard is the simulator's defaults in the default world (llama-3.1-8b
 // on H100 at TP2, its blackbox profile: the world the baseline figures

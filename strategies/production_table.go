@@ -17,11 +17,11 @@ import (
 // theirs in the table itself. Names follow vLLM's `vllm serve` arguments
 // and the llm-d Router's plugin types at commit ebab68792 (2026-08-21).
 
-// roundRobinScorer is the one scorer of the llm-d profile that routes
+// RoundRobinScorer is the one scorer of the llm-d profile that routes
 // round-robin: with no prefix producer every request is a cache miss, and
 // no-hit-lru-scorer then prefers the endpoint that served a cold request
 // least recently, which cycles through the endpoints.
-const roundRobinScorer = "no-hit-lru-scorer"
+const RoundRobinScorer = "no-hit-lru-scorer"
 
 // DefaultPicker is the picker llm-d's config loader adds to a profile
 // that names none.
@@ -70,7 +70,7 @@ func productionColumn() []struct {
 
 		// Routing.
 		{keys.RoutingPolicy, Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
-			{Value: "round-robin", Production: roundRobinScorer, Fidelity: Exact,
+			{Value: "round-robin", Production: RoundRobinScorer, Fidelity: Exact,
 				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker with no prefix producer: every request is a miss, and least recently used first cycles through the endpoints"},
 			{Value: "least-loaded", Production: "queue-scorer", Fidelity: Approximate,
 				Note: "queue-scorer alone (the waiting queue, min-max normalised) with max-score-picker; BLIS's least-loaded counts waiting + running + in-flight requests"},
@@ -104,7 +104,7 @@ func productionColumn() []struct {
 			{Value: sched.SLOTiered, Fidelity: NoCounterpart, Note: "class priority growing with the wait: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built"},
 			{Value: sched.SLOAdaptive, Fidelity: NoCounterpart, Note: "class priority scaled by the queue length: a vLLM scheduler reading its own queue would have to be built"},
 		}}},
-		{keys.PriorityBase + ".", Counterpart{System: SystemLLMD, Name: objectiveName, Param: "spec.priority", Fidelity: Approximate, Integer: true,
+		{keys.PriorityBase + ".", Counterpart{System: SystemLLMD, Name: LLMDObjective, Param: "spec.priority", Fidelity: Approximate, Integer: true,
 			Note: "the class's InferenceObjective priority (objectives.yaml), a whole number llm-d's flow control orders by; vLLM needs it as the request's priority field"}},
 		{keys.PriorityUrgency + ".", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
 		{keys.PriorityAgeWeight, none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
@@ -134,7 +134,7 @@ func productionColumn() []struct {
 func setProduction(all []*Setting) {
 	column := productionColumn()
 	for _, s := range all {
-		if described(s.Production) {
+		if s.Production.Described() {
 			continue // declared in the table itself
 		}
 		for _, row := range column {
@@ -146,9 +146,9 @@ func setProduction(all []*Setting) {
 	}
 }
 
-// described reports whether a counterpart says anything: a system, a
+// Described reports whether a counterpart says anything: a system, a
 // fidelity other than the zero value's, or a note.
-func described(c Counterpart) bool {
+func (c Counterpart) Described() bool {
 	return c.System != "" || c.Fidelity != NoCounterpart || c.Note != "" || c.Values != nil
 }
 

@@ -3,6 +3,7 @@ package strategies
 import (
 	"fmt"
 	"math"
+	"optimize/strategies/workloads"
 	"path"
 	"regexp"
 	"slices"
@@ -110,7 +111,7 @@ func (r *resolver) get(name string) (*Template, error) {
 func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	file := raw.file
 	t := &Template{Name: raw.name, Description: strings.TrimSpace(raw.description), Base: raw.base, File: file,
-		Workload: DefaultWorkload, Objectives: defaultObjectives(), Constraints: defaultConstraints()}
+		Workload: workloads.Default, Objectives: defaultObjectives(), Constraints: defaultConstraints()}
 	if strings.TrimSpace(raw.description) == "" {
 		return nil, errtext.New(file, "description", "required: one paragraph on the mechanism and why it should win")
 	}
@@ -147,16 +148,16 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		t.Workload = raw.workload
 	}
 	builtin, _, _ := strings.Cut(t.Workload, "@")
-	if names := BuiltinWorkloads().Names(); !slices.Contains(names, builtin) {
+	if names := workloads.Builtins().Names(); !slices.Contains(names, builtin) {
 		return nil, errtext.New(file, "workload", "unknown built-in workload %q (available: %s)", builtin, strings.Join(names, ", "))
 	}
-	if _, err := ResolveWorkload(t.Workload); err != nil {
+	if _, err := workloads.Resolve(t.Workload); err != nil {
 		return nil, errtext.New(file, "workload", "%v", err)
 	}
 	if raw.hasRegimes {
 		t.Regimes = nil
 		for i, name := range raw.regimes {
-			if _, err := LookupRegime(name); err != nil {
+			if _, err := workloads.LookupRegime(name); err != nil {
 				return nil, errtext.New(file, fmt.Sprintf("regimes[%d]", i), "%v", err)
 			}
 			if slices.Contains(t.Regimes, name) {
@@ -422,10 +423,10 @@ func numericSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 	case p.Kind == search.Int && (p.Low != math.Trunc(p.Low) || p.High != math.Trunc(p.High)):
 		return fail("low", "an int parameter needs whole bounds, got [%s, %s]", formatNumber(p.Low), formatNumber(p.High))
 	}
-	if err := k.check(p.Low); err != nil {
+	if err := k.CheckNumber(p.Low); err != nil {
 		return fail("low", "%v", err)
 	}
-	if err := k.check(p.High); err != nil {
+	if err := k.CheckNumber(p.High); err != nil {
 		return fail("high", "%v", err)
 	}
 	if rp.defaultValue == nil {

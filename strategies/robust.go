@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"fmt"
+	"optimize/strategies/workloads"
 	"slices"
 	"strings"
 
@@ -89,7 +90,7 @@ func (r Robust) Scenarios() []Scenario {
 // scenario's world, which robust studies do not measure.
 func RobustRegimeNames() []string {
 	names := []string{BaseRegime}
-	for _, rg := range Regimes() {
+	for _, rg := range workloads.Regimes() {
 		if rg.LoadFraction == 0 {
 			names = append(names, rg.Name)
 		}
@@ -106,7 +107,7 @@ type RobustFlags struct{ Regimes, Worlds, Aggregate, Prune string }
 func CheckRobust(r *Robust, flags RobustFlags) error {
 	for _, name := range r.Regimes {
 		if !slices.Contains(RobustRegimeNames(), name) {
-			if _, err := LookupRegime(name); err == nil {
+			if _, err := workloads.LookupRegime(name); err == nil {
 				return fmt.Errorf("%s: regime %q is relative to the measured capacity, which robust studies do not measure yet (regimes: %s)",
 					flags.Regimes, name, strings.Join(RobustRegimeNames(), ", "))
 			}
@@ -149,11 +150,11 @@ func firstRepeat(names []string) string {
 }
 
 // Workload is w moved to the scenario's regime (unchanged at BaseRegime).
-func (s Scenario) Workload(w *Workload) *Workload {
+func (s Scenario) Workload(w *workloads.Workload) *workloads.Workload {
 	if s.Regime == BaseRegime {
 		return w
 	}
-	rg, err := LookupRegime(s.Regime)
+	rg, err := workloads.LookupRegime(s.Regime)
 	if err != nil {
 		return w // CheckRobust refused it
 	}

@@ -179,7 +179,9 @@ func (s *Setting) parse(text string) (float64, error) {
 }
 
 // check reports a numeric value the setting does not accept.
-func (s *Setting) check(v float64) error { return s.domain().Check(search.Value{Number: v}) }
+// CheckNumber checks a value in the setting's own numbers (a categorical's
+// choice by its index) against its range or choices.
+func (s *Setting) CheckNumber(v float64) error { return s.domain().Check(search.Value{Number: v}) }
 
 // ValuesText describes the accepted values, e.g. "whole numbers in [0, 512]".
 func (s *Setting) ValuesText() string { return s.domain().AllowedText() }

@@ -14,9 +14,9 @@ import (
 // keyed routing.<plugin type>.<llm-d's JSON parameter in snake case> with
 // llm-d's defaults (llm-d-router ebab68792, 2026-08-21; simcore/route/llmd.go).
 
-// approxPrefixProducer is the llm-d plugin that owns the approximate prefix
+// ApproxPrefixProducer is the llm-d plugin that owns the approximate prefix
 // index's parameters; prefix-cache-scorer reads what it produces.
-const approxPrefixProducer = "approx-prefix-cache-producer"
+const ApproxPrefixProducer = "approx-prefix-cache-producer"
 
 // scorerCounterparts is, for each scorer with no llm-d plugin of exactly
 // its arithmetic (route.LLMDPluginType is ""), the nearest llm-d plugin and
@@ -79,22 +79,22 @@ func llmdSettings(weighted Rule, scorer func(names ...string) Rule) []*Setting {
 	prefix := func(c *cluster.Config) *route.LLMDPrefixParams { return &c.Routing.LLMD.Prefix }
 	const pcs = "prefix-cache-scorer"
 	onPrefix := scorer(pcs)
-	autoTune := param(approxPrefixProducer, "autoTune", optBool("routing.prefix-cache-scorer.auto_tune", "prefix-cache-scorer-auto-tune",
+	autoTune := param(ApproxPrefixProducer, "autoTune", optBool("routing.prefix-cache-scorer.auto_tune", "prefix-cache-scorer-auto-tune",
 		"prefix-cache-scorer: take the hashed block size (at least 64) and each instance's index capacity from the instances' "+
 			"kv.block_size and kv.total_blocks, as llm-d's autoTune does", true,
 		func(c *cluster.Config) **bool { return &prefix(c).AutoTune })).when(onPrefix)
 	manual := allOf(onPrefix, oneOf(autoTune, "false"))
-	param(approxPrefixProducer, "blockSizeTokens", intField("routing.prefix-cache-scorer.block_size_tokens", "prefix-cache-scorer-block-size-tokens",
+	param(ApproxPrefixProducer, "blockSizeTokens", intField("routing.prefix-cache-scorer.block_size_tokens", "prefix-cache-scorer-block-size-tokens",
 		1, maxInt32, "tokens", "prefix-cache-scorer: tokens per hashed block without auto-tuning; llm-d raises it to at least 64", CompRouting,
 		func(c *cluster.Config) *int { return &prefix(c).BlockSizeTokens }).zeroMeans(route.DefaultLLMDPrefixBlockSizeTokens).when(manual))
-	param(approxPrefixProducer, "lruCapacityPerServer", intField("routing.prefix-cache-scorer.lru_capacity_per_server", "prefix-cache-scorer-lru-capacity-per-server",
+	param(ApproxPrefixProducer, "lruCapacityPerServer", intField("routing.prefix-cache-scorer.lru_capacity_per_server", "prefix-cache-scorer-lru-capacity-per-server",
 		1, maxInt32, "blocks", "prefix-cache-scorer: hashed blocks the index keeps per instance (LRU) without auto-tuning", CompRouting,
 		func(c *cluster.Config) *int { return &prefix(c).LRUCapacityPerServer }).zeroMeans(route.DefaultLLMDLRUCapacityPerServer).when(manual))
-	maxTokens := param(approxPrefixProducer, "maxPrefixTokensToMatch", optInt("routing.prefix-cache-scorer.max_prefix_tokens_to_match",
+	maxTokens := param(ApproxPrefixProducer, "maxPrefixTokensToMatch", optInt("routing.prefix-cache-scorer.max_prefix_tokens_to_match",
 		"prefix-cache-scorer-max-prefix-tokens-to-match", 0, maxInt32, "tokens",
 		"prefix-cache-scorer: prompt tokens hashed and matched per request, in whole blocks (0 = use max_prefix_blocks_to_match)",
 		route.DefaultLLMDMaxPrefixTokensToMatch, func(c *cluster.Config) **int { return &prefix(c).MaxPrefixTokensToMatch })).when(onPrefix)
-	param(approxPrefixProducer, "maxPrefixBlocksToMatch", optInt("routing.prefix-cache-scorer.max_prefix_blocks_to_match",
+	param(ApproxPrefixProducer, "maxPrefixBlocksToMatch", optInt("routing.prefix-cache-scorer.max_prefix_blocks_to_match",
 		"prefix-cache-scorer-max-prefix-blocks-to-match", 0, maxInt32, "blocks",
 		"prefix-cache-scorer: blocks hashed and matched per request when max_prefix_tokens_to_match is 0 (0 = the whole prompt)",
 		route.DefaultLLMDMaxPrefixBlocksToMatch, func(c *cluster.Config) **int { return &prefix(c).MaxPrefixBlocksToMatch })).

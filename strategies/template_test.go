@@ -3,6 +3,7 @@ package strategies
 import (
 	"fmt"
 	"math"
+	"optimize/strategies/workloads"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,7 +227,7 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			} else if tpl.Workload != "orthogonal-slo" {
 				t.Errorf("workload %s, want orthogonal-slo", tpl.Workload)
 			}
-			spec, err := BuiltinWorkloads().Spec(tpl.Workload)
+			spec, err := workloads.Builtins().Spec(tpl.Workload)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -502,7 +503,7 @@ func TestSLOCascadeReachesDemoTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, _ := BuiltinWorkloads().Spec(tpl.Workload)
+		spec, _ := workloads.Builtins().Spec(tpl.Workload)
 		var runs []metrics.Summary
 		for _, seed := range []int64{42, 43, 44} {
 			cfg.Seed = seed

@@ -1,6 +1,7 @@
 package strategies
 
 import (
+	"optimize/strategies/workloads"
 	"slices"
 	"strconv"
 	"sync"
@@ -213,7 +214,7 @@ func (t *Template) World() (cluster.World, error) { return t.WorldOf(t.Defaults(
 // instances or set the KV blocks). Only the name's regime is read: the
 // world of a study whose spec file has gone can still be told.
 func (t *Template) WorldOf(values []search.Value, workload string) (cluster.World, error) {
-	base, err := standardConfig()
+	base, err := StandardConfig()
 	if err != nil {
 		return cluster.World{}, err
 	}
@@ -230,7 +231,7 @@ func (t *Template) WorldOf(values []search.Value, workload string) (cluster.Worl
 // the instances and KV blocks the template and the regime gave it — the
 // seeds' world whatever the template says today.
 func (t *Template) SeedsWorld(workload string) (cluster.World, error) {
-	base, err := standardConfig()
+	base, err := StandardConfig()
 	if err != nil {
 		return cluster.World{}, err
 	}
@@ -242,8 +243,8 @@ func (t *Template) SeedsWorld(workload string) (cluster.World, error) {
 	return inRegime(c, workload)
 }
 
-// standardConfig is Standard, made once (with the settings table).
-func standardConfig() (cluster.Config, error) {
+// StandardConfig is Standard, made once (with the settings table).
+func StandardConfig() (cluster.Config, error) {
 	Settings()
 	return standard, tableErr
 }
@@ -251,11 +252,9 @@ func standardConfig() (cluster.Config, error) {
 // inRegime is the world of c moved by the regime workload names
 // ("NAME@REGIME"), if any.
 func inRegime(c cluster.Config, workload string) (cluster.World, error) {
-	_, regimes, err := workloadRegimes(workload)
-	if err != nil {
+	if err := workloads.ApplyRegimes(workload, &c); err != nil {
 		return cluster.World{}, err
 	}
-	(&Workload{regimes: regimes}).ApplyConfig(&c)
 	if _, err := c.Resolve(); err != nil {
 		return cluster.World{}, err
 	}

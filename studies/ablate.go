@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"optimize/strategies/workloads"
 	"slices"
 
 	"optimize/simcore/cluster"
@@ -118,7 +119,7 @@ type ablationVariant struct {
 }
 
 func (e *Env) ablationPlan(r *report.Report, req ablationRequest) (*plan, []ablationVariant, error) {
-	wl, err := strategies.ResolveWorkload(r.Study.Workload)
+	wl, err := workloads.Resolve(r.Study.Workload)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package studies
 import (
 	"fmt"
 	"math"
+	"optimize/strategies/workloads"
 	"os"
 	"slices"
 	"sort"
@@ -245,7 +246,7 @@ func TestEveryTunedSettingMovesAnObjective(t *testing.T) {
 // auditTemplate measures every tuned parameter and every own mechanism
 // setting of tpl.
 func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std cluster.Config) ([]measuredRow, error) {
-	wl, err := strategies.ResolveWorkload(tpl.Workload)
+	wl, err := workloads.Resolve(tpl.Workload)
 	if err != nil {
 		return nil, err
 	}

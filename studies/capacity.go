@@ -2,6 +2,7 @@ package studies
 
 import (
 	"fmt"
+	"optimize/strategies/workloads"
 	"sync"
 
 	"optimize/simcore/cluster"
@@ -12,7 +13,7 @@ import (
 
 // capacitySeeds are the seeds a world's capacity is measured on: fixed,
 // so that a capacity-relative regime means the same rate in every study
-// of the world and workload (strategies.CapacityDefinition).
+// of the world and workload (workloads.CapacityDefinition).
 var capacitySeeds = []int64{1, 2, 3}
 
 // capacities caches measured capacities for the process, by configKey of
@@ -23,7 +24,7 @@ var capacities sync.Map // string → float64
 // atLoad returns wl with its capacity-relative regime applied (wl itself
 // when it has none): the rate LoadFraction × the capacity of baseline's
 // world on wl, measured on first use.
-func atLoad(wl *strategies.Workload, baseline cluster.Config) (*strategies.Workload, error) {
+func atLoad(wl *workloads.Workload, baseline cluster.Config) (*workloads.Workload, error) {
 	if wl.LoadFraction() == 0 {
 		return wl, nil
 	}
@@ -39,7 +40,7 @@ func atLoad(wl *strategies.Workload, baseline cluster.Config) (*strategies.Workl
 
 // capacity is the mean over capacitySeeds of baseline's maximum
 // sustainable rate on wl at the default attainment targets.
-func capacity(wl *strategies.Workload, baseline cluster.Config) (float64, error) {
+func capacity(wl *workloads.Workload, baseline cluster.Config) (float64, error) {
 	key := configKey("capacity", baseline, wl)
 	if c, ok := capacities.Load(key); ok {
 		return c.(float64), nil
@@ -48,7 +49,7 @@ func capacity(wl *strategies.Workload, baseline cluster.Config) (float64, error)
 	if len(targets) == 0 {
 		return 0, fmt.Errorf("workload %s: a capacity-relative regime needs requests of a class with a default attainment target (critical, standard, sheddable)", wl.Name)
 	}
-	run := func(_ string, cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
+	run := func(_ string, cfg cluster.Config, wl *workloads.Workload, seed int64) (metrics.Summary, error) {
 		return simulate(cfg, wl, seed)
 	}
 	rates := make([]float64, len(capacitySeeds))
@@ -78,7 +79,7 @@ func capacity(wl *strategies.Workload, baseline cluster.Config) (float64, error)
 
 // studyLoad is the study's workload wl with its capacity-relative regime
 // applied in the world of the study's baseline.
-func (e *Env) studyLoad(tpl *strategies.Template, wl *strategies.Workload, row *storage.Study) (*strategies.Workload, error) {
+func (e *Env) studyLoad(tpl *strategies.Template, wl *workloads.Workload, row *storage.Study) (*workloads.Workload, error) {
 	if wl.LoadFraction() == 0 {
 		return wl, nil
 	}

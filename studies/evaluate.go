@@ -2,6 +2,8 @@ package studies
 
 import (
 	"fmt"
+	"optimize/strategies/production"
+	"optimize/strategies/workloads"
 	"sync"
 
 	"optimize/search"
@@ -19,7 +21,7 @@ import (
 type evaluator struct {
 	tpl      *strategies.Template
 	base     cluster.Config // model profile and defaults, before the template
-	wl       *strategies.Workload
+	wl       *workloads.Workload
 	seeds    []int64
 	baseline *metrics.Summary // nil while the baseline itself is evaluated
 	// workloads is every seed's workload, drawn once for all the trials.
@@ -70,7 +72,7 @@ func (ev *evaluator) simulate(cfg cluster.Config, seed int64) (metrics.Summary, 
 
 // simulate runs cfg on the workload with one seed, generating it (or
 // replaying the trace).
-func simulate(cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
+func simulate(cfg cluster.Config, wl *workloads.Workload, seed int64) (metrics.Summary, error) {
 	if wl.Trace != nil {
 		return simulateTrace(cfg, wl.Trace, seed)
 	}
@@ -198,7 +200,7 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 func productionBaseline(study, base cluster.Config, from []storage.ConfigFile) (cluster.Config, error) {
 	cfg := base
 	for _, f := range from {
-		if _, err := strategies.ApplyProduction(f.Kind, f.Path, []byte(f.Data), &cfg); err != nil {
+		if _, err := production.Apply(f.Kind, f.Path, []byte(f.Data), &cfg); err != nil {
 			return cluster.Config{}, fmt.Errorf("baseline from production configs: %v", err)
 		}
 	}
@@ -231,7 +233,7 @@ func (ev *evaluator) describe(t *storage.Trial) string {
 
 // simulateTrace replays the trace on cfg with one seed (it draws the SLO
 // mix); the rows skipped as unservable are in the summary.
-func simulateTrace(cfg cluster.Config, t *strategies.Trace, seed int64) (metrics.Summary, error) {
+func simulateTrace(cfg cluster.Config, t *workloads.Trace, seed int64) (metrics.Summary, error) {
 	cfg.Seed = seed
 	src, err := t.Source(cfg)
 	if err != nil {
@@ -246,6 +248,6 @@ func simulateTrace(cfg cluster.Config, t *strategies.Trace, seed int64) (metrics
 	if err := src.Err(); err != nil {
 		return metrics.Summary{}, err
 	}
-	strategies.AddReplayCounts(&sum, src.Counts())
+	workloads.AddReplayCounts(&sum, src.Counts())
 	return sum, nil
 }

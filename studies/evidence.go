@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"optimize/strategies/workloads"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
-	"optimize/strategies"
 	"optimize/studies/report"
 )
 
@@ -35,7 +35,7 @@ type job struct {
 	key  string
 	seed int64
 	cfg  cluster.Config
-	wl   *strategies.Workload
+	wl   *workloads.Workload
 }
 
 // runs holds evidence results by key and seed.

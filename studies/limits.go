@@ -2,10 +2,10 @@ package studies
 
 import (
 	"fmt"
+	"optimize/strategies/workloads"
 
 	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 )
 
 // Limit bounds the work one command or one API request may ask for, so
@@ -112,7 +112,7 @@ func (l Limits) Bad() error {
 // requests than the limit: a spec's num_requests at its regimes, named as
 // "SPEC: num_requests". A trace replays its own rows (its file bounds
 // them); a spec with num_requests 0 is bounded by the horizon.
-func (l Limits) CheckWorkload(w *strategies.Workload) error {
+func (l Limits) CheckWorkload(w *workloads.Workload) error {
 	if w == nil {
 		return nil
 	}

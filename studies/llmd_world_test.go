@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"optimize/strategies/workloads"
 	"testing"
 
 	"optimize/internal/testkit"
@@ -24,7 +25,7 @@ func TestLLMDDefaultPilesUpInTrainedPhysics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := strategies.ResolveWorkload("orthogonal-slo")
+	wl, err := workloads.Resolve("orthogonal-slo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"optimize/strategies/workloads"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,25 +141,25 @@ func meetsTargets(run *metrics.Summary, targets []report.AttainmentTarget) (bool
 
 // atRate is the workload at an absolute aggregate rate; its name carries
 // the rate, so each probe is its own run.
-func atRate(wl *strategies.Workload, rate float64) *strategies.Workload {
+func atRate(wl *workloads.Workload, rate float64) *workloads.Workload {
 	span := max(float64(wl.Spec.NumRequests)/wl.Spec.AggregateRate, minProbeSeconds)
-	return wl.At(strategies.Regime{Name: "rate=" + strconv.FormatFloat(rate, 'g', -1, 64), Rate: rate,
+	return wl.At(workloads.Regime{Name: "rate=" + strconv.FormatFloat(rate, 'g', -1, 64), Rate: rate,
 		Requests: max(1, int64(math.Round(rate*span)))})
 }
 
 // probeKey is a probe's stored key: what ran, at which rate ("rate=…",
 // the last regime of the workload's name), and configKey's digest.
-func probeKey(name string, cfg cluster.Config, wl *strategies.Workload) string {
+func probeKey(name string, cfg cluster.Config, wl *workloads.Workload) string {
 	return configKey(name+"|"+wl.Name[strings.LastIndex(wl.Name, "@")+1:], cfg, wl)
 }
 
 // probeFunc runs (or looks up) cfg on wl with one seed; name says what the
 // run is, for its stored key.
-type probeFunc func(name string, cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error)
+type probeFunc func(name string, cfg cluster.Config, wl *workloads.Workload, seed int64) (metrics.Summary, error)
 
 // sustainable is the search for the highest rate at which cfg meets the
 // targets on wl with one seed, starting from wl's own rate.
-func sustainable(name string, cfg cluster.Config, wl *strategies.Workload, seed int64, targets []report.AttainmentTarget, tol float64, probe probeFunc) (rateSearch, error) {
+func sustainable(name string, cfg cluster.Config, wl *workloads.Workload, seed int64, targets []report.AttainmentTarget, tol float64, probe probeFunc) (rateSearch, error) {
 	return maxRate(wl.Spec.AggregateRate, tol, func(rate float64) (bool, error) {
 		m, err := probe(name, cfg, atRate(wl, rate), seed)
 		if err != nil {
@@ -193,7 +194,7 @@ func (e *Env) MaxRate(ctx context.Context, name string, o MaxRateOptions) (*repo
 		return nil, err
 	}
 	var mu sync.Mutex
-	probe := func(name string, cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
+	probe := func(name string, cfg cluster.Config, wl *workloads.Workload, seed int64) (metrics.Summary, error) {
 		key := storage.RunKey{Key: probeKey(name, cfg, wl), Seed: seed}
 		mu.Lock()
 		m, ok := stored[key]
@@ -239,7 +240,7 @@ func maxRateRequestFor(r *report.Report, o MaxRateOptions) (maxRateRequest, erro
 	case r.ByNumber(o.Trial) == nil:
 		return req, errtext.Usage("--trial: study %s has no complete trial %d", r.Study.Name, o.Trial)
 	}
-	wl, err := strategies.ResolveWorkload(r.Study.Workload)
+	wl, err := workloads.Resolve(r.Study.Workload)
 	if err != nil {
 		return req, err
 	}
@@ -268,7 +269,7 @@ func maxRateRequestFor(r *report.Report, o MaxRateOptions) (maxRateRequest, erro
 // baseline, workers at a time, and builds the report; a search that
 // stops at a run not stored counts as missing.
 func (e *Env) maxRateReport(r *report.Report, req maxRateRequest, probe probeFunc, workers int) (*report.MaxRate, error) {
-	wl, err := strategies.ResolveWorkload(r.Study.Workload)
+	wl, err := workloads.Resolve(r.Study.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +380,7 @@ func (e *Env) storedMaxRate(r *report.Report, js string, stored runs) (*report.M
 	if r.ByNumber(req.Trial) == nil {
 		return nil, fmt.Errorf("study %s: stored max-rate request names trial %d, which is not complete", r.Study.Name, req.Trial)
 	}
-	probe := func(name string, cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
+	probe := func(name string, cfg cluster.Config, wl *workloads.Workload, seed int64) (metrics.Summary, error) {
 		if m, ok := stored[storage.RunKey{Key: probeKey(name, cfg, wl), Seed: seed}]; ok {
 			return m, nil
 		}

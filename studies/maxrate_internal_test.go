@@ -1,13 +1,13 @@
 package studies
 
 import (
+	"optimize/strategies/workloads"
 	"testing"
 
 	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 	"optimize/studies/report"
 )
 
@@ -48,7 +48,7 @@ func builtinBaseline(t *testing.T) cluster.Config {
 
 // oneInstancePoisson is the baseline on a single instance and the Poisson
 // workload whose threshold the tests below know.
-func oneInstancePoisson(t *testing.T) (cluster.Config, *strategies.Workload) {
+func oneInstancePoisson(t *testing.T) (cluster.Config, *workloads.Workload) {
 	t.Helper()
 	cfg := builtinBaseline(t)
 	cfg.NumInstances = 1
@@ -56,7 +56,7 @@ func oneInstancePoisson(t *testing.T) (cluster.Config, *strategies.Workload) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl := &strategies.Workload{Name: "poisson-one", Spec: spec}
+	wl := &workloads.Workload{Name: "poisson-one", Spec: spec}
 	return cfg, wl
 }
 
@@ -69,7 +69,7 @@ func TestSustainableRateBracketsTheThreshold(t *testing.T) {
 	cfg, wl := oneInstancePoisson(t)
 	targets := []report.AttainmentTarget{{Metric: "per_slo.critical.ttft_attainment", Min: 0.99}}
 	const seed, tol = 100, 0.02
-	run := func(_ string, cfg cluster.Config, wl *strategies.Workload, seed int64) (metrics.Summary, error) {
+	run := func(_ string, cfg cluster.Config, wl *workloads.Workload, seed int64) (metrics.Summary, error) {
 		return simulate(cfg, wl, seed)
 	}
 	meets := func(rate float64) bool {
@@ -135,7 +135,7 @@ func TestLoadRegimesScaleTheMeasuredCapacity(t *testing.T) {
 		regime string
 		holds  bool
 	}{{"load-0.6", true}, {"load-1.5", false}} {
-		rg, err := strategies.LookupRegime(c.regime)
+		rg, err := workloads.LookupRegime(c.regime)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package studies
 import (
 	"fmt"
 	"math"
+	"optimize/strategies/workloads"
 	"strings"
 
 	"optimize/search"
@@ -57,7 +58,7 @@ func robustWorlds(row *storage.Study) []WorldChange {
 // robustEvaluators makes ev the evaluator of row's reference scenario and
 // gives it one for each other scenario, with their baselines once
 // measured.
-func robustEvaluators(row *storage.Study, ev *evaluator, wl *strategies.Workload) {
+func robustEvaluators(row *storage.Study, ev *evaluator, wl *workloads.Workload) {
 	rb, ok := robustStudy(row)
 	if !ok {
 		return

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"optimize/strategies/production"
+	"optimize/strategies/workloads"
 	"regexp"
 	"strings"
 	"time"
@@ -72,7 +74,7 @@ type CreateOptions struct {
 	// trials seed this study's sampler (a warm start), or "".
 	From string
 	// BaselineFrom are production configs the baseline runs with instead
-	// of the baseline template (strategies.ProductionKinds), or nil.
+	// of the baseline template (production.Kinds), or nil.
 	BaselineFrom []storage.ConfigFile
 	// Robust runs every trial in these regimes × worlds (--regime,
 	// --worlds, --aggregate); the zero value takes the template's
@@ -120,12 +122,12 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	}
 	// A trace's windows are written into the name the study stores, so
 	// that every later command replays the same ones.
-	wl, err := strategies.StudyWorkloadName(o.Workload, len(o.Seeds))
+	wl, err := workloads.StudyName(o.Workload, len(o.Seeds))
 	if err != nil {
 		return errtext.UsageError{Err: fmt.Errorf("--workload: %v", err)}
 	}
 	o.Workload = wl
-	if resolved, err := strategies.ResolveWorkload(wl); err == nil {
+	if resolved, err := workloads.Resolve(wl); err == nil {
 		if err := limits.CheckWorkload(resolved); err != nil {
 			return err
 		}
@@ -170,7 +172,7 @@ func checkBaselineFrom(from []storage.ConfigFile) error {
 		return err
 	}
 	for _, f := range from {
-		if _, err := strategies.ApplyProduction(f.Kind, f.Path, []byte(f.Data), &c); err != nil {
+		if _, err := production.Apply(f.Kind, f.Path, []byte(f.Data), &c); err != nil {
 			return errtext.Usage("--baseline-%s: %v", strings.TrimSuffix(f.Kind, "-config"), err)
 		}
 	}
@@ -332,7 +334,7 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	wl, err := strategies.ResolveWorkload(row.Workload)
+	wl, err := workloads.Resolve(row.Workload)
 	if err != nil {
 		return nil, err
 	}

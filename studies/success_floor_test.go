@@ -1,10 +1,10 @@
 package studies
 
 import (
+	"optimize/strategies/workloads"
 	"testing"
 
 	"optimize/simcore/metrics"
-	"optimize/strategies"
 )
 
 // TestSuccessCriteriaFloor is the bound that stops the success-criteria
@@ -18,7 +18,7 @@ import (
 // cluster with 1,000, so no search of the template can meet all four.
 func TestSuccessCriteriaFloor(t *testing.T) {
 	cfg := builtinBaseline(t)
-	wl, err := strategies.ResolveWorkload("orthogonal-slo")
+	wl, err := workloads.Resolve("orthogonal-slo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"optimize/strategies/workloads"
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -154,7 +155,7 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 	default:
 		req.Trials = []int{r.Complete[r.Best].Number}
 	}
-	studyWL, err := strategies.ResolveWorkload(r.Study.Workload)
+	studyWL, err := workloads.Resolve(r.Study.Workload)
 	if err != nil {
 		return req, err
 	}
@@ -168,7 +169,7 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 		return req, err
 	}
 	for _, name := range req.Regimes {
-		if _, err := strategies.LookupRegime(name); err != nil {
+		if _, err := workloads.LookupRegime(name); err != nil {
 			return req, errtext.Usage("--regime: %v", err)
 		}
 	}
@@ -177,7 +178,7 @@ func requestFor(r *report.Report, o ValidateOptions) (validationRequest, error) 
 
 // heldOutWindows sets req to the held-out windows of a trace study: those
 // of o (by default every window of the trace's second half), at least 2.
-func heldOutWindows(r *report.Report, split strategies.TraceSplit, o ValidateOptions, req *validationRequest) error {
+func heldOutWindows(r *report.Report, split workloads.TraceSplit, o ValidateOptions, req *validationRequest) error {
 	held := split.HeldOut()
 	if o.Seeds != nil {
 		return errtext.Usage("--seeds: study %s replays a trace, held out in time: give held-out windows with --windows (default %s, the trace's second half)", r.Study.Name, report.SeedList(held))
@@ -197,7 +198,7 @@ func heldOutWindows(r *report.Report, split strategies.TraceSplit, o ValidateOpt
 
 // configs returns trial's configuration and the baseline's at workload wl,
 // in the study's world moved by world (nil: the study's own).
-func (e *Env) configs(r *report.Report, wl *strategies.Workload, params []search.Value, world WorldChange) (cand, base cluster.Config, err error) {
+func (e *Env) configs(r *report.Report, wl *workloads.Workload, params []search.Value, world WorldChange) (cand, base cluster.Config, err error) {
 	tpl := r.Template
 	if cand, err = tpl.Config(e.Base, params); err != nil {
 		return
@@ -231,7 +232,7 @@ type plan struct {
 	worlds map[string]report.WorldEvidence
 }
 
-func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, seeds []int64) {
+func (p *plan) add(name string, cfg cluster.Config, wl *workloads.Workload, seeds []int64) {
 	if _, ok := p.keys[name]; ok {
 		return // the same run for another candidate (the baseline)
 	}
@@ -244,7 +245,7 @@ func (p *plan) add(name string, cfg cluster.Config, wl *strategies.Workload, see
 
 // configKey names a run by what it is and a digest of its configuration
 // and workload, so that a changed template never reuses a stale run.
-func configKey(name string, cfg cluster.Config, wl *strategies.Workload) string {
+func configKey(name string, cfg cluster.Config, wl *workloads.Workload) string {
 	cfg.Seed = 0
 	js, _ := json.Marshal(struct {
 		Config   cluster.Config
@@ -257,7 +258,7 @@ func configKey(name string, cfg cluster.Config, wl *strategies.Workload) string 
 
 // validationPlan lists every simulation a validation needs.
 func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, error) {
-	studyWL, err := strategies.ResolveWorkload(r.Study.Workload)
+	studyWL, err := workloads.Resolve(r.Study.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +271,7 @@ func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, er
 	for _, pt := range req.points() {
 		wl, label := studyWL, pt.label
 		if pt.regime != "" {
-			rg, _ := strategies.LookupRegime(pt.regime)
+			rg, _ := workloads.LookupRegime(pt.regime)
 			wl = studyWL.At(rg)
 		}
 		if req.Windows {
@@ -344,7 +345,7 @@ func validationReport(r *report.Report, req validationRequest, p *plan, stored r
 		case pt.regime == "":
 			v.Candidates = cands
 		default:
-			rg, _ := strategies.LookupRegime(pt.regime)
+			rg, _ := workloads.LookupRegime(pt.regime)
 			v.Regimes = append(v.Regimes, report.RegimeEvidence{Name: pt.regime, Doc: rg.Doc, Candidates: cands})
 		}
 	}

@@ -3,6 +3,7 @@ package studies
 import (
 	"errors"
 	"fmt"
+	"optimize/strategies/workloads"
 	"slices"
 	"strings"
 
@@ -176,7 +177,7 @@ func worldEvidence(r *report.Report, pt point, p *plan, cands []report.Candidate
 // pt under wl, and whether the study was tuned in it (then the block is
 // graded as a plain held-out validation): its template's world, or, for
 // a robust study over --worlds, one of those (and only those).
-func (e *Env) placeWorld(r *report.Report, wl *strategies.Workload, pt point, p *plan) error {
+func (e *Env) placeWorld(r *report.Report, wl *workloads.Workload, pt point, p *plan) error {
 	defaults := r.Template.Defaults()
 	_, there, err := e.configs(r, wl, defaults, pt.world)
 	if err != nil {

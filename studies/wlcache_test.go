@@ -3,6 +3,7 @@ package studies
 import (
 	"bytes"
 	"encoding/json"
+	"optimize/strategies/workloads"
 	"runtime"
 	"sync"
 	"testing"
@@ -48,9 +49,9 @@ func summaryJSON(t *testing.T, v any) []byte {
 // the arrivals first: one evaluator serves both in turn, twice.
 func TestCachedWorkloadMatchesFresh(t *testing.T) {
 	configs := cacheConfigs(t)
-	names := append(strategies.BuiltinWorkloads().Names(), "orthogonal-slo@rate-1.2x")
+	names := append(workloads.Builtins().Names(), "orthogonal-slo@rate-1.2x")
 	for _, name := range names {
-		wl, err := strategies.ResolveWorkload(name)
+		wl, err := workloads.Resolve(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestCachedWorkloadMatchesFresh(t *testing.T) {
 // replaces a seed's entry rather than adding one.
 func TestWorkloadDrawnOncePerSeed(t *testing.T) {
 	configs := cacheConfigs(t)
-	wl, err := strategies.ResolveWorkload("multi-turn-kv")
+	wl, err := workloads.Resolve("multi-turn-kv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,14 +198,14 @@ func BenchmarkSimulateWorkload(b *testing.B) {
 
 // sloCascadeAtDefaults loads the built-in registry, the standard cluster,
 // slo-cascade, its workload and its configuration at the defaults.
-func sloCascadeAtDefaults(t testing.TB) (*strategies.Registry, cluster.Config, *strategies.Template, *strategies.Workload, cluster.Config) {
+func sloCascadeAtDefaults(t testing.TB) (*strategies.Registry, cluster.Config, *strategies.Template, *workloads.Workload, cluster.Config) {
 	t.Helper()
 	reg, std := testkit.Builtins(t)
 	tpl, err := reg.Get("slo-cascade")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := strategies.ResolveWorkload(tpl.Workload)
+	wl, err := workloads.Resolve(tpl.Workload)
 	if err != nil {
 		t.Fatal(err)
 	}

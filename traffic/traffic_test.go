@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"math"
+	"optimize/strategies/workloads"
 	"os"
 	"testing"
 
 	"optimize/internal/testkit"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 	"optimize/strategies/datasets"
 )
 
@@ -18,7 +18,7 @@ import (
 func measureDataset(t *testing.T, name string) *Stats {
 	t.Helper()
 	testkit.Datasets(t)
-	w, err := strategies.ResolveWorkload(name)
+	w, err := workloads.Resolve(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"optimize/strategies/production"
 	"os"
 	"slices"
 
@@ -34,7 +35,7 @@ func (p *productionFiles) bind(fs *pflag.FlagSet) {
 
 // apply reads the files onto c, vLLM's first.
 func (p *productionFiles) apply(c *cluster.Config) error {
-	read := func(flag, path string, f func(string, []byte, *cluster.Config) (strategies.ImportResult, error)) error {
+	read := func(flag, path string, f func(string, []byte, *cluster.Config) (production.ImportResult, error)) error {
 		if path == "" {
 			return nil
 		}
@@ -52,10 +53,10 @@ func (p *productionFiles) apply(c *cluster.Config) error {
 		p.notes = append(p.notes, res.Notes...)
 		return nil
 	}
-	if err := read("vllm-args", p.vllmPath, strategies.ApplyVLLMArgs); err != nil {
+	if err := read("vllm-args", p.vllmPath, production.ApplyVLLMArgs); err != nil {
 		return err
 	}
-	return read("epp-config", p.eppPath, strategies.ApplyEPPConfig)
+	return read("epp-config", p.eppPath, production.ApplyEPPConfig)
 }
 
 // contradiction is the error of a flag that sets a setting an imported

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"optimize/strategies/workloads"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,6 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 	"optimize/studies"
 	"optimize/studies/report"
 )
@@ -210,7 +210,7 @@ func simulateOnce(cfg cluster.Config, wl *workloadChoice, seed int64) (metrics.S
 		if err := replay.Err(); err != nil {
 			return metrics.Summary{}, err
 		}
-		strategies.AddReplayCounts(&sum, replay.Counts())
+		workloads.AddReplayCounts(&sum, replay.Counts())
 	}
 	return sum, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"optimize/strategies/production"
 	"os"
 	"os/signal"
 	"runtime"
@@ -175,7 +176,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			o.Template, o.Seeds = args[0], seeds
-			files := map[string]string{strategies.ProductionEPPConfig: baselineEPP, strategies.ProductionVLLMArgs: baselineVLLM}
+			files := map[string]string{production.ProductionEPPConfig: baselineEPP, production.ProductionVLLMArgs: baselineVLLM}
 			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
 				return err
 			}
@@ -260,7 +261,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 // --baseline-vllm-args files, in the order they apply.
 func readBaselineConfigs(paths map[string]string) ([]storage.ConfigFile, error) {
 	var out []storage.ConfigFile
-	for _, kind := range strategies.ProductionKinds {
+	for _, kind := range production.Kinds {
 		path := paths[kind]
 		if path == "" {
 			continue

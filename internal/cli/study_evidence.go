@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"optimize/strategies/workloads"
 	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"optimize/storage"
-	"optimize/strategies"
 	"optimize/studies"
 	"optimize/studies/report"
 )
@@ -142,7 +142,7 @@ means and the paired change with its 95% Student-t interval.`,
 	cmd.Flags().StringVar(&seeds, "seeds", "100-109", "held-out seeds: a list (100,101) or a range (100-109); never the study's own")
 	cmd.Flags().StringVar(&windows, "windows", "", "a trace study's held-out windows, by number: a list (11,12) or a range (11-20), all of the trace's second half (study show names them; default: every one)")
 	cmd.Flags().BoolVar(&withRegimes, "regimes", false, "also run the template's regimes (template show lists them)")
-	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(strategies.RegimeNames(), ", "))
+	cmd.Flags().StringSliceVar(&regimes, "regime", nil, "run these regimes instead: "+strings.Join(workloads.RegimeNames(), ", "))
 	worlds.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&maxRate, "max-rate", false, "find the highest request rate at which the trial and the baseline meet the attainment targets, per seed, by bisection")
 	cmd.Flags().StringVar(&attainment, "attainment", "", "with --max-rate: targets CLASS=MIN (the class's TTFT attainment) or METRIC=MIN, comma-separated (default: the template's attainment constraints, else critical=0.99,standard=0.95,sheddable=0.95)")

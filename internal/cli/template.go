@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"optimize/strategies/workloads"
 	"strings"
 	"text/tabwriter"
 
@@ -161,7 +162,7 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, name := range t.Regimes {
-		r, _ := strategies.LookupRegime(name)
+		r, _ := workloads.LookupRegime(name)
 		fmt.Fprintf(tw, "  %s\t%s\n", name, r.Doc)
 	}
 	return tw.Flush()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"optimize/strategies/workloads"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -9,7 +10,6 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 	"optimize/strategies/datasets"
 )
 
@@ -24,7 +24,7 @@ type workloadFlags struct {
 }
 
 func (w *workloadFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&w.name, "workload", "", "built-in workload, optionally at a regime: NAME or NAME@REGIME (default "+strategies.DefaultWorkload+")")
+	fs.StringVar(&w.name, "workload", "", "built-in workload, optionally at a regime: NAME or NAME@REGIME (default "+workloads.Default+")")
 	fs.StringVar(&w.specFile, "workload-spec", "", "BLIS v2 workload spec YAML file")
 	fs.StringVar(&w.trace, "trace", "", "trace file to replay: Mooncake JSONL, Azure or BurstGPT CSV (.gz read too), or a BLIS TraceV2 header YAML")
 	fs.StringVar(&w.traceFormat, "trace-format", "", "format of --trace (default: recognised from the content): "+strings.Join(workload.TraceFormats, ", "))
@@ -51,7 +51,7 @@ func (w *workloadFlags) replayFlags(fs *pflag.FlagSet) [][2]string {
 }
 
 // applyReplay sets the replay controls given as flags on t.
-func (w *workloadFlags) applyReplay(fs *pflag.FlagSet, t *strategies.Trace) error {
+func (w *workloadFlags) applyReplay(fs *pflag.FlagSet, t *workloads.Trace) error {
 	for _, g := range w.replayFlags(fs) {
 		if err := t.Replay.SetControl(g[1], *w.replay[g[1]]); err != nil {
 			return fmt.Errorf("--%s: %v", g[0], err)
@@ -67,9 +67,9 @@ func (w *workloadFlags) applyReplay(fs *pflag.FlagSet, t *strategies.Trace) erro
 // every seed.
 type workloadChoice struct {
 	name        string
-	spec        *workload.Spec       // nil for a trace
-	regime      *strategies.Workload // a built-in workload and its regime, or nil
-	trace       *strategies.Trace    // a replayed trace (not TraceV2), or nil
+	spec        *workload.Spec      // nil for a trace
+	regime      *workloads.Workload // a built-in workload and its regime, or nil
+	trace       *workloads.Trace    // a replayed trace (not TraceV2), or nil
 	traceHeader string
 	traceData   string
 	numRequests int
@@ -110,7 +110,7 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 		if changed(fs, "trace-data") {
 			return nil, fmt.Errorf("--trace-data: only a TraceV2 trace has a separate CSV (%s is %s)", w.trace, format)
 		}
-		c.trace = strategies.OpenTrace(w.trace, format)
+		c.trace = workloads.OpenTrace(w.trace, format)
 		err = w.applyReplay(fs, c.trace)
 	case w.specFile != "":
 		c.name = w.specFile
@@ -118,9 +118,9 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 	default:
 		c.name = w.name
 		if c.name == "" {
-			c.name = strategies.DefaultWorkload
+			c.name = workloads.Default
 		}
-		c.regime, err = strategies.ResolveWorkload(c.name)
+		c.regime, err = workloads.Resolve(c.name)
 		if err != nil {
 			return nil, fmt.Errorf("--workload: %v", err)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io/fs"
+	"optimize/strategies/workloads"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 	"optimize/strategies/datasets"
 	"optimize/traffic"
 )
@@ -78,7 +78,7 @@ func (o *workloadOpen) open(arg string) (*workloadSource, error) {
 		return &workloadSource{name: filepath.Base(arg), kind: tr.Format() + " trace", stream: traffic.FromTrace(tr), close: tr.Close}, nil
 	}
 	if contains(datasets.Names(), arg) {
-		w, err := strategies.ResolveWorkload(arg) // not fetched yet: says how to fetch it
+		w, err := workloads.Resolve(arg) // not fetched yet: says how to fetch it
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +91,7 @@ func (o *workloadOpen) open(arg string) (*workloadSource, error) {
 		}
 		return &workloadSource{name: arg, kind: tr.Format() + " trace dataset", stream: traffic.FromTrace(tr), close: tr.Close}, nil
 	}
-	lib := strategies.BuiltinWorkloads()
+	lib := workloads.Builtins()
 	if !contains(lib.Names(), arg) {
 		return nil, fmt.Errorf("workload %q: no such file, trace dataset or built-in workload (built-in: %s)", arg, strings.Join(builtinNames(), ", "))
 	}
@@ -138,7 +138,7 @@ func isTraceHeader(file string) bool {
 
 // builtinNames lists the trace datasets and the built-in workloads.
 func builtinNames() []string {
-	return append(datasets.Names(), strategies.BuiltinWorkloads().Names()...)
+	return append(datasets.Names(), workloads.Builtins().Names()...)
 }
 
 func contains(list []string, s string) bool {
@@ -202,7 +202,7 @@ func newWorkloadList(s Streams) *cobra.Command {
 // those fetched read once for their requests and span, the others with
 // the catalog's row count.
 func workloadEntries() ([]workloadListEntry, error) {
-	lib := strategies.BuiltinWorkloads()
+	lib := workloads.Builtins()
 	var out []workloadListEntry
 	for _, name := range lib.Names() {
 		spec, err := lib.Spec(name)

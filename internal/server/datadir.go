@@ -3,13 +3,13 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"optimize/strategies/workloads"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
-	"optimize/strategies"
 	"optimize/strategies/datasets"
 )
 
@@ -50,7 +50,7 @@ func newDataDir(dir string) (dataDir, error) {
 // built-in name as it is, a name that reads a file with that file's real
 // path in the data directory; or the refusal.
 func (d dataDir) workload(name string) (string, error) {
-	ref := strategies.ParseWorkloadRef(name)
+	ref := workloads.ParseRef(name)
 	if ref.Builtin || (!ref.ReadsFile() && !strings.ContainsAny(ref.File, `/\`)) {
 		// A built-in, or a word that opens nothing: study create's own
 		// checks name the built-ins, in the CLI's words.
@@ -69,7 +69,7 @@ func (d dataDir) refusal(name string) error {
 	if d.real != "" {
 		where = " nor a readable file under this server's --data-dir (a name relative to it, with no link out of it)"
 	}
-	builtins := append(strategies.BuiltinWorkloads().Names(), datasets.Names()...)
+	builtins := append(workloads.Builtins().Names(), datasets.Names()...)
 	return withStatus(http.StatusBadRequest, "workload: %s: not a built-in workload or trace (%s)%s",
 		errtext.Quote(name), strings.Join(builtins, ", "), where)
 }

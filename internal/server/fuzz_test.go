@@ -3,13 +3,13 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
+	"optimize/strategies/workloads"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"optimize/internal/testkit/studykit"
-	"optimize/strategies"
 )
 
 // `make test` runs each fuzz target for a few seconds, `make bench` for
@@ -33,7 +33,7 @@ func checkRefusal(t *testing.T, input string, err error) {
 // regular file inside the data directory.
 func checkInside(t *testing.T, input, data, name string) {
 	t.Helper()
-	ref := strategies.ParseWorkloadRef(name)
+	ref := workloads.ParseRef(name)
 	if !ref.ReadsFile() {
 		return // opens nothing: a built-in, or a name no built-in has
 	}
@@ -61,7 +61,7 @@ func FuzzWorkloadName(f *testing.F) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		ref := strategies.ParseWorkloadRef(name)
+		ref := workloads.ParseRef(name)
 		if back := ref.With(ref.File); back != name {
 			t.Fatalf("%q taken apart and put back is %q", name, back)
 		}

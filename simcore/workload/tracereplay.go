@@ -43,7 +43,7 @@ type ReplayOptions struct {
 	// SeedWindow is, for a study on the trace, the length in µs of the
 	// window each seed replays (on the trace's clock; 0 = the study's
 	// default). A single replay ignores it: package strategies cuts the
-	// trace into windows (strategies.TraceSplit).
+	// trace into windows (workloads.TraceSplit).
 	SeedWindow int64
 }
 

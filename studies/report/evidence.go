@@ -17,7 +17,7 @@ type Validation struct {
 	// of its held-out windows (Windows).
 	Seeds []int64 `json:"seeds"`
 	// Windows says Seeds are windows of the trace's second half, which the
-	// study never saw (strategies.TraceSplit); WindowSpans are their parts
+	// study never saw (workloads.TraceSplit); WindowSpans are their parts
 	// of the trace, START-END since its first row, in Seeds order.
 	Windows     bool                `json:"windows,omitempty"`
 	WindowSpans []string            `json:"window_spans,omitempty"`

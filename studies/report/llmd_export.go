@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"optimize/strategies/production"
 	"strings"
 
 	"optimize/simcore/cluster"
@@ -63,18 +64,18 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 	}
 	var epp, args, objectives, mapping bytes.Buffer
 	eppHeader := append(header, "For the llm-d Router (EPP) at commit "+LLMDRouterCommit+" or newer: mount it as the EPP's config file.")
-	if err := strategies.WriteEPPConfig(&epp, &cfg, eppHeader); err != nil {
+	if err := production.WriteEPPConfig(&epp, &cfg, eppHeader); err != nil {
 		return nil, err
 	}
 	argsHeader := append(header, "vLLM engine arguments, one a line: append them to `vllm serve` in the model server's container args.")
-	if err := strategies.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
+	if err := production.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
 		return nil, err
 	}
 	files := []ExportFile{{EPPConfigFile, epp.Bytes()}, {VLLMArgsFile, args.Bytes()}}
-	if _, used := strategies.ClassPriorities(&cfg); used {
+	if _, used := production.ClassPriorities(&cfg); used {
 		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-gateway-inference-objective: <class>.",
 			"Set poolRef.name to your InferencePool's name.")
-		if err := strategies.WriteObjectives(&objectives, &cfg, "my-inference-pool", objHeader); err != nil {
+		if err := production.WriteObjectives(&objectives, &cfg, "my-inference-pool", objHeader); err != nil {
 			return nil, err
 		}
 		files = append(files, ExportFile{ObjectivesFile, objectives.Bytes()})
@@ -87,7 +88,7 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 // setting in effect, and the simulate command that runs the trial again
 // from the files.
 func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files []ExportFile) {
-	carried := strategies.CarriedSettings(cfg)
+	carried := production.CarriedSettings(cfg)
 	fmt.Fprintf(b, "# Trial %d of study %s in production\n\n", n, r.Study.Name)
 	fmt.Fprintf(b, "Template %s, workload %s, seeds %s. Files: ", r.Study.Template, r.Study.Workload, seedList(r.Seeds))
 	names := make([]string, 0, len(files))
@@ -106,7 +107,7 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 }
 
 // writeMappingTable writes the verdict and one row per setting in effect.
-func writeMappingTable(b *bytes.Buffer, carried []strategies.Carried) {
+func writeMappingTable(b *bytes.Buffer, carried []production.Carried) {
 	fmt.Fprintf(b, "%s\n\n", MappingSummary(carried))
 	b.WriteString("| setting | value | production | carried |\n|---|---|---|---|\n")
 	for _, c := range carried {
@@ -120,7 +121,7 @@ func writeMappingTable(b *bytes.Buffer, carried []strategies.Carried) {
 
 // MappingSummary is MAPPING.md's verdict: "Exported exactly." or how many
 // settings block exactness and which.
-func MappingSummary(carried []strategies.Carried) string {
+func MappingSummary(carried []production.Carried) string {
 	var blockers []string
 	for _, c := range carried {
 		if c.Blocks() {
@@ -135,11 +136,11 @@ func MappingSummary(carried []strategies.Carried) string {
 
 // ReproduceCommand is the simulate command line that runs the trial whose
 // configuration is cfg again from the exported files, and whether it
-// gives the weighted profile in the trial's order (strategies.ReproduceSets).
+// gives the weighted profile in the trial's order (production.ReproduceSets).
 func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
 	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile,
 		"--workload", r.Study.Workload, "--seeds", seedList(r.Seeds)}
-	sets, inOrder := strategies.ReproduceSets(cfg)
+	sets, inOrder := production.ReproduceSets(cfg)
 	for _, kv := range sets {
 		out = append(out, "--set", kv)
 	}
@@ -147,7 +148,7 @@ func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
 }
 
 // productionText says where a setting's value goes in production.
-func productionText(c strategies.Carried) string {
+func productionText(c production.Carried) string {
 	switch {
 	case c.Via != "":
 		return "as " + c.Via

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"optimize/strategies/production"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestMappingNamesEverySettingThatBlocksExactness(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		writeMappingTable(&b, strategies.CarriedSettings(&c))
+		writeMappingTable(&b, production.CarriedSettings(&c))
 		text := b.String()
 		summary, _, _ := strings.Cut(text, "\n")
 		rows := mappingRows(text)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"optimize/strategies/workloads"
 	"strings"
 
 	"optimize/simcore/cluster"
@@ -43,7 +44,7 @@ func (r *Report) TrialConfig(c *Result) (cluster.Config, error) {
 			return cluster.Config{}, fmt.Errorf("trial %d in the seeds' world: %v", c.Number, err)
 		}
 	}
-	wl, err := strategies.ResolveWorkload(r.Study.Workload)
+	wl, err := workloads.Resolve(r.Study.Workload)
 	if err != nil {
 		return cluster.Config{}, fmt.Errorf("study %s: workload: %v", r.Study.Name, err)
 	}

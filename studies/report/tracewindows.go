@@ -3,21 +3,21 @@ package report
 import (
 	"fmt"
 	"io"
+	"optimize/strategies/workloads"
 	"strings"
 	"time"
 
 	"optimize/simcore/workload"
-	"optimize/strategies"
 )
 
 // TraceWindows is how a study on a replayed trace cut it
-// (strategies.TraceSplit): the windows its seeds replayed, from the first
+// (workloads.TraceSplit): the windows its seeds replayed, from the first
 // half, and the second half's, held out for `study validate`.
 type TraceWindows struct {
-	Span     string                  `json:"span"`     // the studied part, START-END since the trace's first row
-	Midpoint string                  `json:"midpoint"` // where the held-out half starts
-	Length   string                  `json:"window_length"`
-	Seeds    []strategies.SeedWindow `json:"seeds"`
+	Span     string                 `json:"span"`     // the studied part, START-END since the trace's first row
+	Midpoint string                 `json:"midpoint"` // where the held-out half starts
+	Length   string                 `json:"window_length"`
+	Seeds    []workloads.SeedWindow `json:"seeds"`
 	// HeldOut are the second half's windows by number; HeldOutSpan the
 	// part of the trace they cover.
 	HeldOut     []int64 `json:"held_out"`
@@ -31,7 +31,7 @@ func (r *Report) StudyTraceWindows() *TraceWindows { return TraceWindowsOf(r.Stu
 // TraceWindowsOf is the cut of a study's trace, by the workload name it
 // stores and its seeds; nil for a workload not cut into windows.
 func TraceWindowsOf(workloadName string, seeds []int64) *TraceWindows {
-	wl, err := strategies.ResolveWorkload(workloadName)
+	wl, err := workloads.Resolve(workloadName)
 	if err != nil {
 		return nil
 	}

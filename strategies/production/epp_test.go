@@ -1,8 +1,9 @@
-package strategies
+package production
 
 import (
 	"bytes"
 	"maps"
+	"optimize/strategies"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 	if err := WriteVLLMArgs(&a, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Standard()
+	d, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +41,12 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 	sets, _ := ReproduceSets(c)
 	for _, kv := range sets {
 		k, v, _ := strings.Cut(kv, "=")
-		s, _ := LookupSetting(k)
+		s, _ := strategies.LookupSetting(k)
 		if err := s.Set(&d, v); err != nil {
 			t.Fatalf("--set %s: %v", kv, err)
 		}
 	}
-	if err := CheckConfig(&d); err != nil {
+	if err := strategies.CheckConfig(&d); err != nil {
 		t.Fatalf("imported: %v\n%s\n%s", err, e.String(), a.String())
 	}
 	return e.String(), a.String(), d
@@ -55,11 +56,11 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 // files (plus the --set of what they do not carry) with every setting in
 // effect at the same value.
 func TestExportImportRoundTripsEveryTemplate(t *testing.T) {
-	reg, err := Builtin()
+	reg, err := strategies.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := Standard()
+	base, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestExportImportRoundTripsEveryTemplate(t *testing.T) {
 			t.Fatal(err)
 		}
 		epp, args, back := exportImport(t, &c)
-		want, got := SettingsMap(&c), SettingsMap(&back)
+		want, got := strategies.SettingsMap(&c), strategies.SettingsMap(&back)
 		if !maps.Equal(want, got) {
 			var diff []string
 			for _, k := range slices.Sorted(maps.Keys(want)) {
@@ -109,7 +110,7 @@ schedulingProfiles:
   - pluginRef: prefix-cache-scorer
     weight: 2
 `
-	c, err := Standard()
+	c, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +134,13 @@ schedulingProfiles:
 // prefix producer: with one, requests can hit, and it is that scorer.
 func TestRoundRobinProfileNeedsNoPrefixProducer(t *testing.T) {
 	rr := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: no-hit-lru-scorer\n"
-	c, _ := Standard()
+	c, _ := strategies.Standard()
 	c.Routing.Policy = "weighted"
 	if _, err := ApplyEPPConfig("rr.yaml", []byte(rr), &c); err != nil || c.Routing.Policy != "round-robin" {
 		t.Fatalf("no-hit-lru-scorer alone: policy %q, %v", c.Routing.Policy, err)
 	}
 	_, err := ApplyEPPConfig("p.yaml", []byte(rr+"- type: approx-prefix-cache-producer\n"), &c)
-	if _, modelled := weightSetting(roundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
+	if _, modelled := weightSetting(strategies.RoundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
 		t.Fatalf("with a prefix producer: %v, policy %q", err, c.Routing.Policy)
 	}
 }
@@ -149,11 +150,11 @@ func TestRoundRobinProfileNeedsNoPrefixProducer(t *testing.T) {
 // reproduce line sets only the world, and its files read back to the
 // same settings.
 func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
-	reg, err := Builtin()
+	reg, err := strategies.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := Standard()
+	base, err := strategies.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +166,11 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier, _ := LookupSetting("kv.cpu_blocks")
+	tier, _ := strategies.LookupSetting("kv.cpu_blocks")
 	if err := tier.Set(&c, "0"); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckConfig(&c); err != nil {
+	if err := strategies.CheckConfig(&c); err != nil {
 		t.Fatal(err)
 	}
 	exact := 0
@@ -177,14 +178,14 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 		if cr.Blocks() {
 			t.Errorf("%s=%s blocks exactness: %s", cr.Setting.Key, cr.Value, cr.Note)
 		}
-		if cr.Fidelity == Exact {
+		if cr.Fidelity == strategies.Exact {
 			exact++
 		}
 	}
 	sets, inOrder := ReproduceSets(&c)
 	for _, kv := range sets {
 		k, _, _ := strings.Cut(kv, "=")
-		if s, _ := LookupSetting(k); s.Production.Fidelity != WorldFact {
+		if s, _ := strategies.LookupSetting(k); s.Production.Fidelity != strategies.WorldFact {
 			t.Errorf("reproduce sets %s, which is not the world", kv)
 		}
 	}
@@ -192,7 +193,7 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 		t.Errorf("%d exact settings (want at least 20), in order %v", exact, inOrder)
 	}
 	_, _, back := exportImport(t, &c)
-	if want, got := SettingsMap(&c), SettingsMap(&back); !maps.Equal(want, got) {
+	if want, got := strategies.SettingsMap(&c), strategies.SettingsMap(&back); !maps.Equal(want, got) {
 		t.Errorf("round trip changed the settings:\n%v\n%v", want, got)
 	}
 }

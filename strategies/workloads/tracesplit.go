@@ -1,4 +1,4 @@
-package strategies
+package workloads
 
 import (
 	"errors"
@@ -95,7 +95,7 @@ func (s TraceSplit) StudySeeds(seeds []int64) []SeedWindow {
 }
 
 // Split is the workload's cut into windows, for a trace named the way a
-// study stores it (StudyWorkloadName: a span with an end and a window
+// study stores it (StudyName: a span with an end and a window
 // length); false for anything else, whose seeds replay the whole trace.
 func (w *Workload) Split() (TraceSplit, bool) {
 	if w.Trace == nil || w.Trace.Replay.Window.End == 0 || w.Trace.Replay.SeedWindow == 0 {
@@ -104,13 +104,13 @@ func (w *Workload) Split() (TraceSplit, bool) {
 	return TraceSplit{Span: w.Trace.Replay.Window, Length: w.Trace.Replay.SeedWindow}, true
 }
 
-// StudyWorkloadName is the workload name a study on it stores: for a
+// StudyName is the workload name a study on it stores: for a
 // trace, the name with the span's end (the last row's second, rounded up)
 // and the window length written out, so that the study's windows never
 // depend on a default read again; other workloads' names unchanged. It
 // checks that the first half holds a window for each of the seeds.
-func StudyWorkloadName(name string, seeds int) (string, error) {
-	w, err := ResolveWorkload(name)
+func StudyName(name string, seeds int) (string, error) {
+	w, err := Resolve(name)
 	if err != nil || w.Trace == nil {
 		return name, err
 	}

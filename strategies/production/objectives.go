@@ -1,4 +1,4 @@
-package strategies
+package production
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
+	"optimize/strategies"
 )
 
 // InferenceObjective is the llm-d resource that gives requests a
@@ -18,9 +19,7 @@ import (
 // read spec.priority (higher is served first; below 0 is sheddable).
 const (
 	ObjectiveAPIVersion = "llm-d.ai/v1alpha2"
-	ObjectiveKind       = "InferenceObjective"
-	// objectiveName names the priority.base.* counterpart.
-	objectiveName = "InferenceObjective"
+	ObjectiveKind       = strategies.LLMDObjective
 )
 
 // ClassPriorities are the priorities c gives each SLO class in llm-d
@@ -33,7 +32,7 @@ func ClassPriorities(c *cluster.Config) (map[simcore.SLOClass]int, bool) {
 	out := map[simcore.SLOClass]int{}
 	used := false
 	for _, cr := range CarriedSettings(c) {
-		if cr.Name != objectiveName || cr.Production == "" {
+		if cr.Name != strategies.LLMDObjective || cr.Production == "" {
 			continue
 		}
 		for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {

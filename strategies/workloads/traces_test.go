@@ -1,4 +1,4 @@
-package strategies_test
+package workloads_test
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/strategies"
 	"optimize/strategies/datasets"
+	"optimize/strategies/workloads"
 )
 
 // mooncakeRow is a row of the Mooncake conversation trace, read here with
@@ -129,7 +130,7 @@ func TestMooncakeHitRateIsTraceReuse(t *testing.T) {
 			blocks += int64(r.Input+r.Output)/blockSize + 1
 		}
 		cfg.TotalKVBlocks = blocks
-		src, err := strategies.OpenTrace(path, "mooncake").Source(cfg)
+		src, err := workloads.OpenTrace(path, "mooncake").Source(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,9 @@
-package strategies
+package production
 
 import (
 	"fmt"
 	"io"
+	"optimize/strategies"
 	"slices"
 	"strings"
 
@@ -33,7 +34,7 @@ var eppNoOps = []struct{ typ, why string }{
 	// Its parameters are settings (routing.prefix-cache-scorer.*); with it
 	// a request can be a hit, so a profile of no-hit-lru-scorer alone is
 	// no longer round-robin.
-	{approxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
+	{strategies.ApproxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
 }
 
 // utilizationDetector is the flow-control saturation detector; its queue
@@ -69,24 +70,24 @@ type eppWeighted struct {
 
 // eppOf reads the profile from the carried settings.
 func eppOf(carried []Carried) eppProfile {
-	p := eppProfile{picker: DefaultPicker}
+	p := eppProfile{picker: strategies.DefaultPicker}
 	var weights []eppWeighted
 	single := ""
 	for _, c := range carried {
-		if c.System != SystemLLMD {
+		if c.System != strategies.SystemLLMD {
 			continue
 		}
 		switch c.Param {
-		case ParamProfile:
+		case strategies.ParamProfile:
 			single = c.Production
-			if c.Fidelity == NoCounterpart {
+			if c.Fidelity == strategies.NoCounterpart {
 				p.note = c.Setting.Key + " " + c.Value + " has no llm-d counterpart: " + c.Note
 			}
-		case ParamWeight:
-			if c.Production != "" && c.Fidelity != NoCounterpart {
+		case strategies.ParamWeight:
+			if c.Production != "" && c.Fidelity != strategies.NoCounterpart {
 				weights = append(weights, eppWeighted{c.Name, c.Production})
 			}
-		case ParamType:
+		case strategies.ParamType:
 			switch c.Name {
 			case "picker":
 				if c.Production != "" {
@@ -135,7 +136,7 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 	}
 	plugin("single-profile-handler")
 	for _, c := range carried {
-		if c.System != SystemLLMD || c.Production == "" || c.Name == objectiveName || slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, c.Param) {
+		if c.System != strategies.SystemLLMD || c.Production == "" || c.Name == strategies.LLMDObjective || slices.Contains([]string{strategies.ParamWeight, strategies.ParamType, strategies.ParamProfile}, c.Param) {
 			continue
 		}
 		// A parameter of a plugin outside the profile (the prefix
@@ -170,10 +171,10 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 
 // llmdCounterparts are the settings whose counterpart is in llm-d, in table
 // order.
-func llmdCounterparts() []*Setting {
-	var out []*Setting
-	for _, s := range Settings() {
-		if s.Production.System == SystemLLMD {
+func llmdCounterparts() []*strategies.Setting {
+	var out []*strategies.Setting
+	for _, s := range strategies.Settings() {
+		if s.Production.System == strategies.SystemLLMD {
 			out = append(out, s)
 		}
 	}
@@ -182,9 +183,9 @@ func llmdCounterparts() []*Setting {
 
 // roleSetting is the ParamType setting of a role ("picker", "admitter"),
 // if the table has one.
-func roleSetting(role string) (*Setting, bool) {
+func roleSetting(role string) (*strategies.Setting, bool) {
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == ParamType && s.Production.Name == role {
+		if s.Production.Param == strategies.ParamType && s.Production.Name == role {
 			return s, true
 		}
 	}
@@ -195,7 +196,7 @@ func roleSetting(role string) (*Setting, bool) {
 func roleTypes(role string) []string {
 	var out []string
 	if role == "picker" {
-		out = append(out, DefaultPicker)
+		out = append(out, strategies.DefaultPicker)
 	}
 	if s, ok := roleSetting(role); ok {
 		for _, v := range s.Production.Values {
@@ -212,19 +213,19 @@ func roleTypes(role string) []string {
 // exactly what typ does, the llm-d scorer of that name first (a BLIS
 // scorer of the same arithmetic, or one approximated by typ, exports as
 // typ and imports as the llm-d scorer).
-func weightSetting(typ string) (*Setting, bool) {
-	var best *Setting
-	rank := func(s *Setting) int {
+func weightSetting(typ string) (*strategies.Setting, bool) {
+	var best *strategies.Setting
+	rank := func(s *strategies.Setting) int {
 		switch {
-		case s.Production.Fidelity == Exact && s.Item == typ:
+		case s.Production.Fidelity == strategies.Exact && s.Item == typ:
 			return 3
-		case s.Production.Fidelity == Exact:
+		case s.Production.Fidelity == strategies.Exact:
 			return 2
 		}
 		return 1
 	}
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == ParamWeight && s.Production.Name == typ && (best == nil || rank(s) > rank(best)) {
+		if s.Production.Param == strategies.ParamWeight && s.Production.Name == typ && (best == nil || rank(s) > rank(best)) {
 			best = s
 		}
 	}
@@ -232,10 +233,10 @@ func weightSetting(typ string) (*Setting, bool) {
 }
 
 // paramSettings are plugin typ's parameters the table models.
-func paramSettings(typ string) []*Setting {
-	var out []*Setting
+func paramSettings(typ string) []*strategies.Setting {
+	var out []*strategies.Setting
 	for _, s := range llmdCounterparts() {
-		if s.Production.Name == typ && !slices.Contains([]string{ParamWeight, ParamType, ParamProfile}, s.Production.Param) {
+		if s.Production.Name == typ && !slices.Contains([]string{strategies.ParamWeight, strategies.ParamType, strategies.ParamProfile}, s.Production.Param) {
 			out = append(out, s)
 		}
 	}
@@ -252,17 +253,17 @@ func EPPPluginTypes() []string {
 	}
 	for _, s := range llmdCounterparts() {
 		switch s.Production.Param {
-		case ParamWeight:
+		case strategies.ParamWeight:
 			add(s.Production.Name)
-		case ParamType, ParamProfile:
+		case strategies.ParamType, strategies.ParamProfile:
 			for _, v := range s.Production.Values {
-				if v.Fidelity == Exact || s.Production.Param == ParamType {
+				if v.Fidelity == strategies.Exact || s.Production.Param == strategies.ParamType {
 					add(v.Production)
 				}
 			}
 		}
 	}
-	add(DefaultPicker)
+	add(strategies.DefaultPicker)
 	for _, n := range eppNoOps {
 		add(n.typ)
 	}

@@ -1,4 +1,4 @@
-package strategies
+package workloads
 
 import (
 	"path/filepath"
@@ -8,22 +8,22 @@ import (
 	"optimize/strategies/datasets"
 )
 
-// WorkloadRef is a workload name taken apart around the file it reads:
+// Ref is a workload name taken apart around the file it reads:
 // Prefix + File + Suffix is the name. Builtin is set for a name that
 // reads no file of the user's (a built-in workload or trace, at any
 // regime and with any replay controls); otherwise File is the spec file
 // or the trace file (after "trace:") the name would open, perhaps "". A
 // server that may open only some files checks File, and With puts the
 // file it resolved back in its place.
-type WorkloadRef struct {
+type Ref struct {
 	Prefix, File, Suffix string
 	Builtin              bool
 }
 
-// ParseWorkloadRef takes a workload name apart as ResolveWorkload reads
+// ParseRef takes a workload name apart as Resolve reads
 // it: "BASE@REGIME", BASE being "trace:FILE?CONTROLS", a built-in trace's
 // "NAME?CONTROLS", a built-in workload's name, or else a spec file.
-func ParseWorkloadRef(name string) WorkloadRef {
+func ParseRef(name string) Ref {
 	base, regime, hasRegime := strings.Cut(name, "@")
 	suffix := ""
 	if hasRegime {
@@ -34,21 +34,21 @@ func ParseWorkloadRef(name string) WorkloadRef {
 		controls = "?" + controls
 	}
 	if file, isFile := strings.CutPrefix(traceBase, tracePrefix); isFile {
-		return WorkloadRef{Prefix: tracePrefix, File: file, Suffix: controls + suffix}
+		return Ref{Prefix: tracePrefix, File: file, Suffix: controls + suffix}
 	}
-	if slices.Contains(datasets.Names(), traceBase) || slices.Contains(BuiltinWorkloads().Names(), base) {
-		return WorkloadRef{Prefix: name, Builtin: true}
+	if slices.Contains(datasets.Names(), traceBase) || slices.Contains(Builtins().Names(), base) {
+		return Ref{Prefix: name, Builtin: true}
 	}
-	return WorkloadRef{File: base, Suffix: suffix}
+	return Ref{File: base, Suffix: suffix}
 }
 
-// ReadsFile reports whether ResolveWorkload would open File: a trace
+// ReadsFile reports whether Resolve would open File: a trace
 // file, or a spec file (.yaml or .yml). Any other name that is not a
 // built-in is an unknown built-in's name to it.
-func (r WorkloadRef) ReadsFile() bool {
+func (r Ref) ReadsFile() bool {
 	ext := filepath.Ext(r.File)
 	return !r.Builtin && (r.Prefix == tracePrefix || ext == ".yaml" || ext == ".yml")
 }
 
 // With is the name with file in place of r.File.
-func (r WorkloadRef) With(file string) string { return r.Prefix + file + r.Suffix }
+func (r Ref) With(file string) string { return r.Prefix + file + r.Suffix }

@@ -1,8 +1,9 @@
-package strategies
+package production
 
 import (
 	"fmt"
 	"io"
+	"optimize/strategies"
 	"slices"
 	"strings"
 
@@ -43,7 +44,7 @@ func VLLMArgs(c *cluster.Config) []string {
 		out = append(out, a.arg)
 	}
 	for _, cr := range CarriedSettings(c) {
-		if cr.System != SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == NoCounterpart || cr.Via != "" {
+		if cr.System != strategies.SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == strategies.NoCounterpart || cr.Via != "" {
 			continue
 		}
 		out = append(out, cr.Name+" "+cr.Production)
@@ -70,10 +71,10 @@ func WriteVLLMArgs(w io.Writer, c *cluster.Config, header []string) error {
 }
 
 // vllmSettings are the settings whose counterpart is a vLLM argument.
-func vllmSettings() []*Setting {
-	var out []*Setting
-	for _, s := range Settings() {
-		if s.Production.System == SystemVLLM && s.Production.Name != "" {
+func vllmSettings() []*strategies.Setting {
+	var out []*strategies.Setting
+	for _, s := range strategies.Settings() {
+		if s.Production.System == strategies.SystemVLLM && s.Production.Name != "" {
 			out = append(out, s)
 		}
 	}
@@ -160,9 +161,13 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 	if err != nil {
 		return res, err
 	}
+	base, err := strategies.StandardConfig()
+	if err != nil {
+		return res, err
+	}
 	for _, s := range vllmSettings() {
-		if s.Component != CompCluster {
-			s.Restore(c, &standard)
+		if s.Component != strategies.CompCluster {
+			s.Restore(c, &base)
 		}
 	}
 	seen := map[string]int{}
@@ -178,7 +183,7 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 			}
 			continue
 		}
-		i := slices.IndexFunc(vllmSettings(), func(s *Setting) bool { return s.Production.Name == a.name })
+		i := slices.IndexFunc(vllmSettings(), func(s *strategies.Setting) bool { return s.Production.Name == a.name })
 		if i < 0 {
 			return res, errtext.New(file, "", "line %d: vLLM argument %s is not modelled (accepted: %s)", a.line, a.name, strings.Join(VLLMArgNames(), ", "))
 		}
@@ -195,7 +200,7 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 		}
 	}
 	for _, a := range scaled {
-		s := vllmSettings()[slices.IndexFunc(vllmSettings(), func(s *Setting) bool { return s.Production.Name == a.name })]
+		s := vllmSettings()[slices.IndexFunc(vllmSettings(), func(s *strategies.Setting) bool { return s.Production.Name == a.name })]
 		if err := setImported(&res, file, c, s, a.value, fmt.Sprintf("line %d: %s", a.line, a.name)); err != nil {
 			return res, err
 		}
@@ -251,16 +256,16 @@ const (
 	ProductionEPPConfig = "epp-config"
 )
 
-// ProductionKinds lists the kinds in the order they apply.
-var ProductionKinds = []string{ProductionVLLMArgs, ProductionEPPConfig}
+// Kinds lists the kinds in the order they apply.
+var Kinds = []string{ProductionVLLMArgs, ProductionEPPConfig}
 
-// ApplyProduction reads a production config of the kind named onto c.
-func ApplyProduction(kind, file string, data []byte, c *cluster.Config) (ImportResult, error) {
+// Apply reads a production config of the kind named onto c.
+func Apply(kind, file string, data []byte, c *cluster.Config) (ImportResult, error) {
 	switch kind {
 	case ProductionVLLMArgs:
 		return ApplyVLLMArgs(file, data, c)
 	case ProductionEPPConfig:
 		return ApplyEPPConfig(file, data, c)
 	}
-	return ImportResult{}, fmt.Errorf("unknown production config kind %q (known: %s)", kind, strings.Join(ProductionKinds, ", "))
+	return ImportResult{}, fmt.Errorf("unknown production config kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 }

@@ -1,4 +1,4 @@
-package strategies_test
+package workloads_test
 
 import (
 	"math"
@@ -9,6 +9,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/workload"
 	"optimize/strategies"
+	"optimize/strategies/workloads"
 )
 
 // A study on the Mooncake trace stores its windows in its workload's name
@@ -19,27 +20,27 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 	rows := mooncakeRows(t)
 	lastUS := int64(math.Round((rows[len(rows)-1].Timestamp - rows[0].Timestamp) * 1000))
 	end := (lastUS/1e6 + 1) * 1e6
-	name, err := strategies.StudyWorkloadName("mooncake-conversation?rate=2", 3)
+	name, err := workloads.StudyName("mooncake-conversation?rate=2", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	span := workload.TraceWindow{End: end}
-	length := (end / 2 / strategies.DefaultSeedWindows) / 1e6 * 1e6
+	length := (end / 2 / workloads.DefaultSeedWindows) / 1e6 * 1e6
 	want := "mooncake-conversation?rate=2&window=" + span.String() + "&seed-window=" + (time.Duration(length) * time.Microsecond).String()
 	if name != want {
 		t.Fatalf("stored name %q, want %q", name, want)
 	}
-	again, err := strategies.StudyWorkloadName(name, 3)
+	again, err := workloads.StudyName(name, 3)
 	if err != nil || again != name {
 		t.Errorf("the stored name read again is %q (%v), want it unchanged", again, err)
 	}
-	wl, err := strategies.ResolveWorkload(name)
+	wl, err := workloads.Resolve(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	split, ok := wl.Split()
-	if !ok || split.PerHalf() != strategies.DefaultSeedWindows {
-		t.Fatalf("split %+v (%v): want %d windows a half", split, ok, strategies.DefaultSeedWindows)
+	if !ok || split.PerHalf() != workloads.DefaultSeedWindows {
+		t.Fatalf("split %+v (%v): want %d windows a half", split, ok, workloads.DefaultSeedWindows)
 	}
 	study := split.StudySeeds([]int64{42, 43, 44})
 	for i, s := range study {
@@ -49,8 +50,8 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 		}
 	}
 	held := split.HeldOut()
-	if len(held) != strategies.DefaultSeedWindows {
-		t.Errorf("%d held-out windows, want %d", len(held), strategies.DefaultSeedWindows)
+	if len(held) != workloads.DefaultSeedWindows {
+		t.Errorf("%d held-out windows, want %d", len(held), workloads.DefaultSeedWindows)
 	}
 	for _, n := range held {
 		if w := split.Window(n); w.Start < split.Midpoint() || w.End > split.Span.End {
@@ -61,10 +62,10 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 		t.Errorf("window 3 of the first half accepted as held out: %v", err)
 	}
 	// At a regime, the controls go before it.
-	if at, err := strategies.StudyWorkloadName("mooncake-conversation@rate-0.5x", 3); err != nil || !strings.HasSuffix(at, "&seed-window=2m56s@rate-0.5x") {
+	if at, err := workloads.StudyName("mooncake-conversation@rate-0.5x", 3); err != nil || !strings.HasSuffix(at, "&seed-window=2m56s@rate-0.5x") {
 		t.Errorf("at a regime: %q (%v)", at, err)
 	}
-	if _, err := strategies.StudyWorkloadName("mooncake-conversation?seed-window=20m", 3); err == nil || !strings.Contains(err.Error(), "shorter seed-window") {
+	if _, err := workloads.StudyName("mooncake-conversation?seed-window=20m", 3); err == nil || !strings.Contains(err.Error(), "shorter seed-window") {
 		t.Errorf("three 20-minute windows in a 29-minute half: %v", err)
 	}
 }
@@ -74,11 +75,11 @@ func TestStudyWorkloadNameWritesTheWindows(t *testing.T) {
 // studied part the rate asked for.
 func TestSeedsReplayTheirWindows(t *testing.T) {
 	rows := mooncakeRows(t)
-	name, err := strategies.StudyWorkloadName("mooncake-conversation?rate=2&window=0s-20m&seed-window=90s", 2)
+	name, err := workloads.StudyName("mooncake-conversation?rate=2&window=0s-20m&seed-window=90s", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := strategies.ResolveWorkload(name)
+	wl, err := workloads.Resolve(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package strategies
+package production
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"optimize/strategies"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 
 // Imported is one setting a production config gave, and where.
 type Imported struct {
-	Setting *Setting
+	Setting *strategies.Setting
 	Where   string // e.g. "plugin probabilistic-admitter, parameter power"
 }
 
@@ -98,9 +99,13 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	if err != nil {
 		return res, err
 	}
+	base, err := strategies.StandardConfig()
+	if err != nil {
+		return res, err
+	}
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param != ParamWeight {
-			s.Restore(c, &standard)
+		if s.Production.Param != strategies.ParamWeight {
+			s.Restore(c, &base)
 		}
 	}
 	if err := im.routing(refs); err != nil {
@@ -195,7 +200,7 @@ func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
 	case 0:
 		for _, name := range im.order {
 			p := im.byName[name]
-			if _, ok := weightSetting(p.Type); ok || p.Type == roundRobinScorer || slices.Contains(roleTypes("picker"), p.Type) {
+			if _, ok := weightSetting(p.Type); ok || p.Type == strategies.RoundRobinScorer || slices.Contains(roleTypes("picker"), p.Type) {
 				refs = append(refs, eppRef{p, 1})
 			}
 		}
@@ -223,14 +228,14 @@ func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
 // policy; any other is the weighted policy with the profile's scorers.
 func (im *eppImport) routing(refs []eppRef) error {
 	var scorers []eppRef
-	picker := DefaultPicker
+	picker := strategies.DefaultPicker
 	pickers := 0
 	for _, r := range refs {
 		switch {
 		case slices.Contains(roleTypes("picker"), r.plugin.Type):
 			picker = r.plugin.Type
 			pickers++
-		case r.plugin.Type == roundRobinScorer:
+		case r.plugin.Type == strategies.RoundRobinScorer:
 			scorers = append(scorers, r)
 		default:
 			if _, ok := weightSetting(r.plugin.Type); ok {
@@ -243,11 +248,11 @@ func (im *eppImport) routing(refs []eppRef) error {
 	if pickers > 1 {
 		return im.fail("schedulingProfiles[0]: %d pickers; a profile has one", pickers)
 	}
-	policy, _ := LookupSetting(keys.RoutingPolicy)
+	policy, _ := strategies.LookupSetting(keys.RoutingPolicy)
 	producer := slices.ContainsFunc(im.order, func(name string) bool { return strings.HasSuffix(im.byName[name].Type, "-producer") })
-	if len(scorers) == 1 && picker == DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
+	if len(scorers) == 1 && picker == strategies.DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
 		for _, v := range policy.Production.Values {
-			if v.Fidelity == Exact && v.Production == scorers[0].plugin.Type {
+			if v.Fidelity == strategies.Exact && v.Production == scorers[0].plugin.Type {
 				return im.set(policy, v.Value, "scheduling profile of "+v.Production+" alone")
 			}
 		}
@@ -264,7 +269,7 @@ func (im *eppImport) routing(refs []eppRef) error {
 		if !ok {
 			return im.fail("plugin %s (%s): weighted with other scorers, it is not modelled (modelled scorers: %s)", r.plugin.Name, r.plugin.Type, strings.Join(scorerTypes(), ", "))
 		}
-		if err := s.check(r.weight); err != nil || r.weight == 0 {
+		if err := s.CheckNumber(r.weight); err != nil || r.weight == 0 {
 			return im.fail("plugin %s: weight %v: %s", r.plugin.Name, r.weight, s.ValuesText())
 		}
 		profile = append(profile, route.ScorerWeight{Name: s.Item, Weight: r.weight})
@@ -307,7 +312,7 @@ func (im *eppImport) params(p *eppDocPlugin) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		i := slices.IndexFunc(modelled, func(s *Setting) bool { return s.Production.Param == k })
+		i := slices.IndexFunc(modelled, func(s *strategies.Setting) bool { return s.Production.Param == k })
 		if i < 0 {
 			names := make([]string, len(modelled))
 			for j, s := range modelled {
@@ -328,14 +333,14 @@ func (im *eppImport) params(p *eppDocPlugin) error {
 }
 
 // set gives s production's value text, read back through the column.
-func (im *eppImport) set(s *Setting, text, where string) error {
+func (im *eppImport) set(s *strategies.Setting, text, where string) error {
 	return setImported(&im.res, im.file, im.c, s, text, where)
 }
 
 // setImported sets s from production's value text, records it, and notes
 // an approximation.
-func setImported(res *ImportResult, file string, c *cluster.Config, s *Setting, text, where string) error {
-	value, ok := s.importValue(c, text)
+func setImported(res *ImportResult, file string, c *cluster.Config, s *strategies.Setting, text, where string) error {
+	value, ok := importValue(s, c, text)
 	if !ok {
 		return errtext.New(file, "", "%s: %s cannot be converted to %s", where, text, s.Key)
 	}
@@ -343,7 +348,7 @@ func setImported(res *ImportResult, file string, c *cluster.Config, s *Setting, 
 		return errtext.New(file, "", "%s: %v", where, err)
 	}
 	res.Given = append(res.Given, Imported{s, where})
-	if got := s.Carry(c); got.Fidelity == Approximate {
+	if got := Carry(s, c); got.Fidelity == strategies.Approximate {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s: %s → %s=%s, approximated: %s", file, where, s.Key, s.Value(c), got.Note))
 	}
 	return nil
@@ -352,13 +357,13 @@ func setImported(res *ImportResult, file string, c *cluster.Config, s *Setting, 
 func scorerTypes() []string {
 	var types []string
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == ParamWeight && !slices.Contains(types, s.Production.Name) {
+		if s.Production.Param == strategies.ParamWeight && !slices.Contains(types, s.Production.Name) {
 			types = append(types, s.Production.Name)
 		}
 	}
 	slices.Sort(types)
 	for i, t := range types {
-		if t == roundRobinScorer {
+		if t == strategies.RoundRobinScorer {
 			types[i] += " (alone: round-robin)"
 		}
 	}

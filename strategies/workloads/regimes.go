@@ -1,4 +1,4 @@
-package strategies
+package workloads
 
 import (
 	"fmt"
@@ -177,10 +177,22 @@ func (w *Workload) ApplyConfig(c *cluster.Config) {
 	}
 }
 
-// ResolveWorkload reads a workload name: a built-in ("orthogonal-slo"), a
+// ApplyRegimes moves c to the cluster of the regimes the workload name
+// names ("NAME@REGIME"), if any; only the name is read, so the world of a
+// study whose spec file has gone can still be told.
+func ApplyRegimes(name string, c *cluster.Config) error {
+	_, regimes, err := workloadRegimes(name)
+	if err != nil {
+		return err
+	}
+	(&Workload{regimes: regimes}).ApplyConfig(c)
+	return nil
+}
+
+// Resolve reads a workload name: a built-in ("orthogonal-slo"), a
 // spec file (a path ending in .yaml or .yml), either followed by
 // "@REGIME" to run it at a built-in regime.
-func ResolveWorkload(name string) (*Workload, error) {
+func Resolve(name string) (*Workload, error) {
 	base, regimes, err := workloadRegimes(name)
 	if err != nil {
 		return nil, err
@@ -203,7 +215,7 @@ func ResolveWorkload(name string) (*Workload, error) {
 		}
 		spec, err = workload.LoadSpecFile(base)
 	} else {
-		spec, err = BuiltinWorkloads().Spec(base)
+		spec, err = Builtins().Spec(base)
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,204 @@
+package production
+
+import (
+	"math"
+	"optimize/strategies"
+	"slices"
+	"strconv"
+
+	"optimize/search"
+	"optimize/simcore/cluster"
+)
+
+// Carried is how one setting's value in effect carries over to production.
+type Carried struct {
+	Setting *strategies.Setting
+	Value   string // the setting's value in effect
+	// Production is the value production is given ("" nothing to write).
+	Production string
+	// Counterpart is the setting's, with Fidelity and Note those of the
+	// value.
+	strategies.Counterpart
+	// Via is the key of the setting that carries this one's value (its
+	// Inherits, while equal), "" when it carries itself.
+	Via string
+}
+
+// Blocks reports whether the value keeps an export from being exact.
+func (c Carried) Blocks() bool {
+	return c.Fidelity == strategies.NoCounterpart || c.Fidelity == strategies.Approximate
+}
+
+// Carry says how s's value in c carries over to production.
+func Carry(s *strategies.Setting, c *cluster.Config) Carried {
+	value := s.Value(c)
+	out := Carried{Setting: s, Value: value, Production: value, Counterpart: s.Production}
+	if p := s.Production.Inherits; p != "" {
+		if from, ok := strategies.LookupSetting(p); ok && from.Value(c) == value {
+			via := Carry(from, c)
+			out.Fidelity, out.Via, out.Production = via.Fidelity, p, ""
+			out.Note = "the same as " + p + ", which carries it"
+			return out
+		}
+	}
+	if s.Family() == strategies.Scorers && value == "0" {
+		out.Fidelity, out.Production, out.Note = strategies.Exact, "", "not in the profile"
+		return out
+	}
+	if !s.Production.Described() {
+		out.Note = "no production counterpart described yet"
+	}
+	for _, v := range s.Production.Values {
+		if v.Value == value {
+			out.Production, out.Fidelity = v.Production, v.Fidelity
+			if v.Note != "" {
+				out.Note = v.Note
+			}
+			return out
+		}
+	}
+	if s.Kind == search.Categorical || value == "" {
+		return out
+	}
+	n, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return out
+	}
+	if scale := s.Production.Scale; scale != nil {
+		f, ok := scale(c)
+		if !ok {
+			out.Production, out.Fidelity = "", strategies.NoCounterpart
+			out.Note = "cannot convert to " + s.Production.Name + " without the model's KV size per token"
+			return out
+		}
+		n *= f
+	}
+	if s.Production.Integer && n != math.Round(n) {
+		n = math.Round(n)
+		if out.Fidelity == strategies.Exact {
+			out.Fidelity = strategies.Approximate
+			out.Note = "rounded to " + search.FormatNumber(n) + ": " + s.Production.Name + " takes a whole number"
+		}
+	}
+	out.Production = search.FormatNumber(n)
+	return out
+}
+
+// importValue is the setting's value for production's text v, the inverse
+// of Carry: a listed value's setting value, else the number divided by
+// Scale (rounded for a whole-number setting). ok is false when v is not a
+// value production can be given for this setting.
+func importValue(s *strategies.Setting, c *cluster.Config, v string) (string, bool) {
+	match := func(f func(strategies.ValueCounterpart) bool) (string, bool) {
+		for _, vc := range s.Production.Values {
+			if vc.Production == v && vc.Production != "" && f(vc) {
+				return vc.Value, true
+			}
+		}
+		return "", false
+	}
+	if value, ok := match(func(vc strategies.ValueCounterpart) bool { return vc.Fidelity == strategies.Exact }); ok {
+		return value, true
+	}
+	if value, ok := match(func(vc strategies.ValueCounterpart) bool { return vc.Fidelity == strategies.Approximate }); ok {
+		return value, true
+	}
+	if s.Kind == search.Categorical || s.Production.Scale == nil {
+		return v, true
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v, true // the setting's own parse reports it
+	}
+	f, ok := s.Production.Scale(c)
+	if !ok || f == 0 {
+		return "", false
+	}
+	n /= f
+	if s.Kind == search.Int {
+		n = math.Round(n)
+	}
+	return search.FormatNumber(n), true
+}
+
+// CarriedSettings lists how every setting in effect in c (a resolved
+// configuration) carries over, in SettingLines order.
+func CarriedSettings(c *cluster.Config) []Carried {
+	var out []Carried
+	for _, l := range strategies.SettingLines(c) {
+		if l.Given() {
+			out = append(out, Carry(l.Setting, c))
+		}
+	}
+	return out
+}
+
+// ReproduceSets are the `KEY=VALUE` settings simulate needs with --set,
+// beside the exported EndpointPickerConfig and vLLM arguments, to run c
+// again: every setting in effect that the two files do not carry exactly
+// (the world, what has no counterpart, what is approximated). An exact
+// value with nothing to write is production's default, which is the
+// standard configuration's, where simulate starts.
+//
+// The weighted profile is restated when the file does not carry it under
+// its own names — a scorer approximated by an llm-d plugin, or one
+// computing what a plugin of another name computes, imports as that
+// plugin's scorer: each imported scorer the trial lacks at 0, then the
+// trial's weights. A scorer already in the profile keeps its place and a
+// new one goes last, so inOrder says whether the profile comes out in the
+// trial's order, which fixes the float sums and so the exact ties; when
+// it does not, the run equals the trial's up to the float rounding of the
+// weighted sum.
+func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
+	var weights []*strategies.Setting
+	var values []string
+	restate := false
+	for _, cr := range CarriedSettings(c) {
+		if cr.Via != "" {
+			continue
+		}
+		if cr.Setting.Family() == strategies.Scorers {
+			if cr.Value != "0" {
+				weights, values = append(weights, cr.Setting), append(values, cr.Value)
+				restate = restate || cr.Fidelity != strategies.Exact || cr.Name != cr.Setting.Item
+			}
+			continue
+		}
+		if cr.Fidelity != strategies.Exact {
+			sets = append(sets, cr.Setting.Key+"="+cr.Value)
+		}
+	}
+	if !restate {
+		return sets, true
+	}
+	// The profile the file imports: each weight's plugin as weightSetting
+	// reads it back, in the trial's order, once.
+	var profile []*strategies.Setting
+	for _, w := range weights {
+		cr := Carry(w, c)
+		if cr.System != strategies.SystemLLMD || cr.Fidelity == strategies.NoCounterpart {
+			continue
+		}
+		if s, ok := weightSetting(cr.Name); ok && !slices.Contains(profile, s) {
+			profile = append(profile, s)
+		}
+	}
+	for _, s := range profile {
+		if !slices.Contains(weights, s) {
+			sets = append(sets, s.Key+"=0")
+		}
+	}
+	var final []*strategies.Setting
+	for _, s := range profile {
+		if slices.Contains(weights, s) {
+			final = append(final, s)
+		}
+	}
+	for i, w := range weights {
+		sets = append(sets, w.Key+"="+values[i])
+		if !slices.Contains(final, w) {
+			final = append(final, w)
+		}
+	}
+	return sets, slices.Equal(final, weights)
+}
