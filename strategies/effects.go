@@ -7,6 +7,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/errtext"
+	"optimize/strategies/settings"
 )
 
 // maxProbes bounds the points checkEffects evaluates: every combination of
@@ -34,13 +35,13 @@ func checkEffects(t *Template) error {
 	ownUsed := make([]bool, len(t.mechanism))
 	firstFail := make([]string, len(t.mechanism))
 	for _, pr := range probes {
-		c, active, err := t.apply(checkBase(), pr.values)
+		c, active, err := t.apply(settings.CheckBase(), pr.values)
 		if err != nil {
 			return errtext.New(t.File, "parameters", "%v%s", err, t.probeText(pr))
 		}
 		for i, p := range t.Params {
 			if active[i] && !p.setting.Active.Holds(&c) {
-				return errtext.New(t.File, "", "%v%s", InertError("parameter "+p.Name, p.setting, &c), t.probeText(pr))
+				return errtext.New(t.File, "", "%v%s", settings.InertError("parameter "+p.Name, p.setting, &c), t.probeText(pr))
 			}
 		}
 		for j, f := range t.mechanism {
@@ -50,7 +51,7 @@ func checkEffects(t *Template) error {
 			if f.setting.Active.Holds(&c) {
 				ownUsed[j] = true
 			} else if firstFail[j] == "" {
-				firstFail[j] = InertError("mechanism", f.setting, &c).Error()
+				firstFail[j] = settings.InertError("mechanism", f.setting, &c).Error()
 			}
 		}
 	}
@@ -62,7 +63,7 @@ func checkEffects(t *Template) error {
 	return nil
 }
 
-func (t *Template) tunes(s *Setting) bool {
+func (t *Template) tunes(s *settings.Setting) bool {
 	for _, p := range t.Params {
 		if p.setting == s {
 			return true

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"optimize/simcore/errtext"
+	"optimize/strategies/settings"
 )
 
 // The YAML layer: a template file becomes a rawTemplate, every key checked
@@ -113,24 +114,16 @@ func (p *parser) errorf(path string, n *yaml.Node, format string, args ...any) e
 	return errtext.New(p.file, path, "line %d: %s", n.Line, fmt.Sprintf(format, args...))
 }
 
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
 // mapping calls each for every key of mapping n in document order,
 // rejecting keys outside allowed (when given) and repeated keys.
 func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(key string, v *yaml.Node, path string) error) error {
-	n = deref(n)
+	n = settings.FollowAlias(n)
 	if n.Kind != yaml.MappingNode {
 		return p.errorf(path, n, "expected a mapping, got %s", errtext.Describe(n))
 	}
 	var seen []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), n.Content[i+1]
+		k, v := settings.FollowAlias(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
 			return p.errorf(path, k, "keys must be plain names")
 		}
@@ -142,7 +135,7 @@ func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(
 			return p.errorf(keyPath, k, "key given twice")
 		}
 		seen = append(seen, k.Value)
-		if err := each(k.Value, deref(v), keyPath); err != nil {
+		if err := each(k.Value, settings.FollowAlias(v), keyPath); err != nil {
 			return err
 		}
 	}
@@ -151,12 +144,12 @@ func (p *parser) mapping(n *yaml.Node, path string, allowed []string, each func(
 
 // list calls each for every item of sequence n.
 func (p *parser) list(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string) error) error {
-	n = deref(n)
+	n = settings.FollowAlias(n)
 	if n.Kind != yaml.SequenceNode {
 		return p.errorf(path, n, "expected a list, got %s", errtext.Describe(n))
 	}
 	for i, item := range n.Content {
-		if err := each(i, deref(item), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+		if err := each(i, settings.FollowAlias(item), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"optimize/simcore"
 	"optimize/simcore/metrics"
+	"optimize/strategies/settings"
 )
 
 // Metric paths name one number of a run's summary, as its JSON spells it:
@@ -46,7 +47,7 @@ const classCompletedFraction = "completed_fraction"
 
 // metricClasses are the per_slo keys: the classes and "default" for
 // unclassed requests.
-var metricClasses = append(slices.Clip(classNames), simcore.SLONone.Label())
+var metricClasses = append(slices.Clip(settings.ClassNames), simcore.SLONone.Label())
 
 // ValidMetric reports whether path names a metric, listing the allowed
 // forms when it does not.

@@ -3,15 +3,15 @@ package strategies
 import (
 	"fmt"
 	"math"
-	"optimize/strategies/workloads"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 
 	"optimize/search"
-	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 )
 
 // Defaults for what a template (and its bases) leave out. The default
@@ -41,17 +41,6 @@ var (
 	templateNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	fieldNamePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
-
-// checkBase is the configuration load-time checks apply defaults to: the
-// standard one (if the world data does not load, the plain defaults, and
-// CheckConfig reports why).
-func checkBase() cluster.Config {
-	c, err := Standard()
-	if err != nil {
-		return cluster.Defaults()
-	}
-	return c
-}
 
 // resolver turns raw templates into Templates, bases first.
 type resolver struct {
@@ -182,7 +171,7 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	if err := constraints(t, raw); err != nil {
 		return nil, err
 	}
-	if _, _, err := t.apply(checkBase(), t.Defaults()); err != nil {
+	if _, _, err := t.apply(settings.CheckBase(), t.Defaults()); err != nil {
 		return nil, errtext.New(file, "parameters", "the defaults do not make a valid configuration: %v", err)
 	}
 	if err := checkEffects(t); err != nil {
@@ -251,11 +240,11 @@ func put(list []fixed, s fixed) []fixed {
 func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 	for _, s := range raw.mechanism {
 		fieldPath := "mechanism." + s.knob
-		k, ok := LookupSetting(s.knob)
+		k, ok := settings.Lookup(s.knob)
 		if !ok {
-			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, UnknownSetting(s.knob))
+			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, settings.Unknown(s.knob))
 		}
-		v, err := k.parse(s.value)
+		v, err := k.ParseNumber(s.value)
 		if err != nil {
 			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, err)
 		}
@@ -287,9 +276,9 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 		if !slices.Contains(search.Kinds, p.Kind) {
 			return fail("type", "%q is not a type (allowed: %s)", rp.kind, search.KindNames())
 		}
-		k, ok := LookupSetting(rp.knob)
+		k, ok := settings.Lookup(rp.knob)
 		if !ok {
-			return fail("knob", "%v", UnknownSetting(rp.knob))
+			return fail("knob", "%v", settings.Unknown(rp.knob))
 		}
 		p.setting = k
 		for _, s := range raw.mechanism {
@@ -381,7 +370,7 @@ func categoricalSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 		if slices.Contains(rp.choices[:j], c) {
 			return fail(fmt.Sprintf("choices[%d]", j), "choice %q given twice", c)
 		}
-		v, err := p.setting.parse(c)
+		v, err := p.setting.ParseNumber(c)
 		if err != nil {
 			return fail(fmt.Sprintf("choices[%d]", j), "%v", err)
 		}
@@ -415,13 +404,13 @@ func numericSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 	p.Low, p.High = *rp.low, *rp.high
 	switch {
 	case p.Low > p.High:
-		return fail("low", "bounds inverted: low %s > high %s", formatNumber(p.Low), formatNumber(p.High))
+		return fail("low", "bounds inverted: low %s > high %s", search.FormatNumber(p.Low), search.FormatNumber(p.High))
 	case p.Low == p.High:
-		return fail("high", "low and high are both %s: fix the value in the mechanism instead", formatNumber(p.Low))
+		return fail("high", "low and high are both %s: fix the value in the mechanism instead", search.FormatNumber(p.Low))
 	case p.Kind == search.LogFloat && p.Low <= 0:
-		return fail("low", "a log-float parameter needs low > 0, got %s", formatNumber(p.Low))
+		return fail("low", "a log-float parameter needs low > 0, got %s", search.FormatNumber(p.Low))
 	case p.Kind == search.Int && (p.Low != math.Trunc(p.Low) || p.High != math.Trunc(p.High)):
-		return fail("low", "an int parameter needs whole bounds, got [%s, %s]", formatNumber(p.Low), formatNumber(p.High))
+		return fail("low", "an int parameter needs whole bounds, got [%s, %s]", search.FormatNumber(p.Low), search.FormatNumber(p.High))
 	}
 	if err := k.CheckNumber(p.Low); err != nil {
 		return fail("low", "%v", err)
@@ -500,7 +489,7 @@ func constraints(t *Template, raw *rawTemplate) error {
 			switch {
 			case r.src == nil:
 			case *r.src <= 0: // and so 0 can mean unset
-				return fail(r.field, "a ratio to the baseline must be > 0, got %s", formatNumber(*r.src))
+				return fail(r.field, "a ratio to the baseline must be > 0, got %s", search.FormatNumber(*r.src))
 			default:
 				*r.dst = *r.src
 			}
@@ -518,9 +507,9 @@ func constraints(t *Template, raw *rawTemplate) error {
 		case c.MinRatioToBaseline == 0 && c.MaxRatioToBaseline == 0 && !c.HasMinDelta && !c.HasMin && !c.HasMax:
 			return fail("", "give at least one of %s", strings.Join(constraintKeys[1:], ", "))
 		case c.HasMin && c.HasMax && c.Min > c.Max:
-			return fail("min", "min %s > max %s", formatNumber(c.Min), formatNumber(c.Max))
+			return fail("min", "min %s > max %s", search.FormatNumber(c.Min), search.FormatNumber(c.Max))
 		case c.MinRatioToBaseline != 0 && c.MaxRatioToBaseline != 0 && c.MinRatioToBaseline > c.MaxRatioToBaseline:
-			return fail("min_ratio_to_baseline", "min ratio %s > max ratio %s", formatNumber(c.MinRatioToBaseline), formatNumber(c.MaxRatioToBaseline))
+			return fail("min_ratio_to_baseline", "min ratio %s > max ratio %s", search.FormatNumber(c.MinRatioToBaseline), search.FormatNumber(c.MaxRatioToBaseline))
 		}
 		t.Constraints = append(t.Constraints, c)
 	}

@@ -2,12 +2,13 @@ package strategies
 
 import (
 	"fmt"
-	"optimize/strategies/workloads"
 	"slices"
 	"strings"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 )
 
 // A robust study runs every trial in several scenarios — each of its
@@ -168,7 +169,7 @@ func (s Scenario) ApplyWorld(c *cluster.Config) error {
 		return nil
 	}
 	c.LatencyModel = s.World
-	if err := CheckConfig(c); err != nil {
+	if err := settings.CheckConfig(c); err != nil {
 		return fmt.Errorf("world %s: %v", s.World, err)
 	}
 	return nil

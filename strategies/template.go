@@ -5,24 +5,24 @@
 // setting within bounds, possibly only while a categorical parameter takes
 // given values (its condition). Template.Config applies the mechanism, then
 // a parameter vector, to a base cluster.Config through the typed setters of
-// the settings table (settings_table.go), the one declaration of every
-// simulator setting; nothing in that path looks names up. Loading (load.go,
+// the settings table (package strategies/settings), the one declaration of
+// every simulator setting; nothing in that path looks names up. Loading (load.go,
 // resolve.go) rejects anything malformed with a one-line error naming the
 // file, the field and what is allowed; the Registry (registry.go) holds the
 // built-in and user templates; Metric (metric.go) reads objective and
-// constraint values out of a run's summary.
+// constraint values out of a run's summary, and Judge (judge.go) scores a
+// run against the baseline. What a study runs on is package
+// strategies/workloads; llm-d and vLLM files are strategies/production.
 package strategies
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"optimize/search"
-	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
-	"optimize/simcore/errtext"
+	"optimize/strategies/settings"
 )
 
 // TemplateParam is one tunable dimension of a template. Its space (kind,
@@ -37,14 +37,14 @@ type TemplateParam struct {
 	Default search.Value
 	Knob    string // the key of the setting it tunes
 
-	setting *Setting
+	setting *settings.Setting
 	// choiceValues are the setting's values of Choices (categorical only),
 	// so that applying a choice is a lookup, not a parse.
 	choiceValues []float64
 }
 
 // Setting is the setting the parameter tunes.
-func (p *TemplateParam) Setting() *Setting { return p.setting }
+func (p *TemplateParam) Setting() *settings.Setting { return p.setting }
 
 // settingValue is the setting's value for v, an active value of p.
 func (p *TemplateParam) settingValue(v search.Value) float64 {
@@ -106,7 +106,7 @@ type Fixed struct {
 
 // fixed is one resolved mechanism value, ready to apply.
 type fixed struct {
-	setting *Setting
+	setting *settings.Setting
 	value   float64 // number, or index into setting.Choices
 	from    string
 }
@@ -149,7 +149,7 @@ func (t *Template) Mechanism() []Fixed {
 	out := make([]Fixed, 0, len(t.mechanism))
 	for _, s := range t.mechanism {
 		if !slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.Knob == s.setting.Key }) {
-			out = append(out, Fixed{Knob: s.setting.Key, Value: s.setting.format(s.value), From: s.from})
+			out = append(out, Fixed{Knob: s.setting.Key, Value: s.setting.FormatNumber(s.value), From: s.from})
 		}
 	}
 	return out
@@ -190,7 +190,7 @@ func (t *Template) apply(base cluster.Config, values []search.Value) (cluster.Co
 		return c, nil, fmt.Errorf("template %s: %d parameter values for %d parameters", t.Name, len(values), len(t.Params))
 	}
 	for _, s := range t.mechanism {
-		s.setting.set(&c, s.value)
+		s.setting.SetNumber(&c, s.value)
 	}
 	active := t.space.Active(values)
 	for i := range t.Params {
@@ -201,7 +201,7 @@ func (t *Template) apply(base cluster.Config, values []search.Value) (cluster.Co
 		if err := p.Check(values[i]); err != nil {
 			return c, nil, fmt.Errorf("template %s: %v", t.Name, err)
 		}
-		p.setting.set(&c, p.settingValue(values[i]))
+		p.setting.SetNumber(&c, p.settingValue(values[i]))
 	}
 	c, err := t.validate(c)
 	return c, active, err
@@ -209,47 +209,10 @@ func (t *Template) apply(base cluster.Config, values []search.Value) (cluster.Co
 
 // validate runs the simulator's own checks on c.
 func (t *Template) validate(c cluster.Config) (cluster.Config, error) {
-	if err := CheckConfig(&c); err != nil {
+	if err := settings.CheckConfig(&c); err != nil {
 		return c, fmt.Errorf("template %s: %v", t.Name, err)
 	}
 	return c, nil
-}
-
-// CheckConfig runs every check the simulator would make when building c,
-// its world resolved in c's world data, so that a bad configuration is
-// reported before anything runs; it spells the model and GPU as the data
-// does. A value the simulator rejects is an *errtext.Setting naming the
-// setting's key; the caller that knows where the value came from (a flag,
-// --set, a template parameter) says so in front of it.
-func CheckConfig(c *cluster.Config) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	w, err := c.Resolve()
-	if err != nil {
-		return err
-	}
-	c.Model, c.GPU = w.Model, w.GPU
-	if err := c.Routing.Validate(); err != nil {
-		return inPart("routing", err)
-	}
-	if err := c.Priority.Validate(); err != nil {
-		return err
-	}
-	if err := admit.Validate(c.Admission); err != nil {
-		return inPart("admission", err)
-	}
-	return nil
-}
-
-// inPart prefixes an error that names no setting (an errtext.Setting
-// names its own) with the part of the configuration it is about.
-func inPart(part string, err error) error {
-	var named *errtext.Setting
-	if errors.As(err, &named) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", part, err)
 }
 
 // ParseParams reads "name=value" pairs (as given to --param) over the
@@ -302,7 +265,7 @@ func (t *Template) inactiveError(i int, values []search.Value) error {
 	if !values[j].Absent() {
 		state = "it is " + t.Params[j].Format(values[j])
 	}
-	return fmt.Errorf("%s: has no effect unless parameter %s is %s (%s)", p.Name, w.Param, orList(w.Choices), state)
+	return fmt.Errorf("%s: has no effect unless parameter %s is %s (%s)", p.Name, w.Param, settings.OrList(w.Choices), state)
 }
 
 func (t *Template) paramNames() string {

@@ -3,29 +3,31 @@ package strategies
 import (
 	"fmt"
 	"math"
-	"optimize/strategies/workloads"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
+	"optimize/simcore/latency"
 	"optimize/simcore/metrics"
 	"optimize/simcore/route"
 	"optimize/simcore/workload"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 	"optimize/templates"
-
-	"gopkg.in/yaml.v3"
 )
 
 // profileBase is the simulator's defaults with the default model profile
 // (llama-3.1-8b, H100, TP2), as the CLI builds it.
 func profileBase(t testing.TB) cluster.Config {
 	t.Helper()
-	c, err := Standard()
+	c, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,3 +539,12 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// resolved is c's world resolved (the zero value if it does not resolve).
+func resolved(c *cluster.Config) latency.Resolved {
+	w, _ := c.Resolve()
+	return w
+}
+
+// priceOf is the price per GPU-hour c's world resolves to (0 if none).
+func priceOf(c *cluster.Config) float64 { return resolved(c).PricePerGPUHour }

@@ -12,11 +12,12 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
 	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // seedsWorld is the world every shipped template runs in by default.
 func seedsWorld(instances int, blocks int64) cluster.World {
-	return cluster.World{Model: strategies.DefaultModel, GPU: strategies.DefaultGPU, TP: strategies.DefaultTP,
+	return cluster.World{Model: settings.DefaultModel, GPU: settings.DefaultGPU, TP: settings.DefaultTP,
 		LatencyModel: "blackbox", Instances: instances, KVBlocks: blocks}
 }
 
@@ -41,7 +42,7 @@ func TestShippedTemplatesRunInTheSeedsWorld(t *testing.T) {
 			}
 			continue
 		}
-		if w.Model != strategies.DefaultModel || w.GPU != "H100" || w.TP != 2 || w.LatencyModel != "blackbox" || w.KVBlocks < 1000 {
+		if w.Model != settings.DefaultModel || w.GPU != "H100" || w.TP != 2 || w.LatencyModel != "blackbox" || w.KVBlocks < 1000 {
 			t.Errorf("%s: world %v, want the seeds' (llama-3.1-8b on H100, TP2, blackbox)", tpl.Name, w)
 		}
 		if tuned := tpl.TunedWorld(); len(tuned) > 0 {
@@ -78,7 +79,7 @@ func TestATemplateTuningTheWorld(t *testing.T) {
 	if got := tpl.TunedWorld(); !slices.Equal(got, []string{"gpu", "num_instances"}) {
 		t.Fatalf("tunes %v, want gpu and num_instances", got)
 	}
-	if keys := strategies.WorldKeys(); !slices.Equal(keys, []string{"era", "gpu", "gpu_memory_utilization", "kv.total_blocks", "latency.model", "max_model_len", "model", "num_instances", "tp"}) {
+	if keys := settings.WorldKeys(); !slices.Equal(keys, []string{"era", "gpu", "gpu_memory_utilization", "kv.total_blocks", "latency.model", "max_model_len", "model", "num_instances", "tp"}) {
 		t.Fatalf("world keys %v", keys)
 	}
 	def, err := tpl.World()
@@ -107,13 +108,13 @@ var update = flag.Bool("update", false, "rewrite the README's lists of models an
 // names every latency model and every model and GPU file flag.
 func TestREADMEModelsAndHardware(t *testing.T) {
 	const path = "../docs/models-and-hardware.md"
-	const section, begin, end = "## Models and hardware\n", "<!-- begin: strategies.WorldMarkdown", "<!-- end: strategies.WorldMarkdown -->"
+	const section, begin, end = "## Models and hardware\n", "<!-- begin: settings.WorldMarkdown", "<!-- end: settings.WorldMarkdown -->"
 	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(readme)
-	want, err := strategies.WorldMarkdown()
+	want, err := settings.WorldMarkdown()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,5 +145,5 @@ func TestREADMEModelsAndHardware(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("README's lists of models and GPUs differ from strategies.WorldMarkdown (go test ./strategies -run TestREADMEModelsAndHardware -update rewrites them)")
+	t.Errorf("README's lists of models and GPUs differ from settings.WorldMarkdown (go test ./strategies -run TestREADMEModelsAndHardware -update rewrites them)")
 }

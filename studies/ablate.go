@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"optimize/strategies/workloads"
 	"slices"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 
@@ -22,25 +23,25 @@ type ablationRequest struct {
 // notAblated are components that are not the strategy: the baseline runs
 // on the study's cluster and CPU tier already, and targets and the run's
 // horizon measure rather than act.
-var notAblated = []string{strategies.CompCluster, strategies.CompKVOffload, strategies.CompSLOTargets, strategies.CompRun}
+var notAblated = []string{settings.CompCluster, settings.CompKVOffload, settings.CompSLOTargets, settings.CompRun}
 
 // component is one group of settings that differ between the candidate
 // and the baseline.
 type component struct {
 	name     string
-	settings []*strategies.Setting
+	settings []*settings.Setting
 }
 
 // components groups the settings in which cand differs from base (and
 // that act in one of them) by component, in table order.
 func components(cand, base *cluster.Config) []component {
 	var out []component
-	for _, name := range strategies.Components() {
+	for _, name := range settings.Components() {
 		if slices.Contains(notAblated, name) {
 			continue
 		}
 		c := component{name: name}
-		for _, s := range strategies.Settings() {
+		for _, s := range settings.All() {
 			if s.Component == name && !s.Same(cand, base) && (s.Active.Holds(cand) || s.Active.Holds(base)) {
 				c.settings = append(c.settings, s)
 			}
@@ -133,7 +134,7 @@ func (e *Env) ablationPlan(r *report.Report, req ablationRequest) (*plan, []abla
 	for _, c := range components(&cand, &base) {
 		v := ablationVariant{comp: c, loo: c.with(cand, base), add: c.with(base, cand)}
 		for _, cfg := range []*cluster.Config{&v.loo, &v.add} {
-			if err := strategies.CheckConfig(cfg); err != nil {
+			if err := settings.CheckConfig(cfg); err != nil {
 				return nil, nil, fmt.Errorf("ablation of component %s: %v", c.name, err)
 			}
 		}

@@ -3,7 +3,6 @@ package studies
 import (
 	"fmt"
 	"math"
-	"optimize/strategies/workloads"
 	"os"
 	"slices"
 	"sort"
@@ -14,6 +13,8 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/strategies"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 )
 
 // auditRow records, for one tuned parameter or one fixed mechanism
@@ -329,13 +330,13 @@ func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std clust
 		if f.From != tpl.Name {
 			continue
 		}
-		s, _ := strategies.LookupSetting(f.Knob)
+		s, _ := settings.Lookup(f.Knob)
 		if s.Same(&cfg, &baseCfg) {
 			continue // the base has the same value: nothing to revert
 		}
 		reverted := cfg
 		s.Restore(&reverted, &baseCfg)
-		if err := strategies.CheckConfig(&reverted); err != nil {
+		if err := settings.CheckConfig(&reverted); err != nil {
 			return nil, fmt.Errorf("mechanism %s reverted: %v", f.Knob, err)
 		}
 		r, err := objectivesOf(reverted)

@@ -2,13 +2,13 @@ package studies
 
 import (
 	"fmt"
-	"optimize/strategies/workloads"
 	"sync"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/workloads"
 )
 
 // capacitySeeds are the seeds a world's capacity is measured on: fixed,

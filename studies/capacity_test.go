@@ -11,6 +11,7 @@ import (
 
 	"optimize/internal/testkit/studykit"
 	"optimize/strategies"
+	"optimize/strategies/settings"
 	"optimize/studies/report"
 )
 
@@ -37,7 +38,7 @@ func TestCapacityStudyFindsTheCostLatencyTradeOff(t *testing.T) {
 		t.Fatalf("%d complete trials, want 18", len(r.Complete))
 	}
 
-	cat, err := strategies.World()
+	cat, err := settings.WorldData()
 	if err != nil {
 		t.Fatal(err)
 	}

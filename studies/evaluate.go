@@ -2,8 +2,6 @@ package studies
 
 import (
 	"fmt"
-	"optimize/strategies/production"
-	"optimize/strategies/workloads"
 	"sync"
 
 	"optimize/search"
@@ -13,6 +11,9 @@ import (
 	"optimize/simcore/workload"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 
@@ -182,14 +183,14 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 	if err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline template: %v", err)
 	}
-	for _, s := range strategies.Settings() {
-		if s.Component == strategies.CompCluster || s.Component == strategies.CompKVOffload {
+	for _, s := range settings.All() {
+		if s.Component == settings.CompCluster || s.Component == settings.CompKVOffload {
 			s.Restore(&cfg, &study)
 		}
 	}
 	// The world came with the cluster settings: resolve it again (the
 	// latency model, its coefficients, the architecture and the GPU).
-	if err := strategies.CheckConfig(&cfg); err != nil {
+	if err := settings.CheckConfig(&cfg); err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline in the study's world: %v", err)
 	}
 	return cfg, nil
@@ -204,12 +205,12 @@ func productionBaseline(study, base cluster.Config, from []storage.ConfigFile) (
 			return cluster.Config{}, fmt.Errorf("baseline from production configs: %v", err)
 		}
 	}
-	for _, s := range strategies.Settings() {
-		if s.Component == strategies.CompCluster || s.Production.Fidelity == strategies.WorldFact {
+	for _, s := range settings.All() {
+		if s.Component == settings.CompCluster || s.Production.Fidelity == settings.WorldFact {
 			s.Restore(&cfg, &study)
 		}
 	}
-	if err := strategies.CheckConfig(&cfg); err != nil {
+	if err := settings.CheckConfig(&cfg); err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline from production configs in the study's world: %v", err)
 	}
 	return cfg, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"optimize/strategies/workloads"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 

@@ -2,10 +2,10 @@ package studies
 
 import (
 	"fmt"
-	"optimize/strategies/workloads"
 
 	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
+	"optimize/strategies/workloads"
 )
 
 // Limit bounds the work one command or one API request may ask for, so

@@ -1,12 +1,13 @@
 package studies
 
 import (
-	"optimize/strategies/workloads"
 	"testing"
 
 	"optimize/internal/testkit"
 	"optimize/simcore/metrics"
 	"optimize/strategies"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 )
 
 // llm-d's default profile (queue-scorer 2, kv-cache-utilization-scorer 2,
@@ -29,7 +30,7 @@ func TestLLMDDefaultPilesUpInTrainedPhysics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix, ok := strategies.LookupSetting("routing.weight.prefix-cache-scorer")
+	prefix, ok := settings.Lookup("routing.weight.prefix-cache-scorer")
 	if !ok {
 		t.Fatal("no setting routing.weight.prefix-cache-scorer")
 	}

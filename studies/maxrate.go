@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"optimize/strategies/workloads"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"optimize/simcore/workload"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 

@@ -1,13 +1,13 @@
 package studies
 
 import (
-	"optimize/strategies/workloads"
 	"testing"
 
 	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 

@@ -3,13 +3,14 @@ package studies
 import (
 	"fmt"
 	"math"
-	"optimize/strategies/workloads"
 	"strings"
 
 	"optimize/search"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 )
 
 // A robust study (strategies.Robust) runs every trial in each of its
@@ -50,7 +51,7 @@ func robustWorlds(row *storage.Study) []WorldChange {
 	rb, _ := robustStudy(row)
 	var out []WorldChange
 	for _, w := range rb.Worlds {
-		out = append(out, WorldChange{{Key: strategies.LatencyModelKey, Value: w, Flag: "--worlds"}})
+		out = append(out, WorldChange{{Key: settings.LatencyModelKey, Value: w, Flag: "--worlds"}})
 	}
 	return out
 }

@@ -16,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/strategies/production"
-	"optimize/strategies/workloads"
 	"regexp"
 	"strings"
 	"time"
@@ -29,6 +27,9 @@ import (
 	"optimize/simcore/errtext"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 
@@ -167,7 +168,7 @@ func BaselineSource(from []storage.ConfigFile) string {
 // configuration, so that a config the simulator does not model is a usage
 // error before anything runs; the flag named is the one that gave it.
 func checkBaselineFrom(from []storage.ConfigFile) error {
-	c, err := strategies.Standard()
+	c, err := settings.Standard()
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,10 @@
 package studies
 
 import (
-	"optimize/strategies/workloads"
 	"testing"
 
 	"optimize/simcore/metrics"
+	"optimize/strategies/workloads"
 )
 
 // TestSuccessCriteriaFloor is the bound that stops the success-criteria

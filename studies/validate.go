@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"optimize/strategies/workloads"
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -18,6 +17,7 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 

@@ -3,13 +3,13 @@ package studies
 import (
 	"errors"
 	"fmt"
-	"optimize/strategies/workloads"
 	"slices"
 	"strings"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
-	"optimize/strategies"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
 
@@ -20,7 +20,7 @@ import (
 // the gain survives the change of world.
 
 // WorldSetting is one world setting of another world, given by its key
-// (strategies.WorldKeys) as text.
+// (settings.WorldKeys) as text.
 type WorldSetting struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
@@ -48,7 +48,7 @@ func (s WorldSetting) flag() string {
 	if s.Flag != "" {
 		return s.Flag
 	}
-	if set, ok := strategies.LookupSetting(s.Key); ok {
+	if set, ok := settings.Lookup(s.Key); ok {
 		return "--" + set.Flag
 	}
 	return s.Key
@@ -61,15 +61,15 @@ func (w WorldChange) apply(c *cluster.Config) error {
 		return nil
 	}
 	for _, s := range w {
-		set, ok := strategies.LookupSetting(s.Key)
-		if !ok || !slices.Contains(strategies.WorldKeys(), s.Key) {
-			return fmt.Errorf("%s: %q is not a world setting (allowed: %s)", s.flag(), s.Key, strings.Join(strategies.WorldKeys(), ", "))
+		set, ok := settings.Lookup(s.Key)
+		if !ok || !slices.Contains(settings.WorldKeys(), s.Key) {
+			return fmt.Errorf("%s: %q is not a world setting (allowed: %s)", s.flag(), s.Key, strings.Join(settings.WorldKeys(), ", "))
 		}
 		if err := set.Set(c, s.Value); err != nil {
 			return fmt.Errorf("%s: %v", s.flag(), err)
 		}
 	}
-	if err := strategies.CheckConfig(c); err != nil {
+	if err := settings.CheckConfig(c); err != nil {
 		return w.blame(err)
 	}
 	return nil

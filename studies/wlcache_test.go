@@ -3,7 +3,6 @@ package studies
 import (
 	"bytes"
 	"encoding/json"
-	"optimize/strategies/workloads"
 	"runtime"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
 	"optimize/strategies"
+	"optimize/strategies/workloads"
 )
 
 // cacheConfigs are cluster configurations whose runs differ in timing,

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"math"
-	"optimize/strategies/workloads"
 	"os"
 	"testing"
 
 	"optimize/internal/testkit"
 	"optimize/simcore/workload"
 	"optimize/strategies/datasets"
+	"optimize/strategies/workloads"
 )
 
 // measureDataset measures a dataset's trace over 60 s windows, from the

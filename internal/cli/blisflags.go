@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // blisVerb is `blis run`'s verb: `optimize simulate run ARGS` runs the
@@ -143,7 +143,7 @@ func (f *blisFlag) doText() string {
 // scheduler", "settings slo.ttft_target_ms.<class>"; "" for a flag that
 // sets none.
 func settingKeys(flag string) string {
-	for _, s := range strategies.Settings() {
+	for _, s := range settings.All() {
 		if s.Flag != flag {
 			continue
 		}
@@ -151,7 +151,7 @@ func settingKeys(flag string) string {
 			return "setting `" + s.Key + "`"
 		}
 		item := "<" + s.Family().Word() + ">"
-		if s.Family() == strategies.Vector {
+		if s.Family() == settings.Vector {
 			item = "0..2"
 		}
 		return "settings `" + strings.TrimSuffix(s.Key, s.Item) + item + "`"

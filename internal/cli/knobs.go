@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"optimize/search"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // settingJSON is one row of `template knobs --output json`.
@@ -40,7 +40,7 @@ type productionJSON struct {
 
 // productionText is the counterpart in a few words, e.g. "vllm
 // --max-num-seqs (exact)" or "llm-d queue-scorer weight (exact)".
-func productionText(c strategies.Counterpart) string {
+func productionText(c settings.Counterpart) string {
 	if c.System == "" {
 		return c.Fidelity.String()
 	}
@@ -91,7 +91,7 @@ sets latency.* and kv.total_blocks.`,
 
 func settingsJSON() []settingJSON {
 	var out []settingJSON
-	for _, k := range strategies.Settings() {
+	for _, k := range settings.All() {
 		row := settingJSON{Key: k.Key, Flag: k.FlagText(), Kind: string(k.Kind), Default: k.Default(), Unit: k.Unit,
 			Component: k.Component, Active: k.Active.Describe(), Doc: k.Doc,
 			Production: productionJSON{System: k.Production.System, Name: k.Production.Name, Param: k.Production.Param,
@@ -109,7 +109,7 @@ func settingsJSON() []settingJSON {
 func writeSettings(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tFLAG\tVALUES\tDEFAULT\tCOMPONENT\tPRODUCTION\tHAS AN EFFECT")
-	for _, k := range strategies.Settings() {
+	for _, k := range settings.All() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Key, k.FlagText(), k.ValuesText(), k.Default(), k.Component,
 			productionText(k.Production), k.Active.Describe())
 	}

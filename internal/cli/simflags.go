@@ -14,7 +14,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 	"optimize/simcore/route"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // simFlags are the simulator-setting flags, one per setting or family of
@@ -39,7 +39,7 @@ type simFlags struct {
 // template and --set report a bad value with the same words.
 type settingFlag struct {
 	name    string
-	members []*strategies.Setting // one, or the family in table order
+	members []*settings.Setting // one, or the family in table order
 	raw     string
 	given   bool
 }
@@ -64,7 +64,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.modelConfig, "model-config", "", "a model of your own: a Hugging Face config.json or a YAML file like templates/models/*.yaml; runs it (instead of --model)")
 	fs.StringVar(&f.hardwareConfig, "hardware-config", "", "a GPU of your own: a YAML file like templates/hardware/gpus.yaml holding one GPU; runs on it (instead of --hardware)")
 	byFlag := map[string]*settingFlag{}
-	for _, s := range strategies.Settings() {
+	for _, s := range settings.All() {
 		sf := byFlag[s.Flag]
 		if sf == nil {
 			sf = &settingFlag{name: s.Flag}
@@ -101,12 +101,12 @@ func (f *settingFlag) usage() string {
 	}
 	prefix := strings.TrimSuffix(s.Key, s.Item)
 	switch s.Family() {
-	case strategies.Scorers:
+	case settings.Scorers:
 		return fmt.Sprintf("weighted scorers in order, name:weight,... with name one of %s; %s (settings %s<scorer>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)
-	case strategies.Vector:
+	case settings.Vector:
 		return fmt.Sprintf("%s: three values i0,i1,i2 in µs (override the profile; settings %s0..2)", s.Doc, prefix)
-	case strategies.Named:
+	case settings.Named:
 		return fmt.Sprintf("price of a GPU per hour in USD, per GPU: gpu=price,... with gpu one of %s (defaults: the hardware file's on-demand list prices, which optimize template knobs shows; a --hardware-config GPU takes its file's price_per_gpu_hour); cost has no vLLM or llm-d counterpart; %s (settings %s<GPU>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)
 	}
@@ -121,7 +121,7 @@ func (f *settingFlag) usage() string {
 // given is one setting the user gave, and how.
 type given struct {
 	source  string
-	setting *strategies.Setting
+	setting *settings.Setting
 }
 
 // apply overlays a user's model or GPU file, lets workload move base to
@@ -129,7 +129,7 @@ type given struct {
 // settings file (--settings), the flags the user set, then --set;
 // resolves the world and validates; and
 // rejects any setting the user gave that the resulting configuration does
-// not use, unless it restates its default (strategies.CheckGiven).
+// not use, unless it restates its default (settings.CheckGiven).
 func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*cluster.Config)) (cluster.Config, error) {
 	c := base
 	if err := f.world(fs, &c); err != nil {
@@ -165,9 +165,9 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 		if !ok || key == "" {
 			return c, fmt.Errorf("--set %s: want KEY=VALUE, e.g. scheduler=fcfs", pair)
 		}
-		s, ok := strategies.LookupSetting(key)
+		s, ok := settings.Lookup(key)
 		if !ok {
-			return c, fmt.Errorf("--set %s: %v", pair, strategies.UnknownSetting(key))
+			return c, fmt.Errorf("--set %s: %v", pair, settings.Unknown(key))
 		}
 		if i := slices.IndexFunc(user, func(g given) bool { return g.setting == s }); i >= 0 {
 			return c, fmt.Errorf("--set %s: %s is also given by %s; give it once", pair, key, user[i].source)
@@ -183,11 +183,11 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 	// first: it is what the user must mend.
 	var inert error
 	for _, g := range user {
-		if inert = strategies.CheckGiven(g.source, g.setting, &c, &before); inert != nil {
+		if inert = settings.CheckGiven(g.source, g.setting, &c, &before); inert != nil {
 			break
 		}
 	}
-	if err := strategies.CheckConfig(&c); err != nil {
+	if err := settings.CheckConfig(&c); err != nil {
 		return c, f.blame(err)
 	}
 	return c, inert
@@ -210,16 +210,16 @@ func (f *simFlags) blame(err error) error {
 }
 
 // apply parses the flag's text into c and returns the settings it set.
-func (f *settingFlag) apply(c *cluster.Config) ([]*strategies.Setting, error) {
+func (f *settingFlag) apply(c *cluster.Config) ([]*settings.Setting, error) {
 	s := f.members[0]
 	switch s.Family() {
-	case strategies.Single:
+	case settings.Single:
 		return f.members, s.Set(c, f.raw)
-	case strategies.Scorers:
+	case settings.Scorers:
 		return f.applyScorers(c)
-	case strategies.Vector:
+	case settings.Vector:
 		return f.applyVector(c)
-	case strategies.Named:
+	case settings.Named:
 		return f.applyNamed(c)
 	}
 	return f.applyPerClass(c)
@@ -227,12 +227,12 @@ func (f *settingFlag) apply(c *cluster.Config) ([]*strategies.Setting, error) {
 
 // applyScorers replaces the weighted profile with the one given, in its
 // order (the order fixes the float sums, hence ties).
-func (f *settingFlag) applyScorers(c *cluster.Config) ([]*strategies.Setting, error) {
+func (f *settingFlag) applyScorers(c *cluster.Config) ([]*settings.Setting, error) {
 	list, err := route.ParseScorers(f.raw)
 	if err != nil {
 		return nil, err
 	}
-	var set []*strategies.Setting
+	var set []*settings.Setting
 	for _, sw := range list {
 		s := f.member(sw.Name)
 		if err := s.Set(c, strconv.FormatFloat(sw.Weight, 'g', -1, 64)); err != nil {
@@ -245,7 +245,7 @@ func (f *settingFlag) applyScorers(c *cluster.Config) ([]*strategies.Setting, er
 }
 
 // applyVector reads exactly one value per member, in order.
-func (f *settingFlag) applyVector(c *cluster.Config) ([]*strategies.Setting, error) {
+func (f *settingFlag) applyVector(c *cluster.Config) ([]*settings.Setting, error) {
 	parts := strings.Split(f.raw, ",")
 	if len(parts) != len(f.members) {
 		return nil, fmt.Errorf("need exactly %d values, got %d", len(f.members), len(parts))
@@ -260,12 +260,12 @@ func (f *settingFlag) applyVector(c *cluster.Config) ([]*strategies.Setting, err
 
 // applyNamed reads item=value pairs whose item names a member
 // (case-insensitively, as GPU names compare), each at most once.
-func (f *settingFlag) applyNamed(c *cluster.Config) ([]*strategies.Setting, error) {
-	var set []*strategies.Setting
+func (f *settingFlag) applyNamed(c *cluster.Config) ([]*settings.Setting, error) {
+	var set []*settings.Setting
 	for _, pair := range strings.Split(f.raw, ",") {
 		name, value, ok := strings.Cut(pair, "=")
 		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(f.members, func(s *strategies.Setting) bool { return strings.EqualFold(s.Item, name) })
+		i := slices.IndexFunc(f.members, func(s *settings.Setting) bool { return strings.EqualFold(s.Item, name) })
 		items := make([]string, len(f.members))
 		for j, m := range f.members {
 			items[j] = m.Item
@@ -287,12 +287,12 @@ func (f *settingFlag) applyNamed(c *cluster.Config) ([]*strategies.Setting, erro
 }
 
 // applyPerClass reads class=value pairs.
-func (f *settingFlag) applyPerClass(c *cluster.Config) ([]*strategies.Setting, error) {
+func (f *settingFlag) applyPerClass(c *cluster.Config) ([]*settings.Setting, error) {
 	pc, err := simcore.ParsePerClass(f.raw, f.members[0].Unit == "ms")
 	if err != nil {
 		return nil, err
 	}
-	var set []*strategies.Setting
+	var set []*settings.Setting
 	for cl := simcore.SLOCritical; cl < simcore.NumSLOClasses; cl++ {
 		v, ok := pc.Get(cl)
 		if !ok {
@@ -307,7 +307,7 @@ func (f *settingFlag) applyPerClass(c *cluster.Config) ([]*strategies.Setting, e
 	return set, nil
 }
 
-func (f *settingFlag) member(item string) *strategies.Setting {
+func (f *settingFlag) member(item string) *settings.Setting {
 	for _, s := range f.members {
 		if s.Item == item {
 			return s

@@ -2,14 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"optimize/strategies/production"
 	"os"
 	"slices"
 
 	"github.com/spf13/pflag"
 
 	"optimize/simcore/cluster"
-	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/strategies/settings"
 )
 
 // productionFiles are simulate's --vllm-args FILE and --epp-config FILE:
@@ -61,7 +61,7 @@ func (p *productionFiles) apply(c *cluster.Config) error {
 
 // contradiction is the error of a flag that sets a setting an imported
 // file set, nil when there is none.
-func (p *productionFiles) contradiction(flag string, s *strategies.Setting) error {
+func (p *productionFiles) contradiction(flag string, s *settings.Setting) error {
 	if i := slices.IndexFunc(p.imported, func(g given) bool { return g.setting == s }); i >= 0 {
 		return fmt.Errorf("%s: %s is also set by %s; give it in one place (--set %s=VALUE overrides an imported value)", flag, s.Key, p.imported[i].source, s.Key)
 	}

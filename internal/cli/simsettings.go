@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"optimize/simcore/cluster"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // settingsFile is simulate's --settings FILE: a whole strategy as data,
@@ -37,7 +37,7 @@ func (f *simFlags) applySettingsFile(c *cluster.Config) error {
 		return fmt.Errorf("--settings: %v", err)
 	}
 	model, gpu := c.Model, c.GPU
-	if _, err := strategies.ApplySettings(path, data, c); err != nil {
+	if _, err := settings.ApplyFile(path, data, c); err != nil {
 		return fmt.Errorf("--settings: %v", err)
 	}
 	if f.modelConfig != "" {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"optimize/strategies/workloads"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
+	"optimize/strategies/workloads"
 	"optimize/studies"
 	"optimize/studies/report"
 )

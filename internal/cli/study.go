@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/strategies/production"
 	"os"
 	"os/signal"
 	"runtime"
@@ -22,6 +21,8 @@ import (
 	"optimize/simcore/latency"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/strategies/settings"
 	"optimize/studies"
 	"optimize/studies/report"
 )
@@ -131,7 +132,7 @@ func (f *studyFlags) open(s Streams, create bool) (*studies.Env, error) {
 }
 
 // baseConfig is the simulator's defaults with the default model profile.
-func baseConfig() (cluster.Config, error) { return strategies.Standard() }
+func baseConfig() (cluster.Config, error) { return settings.Standard() }
 
 // interruptible returns a context cancelled by the first Ctrl-C or
 // SIGTERM: trials in flight finish and are recorded. A second Ctrl-C

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"optimize/strategies/workloads"
 	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"optimize/storage"
+	"optimize/strategies/workloads"
 	"optimize/studies"
 	"optimize/studies/report"
 )

@@ -9,7 +9,7 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 	"optimize/studies"
 )
 
@@ -19,13 +19,13 @@ import (
 // which apply to every world of the list.
 type worldFlags struct {
 	list   []string
-	values []string // aligned with strategies.WorldSettings()
+	values []string // aligned with settings.WorldSettings()
 }
 
 // worldFlagNames are the flags of validate that name another world.
 func worldFlagNames() []string {
 	names := []string{worldListFlag}
-	for _, s := range strategies.WorldSettings() {
+	for _, s := range settings.WorldSettings() {
 		names = append(names, s.Flag)
 	}
 	return names
@@ -34,11 +34,11 @@ func worldFlagNames() []string {
 const worldListFlag = "world"
 
 func (f *worldFlags) bind(fs *pflag.FlagSet) {
-	world := strategies.WorldSettings()
+	world := settings.WorldSettings()
 	f.values = make([]string, len(world))
 	var each []string
 	for i, s := range world {
-		if s.Key != strategies.LatencyModelKey {
+		if s.Key != settings.LatencyModelKey {
 			each = append(each, "--"+s.Flag)
 		}
 		fs.StringVar(&f.values[i], s.Flag, "", fmt.Sprintf("validate in another world: %s; %s (the other world settings stay the study's)", s.Doc, s.ValuesText()))
@@ -52,7 +52,7 @@ func (f *worldFlags) bind(fs *pflag.FlagSet) {
 func (f *worldFlags) changes(fs *pflag.FlagSet) ([]studies.WorldChange, error) {
 	var common studies.WorldChange
 	var scratch cluster.Config
-	for i, s := range strategies.WorldSettings() {
+	for i, s := range settings.WorldSettings() {
 		if !fs.Changed(s.Flag) {
 			continue
 		}
@@ -67,7 +67,7 @@ func (f *worldFlags) changes(fs *pflag.FlagSet) ([]studies.WorldChange, error) {
 		}
 		return []studies.WorldChange{common}, nil
 	}
-	kind, _ := strategies.LookupSetting(strategies.LatencyModelKey)
+	kind, _ := settings.Lookup(settings.LatencyModelKey)
 	if fs.Changed(kind.Flag) {
 		return nil, fmt.Errorf("--%s and --%s are exclusive: --%s names the latency model of each world", worldListFlag, kind.Flag, worldListFlag)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"optimize/strategies/workloads"
 	"strings"
 	"text/tabwriter"
 
@@ -12,6 +11,7 @@ import (
 
 	"optimize/simcore/errtext"
 	"optimize/strategies"
+	"optimize/strategies/workloads"
 )
 
 func newTemplateCommand(s Streams, templatesDir *string) *cobra.Command {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"optimize/strategies/workloads"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -11,6 +10,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 	"optimize/strategies/datasets"
+	"optimize/strategies/workloads"
 )
 
 // workloadFlags choose what the simulator replays.

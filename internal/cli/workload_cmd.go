@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io/fs"
-	"optimize/strategies/workloads"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/workload"
 	"optimize/strategies/datasets"
+	"optimize/strategies/workloads"
 	"optimize/traffic"
 )
 

@@ -8,14 +8,14 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/latency"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // world gives c the world data its names are read in: the built-ins, plus
 // the model of --model-config and the GPU of --hardware-config, which
 // then become c's model and GPU.
 func (f *simFlags) world(fs *pflag.FlagSet, c *cluster.Config) error {
-	cat, err := strategies.World()
+	cat, err := settings.WorldData()
 	if err != nil {
 		return failed(err)
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"optimize/strategies/workloads"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
 	"optimize/strategies/datasets"
+	"optimize/strategies/workloads"
 )
 
 // dataDir is the one directory whose files a request may name (serve

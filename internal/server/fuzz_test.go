@@ -3,13 +3,13 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
-	"optimize/strategies/workloads"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"optimize/internal/testkit/studykit"
+	"optimize/strategies/workloads"
 )
 
 // `make test` runs each fuzz target for a few seconds, `make bench` for

@@ -5,6 +5,7 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // Builtins are the built-in templates and the standard cluster.
@@ -14,7 +15,7 @@ func Builtins(t testing.TB) (*strategies.Registry, cluster.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	std, err := strategies.Standard()
+	std, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package testkit holds what tests of several packages share and what
 // any package's own tests may import. It imports, of this module, only
-// strategies, strategies/datasets and simcore/cluster (so the tests inside
-// package strategies itself cannot import it). It holds a second, raw
+// strategies, strategies/settings, strategies/datasets and simcore/cluster
+// (so the tests inside those packages cannot import it). It holds a second, raw
 // connection to a test's database (DB), for the few tests that must read
 // or change rows behind the store's back (to count rows, fill a study
 // quickly, or break one on purpose) — the store itself hands out no

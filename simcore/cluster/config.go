@@ -15,8 +15,8 @@ import (
 
 // Config is a complete cluster configuration. Field errors are
 // errtext.Setting errors naming the setting's key (the settings table's,
-// package strategies), which callers translate to the flag or template
-// field the value came from.
+// package strategies/settings), which callers translate to the flag or
+// template field the value came from.
 type Config struct {
 	// The world: which model is served, on which GPU, at which tensor
 	// parallelism, priced by which latency model, read in which world

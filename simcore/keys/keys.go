@@ -1,8 +1,8 @@
 // Package keys names the simulator's settings by their keys in the
-// settings table (strategies), for the errors the simulator reports
+// settings table (strategies/settings), for the errors the simulator reports
 // (errtext.BadSetting): the table declares each of these settings with
 // the same constant, so the simulator cannot name a key the table lacks
-// (strategies' TestSimulatorKeysAreTableKeys checks every constant here,
+// (settings' TestSimulatorKeysAreTableKeys checks every constant here,
 // and that no simulator error names a key by a literal). A family's
 // members are keyed FAMILY.MEMBER (Member): an SLO class, or a latency
 // coefficient's index.

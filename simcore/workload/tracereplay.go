@@ -42,8 +42,8 @@ type ReplayOptions struct {
 	Horizon simcore.Tick
 	// SeedWindow is, for a study on the trace, the length in µs of the
 	// window each seed replays (on the trace's clock; 0 = the study's
-	// default). A single replay ignores it: package strategies cuts the
-	// trace into windows (workloads.TraceSplit).
+	// default). A single replay ignores it: package strategies/workloads
+	// cuts the trace into windows (workloads.TraceSplit).
 	SeedWindow int64
 }
 

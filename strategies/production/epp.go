@@ -3,11 +3,11 @@ package production
 import (
 	"fmt"
 	"io"
-	"optimize/strategies"
 	"slices"
 	"strings"
 
 	"optimize/simcore/cluster"
+	"optimize/strategies/settings"
 )
 
 // The llm-d Router's EndpointPickerConfig, written from a configuration
@@ -34,7 +34,7 @@ var eppNoOps = []struct{ typ, why string }{
 	// Its parameters are settings (routing.prefix-cache-scorer.*); with it
 	// a request can be a hit, so a profile of no-hit-lru-scorer alone is
 	// no longer round-robin.
-	{strategies.ApproxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
+	{settings.ApproxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
 }
 
 // utilizationDetector is the flow-control saturation detector; its queue
@@ -70,24 +70,24 @@ type eppWeighted struct {
 
 // eppOf reads the profile from the carried settings.
 func eppOf(carried []Carried) eppProfile {
-	p := eppProfile{picker: strategies.DefaultPicker}
+	p := eppProfile{picker: settings.DefaultPicker}
 	var weights []eppWeighted
 	single := ""
 	for _, c := range carried {
-		if c.System != strategies.SystemLLMD {
+		if c.System != settings.SystemLLMD {
 			continue
 		}
 		switch c.Param {
-		case strategies.ParamProfile:
+		case settings.ParamProfile:
 			single = c.Production
-			if c.Fidelity == strategies.NoCounterpart {
+			if c.Fidelity == settings.NoCounterpart {
 				p.note = c.Setting.Key + " " + c.Value + " has no llm-d counterpart: " + c.Note
 			}
-		case strategies.ParamWeight:
-			if c.Production != "" && c.Fidelity != strategies.NoCounterpart {
+		case settings.ParamWeight:
+			if c.Production != "" && c.Fidelity != settings.NoCounterpart {
 				weights = append(weights, eppWeighted{c.Name, c.Production})
 			}
-		case strategies.ParamType:
+		case settings.ParamType:
 			switch c.Name {
 			case "picker":
 				if c.Production != "" {
@@ -136,7 +136,7 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 	}
 	plugin("single-profile-handler")
 	for _, c := range carried {
-		if c.System != strategies.SystemLLMD || c.Production == "" || c.Name == strategies.LLMDObjective || slices.Contains([]string{strategies.ParamWeight, strategies.ParamType, strategies.ParamProfile}, c.Param) {
+		if c.System != settings.SystemLLMD || c.Production == "" || c.Name == settings.LLMDObjective || slices.Contains([]string{settings.ParamWeight, settings.ParamType, settings.ParamProfile}, c.Param) {
 			continue
 		}
 		// A parameter of a plugin outside the profile (the prefix
@@ -171,10 +171,10 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 
 // llmdCounterparts are the settings whose counterpart is in llm-d, in table
 // order.
-func llmdCounterparts() []*strategies.Setting {
-	var out []*strategies.Setting
-	for _, s := range strategies.Settings() {
-		if s.Production.System == strategies.SystemLLMD {
+func llmdCounterparts() []*settings.Setting {
+	var out []*settings.Setting
+	for _, s := range settings.All() {
+		if s.Production.System == settings.SystemLLMD {
 			out = append(out, s)
 		}
 	}
@@ -183,9 +183,9 @@ func llmdCounterparts() []*strategies.Setting {
 
 // roleSetting is the ParamType setting of a role ("picker", "admitter"),
 // if the table has one.
-func roleSetting(role string) (*strategies.Setting, bool) {
+func roleSetting(role string) (*settings.Setting, bool) {
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == strategies.ParamType && s.Production.Name == role {
+		if s.Production.Param == settings.ParamType && s.Production.Name == role {
 			return s, true
 		}
 	}
@@ -196,7 +196,7 @@ func roleSetting(role string) (*strategies.Setting, bool) {
 func roleTypes(role string) []string {
 	var out []string
 	if role == "picker" {
-		out = append(out, strategies.DefaultPicker)
+		out = append(out, settings.DefaultPicker)
 	}
 	if s, ok := roleSetting(role); ok {
 		for _, v := range s.Production.Values {
@@ -213,19 +213,19 @@ func roleTypes(role string) []string {
 // exactly what typ does, the llm-d scorer of that name first (a BLIS
 // scorer of the same arithmetic, or one approximated by typ, exports as
 // typ and imports as the llm-d scorer).
-func weightSetting(typ string) (*strategies.Setting, bool) {
-	var best *strategies.Setting
-	rank := func(s *strategies.Setting) int {
+func weightSetting(typ string) (*settings.Setting, bool) {
+	var best *settings.Setting
+	rank := func(s *settings.Setting) int {
 		switch {
-		case s.Production.Fidelity == strategies.Exact && s.Item == typ:
+		case s.Production.Fidelity == settings.Exact && s.Item == typ:
 			return 3
-		case s.Production.Fidelity == strategies.Exact:
+		case s.Production.Fidelity == settings.Exact:
 			return 2
 		}
 		return 1
 	}
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == strategies.ParamWeight && s.Production.Name == typ && (best == nil || rank(s) > rank(best)) {
+		if s.Production.Param == settings.ParamWeight && s.Production.Name == typ && (best == nil || rank(s) > rank(best)) {
 			best = s
 		}
 	}
@@ -233,10 +233,10 @@ func weightSetting(typ string) (*strategies.Setting, bool) {
 }
 
 // paramSettings are plugin typ's parameters the table models.
-func paramSettings(typ string) []*strategies.Setting {
-	var out []*strategies.Setting
+func paramSettings(typ string) []*settings.Setting {
+	var out []*settings.Setting
 	for _, s := range llmdCounterparts() {
-		if s.Production.Name == typ && !slices.Contains([]string{strategies.ParamWeight, strategies.ParamType, strategies.ParamProfile}, s.Production.Param) {
+		if s.Production.Name == typ && !slices.Contains([]string{settings.ParamWeight, settings.ParamType, settings.ParamProfile}, s.Production.Param) {
 			out = append(out, s)
 		}
 	}
@@ -253,17 +253,17 @@ func EPPPluginTypes() []string {
 	}
 	for _, s := range llmdCounterparts() {
 		switch s.Production.Param {
-		case strategies.ParamWeight:
+		case settings.ParamWeight:
 			add(s.Production.Name)
-		case strategies.ParamType, strategies.ParamProfile:
+		case settings.ParamType, settings.ParamProfile:
 			for _, v := range s.Production.Values {
-				if v.Fidelity == strategies.Exact || s.Production.Param == strategies.ParamType {
+				if v.Fidelity == settings.Exact || s.Production.Param == settings.ParamType {
 					add(v.Production)
 				}
 			}
 		}
 	}
-	add(strategies.DefaultPicker)
+	add(settings.DefaultPicker)
 	for _, n := range eppNoOps {
 		add(n.typ)
 	}

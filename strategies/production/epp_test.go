@@ -3,12 +3,13 @@ package production
 import (
 	"bytes"
 	"maps"
-	"optimize/strategies"
 	"slices"
 	"strings"
 	"testing"
 
 	"optimize/simcore/cluster"
+	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // exportImport writes c as an EndpointPickerConfig and vLLM arguments,
@@ -23,7 +24,7 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 	if err := WriteVLLMArgs(&a, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	d, err := strategies.Standard()
+	d, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +42,12 @@ func exportImport(t *testing.T, c *cluster.Config) (epp, args string, back clust
 	sets, _ := ReproduceSets(c)
 	for _, kv := range sets {
 		k, v, _ := strings.Cut(kv, "=")
-		s, _ := strategies.LookupSetting(k)
+		s, _ := settings.Lookup(k)
 		if err := s.Set(&d, v); err != nil {
 			t.Fatalf("--set %s: %v", kv, err)
 		}
 	}
-	if err := strategies.CheckConfig(&d); err != nil {
+	if err := settings.CheckConfig(&d); err != nil {
 		t.Fatalf("imported: %v\n%s\n%s", err, e.String(), a.String())
 	}
 	return e.String(), a.String(), d
@@ -60,7 +61,7 @@ func TestExportImportRoundTripsEveryTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := strategies.Standard()
+	base, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestExportImportRoundTripsEveryTemplate(t *testing.T) {
 			t.Fatal(err)
 		}
 		epp, args, back := exportImport(t, &c)
-		want, got := strategies.SettingsMap(&c), strategies.SettingsMap(&back)
+		want, got := settings.Map(&c), settings.Map(&back)
 		if !maps.Equal(want, got) {
 			var diff []string
 			for _, k := range slices.Sorted(maps.Keys(want)) {
@@ -110,7 +111,7 @@ schedulingProfiles:
   - pluginRef: prefix-cache-scorer
     weight: 2
 `
-	c, err := strategies.Standard()
+	c, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,13 +135,13 @@ schedulingProfiles:
 // prefix producer: with one, requests can hit, and it is that scorer.
 func TestRoundRobinProfileNeedsNoPrefixProducer(t *testing.T) {
 	rr := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: no-hit-lru-scorer\n"
-	c, _ := strategies.Standard()
+	c, _ := settings.Standard()
 	c.Routing.Policy = "weighted"
 	if _, err := ApplyEPPConfig("rr.yaml", []byte(rr), &c); err != nil || c.Routing.Policy != "round-robin" {
 		t.Fatalf("no-hit-lru-scorer alone: policy %q, %v", c.Routing.Policy, err)
 	}
 	_, err := ApplyEPPConfig("p.yaml", []byte(rr+"- type: approx-prefix-cache-producer\n"), &c)
-	if _, modelled := weightSetting(strategies.RoundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
+	if _, modelled := weightSetting(settings.RoundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
 		t.Fatalf("with a prefix producer: %v, policy %q", err, c.Routing.Policy)
 	}
 }
@@ -154,7 +155,7 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := strategies.Standard()
+	base, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +167,11 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier, _ := strategies.LookupSetting("kv.cpu_blocks")
+	tier, _ := settings.Lookup("kv.cpu_blocks")
 	if err := tier.Set(&c, "0"); err != nil {
 		t.Fatal(err)
 	}
-	if err := strategies.CheckConfig(&c); err != nil {
+	if err := settings.CheckConfig(&c); err != nil {
 		t.Fatal(err)
 	}
 	exact := 0
@@ -178,14 +179,14 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 		if cr.Blocks() {
 			t.Errorf("%s=%s blocks exactness: %s", cr.Setting.Key, cr.Value, cr.Note)
 		}
-		if cr.Fidelity == strategies.Exact {
+		if cr.Fidelity == settings.Exact {
 			exact++
 		}
 	}
 	sets, inOrder := ReproduceSets(&c)
 	for _, kv := range sets {
 		k, _, _ := strings.Cut(kv, "=")
-		if s, _ := strategies.LookupSetting(k); s.Production.Fidelity != strategies.WorldFact {
+		if s, _ := settings.Lookup(k); s.Production.Fidelity != settings.WorldFact {
 			t.Errorf("reproduce sets %s, which is not the world", kv)
 		}
 	}
@@ -193,7 +194,7 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 		t.Errorf("%d exact settings (want at least 20), in order %v", exact, inOrder)
 	}
 	_, _, back := exportImport(t, &c)
-	if want, got := strategies.SettingsMap(&c), strategies.SettingsMap(&back); !maps.Equal(want, got) {
+	if want, got := settings.Map(&c), settings.Map(&back); !maps.Equal(want, got) {
 		t.Errorf("round trip changed the settings:\n%v\n%v", want, got)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"optimize/strategies"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,11 +17,12 @@ import (
 	"optimize/simcore/errtext"
 	"optimize/simcore/keys"
 	"optimize/simcore/route"
+	"optimize/strategies/settings"
 )
 
 // Imported is one setting a production config gave, and where.
 type Imported struct {
-	Setting *strategies.Setting
+	Setting *settings.Setting
 	Where   string // e.g. "plugin probabilistic-admitter, parameter power"
 }
 
@@ -99,12 +99,12 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	if err != nil {
 		return res, err
 	}
-	base, err := strategies.StandardConfig()
+	base, err := settings.StandardConfig()
 	if err != nil {
 		return res, err
 	}
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param != strategies.ParamWeight {
+		if s.Production.Param != settings.ParamWeight {
 			s.Restore(c, &base)
 		}
 	}
@@ -200,7 +200,7 @@ func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
 	case 0:
 		for _, name := range im.order {
 			p := im.byName[name]
-			if _, ok := weightSetting(p.Type); ok || p.Type == strategies.RoundRobinScorer || slices.Contains(roleTypes("picker"), p.Type) {
+			if _, ok := weightSetting(p.Type); ok || p.Type == settings.RoundRobinScorer || slices.Contains(roleTypes("picker"), p.Type) {
 				refs = append(refs, eppRef{p, 1})
 			}
 		}
@@ -228,14 +228,14 @@ func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
 // policy; any other is the weighted policy with the profile's scorers.
 func (im *eppImport) routing(refs []eppRef) error {
 	var scorers []eppRef
-	picker := strategies.DefaultPicker
+	picker := settings.DefaultPicker
 	pickers := 0
 	for _, r := range refs {
 		switch {
 		case slices.Contains(roleTypes("picker"), r.plugin.Type):
 			picker = r.plugin.Type
 			pickers++
-		case r.plugin.Type == strategies.RoundRobinScorer:
+		case r.plugin.Type == settings.RoundRobinScorer:
 			scorers = append(scorers, r)
 		default:
 			if _, ok := weightSetting(r.plugin.Type); ok {
@@ -248,11 +248,11 @@ func (im *eppImport) routing(refs []eppRef) error {
 	if pickers > 1 {
 		return im.fail("schedulingProfiles[0]: %d pickers; a profile has one", pickers)
 	}
-	policy, _ := strategies.LookupSetting(keys.RoutingPolicy)
+	policy, _ := settings.Lookup(keys.RoutingPolicy)
 	producer := slices.ContainsFunc(im.order, func(name string) bool { return strings.HasSuffix(im.byName[name].Type, "-producer") })
-	if len(scorers) == 1 && picker == strategies.DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
+	if len(scorers) == 1 && picker == settings.DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
 		for _, v := range policy.Production.Values {
-			if v.Fidelity == strategies.Exact && v.Production == scorers[0].plugin.Type {
+			if v.Fidelity == settings.Exact && v.Production == scorers[0].plugin.Type {
 				return im.set(policy, v.Value, "scheduling profile of "+v.Production+" alone")
 			}
 		}
@@ -312,7 +312,7 @@ func (im *eppImport) params(p *eppDocPlugin) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		i := slices.IndexFunc(modelled, func(s *strategies.Setting) bool { return s.Production.Param == k })
+		i := slices.IndexFunc(modelled, func(s *settings.Setting) bool { return s.Production.Param == k })
 		if i < 0 {
 			names := make([]string, len(modelled))
 			for j, s := range modelled {
@@ -333,13 +333,13 @@ func (im *eppImport) params(p *eppDocPlugin) error {
 }
 
 // set gives s production's value text, read back through the column.
-func (im *eppImport) set(s *strategies.Setting, text, where string) error {
+func (im *eppImport) set(s *settings.Setting, text, where string) error {
 	return setImported(&im.res, im.file, im.c, s, text, where)
 }
 
 // setImported sets s from production's value text, records it, and notes
 // an approximation.
-func setImported(res *ImportResult, file string, c *cluster.Config, s *strategies.Setting, text, where string) error {
+func setImported(res *ImportResult, file string, c *cluster.Config, s *settings.Setting, text, where string) error {
 	value, ok := importValue(s, c, text)
 	if !ok {
 		return errtext.New(file, "", "%s: %s cannot be converted to %s", where, text, s.Key)
@@ -348,7 +348,7 @@ func setImported(res *ImportResult, file string, c *cluster.Config, s *strategie
 		return errtext.New(file, "", "%s: %v", where, err)
 	}
 	res.Given = append(res.Given, Imported{s, where})
-	if got := Carry(s, c); got.Fidelity == strategies.Approximate {
+	if got := Carry(s, c); got.Fidelity == settings.Approximate {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s: %s → %s=%s, approximated: %s", file, where, s.Key, s.Value(c), got.Note))
 	}
 	return nil
@@ -357,13 +357,13 @@ func setImported(res *ImportResult, file string, c *cluster.Config, s *strategie
 func scorerTypes() []string {
 	var types []string
 	for _, s := range llmdCounterparts() {
-		if s.Production.Param == strategies.ParamWeight && !slices.Contains(types, s.Production.Name) {
+		if s.Production.Param == settings.ParamWeight && !slices.Contains(types, s.Production.Name) {
 			types = append(types, s.Production.Name)
 		}
 	}
 	slices.Sort(types)
 	for i, t := range types {
-		if t == strategies.RoundRobinScorer {
+		if t == settings.RoundRobinScorer {
 			types[i] += " (alone: round-robin)"
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // InferenceObjective is the llm-d resource that gives requests a
@@ -19,7 +19,7 @@ import (
 // read spec.priority (higher is served first; below 0 is sheddable).
 const (
 	ObjectiveAPIVersion = "llm-d.ai/v1alpha2"
-	ObjectiveKind       = strategies.LLMDObjective
+	ObjectiveKind       = settings.LLMDObjective
 )
 
 // ClassPriorities are the priorities c gives each SLO class in llm-d
@@ -32,7 +32,7 @@ func ClassPriorities(c *cluster.Config) (map[simcore.SLOClass]int, bool) {
 	out := map[simcore.SLOClass]int{}
 	used := false
 	for _, cr := range CarriedSettings(c) {
-		if cr.Name != strategies.LLMDObjective || cr.Production == "" {
+		if cr.Name != settings.LLMDObjective || cr.Production == "" {
 			continue
 		}
 		for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {

@@ -2,23 +2,23 @@ package production
 
 import (
 	"math"
-	"optimize/strategies"
 	"slices"
 	"strconv"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
+	"optimize/strategies/settings"
 )
 
 // Carried is how one setting's value in effect carries over to production.
 type Carried struct {
-	Setting *strategies.Setting
+	Setting *settings.Setting
 	Value   string // the setting's value in effect
 	// Production is the value production is given ("" nothing to write).
 	Production string
 	// Counterpart is the setting's, with Fidelity and Note those of the
 	// value.
-	strategies.Counterpart
+	settings.Counterpart
 	// Via is the key of the setting that carries this one's value (its
 	// Inherits, while equal), "" when it carries itself.
 	Via string
@@ -26,23 +26,23 @@ type Carried struct {
 
 // Blocks reports whether the value keeps an export from being exact.
 func (c Carried) Blocks() bool {
-	return c.Fidelity == strategies.NoCounterpart || c.Fidelity == strategies.Approximate
+	return c.Fidelity == settings.NoCounterpart || c.Fidelity == settings.Approximate
 }
 
 // Carry says how s's value in c carries over to production.
-func Carry(s *strategies.Setting, c *cluster.Config) Carried {
+func Carry(s *settings.Setting, c *cluster.Config) Carried {
 	value := s.Value(c)
 	out := Carried{Setting: s, Value: value, Production: value, Counterpart: s.Production}
 	if p := s.Production.Inherits; p != "" {
-		if from, ok := strategies.LookupSetting(p); ok && from.Value(c) == value {
+		if from, ok := settings.Lookup(p); ok && from.Value(c) == value {
 			via := Carry(from, c)
 			out.Fidelity, out.Via, out.Production = via.Fidelity, p, ""
 			out.Note = "the same as " + p + ", which carries it"
 			return out
 		}
 	}
-	if s.Family() == strategies.Scorers && value == "0" {
-		out.Fidelity, out.Production, out.Note = strategies.Exact, "", "not in the profile"
+	if s.Family() == settings.Scorers && value == "0" {
+		out.Fidelity, out.Production, out.Note = settings.Exact, "", "not in the profile"
 		return out
 	}
 	if !s.Production.Described() {
@@ -67,7 +67,7 @@ func Carry(s *strategies.Setting, c *cluster.Config) Carried {
 	if scale := s.Production.Scale; scale != nil {
 		f, ok := scale(c)
 		if !ok {
-			out.Production, out.Fidelity = "", strategies.NoCounterpart
+			out.Production, out.Fidelity = "", settings.NoCounterpart
 			out.Note = "cannot convert to " + s.Production.Name + " without the model's KV size per token"
 			return out
 		}
@@ -75,8 +75,8 @@ func Carry(s *strategies.Setting, c *cluster.Config) Carried {
 	}
 	if s.Production.Integer && n != math.Round(n) {
 		n = math.Round(n)
-		if out.Fidelity == strategies.Exact {
-			out.Fidelity = strategies.Approximate
+		if out.Fidelity == settings.Exact {
+			out.Fidelity = settings.Approximate
 			out.Note = "rounded to " + search.FormatNumber(n) + ": " + s.Production.Name + " takes a whole number"
 		}
 	}
@@ -88,8 +88,8 @@ func Carry(s *strategies.Setting, c *cluster.Config) Carried {
 // of Carry: a listed value's setting value, else the number divided by
 // Scale (rounded for a whole-number setting). ok is false when v is not a
 // value production can be given for this setting.
-func importValue(s *strategies.Setting, c *cluster.Config, v string) (string, bool) {
-	match := func(f func(strategies.ValueCounterpart) bool) (string, bool) {
+func importValue(s *settings.Setting, c *cluster.Config, v string) (string, bool) {
+	match := func(f func(settings.ValueCounterpart) bool) (string, bool) {
 		for _, vc := range s.Production.Values {
 			if vc.Production == v && vc.Production != "" && f(vc) {
 				return vc.Value, true
@@ -97,10 +97,10 @@ func importValue(s *strategies.Setting, c *cluster.Config, v string) (string, bo
 		}
 		return "", false
 	}
-	if value, ok := match(func(vc strategies.ValueCounterpart) bool { return vc.Fidelity == strategies.Exact }); ok {
+	if value, ok := match(func(vc settings.ValueCounterpart) bool { return vc.Fidelity == settings.Exact }); ok {
 		return value, true
 	}
-	if value, ok := match(func(vc strategies.ValueCounterpart) bool { return vc.Fidelity == strategies.Approximate }); ok {
+	if value, ok := match(func(vc settings.ValueCounterpart) bool { return vc.Fidelity == settings.Approximate }); ok {
 		return value, true
 	}
 	if s.Kind == search.Categorical || s.Production.Scale == nil {
@@ -125,7 +125,7 @@ func importValue(s *strategies.Setting, c *cluster.Config, v string) (string, bo
 // configuration) carries over, in SettingLines order.
 func CarriedSettings(c *cluster.Config) []Carried {
 	var out []Carried
-	for _, l := range strategies.SettingLines(c) {
+	for _, l := range settings.Lines(c) {
 		if l.Given() {
 			out = append(out, Carry(l.Setting, c))
 		}
@@ -150,21 +150,21 @@ func CarriedSettings(c *cluster.Config) []Carried {
 // it does not, the run equals the trial's up to the float rounding of the
 // weighted sum.
 func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
-	var weights []*strategies.Setting
+	var weights []*settings.Setting
 	var values []string
 	restate := false
 	for _, cr := range CarriedSettings(c) {
 		if cr.Via != "" {
 			continue
 		}
-		if cr.Setting.Family() == strategies.Scorers {
+		if cr.Setting.Family() == settings.Scorers {
 			if cr.Value != "0" {
 				weights, values = append(weights, cr.Setting), append(values, cr.Value)
-				restate = restate || cr.Fidelity != strategies.Exact || cr.Name != cr.Setting.Item
+				restate = restate || cr.Fidelity != settings.Exact || cr.Name != cr.Setting.Item
 			}
 			continue
 		}
-		if cr.Fidelity != strategies.Exact {
+		if cr.Fidelity != settings.Exact {
 			sets = append(sets, cr.Setting.Key+"="+cr.Value)
 		}
 	}
@@ -173,10 +173,10 @@ func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
 	}
 	// The profile the file imports: each weight's plugin as weightSetting
 	// reads it back, in the trial's order, once.
-	var profile []*strategies.Setting
+	var profile []*settings.Setting
 	for _, w := range weights {
 		cr := Carry(w, c)
-		if cr.System != strategies.SystemLLMD || cr.Fidelity == strategies.NoCounterpart {
+		if cr.System != settings.SystemLLMD || cr.Fidelity == settings.NoCounterpart {
 			continue
 		}
 		if s, ok := weightSetting(cr.Name); ok && !slices.Contains(profile, s) {
@@ -188,7 +188,7 @@ func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
 			sets = append(sets, s.Key+"=0")
 		}
 	}
-	var final []*strategies.Setting
+	var final []*settings.Setting
 	for _, s := range profile {
 		if slices.Contains(weights, s) {
 			final = append(final, s)

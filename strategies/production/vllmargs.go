@@ -3,12 +3,12 @@ package production
 import (
 	"fmt"
 	"io"
-	"optimize/strategies"
 	"slices"
 	"strings"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
+	"optimize/strategies/settings"
 )
 
 // vLLM engine arguments, written from a configuration (WriteVLLMArgs) and
@@ -44,7 +44,7 @@ func VLLMArgs(c *cluster.Config) []string {
 		out = append(out, a.arg)
 	}
 	for _, cr := range CarriedSettings(c) {
-		if cr.System != strategies.SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == strategies.NoCounterpart || cr.Via != "" {
+		if cr.System != settings.SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == settings.NoCounterpart || cr.Via != "" {
 			continue
 		}
 		out = append(out, cr.Name+" "+cr.Production)
@@ -71,10 +71,10 @@ func WriteVLLMArgs(w io.Writer, c *cluster.Config, header []string) error {
 }
 
 // vllmSettings are the settings whose counterpart is a vLLM argument.
-func vllmSettings() []*strategies.Setting {
-	var out []*strategies.Setting
-	for _, s := range strategies.Settings() {
-		if s.Production.System == strategies.SystemVLLM && s.Production.Name != "" {
+func vllmSettings() []*settings.Setting {
+	var out []*settings.Setting
+	for _, s := range settings.All() {
+		if s.Production.System == settings.SystemVLLM && s.Production.Name != "" {
 			out = append(out, s)
 		}
 	}
@@ -161,12 +161,12 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 	if err != nil {
 		return res, err
 	}
-	base, err := strategies.StandardConfig()
+	base, err := settings.StandardConfig()
 	if err != nil {
 		return res, err
 	}
 	for _, s := range vllmSettings() {
-		if s.Component != strategies.CompCluster {
+		if s.Component != settings.CompCluster {
 			s.Restore(c, &base)
 		}
 	}
@@ -183,7 +183,7 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 			}
 			continue
 		}
-		i := slices.IndexFunc(vllmSettings(), func(s *strategies.Setting) bool { return s.Production.Name == a.name })
+		i := slices.IndexFunc(vllmSettings(), func(s *settings.Setting) bool { return s.Production.Name == a.name })
 		if i < 0 {
 			return res, errtext.New(file, "", "line %d: vLLM argument %s is not modelled (accepted: %s)", a.line, a.name, strings.Join(VLLMArgNames(), ", "))
 		}
@@ -200,7 +200,7 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 		}
 	}
 	for _, a := range scaled {
-		s := vllmSettings()[slices.IndexFunc(vllmSettings(), func(s *strategies.Setting) bool { return s.Production.Name == a.name })]
+		s := vllmSettings()[slices.IndexFunc(vllmSettings(), func(s *settings.Setting) bool { return s.Production.Name == a.name })]
 		if err := setImported(&res, file, c, s, a.value, fmt.Sprintf("line %d: %s", a.line, a.name)); err != nil {
 			return res, err
 		}

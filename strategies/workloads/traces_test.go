@@ -11,8 +11,8 @@ import (
 
 	"optimize/internal/testkit"
 	"optimize/simcore/cluster"
-	"optimize/strategies"
 	"optimize/strategies/datasets"
+	"optimize/strategies/settings"
 	"optimize/strategies/workloads"
 )
 
@@ -120,7 +120,7 @@ func TestMooncakeHitRateIsTraceReuse(t *testing.T) {
 	}
 	f.Close()
 	for _, blockSize := range []int64{16, 32} {
-		cfg, err := strategies.Standard()
+		cfg, err := settings.Standard()
 		if err != nil {
 			t.Fatal(err)
 		}

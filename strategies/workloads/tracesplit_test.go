@@ -8,7 +8,7 @@ import (
 
 	"optimize/simcore"
 	"optimize/simcore/workload"
-	"optimize/strategies"
+	"optimize/strategies/settings"
 	"optimize/strategies/workloads"
 )
 
@@ -84,7 +84,7 @@ func TestSeedsReplayTheirWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	split, _ := wl.Split()
-	cfg, err := strategies.Standard()
+	cfg, err := settings.Standard()
 	if err != nil {
 		t.Fatal(err)
 	}

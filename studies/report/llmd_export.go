@@ -3,12 +3,12 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"optimize/strategies/production"
 	"strings"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
-	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/strategies/settings"
 )
 
 // The llm-d export of one trial (`study export NAME --format llm-d -o
@@ -152,27 +152,27 @@ func productionText(c production.Carried) string {
 	switch {
 	case c.Via != "":
 		return "as " + c.Via
-	case c.Fidelity == strategies.WorldFact || c.System == "":
+	case c.Fidelity == settings.WorldFact || c.System == "":
 		return "—"
-	case c.System == strategies.SystemVLLM && c.Name == "":
+	case c.System == settings.SystemVLLM && c.Name == "":
 		return "vLLM default"
-	case c.System == strategies.SystemVLLM && c.Production == "":
+	case c.System == settings.SystemVLLM && c.Production == "":
 		return "vLLM default (no " + c.Name + ")"
-	case c.System == strategies.SystemVLLM:
+	case c.System == settings.SystemVLLM:
 		return "vLLM `" + c.Name + " " + c.Production + "`"
 	}
 	switch c.Param {
-	case strategies.ParamWeight:
+	case settings.ParamWeight:
 		if c.Production == "" {
 			return fmt.Sprintf("llm-d `%s` (not in the profile)", c.Name)
 		}
 		return fmt.Sprintf("llm-d `%s`, weight %s", c.Name, c.Production)
-	case strategies.ParamType:
+	case settings.ParamType:
 		if c.Production == "" {
 			return "llm-d: no " + c.Name
 		}
 		return fmt.Sprintf("llm-d %s `%s`", c.Name, c.Production)
-	case strategies.ParamProfile:
+	case settings.ParamProfile:
 		if c.Production == "" {
 			return "llm-d scheduling profile (the weights below)"
 		}

@@ -2,12 +2,12 @@ package report
 
 import (
 	"bytes"
-	"optimize/strategies/production"
 	"strings"
 	"testing"
 
 	"optimize/internal/testkit"
-	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/strategies/settings"
 )
 
 // mappingRows reads MAPPING.md's table: the fidelity word of each row by
@@ -43,7 +43,7 @@ func TestMappingNamesEverySettingThatBlocksExactness(t *testing.T) {
 		text := b.String()
 		summary, _, _ := strings.Cut(text, "\n")
 		rows := mappingRows(text)
-		settings := strategies.SettingsMap(&c)
+		settings := settings.Map(&c)
 		if len(rows) != len(settings) || len(rows) < 30 {
 			t.Errorf("%s: %d rows for %d settings in effect", tpl.Name, len(rows), len(settings))
 		}

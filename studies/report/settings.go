@@ -3,17 +3,17 @@ package report
 import (
 	"fmt"
 	"io"
-	"optimize/strategies/workloads"
 	"strings"
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
-	"optimize/strategies"
+	"optimize/strategies/settings"
+	"optimize/strategies/workloads"
 )
 
 // The whole strategy as data: the settings a complete trial ran with —
-// every setting of the settings table, as strategies.WriteSettings writes
+// every setting of the settings table, as settings.WriteFile writes
 // them — which `simulate --settings FILE` reads back and runs as the
 // trial ran, on the study's workload and seeds (`study show --trial N
 // --settings`, `study export --format settings`, and the show document's
@@ -30,7 +30,7 @@ const SettingsFormat = "settings"
 // studies recorded their world ran in the seeds' world, as TrialWorld
 // says: so does its configuration.
 func (r *Report) TrialConfig(c *Result) (cluster.Config, error) {
-	base, err := strategies.Standard()
+	base, err := settings.Standard()
 	if err != nil {
 		return cluster.Config{}, err
 	}
@@ -39,8 +39,8 @@ func (r *Report) TrialConfig(c *Result) (cluster.Config, error) {
 		return cluster.Config{}, fmt.Errorf("trial %d: %v", c.Number, err)
 	}
 	if r.WorldAssumed {
-		cfg.Model, cfg.GPU, cfg.TP, cfg.LatencyModel = strategies.DefaultModel, strategies.DefaultGPU, strategies.DefaultTP, latency.KindBlackbox
-		if err := strategies.CheckConfig(&cfg); err != nil {
+		cfg.Model, cfg.GPU, cfg.TP, cfg.LatencyModel = settings.DefaultModel, settings.DefaultGPU, settings.DefaultTP, latency.KindBlackbox
+		if err := settings.CheckConfig(&cfg); err != nil {
 			return cluster.Config{}, fmt.Errorf("trial %d in the seeds' world: %v", c.Number, err)
 		}
 	}
@@ -56,13 +56,13 @@ func (r *Report) TrialConfig(c *Result) (cluster.Config, error) {
 }
 
 // TrialSettings is the settings that have an effect in complete trial c's
-// configuration, with their values, by key (strategies.SettingsMap).
+// configuration, with their values, by key (settings.Map).
 func (r *Report) TrialSettings(c *Result) (map[string]string, error) {
 	cfg, err := r.TrialConfig(c)
 	if err != nil {
 		return nil, err
 	}
-	return strategies.SettingsMap(&cfg), nil
+	return settings.Map(&cfg), nil
 }
 
 // WriteTrialSettings writes complete trial n's settings file: a header
@@ -80,8 +80,8 @@ func (r *Report) WriteTrialSettings(w io.Writer, n int) error {
 	fmt.Fprintf(w, "# The settings trial %d of study %s (template %s) ran with, on workload %s, seeds %s.\n",
 		n, r.Study.Name, r.Study.Template, r.Study.Workload, seeds)
 	fmt.Fprintf(w, "# Run it again: optimize simulate --settings FILE --workload %s --seeds %s\n", r.Study.Workload, seeds)
-	fmt.Fprintf(w, "# %s\n", strategies.SettingsFileNote)
-	return strategies.WriteSettings(w, &cfg)
+	fmt.Fprintf(w, "# %s\n", settings.SettingsFileNote)
+	return settings.WriteFile(w, &cfg)
 }
 
 // BestTrial is the number of the best complete trial; false when there

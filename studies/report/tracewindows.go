@@ -3,11 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
-	"optimize/strategies/workloads"
 	"strings"
 	"time"
 
 	"optimize/simcore/workload"
+	"optimize/strategies/workloads"
 )
 
 // TraceWindows is how a study on a replayed trace cut it

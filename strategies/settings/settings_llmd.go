@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"fmt"

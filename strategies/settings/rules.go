@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"fmt"
@@ -81,7 +81,7 @@ func CheckGiven(source string, s *Setting, c, before *cluster.Config) error {
 	}
 	family := []*Setting{s}
 	if s.Item != "" {
-		family = slices.DeleteFunc(slices.Clone(Settings()), func(m *Setting) bool { return m.Flag != s.Flag })
+		family = slices.DeleteFunc(slices.Clone(All()), func(m *Setting) bool { return m.Flag != s.Flag })
 	}
 	without := *c
 	for _, m := range family {
@@ -101,7 +101,7 @@ func oneOf(s *Setting, values ...string) Rule {
 		}
 	}
 	return Rule{
-		Text:    s.Key + " is " + orList(values),
+		Text:    s.Key + " is " + OrList(values),
 		subject: s.Key,
 		holds:   func(c *cluster.Config) bool { return slices.Contains(values, s.Value(c)) },
 		state:   func(c *cluster.Config) string { return s.Key + " is " + s.Value(c) },
@@ -131,7 +131,7 @@ func anyPositive(ss ...*Setting) Rule {
 	if len(ss) == 1 {
 		return positive(ss[0])
 	}
-	r := Rule{Text: orList(keys) + " > 0", state: func(*cluster.Config) string {
+	r := Rule{Text: OrList(keys) + " > 0", state: func(*cluster.Config) string {
 		return strings.Join(keys, " and ") + " are 0"
 	}}
 	r.holds = func(c *cluster.Config) bool {
@@ -190,8 +190,8 @@ func anyOf(rules ...Rule) Rule {
 // never is the rule of a setting that has no effect in this simulator.
 func never(reason string) Rule { return Rule{Text: reason, never: true} }
 
-// orList joins "a", "a or b", "a, b or c".
-func orList(items []string) string {
+// OrList joins "a", "a or b", "a, b or c".
+func OrList(items []string) string {
 	if len(items) <= 1 {
 		return strings.Join(items, "")
 	}

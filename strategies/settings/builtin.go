@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"optimize/simcore/cluster"
@@ -24,7 +24,7 @@ const (
 // were measured in), read in the built-in world data. Templates and
 // studies start from it.
 func Standard() (cluster.Config, error) {
-	cat, err := World()
+	cat, err := WorldData()
 	if err != nil {
 		return cluster.Config{}, err
 	}
@@ -34,4 +34,15 @@ func Standard() (cluster.Config, error) {
 		return cluster.Config{}, err
 	}
 	return c, nil
+}
+
+// CheckBase is the configuration load-time checks apply defaults to: the
+// standard one (if the world data does not load, the plain defaults, and
+// CheckConfig reports why).
+func CheckBase() cluster.Config {
+	c, err := Standard()
+	if err != nil {
+		return cluster.Defaults()
+	}
+	return c
 }

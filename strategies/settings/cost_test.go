@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"strings"
@@ -11,13 +11,13 @@ import (
 // file's price, documented with its source; the price resolved for a run
 // is its GPU's, the one given over the file's.
 func TestGPUHourPricesAreSettingsOverTheData(t *testing.T) {
-	cat, err := World()
+	cat, err := WorldData()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range cat.GPUs() {
 		g, _ := cat.GPU(name)
-		s, ok := LookupSetting("cost.gpu_hour." + name)
+		s, ok := Lookup("cost.gpu_hour." + name)
 		if !ok {
 			t.Fatalf("no setting cost.gpu_hour.%s", name)
 		}
@@ -45,7 +45,7 @@ func TestGPUHourPricesAreSettingsOverTheData(t *testing.T) {
 	if priceOf(&c) != 1.25 {
 		t.Errorf("L40S with cost.gpu_hour.L40S=1.25 priced %v", priceOf(&c))
 	}
-	if s, _ := LookupSetting("cost.gpu_hour.H100"); s.Active.Holds(&c) {
+	if s, _ := Lookup("cost.gpu_hour.H100"); s.Active.Holds(&c) {
 		t.Error("cost.gpu_hour.H100 counts as having an effect on an L40S run")
 	}
 }
@@ -76,7 +76,7 @@ func TestGPUHourPricesNeverAlias(t *testing.T) {
 			t.Errorf("%s: %s price %v (given %v), want %v (%v)", tc.name, tc.gpu, v, ok, tc.want, tc.ok)
 		}
 	}
-	s, _ := LookupSetting("cost.gpu_hour.L40S")
+	s, _ := Lookup("cost.gpu_hour.L40S")
 	s.Restore(&b, &base)
 	if _, ok := b.Prices.Get("L40S"); ok || s.Value(&b) != s.Default() {
 		t.Errorf("Restore from a configuration without an L40S price left %s", s.Value(&b))

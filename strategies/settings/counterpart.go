@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"optimize/simcore/cluster"

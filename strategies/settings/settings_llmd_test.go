@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // to be built.
 func TestLLMDRows_DeclareTheirProductionCounterpart(t *testing.T) {
 	n := 0
-	for _, s := range Settings() {
+	for _, s := range All() {
 		name, isWeight := strings.CutPrefix(s.Key, "routing.weight.")
 		llmdRow := s.Key == "routing.picker" || strings.Count(s.Key, ".") == 2 && strings.HasSuffix(strings.Split(s.Key, ".")[1], "-scorer")
 		if !isWeight && !llmdRow {
@@ -35,7 +35,7 @@ func TestLLMDRows_DeclareTheirProductionCounterpart(t *testing.T) {
 	if want := len(route.ScorerNames()) + 1 + 11; n != want {
 		t.Errorf("%d weight and llm-d rows, want %d (a weight per scorer, the picker, 11 llm-d parameters)", n, want)
 	}
-	if s, _ := LookupSetting("routing.prefix-cache-scorer.max_prefix_blocks_to_match"); s.Production.Name != "approx-prefix-cache-producer" ||
+	if s, _ := Lookup("routing.prefix-cache-scorer.max_prefix_blocks_to_match"); s.Production.Name != "approx-prefix-cache-producer" ||
 		s.Production.Param != "maxPrefixBlocksToMatch" {
 		t.Errorf("max_prefix_blocks_to_match: %+v, want approx-prefix-cache-producer's maxPrefixBlocksToMatch", s.Production)
 	}

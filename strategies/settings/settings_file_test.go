@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"optimize/simcore/route"
 )
 
-// settingsText is WriteSettings(c) as a string.
+// settingsText is WriteFile(c) as a string.
 func settingsText(t *testing.T, c *cluster.Config) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteSettings(&b, c); err != nil {
+	if err := WriteFile(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -23,8 +23,8 @@ func settingsText(t *testing.T, c *cluster.Config) string {
 // readBack applies text onto the standard configuration and resolves it.
 func readBack(t *testing.T, where, text string) cluster.Config {
 	t.Helper()
-	c := checkBase()
-	if _, err := ApplySettings("s.yaml", []byte(text), &c); err != nil {
+	c := CheckBase()
+	if _, err := ApplyFile("s.yaml", []byte(text), &c); err != nil {
 		t.Fatalf("%s: the written settings do not read back: %v\n%s", where, err, text)
 	}
 	if err := CheckConfig(&c); err != nil {
@@ -33,91 +33,12 @@ func readBack(t *testing.T, where, text string) cluster.Config {
 	return c
 }
 
-// Every built-in template at every point its load-time check probes
-// (combinations of its choices, each number at either end) writes a
-// settings file that reads back onto the standard configuration as the
-// same configuration: written again, it gives the same settings, in the
-// same order, and the same settings have no effect (those may hold other
-// values: the file leaves them out). Every key of the table is in the
-// file, as a line or as a comment.
-func TestSettingsFileReadsBackAsTheSameConfiguration(t *testing.T) {
-	reg, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	points := 0
-	for _, tpl := range reg.Templates() {
-		probes, err := tpl.probes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Every step-th probe: every template's choices and ends, in a
-		// second rather than in ten.
-		step := max(1, len(probes)/60)
-		for i := 0; i < len(probes); i += step {
-			pr := probes[i]
-			c, _, err := tpl.apply(checkBase(), pr.values)
-			if err != nil {
-				continue // a combination of ends the simulator rejects: no trial runs it
-			}
-			where := tpl.Name + tpl.probeText(pr)
-			text := settingsText(t, &c)
-			back := readBack(t, where, text)
-			if got, want := givenLines(&back), givenLines(&c); got != want {
-				t.Fatalf("%s: read back, the settings differ:\n%s\nwant\n%s", where, got, want)
-			}
-			points++
-		}
-		// Every key once, as a line or a comment.
-		text := settingsText(t, mustConfig(t, tpl))
-		for _, s := range Settings() {
-			if n := strings.Count(text, "\n"+s.Key+": ") + strings.Count(text, "# "+s.Key+": "); n+boolToInt(strings.HasPrefix(text, s.Key+": ")) != 1 {
-				t.Fatalf("%s: key %s appears %d times in\n%s", tpl.Name, s.Key, n, text)
-			}
-		}
-	}
-	if points < 100 {
-		t.Fatalf("%d points checked, want at least 100", points)
-	}
-}
-
-// givenLines is the settings file of c with the comments' values left
-// out: the settings given, and which have no effect or are unset.
-func givenLines(c *cluster.Config) string {
-	var b strings.Builder
-	for _, l := range SettingLines(c) {
-		if l.Given() {
-			b.WriteString(l.text())
-		} else {
-			b.WriteString("# " + l.Setting.Key + " " + l.Inert)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func boolToInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func mustConfig(t *testing.T, tpl *Template) *cluster.Config {
-	t.Helper()
-	c, err := tpl.Config(checkBase(), tpl.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &c
-}
-
 // The weighted profile keeps its order through a file (the order fixes
 // the float sums, hence ties), whatever the keys' order; a setting
 // without effect is a comment saying why; an unset per-class setting a
 // comment saying what unset means.
 func TestSettingsFileKeepsTheProfileOrderAndCommentsTheRest(t *testing.T) {
-	c := checkBase()
+	c := CheckBase()
 	c.Routing.Policy = "weighted"
 	c.Routing.Scorers = []route.ScorerWeight{{Name: "token-load", Weight: 1.5}, {Name: "queue-depth", Weight: 2}, {Name: "kv-utilization", Weight: 0.25}}
 	if err := CheckConfig(&c); err != nil {
@@ -160,8 +81,8 @@ func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
 		"# nothing\n":                            "s.yaml: no settings",
 		"routing.policy: weighted\nrouting.weight.queue-depth: 0\n": "s.yaml: routing: every routing.weight.* is 0; the weighted policy with routing.picker blis needs a scorer",
 	} {
-		c := checkBase()
-		_, err := ApplySettings("s.yaml", []byte(text), &c)
+		c := CheckBase()
+		_, err := ApplyFile("s.yaml", []byte(text), &c)
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: got %v, want one line starting %q", text, err, want)
 		}
@@ -172,12 +93,12 @@ func TestSettingsFileErrorsNameFileLineAndKey(t *testing.T) {
 // restates the value it has anyway, as a flag is (CheckGiven): a file
 // spelling out the defaults runs; the same key at another value does not.
 func TestSettingsFileMayRestateAnInertDefault(t *testing.T) {
-	c := checkBase()
-	if _, err := ApplySettings("s.yaml", []byte("scheduler: fcfs\nkv.offload_threshold: 0.9\n"), &c); err != nil {
+	c := CheckBase()
+	if _, err := ApplyFile("s.yaml", []byte("scheduler: fcfs\nkv.offload_threshold: 0.9\n"), &c); err != nil {
 		t.Fatalf("the default offload threshold without a CPU tier: %v", err)
 	}
-	c = checkBase()
-	if _, err := ApplySettings("s.yaml", []byte("kv.offload_threshold: 0.5\n"), &c); err == nil || !strings.Contains(err.Error(), "no effect unless kv.cpu_blocks > 0") {
+	c = CheckBase()
+	if _, err := ApplyFile("s.yaml", []byte("kv.offload_threshold: 0.5\n"), &c); err == nil || !strings.Contains(err.Error(), "no effect unless kv.cpu_blocks > 0") {
 		t.Fatalf("a non-default offload threshold without a CPU tier: %v", err)
 	}
 }

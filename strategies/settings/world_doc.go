@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // figures and their source), read from the embedded world data, so that
 // the guide cannot drift from what ships.
 func WorldMarkdown() (string, error) {
-	cat, err := World()
+	cat, err := WorldData()
 	if err != nil {
 		return "", err
 	}

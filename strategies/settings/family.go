@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 // Family is how a setting and its siblings are written: a setting on its
 // own has its own flag; the members of a family share one list-valued

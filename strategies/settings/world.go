@@ -1,7 +1,6 @@
-package strategies
+package settings
 
 import (
-	"optimize/strategies/workloads"
 	"slices"
 	"strconv"
 	"sync"
@@ -26,8 +25,8 @@ var (
 	worldErr  error
 )
 
-// World is the built-in world data, read once.
-func World() (*latency.Catalog, error) {
+// WorldData is the built-in world data, read once.
+func WorldData() (*latency.Catalog, error) {
 	worldOnce.Do(func() { world, worldErr = latency.ReadCatalog(templates.World) })
 	return world, worldErr
 }
@@ -35,7 +34,7 @@ func World() (*latency.Catalog, error) {
 // worldNames returns the built-in model and GPU names for the settings'
 // choices (none if the data does not load: Standard reports why).
 func worldNames() (models, gpus []string) {
-	cat, err := World()
+	cat, err := WorldData()
 	if err != nil {
 		return nil, nil
 	}
@@ -189,74 +188,8 @@ func WorldKeys() []string {
 	return keys
 }
 
-// TunedWorld lists the world settings t's parameters tune (WorldKeys), in
-// parameter order; none for a template whose trials all run in its
-// defaults' world.
-func (t *Template) TunedWorld() []string {
-	keys := WorldKeys()
-	var out []string
-	for _, p := range t.Params {
-		if slices.Contains(keys, p.Knob) && !slices.Contains(out, p.Knob) {
-			out = append(out, p.Knob)
-		}
-	}
-	return out
-}
-
-// World is the world of t's defaults under t's own workload: the world
-// its studies' baselines run in, and every trial's unless t tunes the
-// world (TunedWorld).
-func (t *Template) World() (cluster.World, error) { return t.WorldOf(t.Defaults(), t.Workload) }
-
-// WorldOf is the world values (aligned with t's parameters) run in, in
-// the standard configuration, under workload — a workload name as a
-// study stores it, whose "@REGIME" moves the cluster (regimes scale the
-// instances or set the KV blocks). Only the name's regime is read: the
-// world of a study whose spec file has gone can still be told.
-func (t *Template) WorldOf(values []search.Value, workload string) (cluster.World, error) {
-	base, err := StandardConfig()
-	if err != nil {
-		return cluster.World{}, err
-	}
-	c, err := t.Config(base, values)
-	if err != nil {
-		return cluster.World{}, err
-	}
-	return inRegime(c, workload)
-}
-
-// SeedsWorld is the world t's defaults ran in under workload before
-// studies recorded their world: every study then ran in the seeds' world
-// (DefaultModel on DefaultGPU at DefaultTP, its blackbox profile), with
-// the instances and KV blocks the template and the regime gave it — the
-// seeds' world whatever the template says today.
-func (t *Template) SeedsWorld(workload string) (cluster.World, error) {
-	base, err := StandardConfig()
-	if err != nil {
-		return cluster.World{}, err
-	}
-	c, err := t.Config(base, t.Defaults())
-	if err != nil {
-		return cluster.World{}, err
-	}
-	c.Model, c.GPU, c.TP, c.LatencyModel = DefaultModel, DefaultGPU, DefaultTP, latency.KindBlackbox
-	return inRegime(c, workload)
-}
-
 // StandardConfig is Standard, made once (with the settings table).
 func StandardConfig() (cluster.Config, error) {
-	Settings()
+	All()
 	return standard, tableErr
-}
-
-// inRegime is the world of c moved by the regime workload names
-// ("NAME@REGIME"), if any.
-func inRegime(c cluster.Config, workload string) (cluster.World, error) {
-	if err := workloads.ApplyRegimes(workload, &c); err != nil {
-		return cluster.World{}, err
-	}
-	if _, err := c.Resolve(); err != nil {
-		return cluster.World{}, err
-	}
-	return c.Where(), nil
 }

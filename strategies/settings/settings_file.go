@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"bytes"
@@ -17,8 +17,8 @@ import (
 )
 
 // A configuration as data: every setting of the table as one `key: value`
-// line of YAML (WriteSettings), read back onto a configuration by
-// ApplySettings (`simulate --settings FILE`). Values are in the setting's
+// line of YAML (WriteFile), read back onto a configuration by
+// ApplyFile (`simulate --settings FILE`). Values are in the setting's
 // own text form (Setting.Value: the choice, or the number in the shortest
 // form that reads back as the same float64), so reading a file back gives
 // the configuration it was written from.
@@ -35,8 +35,8 @@ import (
 // lines are the weighted profile in its order, as `--routing-scorers`
 // gives it: the order fixes the float sums and so the ties.
 
-// SettingLine is one setting of a configuration as WriteSettings writes it.
-type SettingLine struct {
+// Line is one setting of a configuration as WriteFile writes it.
+type Line struct {
 	Setting *Setting
 	// Value is the value in effect (Setting.Value), "" when unset.
 	Value string
@@ -46,10 +46,10 @@ type SettingLine struct {
 }
 
 // Given reports whether the line is a `key: value` line (not a comment).
-func (l SettingLine) Given() bool { return l.Inert == "" && l.Value != "" }
+func (l Line) Given() bool { return l.Inert == "" && l.Value != "" }
 
-// text is the line as the file holds it.
-func (l SettingLine) text() string {
+// Text is the line as the file holds it.
+func (l Line) Text() string {
 	key := l.Setting.Key
 	switch {
 	case l.Inert != "":
@@ -64,14 +64,14 @@ func (l SettingLine) text() string {
 	return key + ": " + yamlScalar(l.Setting, l.Value)
 }
 
-// SettingLines lists every setting of the table with its value in c, a
+// Lines lists every setting of the table with its value in c, a
 // resolved configuration (Template.Config and CheckConfig resolve), in
 // key order except that the routing.weight.* family stands together in
 // the weighted profile's order, the scorers outside it after in key order.
-func SettingLines(c *cluster.Config) []SettingLine {
-	var out []SettingLine
+func Lines(c *cluster.Config) []Line {
+	var out []Line
 	weights := false
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if s.family == Scorers {
 			if !weights {
 				weights = true
@@ -86,11 +86,11 @@ func SettingLines(c *cluster.Config) []SettingLine {
 	return out
 }
 
-// SettingsMap is the settings that have an effect in c with their value,
-// by key: the `key: value` lines of WriteSettings.
-func SettingsMap(c *cluster.Config) map[string]string {
+// Map is the settings that have an effect in c with their value,
+// by key: the `key: value` lines of WriteFile.
+func Map(c *cluster.Config) map[string]string {
 	out := map[string]string{}
-	for _, l := range SettingLines(c) {
+	for _, l := range Lines(c) {
 		if l.Given() {
 			out[l.Setting.Key] = l.Value
 		}
@@ -98,11 +98,11 @@ func SettingsMap(c *cluster.Config) map[string]string {
 	return out
 }
 
-// WriteSettings writes SettingLines(c), one per line.
-func WriteSettings(w io.Writer, c *cluster.Config) error {
+// WriteFile writes Lines(c), one per line.
+func WriteFile(w io.Writer, c *cluster.Config) error {
 	var b strings.Builder
-	for _, l := range SettingLines(c) {
-		b.WriteString(l.text())
+	for _, l := range Lines(c) {
+		b.WriteString(l.Text())
 		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
@@ -116,8 +116,8 @@ const SettingsFileNote = "Every setting of the settings table: a `key: value` li
 // family): routing.weight.<scorer>.
 const WeightPrefix = "routing.weight."
 
-func settingLine(s *Setting, c *cluster.Config) SettingLine {
-	l := SettingLine{Setting: s, Value: s.Value(c)}
+func settingLine(s *Setting, c *cluster.Config) Line {
+	l := Line{Setting: s, Value: s.Value(c)}
 	if !s.Active.Holds(c) {
 		l.Inert = "no effect unless " + s.Active.Text
 		if s.Active.never {
@@ -136,11 +136,11 @@ func profileOrder(c *cluster.Config) []*Setting {
 	}
 	var out []*Setting
 	for _, sw := range list {
-		if s, ok := LookupSetting(WeightPrefix + sw.Name); ok && !slices.Contains(out, s) {
+		if s, ok := Lookup(WeightPrefix + sw.Name); ok && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if s.family == Scorers && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -162,13 +162,13 @@ func yamlScalar(s *Setting, value string) string {
 	return strings.TrimSuffix(string(out), "\n")
 }
 
-// GivenSetting is one setting a settings file gives, and its line.
-type GivenSetting struct {
+// Given is one setting a settings file gives, and its line.
+type Given struct {
 	Setting *Setting
 	Line    int
 }
 
-// ApplySettings reads a settings file (as WriteSettings writes it, or by
+// ApplyFile reads a settings file (as WriteFile writes it, or by
 // hand: any `key: value` lines of the table's keys) onto c, in the order
 // of its lines, and checks the result: c resolved in cat (the built-in
 // world data, plus a user's model or GPU files) must be valid, and every
@@ -178,7 +178,7 @@ type GivenSetting struct {
 // `--routing-scorers` gives it: a scorer not listed has weight 0. Errors
 // are one line naming the file, the line and the key, with the words
 // --set and templates use; c is left as far as the file got.
-func ApplySettings(file string, data []byte, c *cluster.Config) ([]GivenSetting, error) {
+func ApplyFile(file string, data []byte, c *cluster.Config) ([]Given, error) {
 	before := *c
 	given, err := readSettings(file, data, c)
 	if err != nil {
@@ -212,7 +212,7 @@ func ApplySettings(file string, data []byte, c *cluster.Config) ([]GivenSetting,
 }
 
 // readSettings parses the file and sets its values into c.
-func readSettings(file string, data []byte, c *cluster.Config) (given []GivenSetting, err error) {
+func readSettings(file string, data []byte, c *cluster.Config) (given []Given, err error) {
 	defer func() {
 		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input
 			given, err = nil, errtext.New(file, "", "malformed YAML (%v)", r)
@@ -233,33 +233,33 @@ func readSettings(file string, data []byte, c *cluster.Config) (given []GivenSet
 	if len(doc.Content) == 0 {
 		return nil, errtext.New(file, "", "no settings (want key: value lines, e.g. scheduler: priority-fcfs)")
 	}
-	root := deref(doc.Content[0])
+	root := FollowAlias(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		return nil, errtext.New(file, "", "line %d: expected key: value lines, got %s", root.Line, errtext.Describe(root))
 	}
 	var profile []route.ScorerWeight
 	weighted := false
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		k, v := FollowAlias(root.Content[i]), FollowAlias(root.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
 			return nil, errtext.New(file, "", "line %d: keys must be setting keys", k.Line)
 		}
-		s, ok := LookupSetting(k.Value)
+		s, ok := Lookup(k.Value)
 		if !ok {
-			return nil, errtext.New(file, "", "line %d: %v", k.Line, UnknownSetting(k.Value))
+			return nil, errtext.New(file, "", "line %d: %v", k.Line, Unknown(k.Value))
 		}
-		if i := slices.IndexFunc(given, func(g GivenSetting) bool { return g.Setting == s }); i >= 0 {
+		if i := slices.IndexFunc(given, func(g Given) bool { return g.Setting == s }); i >= 0 {
 			return nil, errtext.New(file, "", "line %d: %s is also given on line %d; give it once", k.Line, s.Key, given[i].Line)
 		}
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 			return nil, errtext.New(file, "", "line %d: %s: expected a single value (%s), got %s", v.Line, s.Key, s.ValuesText(), errtext.Describe(v))
 		}
-		value, err := s.parse(v.Value)
+		value, err := s.ParseNumber(v.Value)
 		if err != nil {
 			return nil, errtext.New(file, "", "line %d: %v", v.Line, err)
 		}
 		s.set(c, value)
-		given = append(given, GivenSetting{Setting: s, Line: k.Line})
+		given = append(given, Given{Setting: s, Line: k.Line})
 		if s.family == Scorers {
 			weighted = true
 			if value > 0 {
@@ -274,4 +274,12 @@ func readSettings(file string, data []byte, c *cluster.Config) (given []GivenSet
 		c.Routing.Scorers = profile
 	}
 	return given, nil
+}
+
+// FollowAlias follows an alias to the node it names.
+func FollowAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
 }

@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"math"
@@ -36,9 +36,9 @@ const (
 	huge     = 1e12 // upper bound of settings the simulator leaves unbounded
 )
 
-// classNames are the SLO classes a per-class setting can name, in class
+// ClassNames are the SLO classes a per-class setting can name, in class
 // order (simcore's: a new class gets its settings and metrics by itself).
-var classNames = func() []string {
+var ClassNames = func() []string {
 	var out []string
 	for c := simcore.SLOCritical; c < simcore.NumSLOClasses; c++ {
 		out = append(out, c.String())
@@ -314,7 +314,7 @@ func boolField(key, flag, doc, comp string, field func(*cluster.Config) *bool) *
 // for a class not given (nil: the class is unset, as unset says).
 func perClass(prefix, flag string, kind search.Kind, low, high float64, unit, doc, comp string,
 	field func(*cluster.Config) *simcore.PerClass, def func(*cluster.Config, simcore.SLOClass) (float64, bool), unset string) []*Setting {
-	ss := make([]*Setting, 0, len(classNames))
+	ss := make([]*Setting, 0, len(ClassNames))
 	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
 		ss = append(ss, &Setting{Key: keys.Member(prefix, class.String()), Flag: flag, Item: class.String(), family: PerClass, Kind: kind, Low: low, High: high,
 			Unit: unit, Doc: doc, Component: comp, Unset: unset,

@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"errors"
@@ -90,7 +90,7 @@ func TestSimulatorErrorsNameATableKey(t *testing.T) {
 			t.Errorf("%s: error %v does not name a setting", name, err)
 			return
 		}
-		if _, ok := LookupSetting(bad.Key); !ok || bad.Key != want || err.Error() != bad.Error() {
+		if _, ok := Lookup(bad.Key); !ok || bad.Key != want || err.Error() != bad.Error() {
 			t.Errorf("%s: error %q names %q, want the table key %q and nothing in front", name, err, bad.Key, want)
 		}
 	}

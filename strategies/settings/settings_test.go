@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"reflect"
@@ -13,7 +13,7 @@ import (
 )
 
 func TestSettingsTableIsSortedAndComplete(t *testing.T) {
-	ks := Settings()
+	ks := All()
 	names := make([]string, len(ks))
 	for i, k := range ks {
 		names[i] = k.Key
@@ -41,12 +41,12 @@ func TestSettingsTableIsSortedAndComplete(t *testing.T) {
 	}
 	for _, family := range []string{"routing.slo_priority_blend", "routing.kv_pressure_slo_scale", "priority.base",
 		"priority.urgency_threshold_ms", "batch.prefill_threshold", "admission.slo_gate", "slo.ttft_target_ms", "slo.itl_target_ms", "slo.e2e_target_ms"} {
-		for _, c := range classNames {
+		for _, c := range ClassNames {
 			required = append(required, family+"."+c)
 		}
 	}
 	for _, name := range required {
-		if _, ok := LookupSetting(name); !ok {
+		if _, ok := Lookup(name); !ok {
 			t.Errorf("missing setting %s", name)
 		}
 	}
@@ -55,7 +55,7 @@ func TestSettingsTableIsSortedAndComplete(t *testing.T) {
 // set applies one setting's value, as a mechanism line would.
 func set(t *testing.T, c *cluster.Config, name, value string) {
 	t.Helper()
-	k, ok := LookupSetting(name)
+	k, ok := Lookup(name)
 	if !ok {
 		t.Fatalf("no setting %s", name)
 	}
@@ -115,7 +115,7 @@ func TestSettersLandInTheirFields(t *testing.T) {
 		if !tc.landed(&c) {
 			t.Errorf("%s=%s did not land: %+v", tc.knob, tc.value, c)
 		}
-		k, _ := LookupSetting(tc.knob)
+		k, _ := Lookup(tc.knob)
 		if got := k.Value(&c); got != tc.value {
 			t.Errorf("%s: reads back %q, want %q", tc.knob, got, tc.value)
 		}
@@ -125,7 +125,7 @@ func TestSettersLandInTheirFields(t *testing.T) {
 // Every setter writes something: a setting whose value does not reach the
 // configuration would be tuned in vain. Restore puts the old value back.
 func TestEverySettingChangesTheConfigAndRestores(t *testing.T) {
-	for _, k := range Settings() {
+	for _, k := range All() {
 		c := cluster.Defaults()
 		v, other := k.High, k.Low
 		if k.Kind == search.Categorical {
@@ -136,10 +136,10 @@ func TestEverySettingChangesTheConfigAndRestores(t *testing.T) {
 		}
 		k.set(&c, v)
 		if reflect.DeepEqual(c, cluster.Defaults()) {
-			t.Errorf("%s=%s leaves the configuration unchanged", k.Key, k.format(v))
+			t.Errorf("%s=%s leaves the configuration unchanged", k.Key, k.FormatNumber(v))
 		}
 		if d := cluster.Defaults(); k.Same(&c, &d) {
-			t.Errorf("%s: Same says %s equals the default", k.Key, k.format(v))
+			t.Errorf("%s: Same says %s equals the default", k.Key, k.FormatNumber(v))
 		}
 		d := cluster.Defaults()
 		k.Restore(&c, &d)
@@ -152,7 +152,7 @@ func TestEverySettingChangesTheConfigAndRestores(t *testing.T) {
 func TestScorerWeights(t *testing.T) {
 	c := cluster.Defaults()
 	set(t, &c, "routing.weight.queue-depth", "0")
-	if want := scorers("prefix-affinity", 3, "kv-utilization", 2); !slices.Equal(c.Routing.Scorers, want) {
+	if want := []route.ScorerWeight{{Name: "prefix-affinity", Weight: 3}, {Name: "kv-utilization", Weight: 2}}; !slices.Equal(c.Routing.Scorers, want) {
 		t.Errorf("weight 0 removes the scorer from the default profile: %v", c.Routing.Scorers)
 	}
 	shared := c.Routing.Scorers
@@ -176,8 +176,8 @@ func TestSettingParseErrors(t *testing.T) {
 		{"priority.bridge", "yes", `priority.bridge: "yes" is not allowed (allowed: false, true)`},
 		{"routing.kv_pressure.transfer_scale", "0", "routing.kv_pressure.transfer_scale: 0 is out of range (allowed: numbers in [1, 1e+12])"},
 	} {
-		k, _ := LookupSetting(tc.knob)
-		if _, err := k.parse(tc.value); err == nil || err.Error() != tc.want {
+		k, _ := Lookup(tc.knob)
+		if _, err := k.ParseNumber(tc.value); err == nil || err.Error() != tc.want {
 			t.Errorf("%s=%s: %v, want %q", tc.knob, tc.value, err, tc.want)
 		}
 	}
@@ -204,7 +204,7 @@ func TestWorldColumn(t *testing.T) {
 // flag text follows the family.
 func TestFamilyColumn(t *testing.T) {
 	seen := map[Family]string{}
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if (s.Item != "") != (s.Family() != Single) {
 			t.Errorf("%s: item %q, family %d", s.Key, s.Item, s.Family())
 		}
@@ -215,7 +215,7 @@ func TestFamilyColumn(t *testing.T) {
 			t.Errorf("family %s: flag text %q, want it to end in %q", f.Word(), seen[f], want)
 		}
 	}
-	if s, _ := LookupSetting("routing.weight.queue-depth"); s.FlagText() != "--routing-scorers queue-depth:W" {
+	if s, _ := Lookup("routing.weight.queue-depth"); s.FlagText() != "--routing-scorers queue-depth:W" {
 		t.Errorf("a scorer's flag text: %q", s.FlagText())
 	}
 }

@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ type Setting struct {
 	// Key is the setting's name in templates and in `--set KEY=VALUE`.
 	Key string
 	// Flag is the simulate flag that sets it, BLIS's name where BLIS has
-	// one. Settings of a family share one list-valued flag (per class:
+	// one. All of a family share one list-valued flag (per class:
 	// `--slo-base critical=10,...`; per scorer: `--routing-scorers
 	// prefix-affinity:3,...`; per coefficient: `--alpha-coeffs a,b,c`) and
 	// Item names their element of it; family says which way (family.go).
@@ -55,7 +55,7 @@ type Setting struct {
 // Components lists the components in table order.
 func Components() []string {
 	var out []string
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if !slices.Contains(out, s.Component) {
 			out = append(out, s.Component)
 		}
@@ -70,8 +70,8 @@ var (
 	tableErr  error
 )
 
-// Settings is the table, sorted by key. The slice is shared: do not modify.
-func Settings() []*Setting {
+// All is the table, sorted by key. The slice is shared: do not modify.
+func All() []*Setting {
 	tableOnce.Do(func() {
 		table = settingsTable()
 		slices.SortFunc(table, func(a, b *Setting) int { return strings.Compare(a.Key, b.Key) })
@@ -84,7 +84,7 @@ func Settings() []*Setting {
 // order.
 func WorldSettings() []*Setting {
 	var out []*Setting
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if s.World > 0 {
 			out = append(out, s)
 		}
@@ -93,9 +93,9 @@ func WorldSettings() []*Setting {
 	return out
 }
 
-// LookupSetting finds a setting by key.
-func LookupSetting(key string) (*Setting, bool) {
-	ks := Settings()
+// Lookup finds a setting by key.
+func Lookup(key string) (*Setting, bool) {
+	ks := All()
 	i, ok := slices.BinarySearchFunc(ks, key, func(s *Setting, k string) int { return strings.Compare(s.Key, k) })
 	if !ok {
 		return nil, false
@@ -109,13 +109,13 @@ func (s *Setting) Value(c *cluster.Config) string {
 	if !ok {
 		return ""
 	}
-	return s.format(v)
+	return s.FormatNumber(v)
 }
 
 // Default is the setting's value in the standard configuration (the
 // simulator's defaults with the default latency profile), or its Unset text.
 func (s *Setting) Default() string {
-	Settings()
+	All()
 	if tableErr != nil {
 		return "?"
 	}
@@ -127,13 +127,17 @@ func (s *Setting) Default() string {
 
 // Set writes a value given as text (a number, or one of the choices) into c.
 func (s *Setting) Set(c *cluster.Config, text string) error {
-	v, err := s.parse(text)
+	v, err := s.ParseNumber(text)
 	if err != nil {
 		return err
 	}
 	s.set(c, v)
 	return nil
 }
+
+// SetNumber writes a value in the setting's own numbers (a categorical's
+// choice by its index) into c; CheckNumber checks it first.
+func (s *Setting) SetNumber(c *cluster.Config, v float64) { s.set(c, v) }
 
 // Restore copies the setting's value (or its absence) from src into dst.
 func (s *Setting) Restore(dst, src *cluster.Config) { s.copy(dst, src) }
@@ -167,7 +171,7 @@ func (s *Setting) domain() search.Param {
 // number in range, or one of the choices (returned as its index, the
 // setting's own encoding). The message is the same whichever of them it
 // came from; callers prefix it with where it came from.
-func (s *Setting) parse(text string) (float64, error) {
+func (s *Setting) ParseNumber(text string) (float64, error) {
 	v, err := s.domain().Parse(text)
 	if err != nil {
 		return 0, err
@@ -187,7 +191,7 @@ func (s *Setting) CheckNumber(v float64) error { return s.domain().Check(search.
 func (s *Setting) ValuesText() string { return s.domain().AllowedText() }
 
 // format renders a value: the choice, or the number.
-func (s *Setting) format(v float64) string {
+func (s *Setting) FormatNumber(v float64) string {
 	if s.Kind == search.Categorical {
 		return s.Choices[int(v)]
 	}
@@ -203,7 +207,7 @@ func formatNumber(v float64) string { return search.FormatNumber(v) }
 // and <scorer>.
 func settingKeysHint() string {
 	var names []string
-	for _, s := range Settings() {
+	for _, s := range All() {
 		n := s.Key
 		if s.Item != "" {
 			n = strings.TrimSuffix(n, s.Item) + "<" + s.family.Word() + ">"
@@ -214,10 +218,10 @@ func settingKeysHint() string {
 	}
 	_, gpus := worldNames()
 	return fmt.Sprintf("%s; <class>: %s; <scorer>: %s; <GPU>: %s",
-		strings.Join(names, ", "), strings.Join(classNames, ", "), strings.Join(scorerNames(), ", "), strings.Join(gpus, ", "))
+		strings.Join(names, ", "), strings.Join(ClassNames, ", "), strings.Join(scorerNames(), ", "), strings.Join(gpus, ", "))
 }
 
-// UnknownSetting is the one error for a key that is not in the table.
-func UnknownSetting(key string) error {
+// Unknown is the one error for a key that is not in the table.
+func Unknown(key string) error {
 	return fmt.Errorf("unknown setting %q (settings: %s)", key, settingKeysHint())
 }

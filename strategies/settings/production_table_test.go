@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 // Every setting but the scorer weights (whose rows carry their own) says
 // what it is in production, and every row of the column names a setting.
 func TestProductionColumnCoversTheTable(t *testing.T) {
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if strings.HasPrefix(s.Key, WeightPrefix) {
 			continue
 		}
@@ -21,7 +21,7 @@ func TestProductionColumnCoversTheTable(t *testing.T) {
 	}
 	for _, row := range productionColumn() {
 		found := false
-		for _, s := range Settings() {
+		for _, s := range All() {
 			if s.Key == row.key || (strings.HasSuffix(row.key, ".") && strings.HasPrefix(s.Key, row.key)) {
 				found = true
 			}

@@ -1,4 +1,4 @@
-package strategies
+package settings
 
 import (
 	"go/ast"
@@ -17,7 +17,7 @@ import (
 // string literal: a key the table lacks, or a typo, fails here.
 func TestSimulatorKeysAreTableKeys(t *testing.T) {
 	fset := token.NewFileSet()
-	file, err := goparser.ParseFile(fset, filepath.Join("..", "simcore", "keys", "keys.go"), nil, 0)
+	file, err := goparser.ParseFile(fset, filepath.Join("..", "..", "simcore", "keys", "keys.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestSimulatorKeysAreTableKeys(t *testing.T) {
 					t.Fatal(err)
 				}
 				constants++
-				if _, ok := LookupSetting(key); ok || familyOf(key) {
+				if _, ok := Lookup(key); ok || familyOf(key) {
 					continue
 				}
 				t.Errorf("simcore/keys names %q, which is neither a setting nor a family of settings in the table", key)
@@ -44,7 +44,7 @@ func TestSimulatorKeysAreTableKeys(t *testing.T) {
 	if constants < 40 {
 		t.Fatalf("read %d constants from simcore/keys", constants)
 	}
-	root := filepath.Join("..", "simcore")
+	root := filepath.Join("..", "..", "simcore")
 	calls := 0
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -84,7 +84,7 @@ func TestSimulatorKeysAreTableKeys(t *testing.T) {
 
 // familyOf reports whether some setting's key is prefix.MEMBER.
 func familyOf(prefix string) bool {
-	for _, s := range Settings() {
+	for _, s := range All() {
 		if strings.HasPrefix(s.Key, prefix+".") {
 			return true
 		}
