@@ -83,7 +83,7 @@ func (t *Template) JSON() TemplateJSON {
 		Sampler: t.Sampler, TunesWorld: append([]string{}, t.TunedWorld()...)}
 	out.World, _ = t.World() // its defaults were checked when it loaded
 	for _, p := range t.Params {
-		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Default: p.Format(p.Default), Setting: p.Knob}
+		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Default: p.Format(p.Default), Setting: p.SettingKey}
 		if p.Kind != search.Categorical {
 			pj.Low, pj.High = ptr(p.Low), ptr(p.High)
 		}

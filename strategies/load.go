@@ -18,7 +18,7 @@ import (
 
 // The YAML layer: a template file becomes a rawTemplate, every key checked
 // against the allowed ones and every value against its type, so that each
-// mistake is reported with its field path. Meaning (knobs, bounds, bases,
+// mistake is reported with its field path. Meaning (settings, bounds, bases,
 // metrics) is checked in resolve.go.
 
 // Allowed keys, in the order the errors list them.
@@ -30,7 +30,7 @@ var (
 	// child's own, so a child can reuse a whole search space and change
 	// only the objectives and constraints.
 	baseParameterModes = []string{"freeze", "search"}
-	paramKeys          = []string{"name", "type", "low", "high", "choices", "default", "knob", "when"}
+	paramKeys          = []string{"name", "type", "low", "high", "choices", "default", "setting", "knob", "when"}
 	objectiveKeys      = []string{"name", "metric", "direction"}
 	constraintKeys     = []string{"metric", "min_ratio_to_baseline", "max_ratio_to_baseline", "min_delta_to_baseline", "min", "max"}
 )
@@ -53,18 +53,21 @@ type rawTemplate struct {
 }
 
 type rawSetting struct {
-	knob, value string
-	line        int
+	key, value string
+	line       int
 }
 
 type rawParam struct {
-	name, kind, knob string
-	low, high        *float64
-	choices          []string
-	hasChoices       bool
-	defaultValue     *yaml.Node
-	when             *rawWhen
-	line             int
+	name, kind, setting string
+	// settingField is the field that named the setting: setting, or knob
+	// (its older spelling, still read).
+	settingField string
+	low, high    *float64
+	choices      []string
+	hasChoices   bool
+	defaultValue *yaml.Node
+	when         *rawWhen
+	line         int
 }
 
 // rawWhen is a parameter's condition: {param: choice} or {param: [choices]}.
@@ -198,9 +201,9 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 			}
 			t.searchBase = mode == "search"
 		case "mechanism":
-			err = p.mapping(v, path, nil, func(knob string, v *yaml.Node, path string) error {
+			err = p.mapping(v, path, nil, func(key string, v *yaml.Node, path string) error {
 				value, err := p.scalar(v, path)
-				t.mechanism = append(t.mechanism, rawSetting{knob: knob, value: value, line: v.Line})
+				t.mechanism = append(t.mechanism, rawSetting{key: key, value: value, line: v.Line})
 				return err
 			})
 		case "parameters":
@@ -255,6 +258,15 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 	return t, err
 }
 
+// settingFieldName is the field that named the parameter's setting, for
+// errors about it.
+func (r rawParam) settingFieldName() string {
+	if r.settingField == "" {
+		return "setting"
+	}
+	return r.settingField
+}
+
 func (p *parser) param(n *yaml.Node, path string) (rawParam, error) {
 	r := rawParam{line: n.Line}
 	err := p.mapping(n, path, paramKeys, func(key string, v *yaml.Node, path string) error {
@@ -264,8 +276,12 @@ func (p *parser) param(n *yaml.Node, path string) (rawParam, error) {
 			r.name, err = p.scalar(v, path)
 		case "type":
 			r.kind, err = p.scalar(v, path)
-		case "knob":
-			r.knob, err = p.scalar(v, path)
+		case "setting", "knob":
+			if r.settingField != "" {
+				return p.errorf(path, v, "the setting is given as %s too; give it once, as setting", r.settingField)
+			}
+			r.settingField = key
+			r.setting, err = p.scalar(v, path)
 		case "low":
 			r.low, err = p.number(v, path)
 		case "high":

@@ -16,9 +16,9 @@ base: baseline
 mechanism:
   scheduler: priority-fcfs
 parameters:
-  - {name: age, type: log-float, low: 0.001, high: 1, default: 0.01, knob: priority.age_weight_per_ms}
-  - {name: chunk, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical}
-  - {name: policy, type: categorical, choices: [slo-adaptive, slo-tiered], default: slo-tiered, knob: priority.policy}
+  - {name: age, type: log-float, low: 0.001, high: 1, default: 0.01, setting: priority.age_weight_per_ms}
+  - {name: chunk, type: int, low: 0, high: 512, default: 256, setting: batch.prefill_threshold.critical}
+  - {name: policy, type: categorical, choices: [slo-adaptive, slo-tiered], default: slo-tiered, setting: priority.policy}
 objectives:
   - {name: crit, metric: per_slo.critical.ttft_ms.p99, direction: minimize}
   - {name: tps, metric: tokens_per_sec, direction: maximize}
@@ -56,6 +56,19 @@ func TestValidTemplate(t *testing.T) {
 	}
 	if got := tpl.Defaults(); got[0].Number != 0.01 || got[1].Number != 256 || got[2].Choice != "slo-tiered" {
 		t.Errorf("defaults %v", got)
+	}
+}
+
+// A template written before the field was named setting, with knob:,
+// still reads as the same template.
+func TestKnobIsTheOldSpellingOfSetting(t *testing.T) {
+	r, err := addOne(t, strings.ReplaceAll(validTemplate, "setting: ", "knob: "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _ := r.Get("t")
+	if len(tpl.Params) != 3 || tpl.Params[0].SettingKey != "priority.age_weight_per_ms" || tpl.Params[2].SettingKey != "priority.policy" {
+		t.Errorf("parameters %+v", tpl.Params)
 	}
 }
 
@@ -122,8 +135,12 @@ func TestMalformedTemplates(t *testing.T) {
 			"user/t.yaml: regimes[1]: unknown regime \"calm\" (regimes: rate-0.5x,"},
 		{"regime given twice", edit("primary: crit", "primary: crit\nregimes: [moderate, moderate]"), `user/t.yaml: regimes[1]: regime "moderate" given twice`},
 		{"unknown workload regime", edit("base: baseline", "base: baseline\nworkload: orthogonal-slo@calm"), `user/t.yaml: workload: unknown regime "calm"`},
+		{"setting given twice, once by its old field name knob", edit("setting: priority.age_weight_per_ms", "setting: priority.age_weight_per_ms, knob: priority.age_weight_per_ms"),
+			"user/t.yaml: parameters[0].knob: line 8: the setting is given as setting too; give it once, as setting"},
+		{"unknown setting under the old field name knob", edit("setting: priority.age_weight_per_ms", "knob: priority.age_weight"),
+			`user/t.yaml: parameters[0].knob: line 8: unknown setting "priority.age_weight" (settings:`},
 		{"unknown parameter key", edit("{name: age, type", "{name: age, kind: float, type"),
-			"user/t.yaml: parameters[0].kind: line 8: unknown key (allowed: name, type, low, high, choices, default, knob, when)"},
+			"user/t.yaml: parameters[0].kind: line 8: unknown key (allowed: name, type, low, high, choices, default, setting, knob, when)"},
 		{"repeated key", edit("primary: crit", "primary: crit\nprimary: tps"), "user/t.yaml: primary: line 15: key given twice"},
 		{"missing name", edit("name: t\n", ""), `user/t.yaml: name: required (the file name without .yaml: "t")`},
 		{"name differs from file", edit("name: t\n", "name: u\n"), `user/t.yaml: name: "u" must match the file name "t"`},
@@ -131,7 +148,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"unknown base", edit("base: baseline", "base: baseline2"), `user/t.yaml: base: unknown template "baseline2" (available: baseline,`},
 		{"unknown workload", edit("base: baseline", "base: baseline\nworkload: mystery"),
 			`user/t.yaml: workload: unknown built-in workload "mystery" (available: multi-turn-kv, orthogonal-slo, steady-chat)`},
-		{"unknown mechanism knob", edit("scheduler: priority-fcfs", "schedular: priority-fcfs"),
+		{"unknown mechanism setting", edit("scheduler: priority-fcfs", "schedular: priority-fcfs"),
 			`user/t.yaml: mechanism.schedular: line 6: unknown setting "schedular" (settings: admission.policy, admission.probabilistic.k,`},
 		{"mechanism value the knob rejects", edit("scheduler: priority-fcfs", "scheduler: lifo"),
 			`user/t.yaml: mechanism.scheduler: line 6: scheduler: "lifo" is not allowed (allowed: fcfs, priority-fcfs, sjf, slo-deadline)`},
@@ -139,8 +156,8 @@ func TestMalformedTemplates(t *testing.T) {
 			"user/t.yaml: mechanism.kv.offload_threshold: line 6: kv.offload_threshold: 1.5 is out of range (allowed: numbers in [0, 1])"},
 		{"mechanism list value", edit("scheduler: priority-fcfs", "scheduler: [fcfs]"),
 			"user/t.yaml: mechanism.scheduler: line 6: expected a single value, got a list"},
-		{"unknown parameter knob", edit("knob: priority.age_weight_per_ms", "knob: priority.age_weight"),
-			`user/t.yaml: parameters[0].knob: line 8: unknown setting "priority.age_weight" (settings:`},
+		{"unknown parameter setting", edit("setting: priority.age_weight_per_ms", "setting: priority.age_weight"),
+			`user/t.yaml: parameters[0].setting: line 8: unknown setting "priority.age_weight" (settings:`},
 		{"bad type", edit("type: log-float", "type: logfloat"),
 			`user/t.yaml: parameters[0].type: line 8: "logfloat" is not a type (allowed: float, int, log-float, categorical)`},
 		{"inverted bounds", edit("low: 0, high: 512", "low: 512, high: 0"),
@@ -174,10 +191,10 @@ func TestMalformedTemplates(t *testing.T) {
 		{"duplicate parameter name", edit("{name: chunk,", "{name: age,"), `user/t.yaml: parameters[1].name: line 9: duplicate parameter name "age"`},
 		{"bad parameter name", edit("{name: chunk,", "{name: Chunk-Size,"),
 			`user/t.yaml: parameters[1].name: line 9: "Chunk-Size" must be lower_snake_case (letters, digits, _)`},
-		{"two parameters on one knob", edit("knob: batch.prefill_threshold.critical", "knob: priority.age_weight_per_ms"),
-			"user/t.yaml: parameters[1].knob: line 9: setting priority.age_weight_per_ms is already tuned by parameter age"},
-		{"parameter on a mechanism knob", edit("scheduler: priority-fcfs", "priority.policy: slo-tiered"),
-			"user/t.yaml: parameters[2].knob: line 10: setting priority.policy is also fixed in this template's mechanism; drop one"},
+		{"two parameters on one setting", edit("setting: batch.prefill_threshold.critical", "setting: priority.age_weight_per_ms"),
+			"user/t.yaml: parameters[1].setting: line 9: setting priority.age_weight_per_ms is already tuned by parameter age"},
+		{"parameter on a mechanism setting", edit("scheduler: priority-fcfs", "priority.policy: slo-tiered"),
+			"user/t.yaml: parameters[2].setting: line 10: setting priority.policy is also fixed in this template's mechanism; drop one"},
 		{"unknown objective metric", edit("metric: tokens_per_sec, direction", "metric: tokens_per_second, direction"),
 			`user/t.yaml: objectives[1].metric: unknown metric "tokens_per_second" (allowed: completed, rejected,`},
 		{"bad statistic", edit("ttft_ms.p99", "ttft_ms.p95"),
@@ -212,13 +229,13 @@ func TestMalformedTemplates(t *testing.T) {
 			"user/t.yaml: mechanism sets admission.token_bucket.capacity, which has no effect unless admission.policy is token-bucket (it is always-admit)"},
 		{"mechanism setting that never has an effect", edit("scheduler: priority-fcfs", "scheduler: priority-fcfs\n  priority.bridge: true"),
 			"user/t.yaml: mechanism sets priority.bridge, which has no effect: the scheduler rescores"},
-		{"condition on a later parameter", edit("knob: priority.age_weight_per_ms}", "knob: priority.age_weight_per_ms, when: {policy: slo-tiered}}"),
+		{"condition on a later parameter", edit("setting: priority.age_weight_per_ms}", "setting: priority.age_weight_per_ms, when: {policy: slo-tiered}}"),
 			`user/t.yaml: parameters[0].when: line 8: "policy" is not a parameter declared before this one`},
-		{"condition on a numeric parameter", edit("knob: batch.prefill_threshold.critical}", "knob: batch.prefill_threshold.critical, when: {age: 1}}"),
+		{"condition on a numeric parameter", edit("setting: batch.prefill_threshold.critical}", "setting: batch.prefill_threshold.critical, when: {age: 1}}"),
 			"user/t.yaml: parameters[1].when: line 9: parameter age is log-float; a condition names a categorical parameter"},
-		{"condition on an unknown choice", edit("{name: chunk,", "{name: policy2, type: categorical, choices: [fcfs, priority], default: fcfs, knob: preemption.policy}\n  - {name: chunk, when: {policy2: lifo},"),
+		{"condition on an unknown choice", edit("{name: chunk,", "{name: policy2, type: categorical, choices: [fcfs, priority], default: fcfs, setting: preemption.policy}\n  - {name: chunk, when: {policy2: lifo},"),
 			`user/t.yaml: parameters[2].when: line 10: "lifo" is not a choice of parameter policy2 {fcfs, priority}`},
-		{"condition with two parameters", edit("{name: chunk,", "{name: policy2, type: categorical, choices: [fcfs, priority], default: fcfs, knob: preemption.policy}\n  - {name: chunk, when: {policy2: fcfs, age: 1},"),
+		{"condition with two parameters", edit("{name: chunk,", "{name: policy2, type: categorical, choices: [fcfs, priority], default: fcfs, setting: preemption.policy}\n  - {name: chunk, when: {policy2: fcfs, age: 1},"),
 			"user/t.yaml: parameters[2].when.age: line 10: a condition names one parameter"},
 		{"unknown base_parameters mode", edit("base: baseline", "base: baseline\nbase_parameters: keep"),
 			`user/t.yaml: base_parameters: line 5: "keep" is not a mode (allowed: freeze, search)`},
@@ -233,7 +250,7 @@ func TestMalformedTemplates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := tc.body
 			if tc.name == "every scorer removed" {
-				body = strings.Replace(body, "parameters:\n", "parameters:\n  - {name: pa, type: float, low: 0, high: 1, default: 0, knob: routing.weight.prefix-affinity}\n  - {name: qd, type: float, low: 0, high: 1, default: 0, knob: routing.weight.queue-depth}\n", 1)
+				body = strings.Replace(body, "parameters:\n", "parameters:\n  - {name: pa, type: float, low: 0, high: 1, default: 0, setting: routing.weight.prefix-affinity}\n  - {name: qd, type: float, low: 0, high: 1, default: 0, setting: routing.weight.queue-depth}\n", 1)
 			}
 			r, err := addOne(t, body)
 			if err == nil {
@@ -295,8 +312,8 @@ func TestInheritanceOrder(t *testing.T) {
 	}
 	var from []string
 	for _, s := range child.Mechanism() {
-		if s.Knob == "routing.weight.prefix-affinity" || s.Knob == "routing.weight.kv-pressure" || s.Knob == "num_instances" {
-			from = append(from, s.Knob+"="+s.Value+"@"+s.From)
+		if s.SettingKey == "routing.weight.prefix-affinity" || s.SettingKey == "routing.weight.kv-pressure" || s.SettingKey == "num_instances" {
+			from = append(from, s.SettingKey+"="+s.Value+"@"+s.From)
 		}
 	}
 	if got := strings.Join(from, " "); got != "num_instances=4@pressure-baseline routing.weight.prefix-affinity=7@child routing.weight.kv-pressure=3@kv-pressure" {
@@ -312,14 +329,14 @@ func TestParametersShareASettingOnlyUnderDisjointChoices(t *testing.T) {
 description: A valid template.
 base: baseline
 parameters:
-  - {name: sched, type: categorical, choices: [fcfs, priority-fcfs, sjf], default: priority-fcfs, knob: scheduler}
+  - {name: sched, type: categorical, choices: [fcfs, priority-fcfs, sjf], default: priority-fcfs, setting: scheduler}
 `
 	tail := `objectives:
   - {name: tps, metric: tokens_per_sec, direction: maximize}
 primary: tps
 `
-	ok := head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical, when: {sched: fcfs}}
-  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, knob: batch.prefill_threshold.critical, when: {sched: [priority-fcfs, sjf]}}
+	ok := head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, setting: batch.prefill_threshold.critical, when: {sched: fcfs}}
+  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, setting: batch.prefill_threshold.critical, when: {sched: [priority-fcfs, sjf]}}
 ` + tail
 	r, err := addOne(t, ok)
 	if err != nil {
@@ -334,15 +351,15 @@ primary: tps
 		t.Errorf("at the defaults (priority-fcfs) the critical chunk is %v, want chunk_b's 128", got)
 	}
 	for name, body := range map[string]string{
-		"overlapping choices": head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical, when: {sched: [fcfs, sjf]}}
-  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, knob: batch.prefill_threshold.critical, when: {sched: sjf}}
+		"overlapping choices": head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, setting: batch.prefill_threshold.critical, when: {sched: [fcfs, sjf]}}
+  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, setting: batch.prefill_threshold.critical, when: {sched: sjf}}
 ` + tail,
-		"one unconditional": head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, knob: batch.prefill_threshold.critical}
-  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, knob: batch.prefill_threshold.critical, when: {sched: sjf}}
+		"one unconditional": head + `  - {name: chunk_a, type: int, low: 0, high: 512, default: 256, setting: batch.prefill_threshold.critical}
+  - {name: chunk_b, type: int, low: 0, high: 512, default: 128, setting: batch.prefill_threshold.critical, when: {sched: sjf}}
 ` + tail,
 	} {
 		_, err := addOne(t, body)
-		if want := "user/t.yaml: parameters[2].knob: line 7: setting batch.prefill_threshold.critical is already tuned by parameter chunk_a (two parameters share a setting only under disjoint choices of one categorical: when)"; err == nil || err.Error() != want {
+		if want := "user/t.yaml: parameters[2].setting: line 7: setting batch.prefill_threshold.critical is already tuned by parameter chunk_a (two parameters share a setting only under disjoint choices of one categorical: when)"; err == nil || err.Error() != want {
 			t.Errorf("%s: error %v, want %q", name, err, want)
 		}
 	}

@@ -87,7 +87,7 @@ func compileMetric(path string) (metricGetter, error) {
 			return 0, fmt.Errorf("metric %s: %s", path, noCost(path))
 		}
 		if !ok {
-			return 0, fmt.Errorf("metric %s: the run has no latency target (set knob slo.ttft_target_ms.<class>, slo.itl_target_ms.<class> or slo.e2e_target_ms.<class>, or the workload's slo_targets)", path)
+			return 0, fmt.Errorf("metric %s: the run has no latency target (set slo.ttft_target_ms.<class>, slo.itl_target_ms.<class> or slo.e2e_target_ms.<class>, or the workload's slo_targets)", path)
 		}
 		return v, nil
 	}, nil
@@ -147,9 +147,9 @@ func compileClassMetric(rest, path string) (metricGetter, error) {
 		case ok:
 			return v, nil
 		case num.Name == "ttft_attainment":
-			return 0, fmt.Errorf("metric %s: no TTFT target for %s (set knob slo.ttft_target_ms.%s)", path, class, class)
+			return 0, fmt.Errorf("metric %s: no TTFT target for %s (set slo.ttft_target_ms.%s)", path, class, class)
 		}
-		return 0, fmt.Errorf("metric %s: no latency target for %s (set knob slo.ttft_target_ms.%s, slo.itl_target_ms.%s or slo.e2e_target_ms.%s, or the workload's slo_targets)", path, class, class, class, class)
+		return 0, fmt.Errorf("metric %s: no latency target for %s (set slo.ttft_target_ms.%s, slo.itl_target_ms.%s or slo.e2e_target_ms.%s, or the workload's slo_targets)", path, class, class, class, class)
 	}, nil
 }
 

@@ -71,8 +71,8 @@ func TestMetricErrors(t *testing.T) {
 		"per_slo.critical":                 "want per_slo.<class>.<field>",
 		"per_slo.critical.itl_ms.p99":      "<field> is one of count, completed,",
 		"per_slo.batch.ttft_ms.p99":        "metric per_slo.batch.ttft_ms.p99: the run has no batch requests",
-		"per_slo.standard.ttft_attainment": "no TTFT target for standard (set knob slo.ttft_target_ms.standard)",
-		"per_slo.standard.attainment":      "metric per_slo.standard.attainment: no latency target for standard (set knob slo.ttft_target_ms.standard,",
+		"per_slo.standard.ttft_attainment": "no TTFT target for standard (set slo.ttft_target_ms.standard)",
+		"per_slo.standard.attainment":      "metric per_slo.standard.attainment: no latency target for standard (set slo.ttft_target_ms.standard,",
 		"per_slo.sheddable.goodput":        "metric per_slo.sheddable.goodput: no latency target for sheddable",
 		"per_slo.critical.goodput_ms":      "<field> is one of count, completed, rejected, completed_fraction, ttft_attainment, attainment, goodput,",
 	} {

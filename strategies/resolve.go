@@ -239,18 +239,18 @@ func put(list []fixed, s fixed) []fixed {
 
 func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 	for _, s := range raw.mechanism {
-		fieldPath := "mechanism." + s.knob
-		k, ok := settings.Lookup(s.knob)
+		fieldPath := "mechanism." + s.key
+		k, ok := settings.Lookup(s.key)
 		if !ok {
-			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, settings.Unknown(s.knob))
+			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, settings.Unknown(s.key))
 		}
 		v, err := k.ParseNumber(s.value)
 		if err != nil {
 			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, err)
 		}
 		for _, p := range t.Params {
-			if p.Knob == s.knob {
-				return errtext.New(raw.file, fieldPath, "line %d: setting %s is searched by the base's parameter %s (base_parameters: search); drop one", s.line, s.knob, p.Name)
+			if p.SettingKey == s.key {
+				return errtext.New(raw.file, fieldPath, "line %d: setting %s is searched by the base's parameter %s (base_parameters: search); drop one", s.line, s.key, p.Name)
 			}
 		}
 		t.mechanism = put(t.mechanism, fixed{setting: k, value: v, from: t.Name})
@@ -272,18 +272,18 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 				return fail("name", "duplicate parameter name %q", rp.name)
 			}
 		}
-		p := TemplateParam{Param: search.Param{Name: rp.name, Kind: search.Kind(rp.kind)}, Knob: rp.knob}
+		p := TemplateParam{Param: search.Param{Name: rp.name, Kind: search.Kind(rp.kind)}, SettingKey: rp.setting}
 		if !slices.Contains(search.Kinds, p.Kind) {
 			return fail("type", "%q is not a type (allowed: %s)", rp.kind, search.KindNames())
 		}
-		k, ok := settings.Lookup(rp.knob)
+		k, ok := settings.Lookup(rp.setting)
 		if !ok {
-			return fail("knob", "%v", settings.Unknown(rp.knob))
+			return fail(rp.settingFieldName(), "%v", settings.Unknown(rp.setting))
 		}
 		p.setting = k
 		for _, s := range raw.mechanism {
-			if s.knob == p.Knob {
-				return fail("knob", "setting %s is also fixed in this template's mechanism; drop one", p.Knob)
+			if s.key == p.SettingKey {
+				return fail(rp.settingFieldName(), "setting %s is also fixed in this template's mechanism; drop one", p.SettingKey)
 			}
 		}
 		var err error
@@ -301,8 +301,8 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 			}
 		}
 		for _, q := range t.Params {
-			if q.Knob == p.Knob && !exclusive(p.When, q.When) {
-				return fail("knob", "setting %s is already tuned by parameter %s (two parameters share a setting only under disjoint choices of one categorical: when)", p.Knob, q.Name)
+			if q.SettingKey == p.SettingKey && !exclusive(p.When, q.When) {
+				return fail(rp.settingFieldName(), "setting %s is already tuned by parameter %s (two parameters share a setting only under disjoint choices of one categorical: when)", p.SettingKey, q.Name)
 			}
 		}
 		t.Params = append(t.Params, p)

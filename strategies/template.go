@@ -34,8 +34,8 @@ import (
 // applied).
 type TemplateParam struct {
 	search.Param
-	Default search.Value
-	Knob    string // the key of the setting it tunes
+	Default    search.Value
+	SettingKey string // the key of the setting it tunes
 
 	setting *settings.Setting
 	// choiceValues are the setting's values of Choices (categorical only),
@@ -99,9 +99,9 @@ func (c Constraint) Words() string {
 
 // Fixed is one resolved mechanism value, for display.
 type Fixed struct {
-	Knob  string `json:"setting"`
-	Value string `json:"value"`
-	From  string `json:"from"` // the template that set it (this one or a base)
+	SettingKey string `json:"setting"`
+	Value      string `json:"value"`
+	From       string `json:"from"` // the template that set it (this one or a base)
 }
 
 // fixed is one resolved mechanism value, ready to apply.
@@ -148,8 +148,8 @@ func (t *Template) Space() search.Space { return t.space }
 func (t *Template) Mechanism() []Fixed {
 	out := make([]Fixed, 0, len(t.mechanism))
 	for _, s := range t.mechanism {
-		if !slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.Knob == s.setting.Key }) {
-			out = append(out, Fixed{Knob: s.setting.Key, Value: s.setting.FormatNumber(s.value), From: s.from})
+		if !slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.SettingKey == s.setting.Key }) {
+			out = append(out, Fixed{SettingKey: s.setting.Key, Value: s.setting.FormatNumber(s.value), From: s.from})
 		}
 	}
 	return out

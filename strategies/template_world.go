@@ -17,8 +17,8 @@ func (t *Template) TunedWorld() []string {
 	keys := settings.WorldKeys()
 	var out []string
 	for _, p := range t.Params {
-		if slices.Contains(keys, p.Knob) && !slices.Contains(out, p.Knob) {
-			out = append(out, p.Knob)
+		if slices.Contains(keys, p.SettingKey) && !slices.Contains(out, p.SettingKey) {
+			out = append(out, p.SettingKey)
 		}
 	}
 	return out

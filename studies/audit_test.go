@@ -330,20 +330,20 @@ func auditTemplate(reg *strategies.Registry, tpl *strategies.Template, std clust
 		if f.From != tpl.Name {
 			continue
 		}
-		s, _ := settings.Lookup(f.Knob)
+		s, _ := settings.Lookup(f.SettingKey)
 		if s.Same(&cfg, &baseCfg) {
 			continue // the base has the same value: nothing to revert
 		}
 		reverted := cfg
 		s.Restore(&reverted, &baseCfg)
 		if err := settings.CheckConfig(&reverted); err != nil {
-			return nil, fmt.Errorf("mechanism %s reverted: %v", f.Knob, err)
+			return nil, fmt.Errorf("mechanism %s reverted: %v", f.SettingKey, err)
 		}
 		r, err := objectivesOf(reverted)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, row("mechanism "+f.Knob, full, r))
+		out = append(out, row("mechanism "+f.SettingKey, full, r))
 	}
 	return out, nil
 }

@@ -122,10 +122,10 @@ func TestSessionAffinityRaisesCacheHits(t *testing.T) {
 }
 
 // The two scorers and the token-load threshold are settings like any
-// other: listed by template knobs, usable on the command line, and the
+// other: listed by template settings, usable on the command line, and the
 // threshold without a token-load weight is an inert-setting error.
 func TestTokenLoadAndSessionAffinitySettings(t *testing.T) {
-	code, out, errs := run(t, "template", "knobs", "--output", "json")
+	code, out, errs := run(t, "template", "settings", "--output", "json")
 	if code != 0 {
 		t.Fatal(errs)
 	}
@@ -147,7 +147,7 @@ func TestTokenLoadAndSessionAffinitySettings(t *testing.T) {
 		}
 	}
 	for k := range want {
-		t.Errorf("template knobs does not list %s", k)
+		t.Errorf("template settings does not list %s", k)
 	}
 
 	if code, _, errs := run(t, "simulate", "--num-requests", "50", "--num-instances", "2", "--routing-policy", "weighted",

@@ -86,7 +86,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	}
 	f.file.bind(fs)
 	f.production.bind(fs)
-	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template knobs` lists them)")
+	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template settings` lists them)")
 }
 
 // usage is the flag's help: the setting's doc, what it accepts and its key.
@@ -107,7 +107,7 @@ func (f *settingFlag) usage() string {
 	case settings.Vector:
 		return fmt.Sprintf("%s: three values i0,i1,i2 in µs (override the profile; settings %s0..2)", s.Doc, prefix)
 	case settings.Named:
-		return fmt.Sprintf("price of a GPU per hour in USD, per GPU: gpu=price,... with gpu one of %s (defaults: the hardware file's on-demand list prices, which optimize template knobs shows; a --hardware-config GPU takes its file's price_per_gpu_hour); cost has no vLLM or llm-d counterpart; %s (settings %s<GPU>)",
+		return fmt.Sprintf("price of a GPU per hour in USD, per GPU: gpu=price,... with gpu one of %s (defaults: the hardware file's on-demand list prices, which optimize template settings shows; a --hardware-config GPU takes its file's price_per_gpu_hour); cost has no vLLM or llm-d counterpart; %s (settings %s<GPU>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)
 	}
 	unit := ""

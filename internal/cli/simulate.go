@@ -39,7 +39,7 @@ func newSimulateCommand(s Streams, templatesDir *string) *cobra.Command {
 The workload is a built-in (--workload NAME), a BLIS v2 workload spec
 (--workload-spec FILE) or a BLIS TraceV2 trace (--trace HEADER.yaml).
 Policy flags use BLIS's names; --set KEY=VALUE sets any setting by its
-template key (optimize template knobs lists them, with their flags). A
+template key (optimize template settings lists them, with their flags). A
 setting given where it has no effect is an error. A workload spec's
 slo_targets are the default per-class latency targets; --slo-ttft,
 --slo-itl and --slo-e2e override them per class. Several seeds run in

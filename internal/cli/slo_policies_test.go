@@ -196,10 +196,10 @@ func TestProbabilisticSettingsNeedTheirPolicy(t *testing.T) {
 	}
 }
 
-// template knobs lists the new scheduler and the four probabilistic
+// template settings lists the new scheduler and the four probabilistic
 // settings, with their defaults and the rule that makes them active.
 func TestKnobsListSLODeadlineAndProbabilistic(t *testing.T) {
-	code, out, errs := run(t, "template", "knobs", "--output", "json")
+	code, out, errs := run(t, "template", "settings", "--output", "json")
 	if code != 0 {
 		t.Fatal(errs)
 	}

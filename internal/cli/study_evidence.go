@@ -206,7 +206,7 @@ func newStudyAblate(s Streams, f *studyFlags) *cobra.Command {
 		Short: "Which components earn the best trial's gain: each left out, and each alone, on the study's seeds",
 		Long: `For the best trial (--trial N for another), group the settings in which it
 differs from the baseline by component (routing, scheduler, priority,
-chunking, admission, preemption, ...; optimize template knobs lists each
+chunking, admission, preemption, ...; optimize template settings lists each
 setting's). For each component, run the trial with that component reverted
 to the baseline's settings (leave-one-out) and the baseline with only that
 component (add-one), on the study's seeds. A component's contribution is

@@ -24,7 +24,7 @@ func newTemplateCommand(s Streams, templatesDir *string) *cobra.Command {
 	cmd.AddCommand(
 		newTemplateList(s, templatesDir),
 		newTemplateShow(s, templatesDir),
-		newKnobsCommand(s),
+		newSettingsCommand(s),
 	)
 	return cmd
 }
@@ -100,7 +100,7 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 	fmt.Fprintln(w, "\nMechanism:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, m := range t.Mechanism() {
-		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", m.Knob, m.Value, m.From) // the last cell is not padded
+		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", m.SettingKey, m.Value, m.From) // the last cell is not padded
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -120,7 +120,7 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 		if p.When != nil {
 			when = fmt.Sprintf("only when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\t%s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Knob, when)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\t%s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.SettingKey, when)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -22,8 +22,8 @@ mechanism:
   model: qwen/qwen3-14b
   routing.policy: round-robin
 parameters:
-  - {name: gpu, type: categorical, choices: [H100, A100-80, L40S], default: H100, knob: gpu}
-  - {name: instances, type: int, low: 2, high: 8, default: 4, knob: num_instances}
+  - {name: gpu, type: categorical, choices: [H100, A100-80, L40S], default: H100, setting: gpu}
+  - {name: instances, type: int, low: 2, high: 8, default: 4, setting: num_instances}
 `
 )
 

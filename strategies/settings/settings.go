@@ -12,7 +12,7 @@ import (
 
 // Setting is one simulator setting, declared once in the table of
 // settings_table.go. Everything else reads it: the simulate flags and their
-// help, template validation, `simulate --set`, `template knobs`, ablation
+// help, template validation, `simulate --set`, `template settings`, ablation
 // (by Component) and the inert-setting checks (by Active).
 type Setting struct {
 	// Key is the setting's name in templates and in `--set KEY=VALUE`.

@@ -16,7 +16,7 @@ import (
 // Components: the mechanism groups an ablation reverts as a whole.
 const (
 	CompCluster    = "cluster"    // instances, KV capacity, latency model, GPU prices: the hardware, not the strategy
-	CompRouting    = "routing"    // routing policy, scorer weights and their knobs
+	CompRouting    = "routing"    // routing policy, scorer weights and their parameters
 	CompScheduler  = "scheduler"  // wait-queue order
 	CompPriority   = "priority"   // priority policy and its parameters
 	CompBatching   = "batching"   // batch caps

@@ -72,7 +72,7 @@ func worldSettings() []*Setting {
 		holds: func(c *cluster.Config) bool { return resolved(c).Physical() },
 		state: func(c *cluster.Config) string { return LatencyModelKey + " is " + resolved(c).Kind() }}
 	world := []*Setting{
-		choiceField(keys.Model, "model", models, "model served, by its Hugging Face name (`optimize template knobs` and docs/models-and-hardware.md list them)", CompCluster,
+		choiceField(keys.Model, "model", models, "model served, by its Hugging Face name (`optimize template settings` and docs/models-and-hardware.md list them)", CompCluster,
 			func(c *cluster.Config) *string { return &c.Model }),
 		choiceField(keys.GPU, "hardware", gpus, "GPU of every instance", CompCluster,
 			func(c *cluster.Config) *string { return &c.GPU }),

@@ -122,7 +122,7 @@ func HTML(w io.Writer, r *report.Report) error {
 	}
 	pg.Mechanism = table{Head: []string{"setting", "value", "set by"}}
 	for _, m := range tpl.Mechanism() {
-		pg.Mechanism.Rows = append(pg.Mechanism.Rows, []string{m.Knob, m.Value, m.From})
+		pg.Mechanism.Rows = append(pg.Mechanism.Rows, []string{m.SettingKey, m.Value, m.From})
 	}
 	pg.Params = table{Head: []string{"parameter", "type", "range", "default", "setting", "sampled"}}
 	for _, p := range tpl.Params {
@@ -130,7 +130,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		if p.When != nil {
 			when = fmt.Sprintf("when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
 		}
-		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.Knob, when})
+		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.SettingKey, when})
 	}
 	pg.Objectives = table{Head: []string{"objective", "direction", "metric", "unit", ""}}
 	for i, o := range tpl.Objectives {

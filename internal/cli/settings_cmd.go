@@ -12,7 +12,7 @@ import (
 	"optimize/strategies/settings"
 )
 
-// settingJSON is one row of `template knobs --output json`.
+// settingJSON is one row of `template settings --output json`.
 type settingJSON struct {
 	Key       string      `json:"key"`
 	Flag      string      `json:"flag"`
@@ -60,14 +60,14 @@ func productionText(c settings.Counterpart) string {
 	return words + " (" + strings.Join(by, ", ") + ")"
 }
 
-func newKnobsCommand(s Streams) *cobra.Command {
+func newSettingsCommand(s Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:     "knobs",
-		Aliases: []string{"settings"},
+		Use:     "settings",
+		Aliases: []string{"knobs"}, // the command's first name, kept
 		Short:   "List every simulator setting: key, flag, values, default, component and when it has an effect",
 		Long: `List every simulator setting from the one settings table: its key (as
-templates, --param's knobs and simulate --set name it), the simulate flag
+templates, a parameter's setting field and simulate --set name it), the simulate flag
 that sets it, the values it accepts, its default, the component an
 ablation reverts it with, its production counterpart (the llm-d
 plugin parameter or vLLM argument, and whether it carries over exactly,
