@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"optimize/templates"
+	"optimize/data"
 )
 
 // FuzzLoadTemplate: any file is either loaded or rejected with a one-line
 // error naming it; loading never panics, and a loaded template's defaults
 // build a configuration.
 func FuzzLoadTemplate(f *testing.F) {
-	files, _ := fs.Glob(templates.Strategies, "strategies/*.yaml")
+	files, _ := fs.Glob(data.Strategies, "strategies/*.yaml")
 	for _, name := range files {
-		data, _ := templates.Strategies.ReadFile(name)
+		data, _ := data.Strategies.ReadFile(name)
 		f.Add(strings.Replace(string(data), "name: "+nameFromFile(name), "name: t", 1))
 	}
 	f.Add(validTemplate)

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"optimize/data"
 	"optimize/simcore/errtext"
-	"optimize/templates"
 )
 
 // Registry holds loaded templates, sorted by name. Build it with Builtin
@@ -37,19 +37,19 @@ type sourceFile struct {
 	err   error
 }
 
-// Builtin loads the embedded templates (templates/strategies/*.yaml).
+// Builtin loads the embedded templates (data/strategies/*.yaml).
 func Builtin() (*Registry, error) {
-	names, err := fs.Glob(templates.Strategies, "strategies/*.yaml")
+	names, err := fs.Glob(data.Strategies, "strategies/*.yaml")
 	if err != nil {
 		return nil, err
 	}
 	files := make([]sourceFile, 0, len(names))
 	for _, name := range names {
-		data, err := templates.Strategies.ReadFile(name)
+		data, err := data.Strategies.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, sourceFile{label: path.Join("templates", name), data: data})
+		files = append(files, sourceFile{label: path.Join("data", name), data: data})
 	}
 	r := &Registry{}
 	// A built-in that does not load is this program's bug: nothing runs.

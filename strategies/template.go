@@ -1,6 +1,6 @@
 // Package strategies turns strategy templates into simulator configurations.
 //
-// A template (templates/strategies/*.yaml) names a mechanism — setting
+// A template (data/strategies/*.yaml) names a mechanism — setting
 // values that do not vary — and a parameter space: each parameter tunes one
 // setting within bounds, possibly only while a categorical parameter takes
 // given values (its condition). Template.Config applies the mechanism, then

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"optimize/data"
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
@@ -20,7 +21,6 @@ import (
 	"optimize/simcore/workload"
 	"optimize/strategies/settings"
 	"optimize/strategies/workloads"
-	"optimize/templates"
 )
 
 // profileBase is the simulator's defaults with the default model profile
@@ -335,7 +335,7 @@ func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
 	type fileParam struct{ Name, Default string }
 	var fileParams func(file string) []fileParam
 	fileParams = func(file string) []fileParam {
-		data, err := templates.Strategies.ReadFile(strings.TrimPrefix(file, "templates/"))
+		data, err := data.Strategies.ReadFile(strings.TrimPrefix(file, "data/"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +348,7 @@ func TestParamsAndDefaultsMatchTheFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		if f.BaseParameters == "search" {
-			return append(fileParams("templates/strategies/"+f.Base+".yaml"), f.Parameters...)
+			return append(fileParams("data/strategies/"+f.Base+".yaml"), f.Parameters...)
 		}
 		return f.Parameters
 	}
@@ -417,14 +417,14 @@ parameters:
 	if err := r.AddDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(dir, "baseline.yaml") + `: name: "baseline" clashes with the template of that name in templates/strategies/baseline.yaml; rename it`
+	want := filepath.Join(dir, "baseline.yaml") + `: name: "baseline" clashes with the template of that name in data/strategies/baseline.yaml; rename it`
 	if b := r.Broken(); len(b) != 1 || b[0].Err.Error() != want {
 		t.Errorf("clash: %v\nwant %s", b, want)
 	}
 	if !slices.Contains(r.Names(), "my-cascade") {
 		t.Error("a clash in one file must not keep the others out")
 	}
-	if tpl, err := r.Get("baseline"); err != nil || tpl.File != "templates/strategies/baseline.yaml" {
+	if tpl, err := r.Get("baseline"); err != nil || tpl.File != "data/strategies/baseline.yaml" {
 		t.Errorf("baseline after a clashing user file: %v, %v (want the built-in)", tpl, err)
 	}
 	n := len(r.Names())

@@ -23,7 +23,7 @@ import (
 // floor; and every trial's cost is its instances × TP × its GPU's price,
 // exactly.
 func TestCapacityStudyFindsTheCostLatencyTradeOff(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "templates", "workloads", "steady-chat.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "data", "workloads", "steady-chat.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

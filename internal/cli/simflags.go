@@ -61,8 +61,8 @@ func (f *settingFlag) Set(s string) error {
 }
 
 func (f *simFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.modelConfig, "model-config", "", "a model of your own: a Hugging Face config.json or a YAML file like templates/models/*.yaml; runs it (instead of --model)")
-	fs.StringVar(&f.hardwareConfig, "hardware-config", "", "a GPU of your own: a YAML file like templates/hardware/gpus.yaml holding one GPU; runs on it (instead of --hardware)")
+	fs.StringVar(&f.modelConfig, "model-config", "", "a model of your own: a Hugging Face config.json or a YAML file like data/models/*.yaml; runs it (instead of --model)")
+	fs.StringVar(&f.hardwareConfig, "hardware-config", "", "a GPU of your own: a YAML file like data/hardware/gpus.yaml holding one GPU; runs on it (instead of --hardware)")
 	byFlag := map[string]*settingFlag{}
 	for _, s := range settings.All() {
 		sf := byFlag[s.Flag]

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"optimize/templates"
+	"optimize/data"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -240,7 +240,7 @@ clients:
 // before it starts, naming the limit, whether the count came from a flag
 // or from a spec file; raising the limit lets it run.
 func TestSimulateRequestLimit(t *testing.T) {
-	spec, err := fs.ReadFile(templates.Workloads, "workloads/orthogonal-slo.yaml")
+	spec, err := fs.ReadFile(data.Workloads, "workloads/orthogonal-slo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/data"
 	"optimize/internal/testkit/studykit"
 	"optimize/simcore/errtext"
 	"optimize/strategies/datasets"
-	"optimize/templates"
 )
 
 // secretLine is the first line of a file outside the data directory: no
@@ -22,10 +22,10 @@ const secretLine = "TOPSECRET:x:0:0:the first line a probe wants"
 // probeDirs lays out a data directory with one good spec and one good
 // trace, links out of it (to a file, to a directory, as a TraceV2
 // header's CSV) and a secret beside it; it returns the data directory.
-func probeDirs(t testing.TB) (data, secret string) {
+func probeDirs(t testing.TB) (dir, secret string) {
 	t.Helper()
 	root := t.TempDir()
-	data = filepath.Join(root, "data")
+	dir = filepath.Join(root, "data")
 	secret = filepath.Join(root, "secret.txt")
 	must := func(err error) {
 		t.Helper()
@@ -33,21 +33,21 @@ func probeDirs(t testing.TB) (data, secret string) {
 			t.Fatal(err)
 		}
 	}
-	must(os.MkdirAll(filepath.Join(data, "nested"), 0o755))
+	must(os.MkdirAll(filepath.Join(dir, "nested"), 0o755))
 	must(os.WriteFile(secret, []byte(secretLine+"\nsecond line\n"), 0o644))
-	spec, err := fs.ReadFile(templates.Workloads, "workloads/steady-chat.yaml")
+	spec, err := fs.ReadFile(data.Workloads, "workloads/steady-chat.yaml")
 	must(err)
 	small := strings.Replace(string(spec), "num_requests: 4000", "num_requests: 200", 1)
-	must(os.WriteFile(filepath.Join(data, "small.yaml"), []byte(small), 0o644))
-	must(os.WriteFile(filepath.Join(data, "nested", "small.yaml"), []byte(small), 0o644))
-	must(os.WriteFile(filepath.Join(data, "chat.jsonl"), []byte(`{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}`+"\n"), 0o644))
-	must(os.Symlink(secret, filepath.Join(data, "leak.yaml")))
-	must(os.Symlink(secret, filepath.Join(data, "leak.jsonl")))
-	must(os.Symlink(root, filepath.Join(data, "up")))
-	must(os.Symlink("/etc", filepath.Join(data, "etc")))
-	must(os.WriteFile(filepath.Join(data, "run.yaml"), []byte("trace_version: 2\n"), 0o644))
-	must(os.Symlink(secret, filepath.Join(data, "run.csv")))
-	return data, secret
+	must(os.WriteFile(filepath.Join(dir, "small.yaml"), []byte(small), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "nested", "small.yaml"), []byte(small), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "chat.jsonl"), []byte(`{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}`+"\n"), 0o644))
+	must(os.Symlink(secret, filepath.Join(dir, "leak.yaml")))
+	must(os.Symlink(secret, filepath.Join(dir, "leak.jsonl")))
+	must(os.Symlink(root, filepath.Join(dir, "up")))
+	must(os.Symlink("/etc", filepath.Join(dir, "etc")))
+	must(os.WriteFile(filepath.Join(dir, "run.yaml"), []byte("trace_version: 2\n"), 0o644))
+	must(os.Symlink(secret, filepath.Join(dir, "run.csv")))
+	return dir, secret
 }
 
 // fileProbes are workload names that try to read a file the operator did

@@ -111,4 +111,4 @@ func runBench(b *testing.B, spec *workload.Spec, cfg Config, n int) {
 
 // builtinWorkloads are the binary's built-in workloads, read from the
 // source tree (the simulator does not embed them).
-var builtinWorkloads = workload.Library{FS: os.DirFS("../../templates"), Dir: "workloads"}
+var builtinWorkloads = workload.Library{FS: os.DirFS("../../data"), Dir: "workloads"}

@@ -16,7 +16,7 @@ import (
 )
 
 // tp2 are the llama-3.1-8b H100 TP2 coefficients, as in
-// templates/models/llama-3.1-8b-instruct.yaml.
+// data/models/llama-3.1-8b-instruct.yaml.
 var tp2 = latency.Coeffs{
 	Alpha: [3]float64{1601.350510688092, 3.512476196805965, 1805.5430360826988},
 	Beta:  [3]float64{6910.420479880494, 17.67057489844186, 2.8377471109943855},
@@ -24,7 +24,7 @@ var tp2 = latency.Coeffs{
 
 // testData is the built-in world data in the source tree, read once.
 var testData = sync.OnceValue(func() *latency.Catalog {
-	cat, err := latency.ReadCatalog(os.DirFS("../../templates"))
+	cat, err := latency.ReadCatalog(os.DirFS("../../data"))
 	if err != nil {
 		panic(err)
 	}

@@ -34,7 +34,7 @@ func TestModelFormulas(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	c, err := ReadCatalog(os.DirFS("../../templates")) // the built-in world data
+	c, err := ReadCatalog(os.DirFS("../../data")) // the built-in world data
 	if err != nil {
 		t.Fatal(err)
 	}

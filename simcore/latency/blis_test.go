@@ -217,7 +217,7 @@ func TestKVBlocksMatchBLIS(t *testing.T) {
 // models is the one BLIS parses from its config.json.
 func TestShippedModelsAreBLISs(t *testing.T) {
 	ref, archs, _ := loadBLISRef(t)
-	c, err := ReadCatalog(os.DirFS("../../templates"))
+	c, err := ReadCatalog(os.DirFS("../../data"))
 	if err != nil {
 		t.Fatal(err)
 	}

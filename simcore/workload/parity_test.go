@@ -20,7 +20,7 @@ type blisRequest struct {
 // The expected values were measured from BLIS 7fd7a88d built from source
 // (GOTOOLCHAIN=local go build): `blis run --model meta-llama/llama-3.1-8b-instruct
 // --workload-spec orthogonal-slo-single.yaml --seed 42 --results-path r.json`,
-// where orthogonal-slo-single.yaml is templates/workloads/orthogonal-slo.yaml
+// where orthogonal-slo-single.yaml is data/workloads/orthogonal-slo.yaml
 // without its reasoning blocks; arrived_at·1e6, num_prefill_tokens,
 // num_decode_tokens and slo_class of request_<index>. All 1000 requests (and
 // 5000 for seeds 42, 43, 7, through BLIS's workload.GenerateRequests) matched.

@@ -189,4 +189,4 @@ func TestSecondDocumentRejected(t *testing.T) {
 
 // builtins are the binary's built-in workloads, read from the source tree
 // (the simulator does not embed them; strategies hands them over).
-var builtins = Library{FS: os.DirFS("../../templates"), Dir: "workloads"}
+var builtins = Library{FS: os.DirFS("../../data"), Dir: "workloads"}

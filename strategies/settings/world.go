@@ -5,17 +5,17 @@ import (
 	"strconv"
 	"sync"
 
+	"optimize/data"
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/keys"
 	"optimize/simcore/latency"
-	"optimize/templates"
 )
 
 // The world a configuration runs in — model, GPU, TP and latency model —
 // is named by settings and resolved here, against the world data the
-// binary embeds (templates/models, hardware, latency), into what the
+// binary embeds (data/models, hardware, latency), into what the
 // simulator computes with: the latency model's coefficients, the model's
 // architecture and the GPU's figures.
 
@@ -27,7 +27,7 @@ var (
 
 // WorldData is the built-in world data, read once.
 func WorldData() (*latency.Catalog, error) {
-	worldOnce.Do(func() { world, worldErr = latency.ReadCatalog(templates.World) })
+	worldOnce.Do(func() { world, worldErr = latency.ReadCatalog(data.World) })
 	return world, worldErr
 }
 

@@ -1,8 +1,8 @@
 package workloads
 
 import (
+	"optimize/data"
 	"optimize/simcore/workload"
-	"optimize/templates"
 )
 
 // Default is the workload a template, a study or a simulation runs
@@ -10,7 +10,7 @@ import (
 // sessions/s.
 const Default = "orthogonal-slo"
 
-// Builtins are the workload specs embedded from templates/workloads.
+// Builtins are the workload specs embedded from data/workloads.
 func Builtins() workload.Library {
-	return workload.Library{FS: templates.Workloads, Dir: "workloads"}
+	return workload.Library{FS: data.Workloads, Dir: "workloads"}
 }

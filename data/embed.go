@@ -1,8 +1,8 @@
-// Package templates embeds the built-in declarative files into the binary:
+// Package data embeds the built-in declarative files into the binary:
 // workload specs, the world data (models, GPUs, latency coefficients) and
 // strategy templates. Public traces are not among them: they are datasets
 // fetched on demand (package strategies/datasets).
-package templates
+package data
 
 import "embed"
 
