@@ -37,7 +37,11 @@ type Study struct {
 	BaselineFrom []ConfigFile
 	// Robust is a robust study's scenarios and their baselines; nil for a
 	// study of one scenario.
-	Robust    *Robust
+	Robust *Robust
+	// Failure is why the study's last run stopped before its total: the
+	// error of the trial that stopped it, one line; "" when it never
+	// failed or a run has started since (RecordFailure).
+	Failure   string
 	CreatedAt time.Time
 }
 
@@ -149,13 +153,13 @@ func (st *Study) row() (*studyRow, error) {
 	}
 	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
 		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
-		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), Robust: robust, CreatedAt: st.CreatedAt}, nil
+		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), Robust: robust, Failure: st.Failure, CreatedAt: st.CreatedAt}, nil
 }
 
 // study decodes a study's row.
 func (r *studyRow) study() (Study, error) {
 	st := Study{ID: r.ID, Name: r.Name, Template: r.Template, Workload: r.Workload, Sampler: r.Sampler,
-		SamplerSeed: r.SamplerSeed, TrialsTotal: r.TrialsTotal, WarmFrom: r.WarmFrom, CreatedAt: r.CreatedAt}
+		SamplerSeed: r.SamplerSeed, TrialsTotal: r.TrialsTotal, WarmFrom: r.WarmFrom, Failure: r.Failure, CreatedAt: r.CreatedAt}
 	if err := json.Unmarshal([]byte(r.Seeds), &st.Seeds); err != nil {
 		return st, fmt.Errorf("study %s: seeds: %v", r.Name, err)
 	}

@@ -31,7 +31,11 @@ type studyRow struct {
 	// Robust is a robust study's scenarios and their baselines (JSON
 	// Robust): empty for a study of one scenario, in rows written before
 	// it existed, and in databases not migrated since.
-	Robust    string `gorm:"type:text"`
+	Robust string `gorm:"type:text"`
+	// Failure is why the study's last run stopped before its total (a
+	// trial's error, one line); empty when it never failed, once a later
+	// run starts, and in databases not migrated since it existed.
+	Failure   string `gorm:"type:text"`
 	CreatedAt time.Time
 }
 

@@ -43,7 +43,25 @@ func (s *Store) studyQuery() (*gorm.DB, error) {
 	if !later.robust {
 		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "robust" })
 	}
+	if !later.failure {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "failure" })
+	}
 	return s.db.Select(cols), nil
+}
+
+// RecordFailure stores why the study's run stopped before its total (one
+// line), or clears it (""), when a run starts again. A database migrated
+// before studies recorded failures has no such column: nothing is stored,
+// and the study reads as stopped.
+func (s *Store) RecordFailure(studyID uint, why string) error {
+	if !s.columns().failure {
+		return nil
+	}
+	err := s.db.Model(&studyRow{}).Where("id = ?", studyID).Update("failure", why).Error
+	if err != nil {
+		return fmt.Errorf("storage %s: record a study's failure: %s", s.Label, oneLine(err))
+	}
+	return nil
 }
 
 // StudyByName loads a study.
@@ -266,7 +284,7 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 // baseline configs): one
 // migrated before they existed has not, and workers do not migrate
 // (concurrent migrations race).
-type laterColumns struct{ seedRanges, violation, world, baselineFrom, robust, scenario bool }
+type laterColumns struct{ seedRanges, violation, world, baselineFrom, robust, failure, scenario bool }
 
 // columns is asked of the database once per store, and again after a
 // Migrate (which may add them; another goroutine may be reading them).
@@ -277,7 +295,8 @@ func (s *Store) columns() laterColumns {
 		m := s.db.Migrator()
 		s.cols = &laterColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation"),
 			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from"),
-			robust: m.HasColumn(&studyRow{}, "robust"), scenario: m.HasColumn(&trialSeedRow{}, "scenario")}
+			robust: m.HasColumn(&studyRow{}, "robust"), failure: m.HasColumn(&studyRow{}, "failure"),
+			scenario: m.HasColumn(&trialSeedRow{}, "scenario")}
 	}
 	return *s.cols
 }

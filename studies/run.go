@@ -14,6 +14,7 @@ import (
 	"github.com/c-bata/goptuna"
 
 	"optimize/search"
+	"optimize/simcore/errtext"
 	"optimize/storage"
 	"optimize/studies/report"
 )
@@ -21,8 +22,28 @@ import (
 // Run works on the study until it has its total of complete trials or ctx
 // is cancelled (trials in flight then finish and are recorded). Trials are
 // claimed one at a time through the database, so any number of processes
-// may run the same study.
+// may run the same study. A run that stops on an error records it with
+// the study (its pages say why it stopped); the next run clears it.
 func (e *Env) Run(ctx context.Context, row *storage.Study) error {
+	if row.Failure != "" {
+		if err := e.Store.RecordFailure(row.ID, ""); err != nil {
+			return err
+		}
+		row.Failure = ""
+	}
+	err := e.run(ctx, row)
+	if err != nil && ctx.Err() == nil {
+		why := errtext.OneLine(err.Error())
+		if rerr := e.Store.RecordFailure(row.ID, why); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		row.Failure = why
+	}
+	return err
+}
+
+// run is Run's work on the study.
+func (e *Env) run(ctx context.Context, row *storage.Study) error {
 	ev, err := e.evaluator(row)
 	if err != nil {
 		return err

@@ -22,6 +22,9 @@ type StudySummary struct {
 	TrialsComplete int       `json:"trials_complete"`
 	Running        int       `json:"running"`
 	Created        time.Time `json:"created"`
+	// Failure is why the study's last run stopped before its total
+	// (state "failed"); absent otherwise.
+	Failure string `json:"failure,omitempty"`
 	// World is the world of the study's baseline (Report.World); absent
 	// for a study stored before studies recorded it whose template is not
 	// loaded.
@@ -53,7 +56,8 @@ func Summaries(store *storage.Store, reg *strategies.Registry) ([]StudySummary, 
 		}
 		s := StudySummary{Name: row.Name, Template: row.Template, Workload: row.Workload, TrialsTotal: row.TrialsTotal,
 			TrialsComplete: int(complete), Running: int(running), Created: row.CreatedAt.UTC()}
-		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running)
+		s.State = stateOf(s.TrialsComplete, s.TrialsTotal, s.Running, row.Failure)
+		s.Failure = row.Failure
 		if row.World != nil {
 			s.World = worldJSON(*row.World)
 		}
@@ -100,12 +104,14 @@ func bestDelta(store *storage.Store, studyID uint, baseline *metrics.Summary, tp
 
 // stateOf is "complete", "running" or "incomplete" (stopped before its
 // total).
-func stateOf(complete, total, running int) string {
+func stateOf(complete, total, running int, failure string) string {
 	switch {
 	case complete >= total:
 		return "complete"
 	case running > 0:
 		return "running"
+	case failure != "":
+		return "failed"
 	}
 	return "incomplete"
 }

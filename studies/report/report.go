@@ -197,9 +197,11 @@ func (r *Report) ByNumber(number int) *Result {
 	return nil
 }
 
-// State is "complete", "running" or "incomplete" (stopped before its total).
+// State is "complete", "running", "failed" (its last run stopped on an
+// error: Study.Failure says which) or "incomplete" (stopped before its
+// total).
 func (r *Report) State() string {
-	return stateOf(len(r.Complete)+len(r.Pruned), r.Study.TrialsTotal, r.Running)
+	return stateOf(len(r.Complete)+len(r.Pruned), r.Study.TrialsTotal, r.Running, r.Study.Failure)
 }
 
 // HypervolumeReference is the reference point on every normalised axis:

@@ -19,10 +19,13 @@ import (
 
 // ShowJSON is `study show --output json`.
 type ShowJSON struct {
-	Name           string `json:"name"`
-	Template       string `json:"template"`
-	WarmFrom       string `json:"warm_from,omitempty"`
-	State          string `json:"state"`
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	WarmFrom string `json:"warm_from,omitempty"`
+	State    string `json:"state"`
+	// Failure is why the study's last run stopped before its total
+	// (state "failed"): the error of the trial that stopped it.
+	Failure        string `json:"failure,omitempty"`
 	TrialsTotal    int    `json:"trials_total"`
 	TrialsComplete int    `json:"trials_complete"`
 	// TrialsPruned: a robust study's trials stopped early (--prune).
@@ -108,7 +111,7 @@ type TrialJSON struct {
 // JSON builds the show document.
 func (r *Report) JSON() ShowJSON {
 	out := ShowJSON{
-		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(),
+		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(), Failure: r.Study.Failure,
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete), TrialsPruned: len(r.Pruned),
 		World: worldJSON(r.World), WorldAssumed: r.WorldAssumed, TunesWorld: append([]string{}, r.Template.TunedWorld()...),
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
@@ -227,6 +230,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if r.Failed > 0 {
 		fmt.Fprintf(w, " (%d rescued)", r.Failed)
+	}
+	if r.State() == "failed" {
+		fmt.Fprintf(w, "\nits last run stopped on an error: %s (optimize study resume %s runs it on)", r.Study.Failure, r.Study.Name)
 	}
 	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s", r.Study.Workload, strings.ReplaceAll(fmt.Sprint(r.Study.Seeds), " ", ","), r.Study.Sampler)
 	if r.Study.WarmFrom != "" {

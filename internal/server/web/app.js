@@ -370,7 +370,14 @@ async function studyView(name) {
   function redrawParallel() {
     parallelBox.replaceChildren(parallelChart(tpl, rows, show.importance, document.getElementById('parallel-order').value, show.best));
   }
-  const cards = [
+  // A study without a finished trial has nothing to draw: one card says
+  // so (and, when its run stopped on an error, the error says why).
+  const finished = show.trials_complete + (show.trials_pruned || 0) > 0;
+  const failure = show.failure ? el('div', { class: 'failure', id: 'failure' },
+    el('strong', {}, 'Its last run stopped on an error: '), show.failure,
+    el('div', { class: 'muted' }, `optimize study resume ${show.name} (or POST /api/studies/${show.name}/resume) runs it on from where it stopped.`)) : null;
+  const cards = !finished ? [card('No finished trial', el('p', { id: 'no-trials' },
+    show.failure ? 'No trial finished before the run stopped: the error above says why.' : 'No trial has finished yet.')), glossaryCard()] : [
     card('Optimisation history', historyChart(hist, objectiveLabel)),
     card('Hypervolume history', hypervolumeChart(hist)),
     card('Pareto front', el('div', { class: 'controls' }, 'x', axisPicker('pareto-x', objs.indexOf(hist.primary)), 'y', axisPicker('pareto-y', objs.length > 1 ? (objs.indexOf(hist.primary) === 0 ? 1 : 0) : 0), el('span', {}, 'red: Pareto trials (within the constraints); hollow: violates one (beyond the axes: at the edge); ×: baseline')), paretoBox),
@@ -393,9 +400,12 @@ async function studyView(name) {
     el('div', { class: 'sub' }, `template ${show.template} · `, el('span', { class: 'pill ' + show.state }, show.state),
       ` · ${show.trials_complete}/${show.trials_total} trials${show.trials_pruned ? `, ${show.trials_pruned} pruned` : ''} · `, el('span', { title: meaning('hypervolume') }, `hypervolume ${num(show.hypervolume)}`)),
     el('div', { class: 'sub', id: 'world' }, worldText(show)),
+    ...(failure ? [failure] : []),
     el('div', { class: 'grid' }, cards));
-  redrawPareto();
-  redrawParallel();
+  if (finished) {
+    redrawPareto();
+    redrawParallel();
+  }
   if (show.state === 'running') refresh = setTimeout(route, 2000);
 }
 
