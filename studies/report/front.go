@@ -41,7 +41,7 @@ func (r *Report) writeFront(w io.Writer) {
 	var varying []string
 	for _, p := range r.Template.Params {
 		for k := range params {
-			if paramText(params[k][p.Name]) != paramText(params[0][p.Name]) {
+			if ParamText(params[k][p.Name]) != ParamText(params[0][p.Name]) {
 				varying = append(varying, p.Name)
 				break
 			}
@@ -71,7 +71,7 @@ func (r *Report) writeFront(w io.Writer) {
 		}
 		var ps []string
 		for _, name := range varying {
-			ps = append(ps, name+"="+paramText(params[k][name]))
+			ps = append(ps, name+"="+ParamText(params[k][name]))
 		}
 		if len(ps) > 0 {
 			cells = append(cells, strings.Join(ps, " "))

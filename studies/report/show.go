@@ -273,7 +273,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	pm := r.ParamMap(best.Params)
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
-		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, paramText(pm[p.Name]), imp[i])
+		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, ParamText(pm[p.Name]), imp[i])
 	}
 	r.writeEvidence(w)
 	fmt.Fprintf(w, "\nwhat the words and units mean: study show %s --explain\n", r.Study.Name)
@@ -506,9 +506,9 @@ func cell(v any) string {
 	return fmt.Sprint(v)
 }
 
-// paramText is a parameter's value in a table: six significant digits
+// ParamText is a parameter's value in a table: six significant digits
 // (keeps columns aligned), "inactive" for none.
-func paramText(v any) string {
+func ParamText(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "inactive"

@@ -69,6 +69,18 @@ const num = (v) => {
   const s = v.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
   return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
 };
+// paramText is report's paramText, as study show prints a parameter: Go's
+// %.6g (six significant digits, trailing zeros dropped, an exponent of at
+// least two digits below 1e-4 and from 1e6), "inactive" for none.
+const paramText = (v) => {
+  if (v === null || v === undefined) return 'inactive';
+  if (typeof v !== 'number') return String(v);
+  if (v === 0) return '0';
+  const [m, x] = v.toExponential(5).split('e'), e = Number(x);
+  if (e < -4 || e >= 6) return m.replace(/\.?0+$/, '') + 'e' + (e < 0 ? '-' : '+') + String(Math.abs(e)).padStart(2, '0');
+  const s = v.toFixed(5 - e);
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+};
 const enc = encodeURIComponent;
 
 // The glossary (GET /api/glossary, the text of `study show --explain`)
@@ -566,7 +578,7 @@ async function trialView(name, n) {
     el('h1', {}, `${name} · trial ${t.trial}`), el('div', { class: 'sub' }, el('a', { href: '/study/' + enc(name) }, '← study'), ` · score ${num(t.score)}`),
     el('div', { class: 'sub', id: 'world' }, `world ${t.world.line}`),
     el('div', { class: 'grid' },
-      card('Parameters', el('table', { id: 'params' }, Object.entries(t.params).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, v === null ? 'inactive' : String(v)))))),
+      card('Parameters', el('table', { id: 'params' }, Object.entries(t.params).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, paramText(v)))))),
       card('Objectives', el('table', {}, Object.entries(t.objectives).map(([k, v]) => el('tr', {}, el('td', {}, k), el('td', { class: 'num' }, num(v)), el('td', { class: 'num' }, pct(t.deltas[k])))))),
       Object.assign(card('Every seed, beside the baseline on the same seed',
         el('table', { id: 'seeds' }, el('tr', {}, el('th', {}, 'seed'), classes.map((c) => el('th', { class: 'num' }, `${c} TTFT p99, ${unitOf(`per_slo.${c}.ttft_ms.p99`)} (baseline)`)), el('th', { class: 'num' }, `throughput, ${unitOf('tokens_per_sec')} (baseline)`)),
