@@ -2,7 +2,6 @@ package studies
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -88,8 +87,7 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*report.Ablat
 		return nil, err
 	}
 	// Recorded once every run is stored (see Validate).
-	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, requestAblation, string(js)); err != nil {
+	if err := e.saveRequest(r.Study.ID, req); err != nil {
 		return nil, err
 	}
 	stored, err := e.storedRuns(r.Study, "ablate|")
@@ -102,8 +100,8 @@ func (e *Env) Ablate(ctx context.Context, name string, trial int) (*report.Ablat
 // storedAblation rebuilds a stored ablation request of study r from the
 // stored runs, without simulating.
 func (e *Env) storedAblation(r *report.Report, js string, stored runs) (*report.Ablation, error) {
-	var req ablationRequest
-	if err := json.Unmarshal([]byte(js), &req); err != nil || r.ByNumber(req.Trial) == nil {
+	req, err := decodeRequest[ablationRequest](js)
+	if err != nil || r.ByNumber(req.Trial) == nil {
 		return nil, fmt.Errorf("study %s: stored ablation of trial %d cannot be read (%v)", r.Study.Name, req.Trial, err)
 	}
 	p, comps, err := e.ablationPlan(r, req)

@@ -23,12 +23,62 @@ import (
 // by what it is, so an interrupted command resumes where it stopped and a
 // report is rebuilt from the stored runs without simulating again.
 
-// The kinds of request storage keeps: it knows them by these names.
-const (
-	requestValidation = "validation"
-	requestAblation   = "ablation"
-	requestMaxRate    = "maxrate"
-)
+// storedRequest is a request for evidence as a study stores it: each
+// kind's request type (validationRequest, ablationRequest,
+// maxRateRequest) says its kind and what `show` lists of it.
+type storedRequest interface {
+	evidence() report.Evidence
+	listed() report.EvidenceRun
+}
+
+func (validationRequest) evidence() report.Evidence { return report.EvidenceValidation }
+func (ablationRequest) evidence() report.Evidence   { return report.EvidenceAblation }
+func (maxRateRequest) evidence() report.Evidence    { return report.EvidenceMaxRate }
+
+func (q validationRequest) listed() report.EvidenceRun {
+	run := report.EvidenceRun{Kind: q.kind(), Trials: q.Trials, Seeds: q.Seeds, Regimes: q.Regimes}
+	for _, w := range q.Worlds {
+		run.Worlds = append(run.Worlds, w.String())
+	}
+	return run
+}
+
+func (q ablationRequest) listed() report.EvidenceRun {
+	return report.EvidenceRun{Kind: report.KindAblation, Trials: []int{q.Trial}}
+}
+
+func (q maxRateRequest) listed() report.EvidenceRun {
+	return report.EvidenceRun{Kind: report.KindMaxRate, Trials: []int{q.Trial}, Seeds: q.Seeds}
+}
+
+// saveRequest records req as the study's latest request of its kind: the
+// one encoding of a request (JSON).
+func (e *Env) saveRequest(studyID uint, req storedRequest) error {
+	js, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	return e.Store.SaveEvidence(studyID, string(req.evidence()), string(js))
+}
+
+// decodeRequest reads a stored request of type R: the one decoding of a
+// request.
+func decodeRequest[R storedRequest](js string) (R, error) {
+	var req R
+	err := json.Unmarshal([]byte(js), &req)
+	return req, err
+}
+
+// requestDecoders decode a stored request by its kind (every one of
+// report.Evidences has one: TestEveryEvidenceKindDecodes).
+var requestDecoders = map[report.Evidence]func(string) (storedRequest, error){
+	report.EvidenceValidation: decoderOf[validationRequest],
+	report.EvidenceAblation:   decoderOf[ablationRequest],
+	report.EvidenceMaxRate:    decoderOf[maxRateRequest],
+}
+
+// decoderOf is decodeRequest[R] as one of requestDecoders.
+func decoderOf[R storedRequest](js string) (storedRequest, error) { return decodeRequest[R](js) }
 
 // job is one evidence simulation.
 type job struct {
@@ -156,7 +206,7 @@ func (e *Env) LoadEvidence(r *report.Report) error {
 		}
 		r.EvidenceRuns = append(r.EvidenceRuns, run)
 		latest[run.Kind] = q
-		if run.Kind != report.KindAblation && run.Kind != report.KindMaxRate {
+		if run.Kind.Evidence() == report.EvidenceValidation {
 			lastValidation = run.Kind
 		}
 	}
@@ -196,31 +246,15 @@ func (e *Env) LoadEvidence(r *report.Report) error {
 
 // evidenceRun decodes a stored request for the list of runs.
 func evidenceRun(q storage.EvidenceRequest) (report.EvidenceRun, error) {
-	run := report.EvidenceRun{RanAt: q.RanAt}
-	switch q.Kind {
-	case requestValidation:
-		var req validationRequest
-		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {
-			return run, err
-		}
-		run.Kind, run.Trials, run.Seeds, run.Regimes = req.kind(), req.Trials, req.Seeds, req.Regimes
-		for _, w := range req.Worlds {
-			run.Worlds = append(run.Worlds, w.String())
-		}
-	case requestAblation:
-		var req ablationRequest
-		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {
-			return run, err
-		}
-		run.Kind, run.Trials = report.KindAblation, []int{req.Trial}
-	case requestMaxRate:
-		var req maxRateRequest
-		if err := json.Unmarshal([]byte(q.Request), &req); err != nil {
-			return run, err
-		}
-		run.Kind, run.Trials, run.Seeds = report.KindMaxRate, []int{req.Trial}, req.Seeds
-	default:
-		return run, fmt.Errorf("unknown kind %q (allowed: %s, %s, %s)", q.Kind, requestValidation, requestAblation, requestMaxRate)
+	kind, err := report.ParseEvidence(q.Kind)
+	if err != nil {
+		return report.EvidenceRun{RanAt: q.RanAt}, err
 	}
+	req, err := requestDecoders[kind](q.Request)
+	if err != nil {
+		return report.EvidenceRun{RanAt: q.RanAt}, err
+	}
+	run := req.listed()
+	run.RanAt = q.RanAt
 	return run, nil
 }

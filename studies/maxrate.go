@@ -2,7 +2,6 @@ package studies
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -222,8 +221,7 @@ func (e *Env) MaxRate(ctx context.Context, name string, o MaxRateOptions) (*repo
 	if err != nil {
 		return nil, err
 	}
-	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, requestMaxRate, string(js)); err != nil {
+	if err := e.saveRequest(r.Study.ID, req); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -373,8 +371,8 @@ func mean(xs []float64) float64 {
 // storedMaxRate rebuilds a stored max-rate request of study r by repeating
 // its searches over the stored runs, without simulating.
 func (e *Env) storedMaxRate(r *report.Report, js string, stored runs) (*report.MaxRate, error) {
-	var req maxRateRequest
-	if err := json.Unmarshal([]byte(js), &req); err != nil {
+	req, err := decodeRequest[maxRateRequest](js)
+	if err != nil {
 		return nil, fmt.Errorf("study %s: stored max-rate request: %v", r.Study.Name, err)
 	}
 	if r.ByNumber(req.Trial) == nil {

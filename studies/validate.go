@@ -123,8 +123,7 @@ func (e *Env) Validate(ctx context.Context, name string, o ValidateOptions) (*re
 	// Recorded once every run is stored, so that an interrupted request
 	// (its runs are kept for the next try) never hides the last finished
 	// one of its kind, and "ran" is when it finished.
-	js, _ := json.Marshal(req)
-	if err := e.Store.SaveEvidence(r.Study.ID, requestValidation, string(js)); err != nil {
+	if err := e.saveRequest(r.Study.ID, req); err != nil {
 		return nil, err
 	}
 	stored, err := e.storedRuns(r.Study, "validate|")
@@ -301,8 +300,8 @@ func (e *Env) validationPlan(r *report.Report, req validationRequest) (*plan, er
 // storedValidation rebuilds a stored validation request of study r from
 // the stored runs, without simulating.
 func (e *Env) storedValidation(r *report.Report, js string, stored runs) (*report.Validation, error) {
-	var req validationRequest
-	if err := json.Unmarshal([]byte(js), &req); err != nil {
+	req, err := decodeRequest[validationRequest](js)
+	if err != nil {
 		return nil, fmt.Errorf("study %s: stored validation: %v", r.Study.Name, err)
 	}
 	for _, n := range req.Trials {

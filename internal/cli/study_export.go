@@ -69,7 +69,10 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 					}
 					err = report.WriteJSON(&buf, r.History())
 				case validation, ablation:
-					kind := map[bool]string{true: "validation", false: "ablation"}[validation]
+					kind := report.EvidenceAblation
+					if validation {
+						kind = report.EvidenceValidation
+					}
 					if err := env.LoadEvidence(r); err != nil {
 						return studyError(err)
 					}

@@ -169,7 +169,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 }
 
 // evidence is `study export NAME --validation|--ablation --format json`.
-func (s *Server) evidence(kind string) func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) evidence(kind report.Evidence) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		rep, err := s.report(r)
 		if err != nil {

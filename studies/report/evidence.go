@@ -241,40 +241,6 @@ func Grade(lo, hi, inStudy float64, better, seeds int, failed string, regime boo
 	return VerdictHolds
 }
 
-// EvidenceKind says which request stored evidence answers.
-type EvidenceKind string
-
-// The kinds of evidence request; `show` shows the latest of each.
-const (
-	KindPlain    EvidenceKind = "plain"    // validate: one trial on held-out seeds
-	KindRegimes  EvidenceKind = "regimes"  // validate --regimes or --regime
-	KindPareto   EvidenceKind = "pareto"   // validate --pareto
-	KindWorlds   EvidenceKind = "worlds"   // validate --world (or --model, --hardware, --tp, --latency-model)
-	KindAblation EvidenceKind = "ablation" // ablate
-	KindMaxRate  EvidenceKind = "maxrate"  // validate --max-rate
-)
-
-// ValidationKinds are the kinds of validation, in the order `show` lists
-// their latest results.
-var ValidationKinds = []EvidenceKind{KindPlain, KindRegimes, KindPareto, KindWorlds}
-
-// Command is the command that makes evidence of kind k.
-func (k EvidenceKind) Command() string {
-	switch k {
-	case KindRegimes:
-		return "validate --regimes"
-	case KindPareto:
-		return "validate --pareto"
-	case KindWorlds:
-		return "validate --world"
-	case KindAblation:
-		return "ablate"
-	case KindMaxRate:
-		return "validate --max-rate"
-	}
-	return "validate"
-}
-
 // EvidenceRun is one stored evidence request, as `show` lists them.
 type EvidenceRun struct {
 	Kind    EvidenceKind `json:"kind"`

@@ -272,19 +272,19 @@ func numCell(n Num) string { return CSVNumber(float64(n)) }
 // evidence of the kind asked for yet.
 var ErrNoEvidence = errors.New("no evidence yet")
 
-// ExportEvidence writes the stored validation or ablation (kind
-// "validation" or "ablation") as Export does; LoadEvidence must have run.
-func (r *Report) ExportEvidence(w io.Writer, kind, format string) error {
+// ExportEvidence writes the stored validation or ablation as Export does;
+// LoadEvidence must have run.
+func (r *Report) ExportEvidence(w io.Writer, kind Evidence, format string) error {
 	name := r.Study.Name
 	switch {
-	case kind == "validation" && r.Validation != nil:
+	case kind == EvidenceValidation && r.Validation != nil:
 		return r.Validation.Export(w, format, r.Template)
-	case kind == "ablation" && r.Ablation != nil:
+	case kind == EvidenceAblation && r.Ablation != nil:
 		return r.Ablation.Export(w, format, r.Template)
-	case kind == "validation":
+	case kind == EvidenceValidation:
 		return fmt.Errorf("%w: study %s has no validation yet (run optimize study validate %s)", ErrNoEvidence, name, name)
-	case kind == "ablation":
+	case kind == EvidenceAblation:
 		return fmt.Errorf("%w: study %s has no ablation yet (run optimize study ablate %s)", ErrNoEvidence, name, name)
 	}
-	return fmt.Errorf("evidence: unknown kind %q (allowed: validation, ablation)", kind)
+	return fmt.Errorf("evidence: %s has no export (allowed: %s, %s)", kind, EvidenceValidation, EvidenceAblation)
 }
