@@ -14,15 +14,15 @@ import (
 	"optimize/simcore/route"
 )
 
-// reportRow is one line of the text report: its label, the summary number
-// it shows (by its metrics name) and how it is printed.
-type reportRow struct{ label, number, format string }
+// summaryRow is one line of simulate's text summary: its label, the
+// summary number it shows (by its metrics name) and how it is printed.
+type summaryRow struct{ label, number, format string }
 
-// runRows and classRows are the text report's lines, for the run and for
+// runRows and classRows are the text summary's lines, for the run and for
 // each class present. A row of an optional number (attainment, goodput)
 // is shown only when some column has it; a column without it prints NaN.
 var (
-	runRows = []reportRow{
+	runRows = []summaryRow{
 		{"completed", "completed", "%.0f"},
 		{"rejected", "rejected", "%.0f"},
 		{"TTFT mean ms", "ttft_ms.mean", "%.1f"},
@@ -44,7 +44,7 @@ var (
 		{"trace rows: no prompt", "trace_zero_input", "%.0f"},
 		{"trace rows: over context", "trace_over_context", "%.0f"},
 	}
-	classRows = []reportRow{
+	classRows = []summaryRow{
 		{"TTFT p99 ms", "ttft_ms.p99", "%.1f"},
 		{"E2E p99 ms", "e2e_ms.p99", "%.1f"},
 		{"TTFT attainment", "ttft_attainment", "%.3f"},
@@ -87,7 +87,7 @@ func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, 
 
 // writeRow prints row r over the columns, reading its number from part of
 // each column's summary; an optional number no column has is no row.
-func writeRow[T any](tw io.Writer, r reportRow, prefix string, numbers []metrics.Number[T], cols []metrics.Summary, part func(*metrics.Summary) *T) {
+func writeRow[T any](tw io.Writer, r summaryRow, prefix string, numbers []metrics.Number[T], cols []metrics.Summary, part func(*metrics.Summary) *T) {
 	i := slices.IndexFunc(numbers, func(n metrics.Number[T]) bool { return n.Name == r.number })
 	if i < 0 {
 		panic("report row " + r.label + " reads " + r.number + ", which the summary does not have")

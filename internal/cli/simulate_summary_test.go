@@ -7,9 +7,9 @@ import (
 	"optimize/simcore/metrics"
 )
 
-// Every line of the text report reads a number the summary has (writeRow
+// Every line of simulate's text summary reads a number the summary has (writeRow
 // would stop the program otherwise).
-func TestReportRowsReadSummaryNumbers(t *testing.T) {
+func TestSummaryRowsReadSummaryNumbers(t *testing.T) {
 	has := func(names []string, n string) bool { return slices.Contains(names, n) }
 	var run, class []string
 	for _, n := range metrics.SummaryNumbers() {

@@ -17,7 +17,7 @@ import (
 	"optimize/studies/report"
 )
 
-//go:embed report.html.tmpl
+//go:embed study_report.html.tmpl
 var reportTemplate string
 
 var reportPage = template.Must(template.New("report").Parse(reportTemplate))
