@@ -99,14 +99,8 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	if err != nil {
 		return res, err
 	}
-	base, err := settings.StandardConfig()
-	if err != nil {
+	if err := restoreStandard(c, llmdCounterparts(), func(s *settings.Setting) bool { return s.Production.Param != settings.ParamWeight }); err != nil {
 		return res, err
-	}
-	for _, s := range llmdCounterparts() {
-		if s.Production.Param != settings.ParamWeight {
-			s.Restore(c, &base)
-		}
 	}
 	if err := im.routing(refs); err != nil {
 		return res, err

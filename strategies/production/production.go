@@ -202,3 +202,19 @@ func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
 	}
 	return sets, slices.Equal(final, weights)
 }
+
+// restoreStandard gives every setting of ss that reset says to reset the
+// standard configuration's value in c: what an imported production file
+// leaves out is production's default, not what c held before.
+func restoreStandard(c *cluster.Config, ss []*settings.Setting, reset func(*settings.Setting) bool) error {
+	base, err := settings.StandardConfig()
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if reset(s) {
+			s.Restore(c, &base)
+		}
+	}
+	return nil
+}

@@ -161,14 +161,8 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 	if err != nil {
 		return res, err
 	}
-	base, err := settings.StandardConfig()
-	if err != nil {
+	if err := restoreStandard(c, vllmSettings(), func(s *settings.Setting) bool { return s.Component != settings.CompCluster }); err != nil {
 		return res, err
-	}
-	for _, s := range vllmSettings() {
-		if s.Component != settings.CompCluster {
-			s.Restore(c, &base)
-		}
 	}
 	seen := map[string]int{}
 	var scaled []vllmArg // converted after the model and TP are known
