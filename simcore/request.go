@@ -41,8 +41,11 @@ type Request struct {
 	Round    int32 // round within the session, 0-based
 	Session  int32 // session id for multi-turn requests, -1 otherwise
 	Instance int32 // instance the request was routed to, -1 before
+	// Preemptions counts the times the request was evicted from a batch
+	// and sent back to its wait queue (vLLM's recompute preemption).
+	Preemptions int32
 
-	_ [16]byte // to 192 bytes
+	_ [12]byte // to 192 bytes
 }
 
 // Reset clears the request so that a source can reuse the struct.

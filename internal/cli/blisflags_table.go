@@ -151,7 +151,7 @@ var blisFlags = []blisFlag{
 	{name: "queue-shedding", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyFlowControl},
 	{name: "rate", in: blisBoth, do: blisWorkloadOnly, def: "1", reason: whyDistribution},
 	{name: "request-ttl", in: blisNew, do: blisRejected, def: "0", reason: whyFlowControl},
-	{name: "results-path", in: blisOld, do: blisIgnored, reason: "per-request results are not written yet; the summary goes to stdout"},
+	{name: "results-path", in: blisOld, do: blisIgnored, reason: "BLIS's per-request JSON is not written: --requests-out writes each request as CSV or JSONL; the summary goes to stdout"},
 	{name: "routing-latency", in: blisBoth, do: blisRejected, def: "0", reason: "a fixed routing delay is not modelled"},
 	{name: "routing-policy", in: blisBoth, do: blisOurs, reason: "round-robin, least-loaded or weighted; always-busiest is not built in"},
 	{name: "routing-scorers", in: blisBoth, do: blisOurs, reason: "7fd7a88d's scorers, ours, and llm-d's by plugin type (queue-scorer, no-hit-lru-scorer, …); f90a1e3a's short names for them (no-hit-lru, active-requests, …) are not accepted: name the llm-d plugin type"},

@@ -23,6 +23,7 @@ type simulateOptions struct {
 	seed         int64
 	seeds        []int64
 	output       string
+	requestsOut  string
 	template     string
 	params       []string
 	templatesDir *string
@@ -73,6 +74,7 @@ not model is an error; an approximated value is a note on stderr.`,
 	fs.Int64Var(&o.seed, "seed", 42, "seed of the workload and of the router's tie-breaking")
 	fs.Var(newSeedList(&o.seeds, nil), "seeds", "several seeds, e.g. 42,43,44 or 42-44 (overrides --seed)")
 	fs.StringVar(&o.output, "output", "text", "text or json")
+	fs.StringVar(&o.requestsOut, "requests-out", "", "write every completed request to FILE as it completes, a row each (.csv, or .jsonl: a JSON object a line): seed, id, class, instance, arrival, scheduled, first token and finish times in µs, input and output tokens, preemptions (BLIS's --results-path); several seeds run one after another into the one file")
 	fs.StringVar(&o.template, "template", "", "run one point of a strategy template (policy flags given too override it)")
 	fs.StringArrayVar(&o.params, "param", nil, "template parameter name=value (repeatable; others take their defaults)")
 	o.blis.bind(fs)
@@ -111,6 +113,11 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	fs := cmd.Flags()
 	if err := checkOutput(o.output); err != nil {
 		return err
+	}
+	if o.requestsOut != "" {
+		if err := checkRequestsOut(o.requestsOut); err != nil {
+			return err
+		}
 	}
 	if err := o.blis.check(fs, s.Err); err != nil {
 		return err
@@ -161,7 +168,12 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	if err := o.limits.Check(studies.LimitSeeds, "--seeds", int64(len(seeds))); err != nil {
 		return err
 	}
-	runs, err := runSeeds(cfg, wl, seeds)
+	var runs []metrics.Summary
+	if o.requestsOut != "" {
+		runs, err = runSeedsRecorded(cfg, wl, seeds, o.requestsOut)
+	} else {
+		runs, err = runSeeds(cfg, wl, seeds)
+	}
 	if err != nil {
 		return o.flags.blame(err) // a check only the engine makes (slo-deadline needs a TTFT target)
 	}
@@ -182,7 +194,7 @@ func runSeeds(base cluster.Config, wl *workloadChoice, seeds []int64) ([]metrics
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i], errs[i] = simulateOnce(base, wl, seed)
+			runs[i], errs[i] = simulateOnce(base, wl, seed, nil)
 		}()
 	}
 	wg.Wait()
@@ -194,7 +206,27 @@ func runSeeds(base cluster.Config, wl *workloadChoice, seeds []int64) ([]metrics
 	return runs, nil
 }
 
-func simulateOnce(cfg cluster.Config, wl *workloadChoice, seed int64) (metrics.Summary, error) {
+// runSeedsRecorded is runSeeds writing every completed request to the
+// file at path (--requests-out): the seeds run one after another, so the
+// file holds each seed's requests in completion order, seeds in order.
+func runSeedsRecorded(base cluster.Config, wl *workloadChoice, seeds []int64, path string) ([]metrics.Summary, error) {
+	out, err := openRequestsOut(path)
+	if err != nil {
+		return nil, err
+	}
+	runs := make([]metrics.Summary, len(seeds))
+	for i, seed := range seeds {
+		if runs[i], err = simulateOnce(base, wl, seed, out.sink(seed)); err != nil {
+			out.Close()
+			return nil, err
+		}
+	}
+	return runs, out.Close()
+}
+
+// simulateOnce runs cfg on the workload with one seed, handing each
+// completed request's record to sink when it is not nil.
+func simulateOnce(cfg cluster.Config, wl *workloadChoice, seed int64, sink func(*metrics.RequestRecord)) (metrics.Summary, error) {
 	cfg.Seed = seed
 	src, err := wl.source(cfg)
 	if err != nil {
@@ -203,6 +235,9 @@ func simulateOnce(cfg cluster.Config, wl *workloadChoice, seed int64) (metrics.S
 	eng, err := cluster.New(cfg, src)
 	if err != nil {
 		return metrics.Summary{}, err
+	}
+	if sink != nil {
+		eng.OnCompleted(sink)
 	}
 	sum := eng.Run()
 	if replay, ok := src.(*workload.ReplaySource); ok {

@@ -223,6 +223,7 @@ func (f *Former) allocate(r *simcore.Request, n int64, at *int, running *[]*simc
 			*at--
 		}
 		f.res.Preempted++
+		victim.Preemptions++
 		// A victim already scheduled this step gives its tokens back.
 		*budget += int64(victim.NewTokens)
 		victim.NewTokens = 0

@@ -33,6 +33,10 @@ type Engine struct {
 	stepSub   uint8 // event.sub of a step: 1 in the August era
 }
 
+// OnCompleted hands every completed request's record to sink as it
+// completes (metrics.Collector.OnCompleted); call it before Run.
+func (e *Engine) OnCompleted(sink func(*metrics.RequestRecord)) { e.metrics.OnCompleted(sink) }
+
 // New resolves cfg's world, validates cfg in it and assembles an engine
 // that will replay src.
 func New(cfg Config, src simcore.Source) (*Engine, error) {

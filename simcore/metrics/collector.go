@@ -42,6 +42,11 @@ type Collector struct {
 	// each decode step counts its tokens: output − 1 per request, a
 	// preempted request's re-decodes again, unfinished requests' too.
 	atCompletion bool
+
+	// sink, when set (OnCompleted), is handed each completed request's
+	// record, written into rec (one record reused).
+	sink func(*RequestRecord)
+	rec  RequestRecord
 }
 
 // CountOutputAtCompletion switches output-token counting to completion
@@ -114,6 +119,9 @@ func (c *Collector) Completed(r *simcore.Request) {
 	c.e2e.set(r.ID, c.E2E(r))
 	if cl := r.SLO.Known(); c.targets.has(cl) && c.targets.meets(r, c.E2E(r)) {
 		c.met[cl]++
+	}
+	if c.sink != nil {
+		c.sink(c.record(r))
 	}
 }
 
