@@ -79,7 +79,7 @@ func TestATemplateTuningTheWorld(t *testing.T) {
 	if got := tpl.TunedWorld(); !slices.Equal(got, []string{"gpu", "num_instances"}) {
 		t.Fatalf("tunes %v, want gpu and num_instances", got)
 	}
-	if keys := settings.WorldKeys(); !slices.Equal(keys, []string{"era", "gpu", "gpu_memory_utilization", "kv.total_blocks", "latency.model", "max_model_len", "model", "num_instances", "tp"}) {
+	if keys := settings.WorldKeys(); !slices.Equal(keys, []string{"era", "gpu", "gpu_memory_utilization", "kv.capacity_rule", "kv.total_blocks", "latency.model", "max_model_len", "model", "num_instances", "tp"}) {
 		t.Fatalf("world keys %v", keys)
 	}
 	def, err := tpl.World()

@@ -57,7 +57,7 @@ clients:
 			t.Fatal(err)
 		}
 		args := []string{"simulate", "--workload-spec", spec, "--seed", want["seed"], "--model", want["model"], "--hardware", want["gpu"],
-			"--tp", want["tp"], "--latency-model", "trained-physics", "--num-instances", "1", "--output", "json"}
+			"--tp", want["tp"], "--latency-model", "trained-physics", "--num-instances", "1", "--kv-capacity-rule", "blis-f90a1e3a", "--output", "json"}
 		code, out, errs := run(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)

@@ -19,7 +19,7 @@ func TestSimulatorErrorsNameTheFlagTyped(t *testing.T) {
 		{[]string{"--model", "no/such-model"}, `--model: model: "no/such-model" is not allowed (allowed: 01-ai/yi-34b, codellama/codellama-34b-instruct-hf,`},
 		{[]string{"--tp", "3"}, "--tp: tp: meta-llama/llama-3.1-8b-instruct: num_attention_heads (32) is not divisible by TP 3"},
 		{[]string{"--tp", "8", "--latency-model", "blackbox"}, "--latency-model: latency.model: no blackbox profile for meta-llama/llama-3.1-8b-instruct on H100 at TP8 (trained: H100/TP1, H100/TP2, H100/TP4); choose trained-physics or roofline"},
-		{[]string{"--model", "meta-llama/llama-3.1-70b-instruct", "--tp", "1"}, "--tp: tp: meta-llama/llama-3.1-70b-instruct on H100 at TP1: does not fit: it needs 137.07 GiB"},
+		{[]string{"--model", "meta-llama/llama-3.1-70b-instruct", "--tp", "1"}, "--tp: tp: meta-llama/llama-3.1-70b-instruct on H100 at TP1: does not fit: each GPU needs 132.22 GiB"},
 	} {
 		code, out, errs := run(t, append([]string{"simulate", "--num-requests", "10"}, c.args...)...)
 		msg := strings.TrimPrefix(strings.TrimRight(errs, "\n"), "optimize: ")

@@ -44,7 +44,7 @@ func BenchmarkBaseline(b *testing.B) {
 // BenchmarkBaselineTrainedPhysics is BenchmarkBaseline in BLIS f90a1e3a's
 // world: the same cluster and workload, llama-3.1-8b on H100 at TP2 priced
 // by the trained-physics model, its KV capacity derived from memory
-// (125,278 blocks) and the f90a1e3a era's mechanics.
+// (64,431 blocks by vLLM's rule) and the f90a1e3a era's mechanics.
 func BenchmarkBaselineTrainedPhysics(b *testing.B) {
 	spec, err := builtinWorkloads.Spec("orthogonal-slo")
 	if err != nil {

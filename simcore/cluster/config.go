@@ -24,8 +24,11 @@ type Config struct {
 	// nothing resolved is kept here.
 	latency.World
 
-	NumInstances       int
-	TotalKVBlocks      int64 // 0 = derived from the world (KVBlocks)
+	NumInstances  int
+	TotalKVBlocks int64 // 0 = derived from the world (KVBlocks)
+	// KVCapacityRule is how KVBlocks derives them from memory: one of
+	// latency.KVRules, "" for vLLM's.
+	KVCapacityRule     string
 	BlockSize          int64
 	MaxRunning         int
 	MaxScheduledTokens int64
@@ -211,7 +214,8 @@ func (c *Config) ContextWindow(w latency.Resolved) (int64, error) {
 
 // KVBlocks is the GPU KV capacity of an instance in blocks: kv.total_blocks
 // when set, else the blackbox profile's figure, else what the model leaves
-// of the GPUs' memory (latency.KVBlocks, as vLLM sizes its cache).
+// of the GPUs' memory (latency.KVBlocks by kv.capacity_rule: vLLM's
+// per-worker rule unless BLIS's is asked for).
 func (c *Config) KVBlocks(w latency.Resolved) (int64, error) {
 	switch {
 	case c.TotalKVBlocks > 0:
@@ -222,7 +226,7 @@ func (c *Config) KVBlocks(w latency.Resolved) (int64, error) {
 		}
 		return w.Spec.ProfileBlocks, nil
 	}
-	n, err := latency.KVBlocks(w.Spec.Arch, w.Spec.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization)
+	n, err := latency.KVBlocks(w.Spec.Arch, w.Spec.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization, c.KVCapacityRule)
 	if err != nil {
 		return 0, errtext.BadSetting(keys.TP, "%s on %s at TP%d: %v", w.Model, w.GPU, c.TP, err)
 	}

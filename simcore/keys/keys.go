@@ -23,6 +23,7 @@ const (
 	MaxModelLen           = "max_model_len"
 	GPUMemoryUtilization  = "gpu_memory_utilization"
 	KVTotalBlocks         = "kv.total_blocks"
+	KVCapacityRule        = "kv.capacity_rule"
 	KVBlockSize           = "kv.block_size"
 	KVCPUBlocks           = "kv.cpu_blocks"
 	KVOffloadThreshold    = "kv.offload_threshold"

@@ -195,13 +195,13 @@ func TestStepTimesMatchBLIS(t *testing.T) {
 	t.Logf("%d step times of %d models match BLIS f90a1e3a", checked, len(models))
 }
 
-// TestKVBlocksMatchBLIS: the KV capacity of every model × GPU × TP is
+// TestKVBlocksMatchBLIS: by BLIS's rule, the KV capacity of every model × GPU × TP is
 // BLIS's integer, and where BLIS refuses (the model does not fit) so do
 // we, saying how many GPUs it needs.
 func TestKVBlocksMatchBLIS(t *testing.T) {
 	ref, archs, gpus := loadBLISRef(t)
 	for _, k := range ref.KVBlocks {
-		got, err := KVBlocks(archs[k.Model], gpus[k.GPU], k.TP, 16, 0.9)
+		got, err := KVBlocks(archs[k.Model], gpus[k.GPU], k.TP, 16, 0.9, KVRuleBLIS)
 		switch {
 		case k.Error != "" && err == nil:
 			t.Errorf("%s %s TP%d: %d blocks, BLIS refuses: %s", k.Model, k.GPU, k.TP, got, k.Error)

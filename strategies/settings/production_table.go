@@ -52,6 +52,11 @@ func productionColumn() []struct {
 		{keys.MaxModelLen, Counterpart{System: SystemVLLM, Name: "--max-model-len", Fidelity: Exact,
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no context window: vLLM's default, the model's"}}}},
 		{keys.GPUMemoryUtilization, vllm("--gpu-memory-utilization", Exact, "")},
+		{keys.KVCapacityRule, Counterpart{System: SystemVLLM, Name: "num_gpu_blocks", Fidelity: WorldFact,
+			Note: "how vLLM sizes its KV cache at start-up (it logs num_gpu_blocks); nothing to write",
+			Values: []ValueCounterpart{
+				{Value: "vllm", Fidelity: WorldFact, Note: "vLLM's own rule: nothing to write"},
+				{Value: "blis-f90a1e3a", Fidelity: NoCounterpart, Note: "BLIS's estimate, TP times vLLM's blocks at TP > 1: no vLLM sizes its cache so"}}}},
 
 		// Batch formation and chunking.
 		{keys.MaxRunning, vllm("--max-num-seqs", Exact, "")},

@@ -91,6 +91,8 @@ func worldSettings() []*Setting {
 		}),
 		floatField(keys.GPUMemoryUtilization, "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
 			func(c *cluster.Config) *float64 { return &c.GPUMemoryUtilization }).when(physical),
+		choiceField(keys.KVCapacityRule, "kv-capacity-rule", latency.KVRules(), "how an instance's GPU KV blocks are derived from memory (kv.total_blocks unset): vllm, vLLM's per-worker rule (each GPU's memory × gpu_memory_utilization, less its 1/TP of the weights and its profiled overhead, over its share of the KV bytes per token: within 1.5 % of the num_gpu_blocks real vLLM logged on H100 at TP1, 2 and 4), or blis-f90a1e3a, BLIS's estimate (the memory of every GPU over KV bytes per token split by TP: TP times too many blocks at TP > 1)", CompCluster,
+			func(c *cluster.Config) *string { return &c.KVCapacityRule }).when(physical),
 	)
 }
 

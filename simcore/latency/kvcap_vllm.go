@@ -1,0 +1,82 @@
+package latency
+
+import (
+	"fmt"
+	"math"
+)
+
+// The KV capacity rules: how many KV blocks an instance's GPUs hold.
+const (
+	// KVRuleVLLM is vLLM's (KVBlocksVLLM), the default.
+	KVRuleVLLM = "vllm"
+	// KVRuleBLIS is BLIS f90a1e3a's (kvBlocksBLIS): right at TP1 within
+	// its overheads, TP times too many blocks at TP > 1.
+	KVRuleBLIS = "blis-f90a1e3a"
+)
+
+// KVRules lists the KV capacity rules, the default first.
+func KVRules() []string { return []string{KVRuleVLLM, KVRuleBLIS} }
+
+// vLLM sizes the KV cache per worker, one GPU each: of that GPU's memory ×
+// gpu_memory_utilization it takes the worker's shard of the weights
+// (weights / TP) and what its profiling run measures besides (the
+// activation peak of a max_num_batched_tokens step, the CUDA context,
+// CUDA graphs and, with TP, NCCL's buffers); the rest holds blocks of
+// block size × that worker's KV bytes per token, and every worker holds
+// as many blocks. The profiling overhead, fitted to the num_gpu_blocks
+// vLLM logged on H100 at gpu_memory_utilization 0.9 (Qwen3-14B TP1 18,038;
+// Llama-2-7B TP1 7,462; Mixtral-8x7B TP2 27,510; CodeLlama-34B TP2
+// 26,602; Llama-2-70B TP4 31,356; each within 1.5 % by this rule):
+const (
+	vllmOverheadTP1GiB = 0.8 // one GPU: activations, CUDA context and graphs
+	vllmOverheadTPGiB  = 1.6 // per GPU with TP: the same and NCCL's buffers
+)
+
+// KVBlocksVLLM is KVBlocks by vLLM's per-worker rule.
+func KVBlocksVLLM(a Arch, h Hardware, tp int, blockSize int64, util float64) (int64, error) {
+	if err := checkKVInputs(a, tp, blockSize, util); err != nil {
+		return 0, err
+	}
+	perToken, err := workerKVBytesPerToken(a, tp)
+	if err != nil {
+		return 0, err
+	}
+	perBlock := int64(perToken * float64(blockSize))
+	if perBlock <= 0 {
+		return 0, fmt.Errorf("a KV block takes %d bytes; check torch_dtype and TP", perBlock)
+	}
+	available := h.MemoryGiB * util
+	shard := float64(WeightBytes(a)) / float64(gib) / float64(tp)
+	overhead := vllmOverheadTPGiB
+	if tp == 1 {
+		overhead = vllmOverheadTP1GiB
+	}
+	if shard+overhead >= available {
+		minTP := int(math.Ceil(float64(WeightBytes(a)) / float64(gib) / (available - vllmOverheadTPGiB)))
+		return 0, fmt.Errorf("does not fit: each GPU needs %.2f GiB (%.2f of weights, 1/%d of them, + %.2f profiled overhead) of the %.2f GiB it offers (%g GiB × %g); it needs at least %d GPUs per instance",
+			shard+overhead, shard, tp, overhead, available, h.MemoryGiB, util, max(minTP, tp+1))
+	}
+	blocks := int64((available-shard-overhead)*float64(gib)) / perBlock
+	if blocks <= 0 {
+		return 0, fmt.Errorf("no room for a KV block (%.2f GiB left per GPU, %d bytes per block)", available-shard-overhead, perBlock)
+	}
+	return blocks, nil
+}
+
+// workerKVBytesPerToken is the KV cache one token takes on one worker of
+// tp: K and V of every layer for the worker's KV heads (KV heads / TP, and
+// one replicated head per worker when TP exceeds them), or, for
+// multi-head latent attention, the compressed latent (replicated).
+func workerKVBytesPerToken(a Arch, tp int) (float64, error) {
+	if a.KVLoraRank > 0 {
+		return float64(a.Layers) * float64(a.KVLoraRank+a.QKRopeHeadDim) * a.BytesPerParam, nil
+	}
+	if a.HeadDim <= 0 && a.Hidden%a.Heads != 0 {
+		return 0, fmt.Errorf("hidden_size (%d) is not divisible by num_attention_heads (%d)", a.Hidden, a.Heads)
+	}
+	kv := a.kvHeads()
+	if kv >= tp && kv%tp != 0 {
+		return 0, fmt.Errorf("num_key_value_heads (%d) is not divisible by TP %d", kv, tp)
+	}
+	return float64(a.Layers) * 2.0 * float64(a.headDimForKV()) * float64(max(1, kv/tp)) * a.BytesPerParam, nil
+}
