@@ -74,16 +74,9 @@ func KVBlocks(a Arch, h Hardware, tp int, blockSize int64, util float64, rule st
 
 // kvBlocksBLIS is KVBlocks by BLIS f90a1e3a's rule.
 func kvBlocksBLIS(a Arch, h Hardware, tp int, blockSize int64, util float64) (int64, error) {
-	if err := checkKVInputs(a, tp, blockSize, util); err != nil {
-		return 0, err
-	}
-	perToken, err := KVBytesPerToken(a, tp)
+	perBlock, err := blockBytes(a, tp, blockSize, util, KVBytesPerToken)
 	if err != nil {
 		return 0, err
-	}
-	perBlock := int64(perToken * float64(blockSize))
-	if perBlock <= 0 {
-		return 0, fmt.Errorf("a KV block takes %d bytes; check torch_dtype and TP", perBlock)
 	}
 	available := h.MemoryGiB * util * float64(tp)
 	weights := float64(WeightBytes(a)) / float64(gib)
@@ -101,9 +94,32 @@ func kvBlocksBLIS(a Arch, h Hardware, tp int, blockSize int64, util float64) (in
 		return 0, fmt.Errorf("does not fit: it needs %.2f GiB (%.2f weights + %.2f activations + %.2f non-torch) of the %.2f GiB available (%g GiB × %g × %d GPUs); it needs at least %d GPUs per instance",
 			overhead, weights, activation, nonTorch*float64(tp), available, h.MemoryGiB, util, tp, minTP)
 	}
-	blocks := int64((available-overhead)*float64(gib)) / perBlock
+	return blocksIn(available-overhead, perBlock)
+}
+
+// blockBytes checks what either rule reads and is one KV block's bytes on
+// one GPU, its KV bytes per token by perToken.
+func blockBytes(a Arch, tp int, blockSize int64, util float64, perToken func(Arch, int) (float64, error)) (int64, error) {
+	if err := checkKVInputs(a, tp, blockSize, util); err != nil {
+		return 0, err
+	}
+	bytes, err := perToken(a, tp)
+	if err != nil {
+		return 0, err
+	}
+	perBlock := int64(bytes * float64(blockSize))
+	if perBlock <= 0 {
+		return 0, fmt.Errorf("a KV block takes %d bytes; check torch_dtype and TP", perBlock)
+	}
+	return perBlock, nil
+}
+
+// blocksIn is how many blocks of perBlock bytes fit in left GiB (whole
+// bytes, as vLLM truncates); none is an error.
+func blocksIn(left float64, perBlock int64) (int64, error) {
+	blocks := int64(left*float64(gib)) / perBlock
 	if blocks <= 0 {
-		return 0, fmt.Errorf("no room for a KV block (%.2f GiB left, %d bytes per block)", available-overhead, perBlock)
+		return 0, fmt.Errorf("no room for a KV block (%.2f GiB left, %d bytes per block)", left, perBlock)
 	}
 	return blocks, nil
 }

@@ -34,16 +34,9 @@ const (
 
 // KVBlocksVLLM is KVBlocks by vLLM's per-worker rule.
 func KVBlocksVLLM(a Arch, h Hardware, tp int, blockSize int64, util float64) (int64, error) {
-	if err := checkKVInputs(a, tp, blockSize, util); err != nil {
-		return 0, err
-	}
-	perToken, err := workerKVBytesPerToken(a, tp)
+	perBlock, err := blockBytes(a, tp, blockSize, util, workerKVBytesPerToken)
 	if err != nil {
 		return 0, err
-	}
-	perBlock := int64(perToken * float64(blockSize))
-	if perBlock <= 0 {
-		return 0, fmt.Errorf("a KV block takes %d bytes; check torch_dtype and TP", perBlock)
 	}
 	available := h.MemoryGiB * util
 	shard := float64(WeightBytes(a)) / float64(gib) / float64(tp)
@@ -56,11 +49,7 @@ func KVBlocksVLLM(a Arch, h Hardware, tp int, blockSize int64, util float64) (in
 		return 0, fmt.Errorf("does not fit: each GPU needs %.2f GiB (%.2f of weights, 1/%d of them, + %.2f profiled overhead) of the %.2f GiB it offers (%g GiB × %g); it needs at least %d GPUs per instance",
 			shard+overhead, shard, tp, overhead, available, h.MemoryGiB, util, max(minTP, tp+1))
 	}
-	blocks := int64((available-shard-overhead)*float64(gib)) / perBlock
-	if blocks <= 0 {
-		return 0, fmt.Errorf("no room for a KV block (%.2f GiB left per GPU, %d bytes per block)", available-shard-overhead, perBlock)
-	}
-	return blocks, nil
+	return blocksIn(available-shard-overhead, perBlock)
 }
 
 // workerKVBytesPerToken is the KV cache one token takes on one worker of
