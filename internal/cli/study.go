@@ -166,6 +166,22 @@ func (f *studyFlags) runError(name string, err error) error {
 	return studyError(err)
 }
 
+// createFailed answers a study this create made whose run stopped on err:
+// a study with no finished trial and none running is removed, so that a
+// create that fails leaves nothing behind (its error says why, and the
+// same command runs again under the same name); one with results keeps
+// them and the failure recorded with it (study show says why).
+func (f *studyFlags) createFailed(env *studies.Env, row *storage.Study, err error) error {
+	finished, running, cerr := env.Store.Counts(row.ID)
+	if cerr != nil || finished > 0 || running > 0 {
+		return f.runError(row.Name, err)
+	}
+	if derr := env.Delete(row); derr != nil {
+		return studyError(errors.Join(err, derr))
+	}
+	return studyError(fmt.Errorf("%w; study %s removed: no trial finished before the error, so the create leaves nothing behind", err, row.Name))
+}
+
 func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	o := studies.CreateOptions{}
 	var seeds []int64
@@ -208,7 +224,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			}
 			ctx, stop := interruptible()
 			defer stop()
-			made := "created with its baseline"
+			made, created := "created with its baseline", row == nil
 			if row != nil {
 				complete, _, err := env.Store.Counts(row.ID)
 				if err != nil {
@@ -233,6 +249,9 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 				return nil
 			}
 			if err := env.Run(ctx, row); err != nil {
+				if created && !errors.Is(err, context.Canceled) {
+					return f.createFailed(env, row, err)
+				}
 				return f.runError(row.Name, err)
 			}
 			return showStudy(s, env, row.Name, "text")
