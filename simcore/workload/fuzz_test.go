@@ -92,10 +92,10 @@ func FuzzLoadTrace(f *testing.F) {
 	f.Add([]byte(traceHeaderYAML), []byte(traceCSV))
 	f.Add([]byte("trace_version: 3\ntime_unit: us\n"), []byte("arrival_time_us,input_tokens,output_tokens,prefix_group,prefix_length\n0,10,1,a,64\n"))
 	f.Fuzz(func(t *testing.T, header, data []byte) {
-		if err := checkTraceHeader("h.yaml", header); err != nil && strings.Contains(err.Error(), "\n") {
+		if _, err := checkTraceHeader("h.yaml", header); err != nil && strings.Contains(err.Error(), "\n") {
 			t.Fatalf("multi-line error %q", err)
 		}
-		src, err := parseTrace("d.csv", bytes.NewReader(data), 16)
+		src, err := parseTrace("d.csv", bytes.NewReader(data), 16, false)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,7 +76,12 @@ type TraceSource struct {
 }
 
 // LoadTrace reads a TraceV2 header and its CSV (dataPath "" = the file
-// beside the header with the same base name and a .csv extension).
+// beside the header with the same base name and a .csv extension, or
+// .csv.gz when only that exists; gzip is read as such). A trace of mode
+// real (a recording of a real server, `blis observe`) replays as BLIS's
+// replay does: each request at its send_time_us (relative to the first
+// send) with server_input_tokens, the prompt the server counted, where
+// given; other traces at arrival_time_us with input_tokens.
 func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("workload: block size must be > 0, got %d", blockSize)
@@ -86,43 +90,51 @@ func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading trace header: %w", err)
 	}
-	if err := checkTraceHeader(headerPath, data); err != nil {
+	h, err := checkTraceHeader(headerPath, data)
+	if err != nil {
 		return nil, err
 	}
 	if dataPath == "" {
-		dataPath = strings.TrimSuffix(headerPath, filepath.Ext(headerPath)) + ".csv"
+		dataPath = TraceV2DataPath(headerPath)
 	}
 	f, err := os.Open(dataPath)
 	if err != nil {
 		return nil, fmt.Errorf("reading trace data: %w", err)
 	}
 	defer f.Close()
-	return parseTrace(dataPath, f, blockSize)
+	r, gz, err := decompressed(dataPath, f)
+	if err != nil {
+		return nil, err
+	}
+	if gz != nil {
+		defer gz.Close()
+	}
+	return parseTrace(dataPath, r, blockSize, h.Mode == "real")
 }
 
-func checkTraceHeader(name string, data []byte) error {
+func checkTraceHeader(name string, data []byte) (traceHeader, error) {
 	var h traceHeader
 	if err := decodeStrict(name, data, &h); err != nil {
-		return err
+		return h, err
 	}
 	if h.Version != 2 && h.Version != 3 {
-		return errtext.New(name, "trace_version", "unknown value %d (allowed: 2, 3)", h.Version)
+		return h, errtext.New(name, "trace_version", "unknown value %d (allowed: 2, 3)", h.Version)
 	}
 	if h.TimeUnit != "microseconds" && h.TimeUnit != "us" {
-		return errtext.New(name, "time_unit", "unknown value %q (allowed: microseconds, us)", h.TimeUnit)
+		return h, errtext.New(name, "time_unit", "unknown value %q (allowed: microseconds, us)", h.TimeUnit)
 	}
 	switch h.Mode {
 	case "", "real", "generated", "replayed":
 	default:
-		return errtext.New(name, "mode", "unknown value %q (allowed: real, generated, replayed)", h.Mode)
+		return h, errtext.New(name, "mode", "unknown value %q (allowed: real, generated, replayed)", h.Mode)
 	}
 	if h.WarmUpRequests < 0 {
-		return errtext.New(name, "warm_up_requests", "must be >= 0, got %d", h.WarmUpRequests)
+		return h, errtext.New(name, "warm_up_requests", "must be >= 0, got %d", h.WarmUpRequests)
 	}
 	if h.SessionContextGrowth != "" {
-		return errtext.New(name, "session_context_growth", "accumulating session replay is not supported (allowed: omit it)")
+		return h, errtext.New(name, "session_context_growth", "accumulating session replay is not supported (allowed: omit it)")
 	}
-	return nil
+	return h, nil
 }
 
 // traceParser turns CSV rows into traceRows, interning the string columns.
@@ -140,11 +152,14 @@ type traceParser struct {
 	zeroInputLine []int
 	hasLen        bool // the trace has a prefix_length column
 	record        []string
+	// real: a recording of a real server; rows are sent at send_time_us
+	// (absolute: made relative to the first send once all are read).
+	real bool
 }
 
-func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
+func parseTrace(file string, r io.Reader, blockSize int, real bool) (*TraceSource, error) {
 	p := &traceParser{
-		file: file, reader: csv.NewReader(r), col: map[string]int{},
+		file: file, reader: csv.NewReader(r), col: map[string]int{}, real: real,
 		tenants: map[string]int32{}, sessions: map[string]int32{}, groups: map[string]int32{},
 	}
 	p.reader.ReuseRecord = true
@@ -169,6 +184,15 @@ func parseTrace(file string, r io.Reader, blockSize int) (*TraceSource, error) {
 	}
 	if len(rows) == 0 {
 		return nil, errtext.New(file, "", "no requests after the header row")
+	}
+	if real {
+		first := rows[0].arrival
+		for _, r := range rows {
+			first = min(first, r.arrival)
+		}
+		for i := range rows {
+			rows[i].arrival -= first
+		}
 	}
 	// Replay in arrival order; the stable sort keeps file order among equal
 	// times (BLIS injects rows in file order into a time-ordered queue).
@@ -277,6 +301,20 @@ func (p *traceParser) row() (traceRow, error) {
 	if err != nil {
 		return row, err
 	}
+	if p.real {
+		if row.arrival, err = p.sent(); err != nil {
+			return row, err
+		}
+		if v, _ := p.field("server_input_tokens"); v != "" {
+			served, err := p.integer("server_input_tokens", 0, maxTokenCount)
+			if err != nil {
+				return row, err
+			}
+			if served > 0 {
+				input = served
+			}
+		}
+	}
 	output, err := p.integer("output_tokens", 0, maxTokenCount)
 	if err != nil {
 		return row, err
@@ -314,6 +352,18 @@ func (p *traceParser) row() (traceRow, error) {
 		}
 	}
 	return row, nil
+}
+
+// sent is a real trace's send_time_us, which it must give (µs since the
+// epoch: the replay makes it relative to the first send).
+func (p *traceParser) sent() (simcore.Tick, error) {
+	if _, ok := p.col["send_time_us"]; !ok {
+		return 0, errtext.New(p.file, "send_time_us", "a trace of mode real replays at its send times: the column is required")
+	}
+	if s, _ := p.field("send_time_us"); s == "" {
+		return 0, p.errAt("send_time_us", "required in a trace of mode real")
+	}
+	return p.integer("send_time_us", 0, never-1)
 }
 
 // prefixGroup interns a group and records its length: the first positive

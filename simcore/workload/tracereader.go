@@ -140,7 +140,7 @@ func openTraceV2Rows(t *TraceReader, headerPath string, br *bufio.Reader) (rowRe
 	if err != nil {
 		return nil, errtext.New(headerPath, "", "%v", err)
 	}
-	if err := checkTraceHeader(headerPath, data); err != nil {
+	if _, err := checkTraceHeader(headerPath, data); err != nil {
 		return nil, err
 	}
 	dataPath := TraceV2DataPath(headerPath)
