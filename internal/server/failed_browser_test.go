@@ -3,35 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"optimize/internal/testkit"
 	"optimize/internal/testkit/studykit"
 	"optimize/studies/report"
 )
-
-// starvedTemplate admits next to nothing (a token bucket of at most 20
-// tokens refilling at 0.001 tokens/s: no request of hundreds of input
-// tokens ever fits) and is scored by cost per million output tokens: its
-// trials' runs produce no output, so their cost per token is undefined and
-// the first trial stops the study with that error. Its baseline, the
-// baseline template's, serves every request.
-const starvedTemplate = `name: starved
-description: Token-bucket admission too small for any request, scored by cost per million output tokens.
-base: baseline
-mechanism:
-  admission.policy: token-bucket
-  admission.token_bucket.refill_rate: 0.001
-parameters:
-  - {name: capacity, type: float, low: 1, high: 20, default: 10, setting: admission.token_bucket.capacity}
-objectives:
-  - {name: cost_per_million_tokens, metric: cost_per_million_tokens, direction: minimize}
-primary: cost_per_million_tokens
-`
 
 // A study whose run stops on an error says why wherever it is shown: the
 // error is stored with the study (show's state is "failed" and its
@@ -40,21 +20,17 @@ primary: cost_per_million_tokens
 // with nothing to draw.
 func TestAFailedStudySaysWhyItFailed(t *testing.T) {
 	env := studykit.TempEnv(t, 1)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "starved.yaml"), []byte(starvedTemplate), 0o644); err != nil {
+	if err := env.Registry.AddDir(testkit.StarvedTemplateDir(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Registry.AddDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	o := studykit.Study("starved", "f", 3)
+	o := studykit.Study(testkit.StarvedTemplateName, "f", 3)
 	o.Seeds = []int64{42}
 	ctx := context.Background()
 	row, err := env.Create(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const why = "the run produced no output tokens"
+	const why = testkit.StarvedError
 	if err := env.Run(ctx, row); err == nil || !strings.Contains(err.Error(), why) {
 		t.Fatalf("run: %v, want its trial's error (%s)", err, why)
 	}

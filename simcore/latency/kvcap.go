@@ -32,11 +32,17 @@ const (
 // SwiGLU).
 var swiGLU = []string{"silu", "swiglu", "geglu", "situ", ""}
 
-// KVBytesPerToken is the KV cache one token takes on one of tp GPUs: K and
-// V of every layer (2 · KV heads · head width, split over TP), or, for
-// multi-head latent attention, the compressed latent (kv_lora_rank +
+// KVBytesPerToken is the KV cache one token takes on one of tp GPUs as
+// BLIS f90a1e3a counts it: K and V of every layer (2 · KV heads · head
+// width, split over TP, fractionally when TP exceeds the KV heads), or,
+// for multi-head latent attention, the compressed latent (kv_lora_rank +
 // qk_rope_head_dim, replicated on every GPU).
-func KVBytesPerToken(a Arch, tp int) (float64, error) {
+func KVBytesPerToken(a Arch, tp int) (float64, error) { return kvBytesPerToken(a, tp, false) }
+
+// kvBytesPerToken is KVBytesPerToken, or, for a vLLM worker, the same with
+// whole KV heads per GPU: KV heads / TP, one replicated head per worker
+// when TP exceeds them.
+func kvBytesPerToken(a Arch, tp int, worker bool) (float64, error) {
 	if a.KVLoraRank > 0 {
 		return float64(a.Layers) * float64(a.KVLoraRank+a.QKRopeHeadDim) * a.BytesPerParam, nil
 	}
@@ -47,6 +53,10 @@ func KVBytesPerToken(a Arch, tp int) (float64, error) {
 	if kv >= tp && kv%tp != 0 {
 		return 0, fmt.Errorf("num_key_value_heads (%d) is not divisible by TP %d", kv, tp)
 	}
+	if worker {
+		return float64(a.Layers) * 2.0 * float64(a.headDimForKV()) * float64(max(1, kv/tp)) * a.BytesPerParam, nil
+	}
+	// BLIS's order of operations, so that its block counts come out to the integer.
 	return float64(a.Layers) * 2.0 * float64(a.headDimForKV()) * float64(kv) * a.BytesPerParam / float64(tp), nil
 }
 

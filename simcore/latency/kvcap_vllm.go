@@ -52,20 +52,6 @@ func KVBlocksVLLM(a Arch, h Hardware, tp int, blockSize int64, util float64) (in
 	return blocksIn(available-shard-overhead, perBlock)
 }
 
-// workerKVBytesPerToken is the KV cache one token takes on one worker of
-// tp: K and V of every layer for the worker's KV heads (KV heads / TP, and
-// one replicated head per worker when TP exceeds them), or, for
-// multi-head latent attention, the compressed latent (replicated).
-func workerKVBytesPerToken(a Arch, tp int) (float64, error) {
-	if a.KVLoraRank > 0 {
-		return float64(a.Layers) * float64(a.KVLoraRank+a.QKRopeHeadDim) * a.BytesPerParam, nil
-	}
-	if a.HeadDim <= 0 && a.Hidden%a.Heads != 0 {
-		return 0, fmt.Errorf("hidden_size (%d) is not divisible by num_attention_heads (%d)", a.Hidden, a.Heads)
-	}
-	kv := a.kvHeads()
-	if kv >= tp && kv%tp != 0 {
-		return 0, fmt.Errorf("num_key_value_heads (%d) is not divisible by TP %d", kv, tp)
-	}
-	return float64(a.Layers) * 2.0 * float64(a.headDimForKV()) * float64(max(1, kv/tp)) * a.BytesPerParam, nil
-}
+// workerKVBytesPerToken is the KV cache one token takes on one vLLM
+// worker of tp: its whole KV heads (kvBytesPerToken).
+func workerKVBytesPerToken(a Arch, tp int) (float64, error) { return kvBytesPerToken(a, tp, true) }
