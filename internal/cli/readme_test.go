@@ -49,6 +49,12 @@ var readmeNoTest = map[string]string{
 	"optimize study create slo-cascade --trials 200 --name big \\":    "a PostgreSQL server elsewhere (db.example)",
 	"docker build -t optimize:latest .":                               "Docker and a Kubernetes cluster",
 	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'": "the cluster's PostgreSQL server",
+	// The calibration guide's runs are the user's own server's; the tests
+	// run the same commands on the shared public runs
+	// (TestCalibrateReproducesTheKnownErrors,
+	// TestCalibrateFitBringsTheQwenRunsWithinTenPercent).
+	"bin/optimize calibrate runs/qwen3-14b-2rps runs/qwen3-14b-8rps runs/qwen3-14b-12rps --hardware H100":                         "runs recorded from your own vLLM server",
+	"bin/optimize calibrate --fit -o qwen-h100.yaml runs/qwen3-14b-2rps runs/qwen3-14b-8rps runs/qwen3-14b-12rps --hardware H100": "runs recorded from your own vLLM server",
 }
 
 // readmeBlocks returns a file's shell blocks in order. Every fenced block

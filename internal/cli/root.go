@@ -99,7 +99,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		return fmt.Errorf("%s: %v", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), flagValueError(err))
 	})
 	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
-	root.AddCommand(newSimulateCommand(s, templatesDir), newStudyCommand(s, templatesDir, invokedAs(os.Args[0])), newTemplateCommand(s, templatesDir),
+	root.AddCommand(newSimulateCommand(s, templatesDir), newCalibrateCommand(s), newStudyCommand(s, templatesDir, invokedAs(os.Args[0])), newTemplateCommand(s, templatesDir),
 		newServeCommand(s, templatesDir), newWorkloadCommand(s))
 	return root
 }

@@ -27,6 +27,7 @@ type simFlags struct {
 	flags                       []*settingFlag // in flag-name order
 	sets                        []string
 	file                        settingsFile // --settings FILE
+	worldFile                   string       // --world-file FILE
 	production                  productionFiles
 	// user are the settings the user gave, and how, once apply has run:
 	// a simulator error about one of them names the flag (blame).
@@ -62,6 +63,7 @@ func (f *settingFlag) Set(s string) error {
 
 func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.modelConfig, "model-config", "", "a model of your own: a Hugging Face config.json or a YAML file like data/models/*.yaml; runs it (instead of --model)")
+	fs.StringVar(&f.worldFile, "world-file", "", "a deployment's world (optimize calibrate --fit writes one): model, GPU, TP, KV blocks and the latency model's coefficients, applied before --settings and the flags, which override them")
 	fs.StringVar(&f.hardwareConfig, "hardware-config", "", "a GPU of your own: a YAML file like data/hardware/gpus.yaml holding one GPU; runs on it (instead of --hardware)")
 	byFlag := map[string]*settingFlag{}
 	for _, s := range settings.All() {
@@ -105,7 +107,7 @@ func (f *settingFlag) usage() string {
 		return fmt.Sprintf("weighted scorers in order, name:weight,... with name one of %s; %s (settings %s<scorer>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)
 	case settings.Vector:
-		return fmt.Sprintf("%s: three values i0,i1,i2 in µs (override the profile; settings %s0..2)", s.Doc, prefix)
+		return fmt.Sprintf("%s: %d values in order %s (settings %s<%s>)", s.Doc, len(items), strings.Join(items, ","), prefix, strings.Join(items, "|"))
 	case settings.Named:
 		return fmt.Sprintf("price of a GPU per hour in USD, per GPU: gpu=price,... with gpu one of %s (defaults: the hardware file's on-demand list prices, which optimize template settings shows; a --hardware-config GPU takes its file's price_per_gpu_hour); cost has no vLLM or llm-d counterpart; %s (settings %s<GPU>)",
 			strings.Join(items, ", "), s.ValuesText(), prefix)

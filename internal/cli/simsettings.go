@@ -28,6 +28,15 @@ func (f *settingsFile) bind(fs *pflag.FlagSet) {
 // ones the run gets. A model or GPU of the user's own (--model-config,
 // --hardware-config) replaces the file's, as its flag would.
 func (f *simFlags) applySettingsFile(c *cluster.Config) error {
+	if f.worldFile != "" {
+		data, err := os.ReadFile(f.worldFile)
+		if err != nil {
+			return fmt.Errorf("--world-file: %v", err)
+		}
+		if err := settings.ApplyWorldFile(f.worldFile, data, c); err != nil {
+			return fmt.Errorf("--world-file: %v", err)
+		}
+	}
 	path := f.file.path
 	if path == "" {
 		return nil

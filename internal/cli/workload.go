@@ -72,6 +72,7 @@ type workloadChoice struct {
 	trace       *workloads.Trace    // a replayed trace (not TraceV2), or nil
 	traceHeader string
 	traceData   string
+	traceV2     workload.ReplayOptions // the replay controls of a TraceV2 trace
 	numRequests int
 }
 
@@ -101,10 +102,16 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 			return nil, fmt.Errorf("--trace: %v", ferr)
 		}
 		if format == workload.FormatTraceV2 {
-			if given := w.replayFlags(fs); len(given) > 0 {
-				return nil, fmt.Errorf("--%s: replay controls apply to Mooncake, Azure and BurstGPT traces, not to TraceV2", given[0][0])
-			}
 			c.traceHeader, c.traceData = w.trace, w.traceData
+			for _, g := range w.replayFlags(fs) {
+				if err := c.traceV2.SetControl(g[1], *w.replay[g[1]]); err != nil {
+					return nil, fmt.Errorf("--%s: %v", g[0], err)
+				}
+			}
+			c.traceV2.MaxRequests = w.numRequests
+			if err := checkTraceV2(c); err != nil {
+				return nil, err
+			}
 			return c, nil
 		}
 		if changed(fs, "trace-data") {
@@ -166,7 +173,11 @@ func (c *workloadChoice) source(cfg cluster.Config) (simcore.Source, error) {
 		return c.trace.Source(cfg)
 	}
 	if c.spec == nil {
-		return workload.LoadTrace(c.traceHeader, c.traceData, int(cfg.BlockSize))
+		t, err := workload.LoadTrace(c.traceHeader, c.traceData, int(cfg.BlockSize))
+		if err != nil {
+			return nil, err
+		}
+		return t, t.Control(c.traceV2)
 	}
 	return workload.NewGenerator(c.spec, workload.Options{
 		Seed:        cfg.Seed,
@@ -174,4 +185,15 @@ func (c *workloadChoice) source(cfg cluster.Config) (simcore.Source, error) {
 		NumRequests: c.numRequests,
 		Horizon:     cfg.Horizon,
 	})
+}
+
+// checkTraceV2 loads a TraceV2 trace once with its replay controls, so
+// that a control it refuses, or a window holding none of its requests,
+// fails before anything runs, naming the flag.
+func checkTraceV2(c *workloadChoice) error {
+	t, err := workload.LoadTrace(c.traceHeader, c.traceData, 16)
+	if err != nil {
+		return fmt.Errorf("--trace: %v", err)
+	}
+	return t.Control(c.traceV2)
 }

@@ -37,6 +37,9 @@ const (
 	LatencyModel = "latency.model"
 	LatencyAlpha = "latency.alpha"
 	LatencyBeta  = "latency.beta"
+	// The trained-physics model's (Member(PhysicsBeta, "1a")).
+	PhysicsAlpha = "latency.physics.alpha"
+	PhysicsBeta  = "latency.physics.beta"
 )
 
 // Batch formation and scheduling.

@@ -52,8 +52,8 @@ func TestCatalog(t *testing.T) {
 	if _, err := c.Find("no/such-model", "", 0); !errors.Is(err, ErrUnknownModel) || !strings.Contains(err.Error(), model) {
 		t.Fatalf("unknown model: %v", err)
 	}
-	if len(c.Models()) != 13 || len(c.GPUs()) != 4 {
-		t.Fatalf("%d models, %d GPUs; want the 13 BLIS ships and H100, A100-80, L40S, H200", len(c.Models()), len(c.GPUs()))
+	if len(c.Models()) != 14 || len(c.GPUs()) != 4 {
+		t.Fatalf("%d models, %d GPUs; want the 13 BLIS ships, Llama-2-70B (real runs of it are calibrated against) and H100, A100-80, L40S, H200", len(c.Models()), len(c.GPUs()))
 	}
 	if _, err := c.GPU("B200"); err == nil || !strings.Contains(err.Error(), "L40S") {
 		t.Fatalf("unknown GPU: %v", err)

@@ -12,9 +12,6 @@ import (
 // ../shared/data/sim2real: vLLM 0.23 and inference-perf runs on H100 80GB
 // at gpu_memory_utilization 0.9, blocks of 16 tokens) within 1.5 %, at
 // TP1, 2 and 4; BLIS f90a1e3a's rule overcounts the TP2 ones by 78-91 %.
-// Llama-2-70B is not shipped: its architecture is its Hugging Face
-// config.json's (80 layers, hidden 8192, 64 heads, 8 KV heads,
-// intermediate 28672, vocabulary 32000, bfloat16).
 func TestKVBlocksVLLMMatchRealCounts(t *testing.T) {
 	cat, err := ReadCatalog(os.DirFS("../../data"))
 	if err != nil {
@@ -31,9 +28,6 @@ func TestKVBlocksVLLMMatchRealCounts(t *testing.T) {
 		}
 		return m.Arch
 	}
-	llama70 := arch("meta-llama/llama-2-7b-hf")
-	llama70.Layers, llama70.Hidden, llama70.Heads, llama70.KVHeads, llama70.Intermediate, llama70.Vocab = 80, 8192, 64, 8, 28672, 32000
-	llama70.HeadDim = 0
 	for _, c := range []struct {
 		name  string
 		arch  Arch
@@ -45,7 +39,7 @@ func TestKVBlocksVLLMMatchRealCounts(t *testing.T) {
 		{"Llama-2-7B", arch("meta-llama/llama-2-7b-hf"), 1, 7462, false},
 		{"Mixtral-8x7B", arch("mistralai/mixtral-8x7b-v0.1"), 2, 27510, true},
 		{"CodeLlama-34B", arch("codellama/codellama-34b-instruct-hf"), 2, 26602, true},
-		{"Llama-2-70B", llama70, 4, 31356, true},
+		{"Llama-2-70B", arch("meta-llama/llama-2-70b-hf"), 4, 31356, true},
 	} {
 		got, err := KVBlocks(c.arch, h100.Hardware, c.tp, 16, 0.9, "")
 		if err != nil {

@@ -41,6 +41,35 @@ type Physics struct {
 	Beta  [11]float64
 }
 
+// PhysicsBetaNames name the β coefficients in BLIS's order, as the
+// settings latency.physics.beta.<name> and --physics-beta-coeffs take them.
+var PhysicsBetaNames = [11]string{"1a", "2a", "3", "4", "5", "6", "7", "8", "1b", "2b", "ep"}
+
+// PhysicsOverrides are trained-physics coefficients given by hand (or
+// fitted to a deployment's runs: optimize calibrate --fit), each over
+// the world data's.
+type PhysicsOverrides struct {
+	Alpha    [3]float64
+	Beta     [11]float64
+	AlphaSet [3]bool
+	BetaSet  [11]bool
+}
+
+// Apply returns p with the overridden coefficients replaced.
+func (o PhysicsOverrides) Apply(p Physics) Physics {
+	for i := range p.Alpha {
+		if o.AlphaSet[i] {
+			p.Alpha[i] = o.Alpha[i]
+		}
+	}
+	for i := range p.Beta {
+		if o.BetaSet[i] {
+			p.Beta[i] = o.Beta[i]
+		}
+	}
+	return p
+}
+
 // TrainedPhysics evaluates the trained-physics formula for one model on
 // one GPU at one TP.
 type TrainedPhysics struct {
@@ -64,10 +93,10 @@ const kvBytes = 2.0
 // NewTrainedPhysics checks the inputs and precomputes what does not change
 // from step to step.
 func NewTrainedPhysics(p Physics, a Arch, h Hardware, tp int) (*TrainedPhysics, error) {
-	if err := finite(keys.LatencyAlpha, p.Alpha[:]); err != nil {
+	if err := finite(keys.PhysicsAlpha, p.Alpha[:]); err != nil {
 		return nil, err
 	}
-	if err := finite(keys.LatencyBeta, p.Beta[:]); err != nil {
+	if err := finite(keys.PhysicsBeta, p.Beta[:]); err != nil {
 		return nil, err
 	}
 	if err := checkWorld(a, h, tp); err != nil {

@@ -29,6 +29,9 @@ type World struct {
 	// Coefficients are blackbox coefficients given by hand
 	// (latency.alpha.*, latency.beta.*), over the profile's.
 	Coefficients Overrides
+	// Physics are trained-physics coefficients given by hand
+	// (latency.physics.alpha.*, latency.physics.beta.*), over the data's.
+	Physics PhysicsOverrides
 	// Prices are prices per GPU-hour given by GPU name
 	// (cost.gpu_hour.<GPU>), over the data's price_per_gpu_hour.
 	Prices GPUPrices
@@ -81,7 +84,7 @@ func (w World) Resolve() (Resolved, error) {
 			kind = KindBlackbox
 		}
 	}
-	r.Spec = Spec{Kind: kind, Arch: m.Arch, Hardware: gpu.Hardware, Physics: w.Data.Physics(), RooflineAlpha: w.Data.RooflineAlpha()}
+	r.Spec = Spec{Kind: kind, Arch: m.Arch, Hardware: gpu.Hardware, Physics: w.Physics.Apply(w.Data.Physics()), RooflineAlpha: w.Data.RooflineAlpha()}
 	if kind == KindBlackbox {
 		if !trained && !w.Coefficients.Complete() {
 			_, err := w.Data.Find(m.Name, gpu.Name, w.TP)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -73,6 +72,9 @@ type TraceSource struct {
 	next      int
 	prefixes  []prefixGroup
 	blockSize int
+	info      RunInfo
+	observed  []Observed // a recording of a real server's: per row, what it did
+	cap       inFlightCap
 }
 
 // LoadTrace reads a TraceV2 header and its CSV (dataPath "" = the file
@@ -109,7 +111,16 @@ func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error)
 	if gz != nil {
 		defer gz.Close()
 	}
-	return parseTrace(dataPath, r, blockSize, h.Mode == "real")
+	info, err := h.info(headerPath)
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTrace(dataPath, r, blockSize, info.Real)
+	if err != nil {
+		return nil, err
+	}
+	t.info = info
+	return t, nil
 }
 
 func checkTraceHeader(name string, data []byte) (traceHeader, error) {
@@ -167,6 +178,7 @@ func parseTrace(file string, r io.Reader, blockSize int, real bool) (*TraceSourc
 		return nil, err
 	}
 	var rows []traceRow
+	var observed []Observed
 	for {
 		rec, err := p.reader.Read()
 		if err == io.EOF {
@@ -180,24 +192,20 @@ func parseTrace(file string, r io.Reader, blockSize int, real bool) (*TraceSourc
 		if err != nil {
 			return nil, err
 		}
+		if real {
+			o, err := p.observe(len(rows))
+			if err != nil {
+				return nil, err
+			}
+			observed = append(observed, o)
+		}
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return nil, errtext.New(file, "", "no requests after the header row")
 	}
-	if real {
-		first := rows[0].arrival
-		for _, r := range rows {
-			first = min(first, r.arrival)
-		}
-		for i := range rows {
-			rows[i].arrival -= first
-		}
-	}
-	// Replay in arrival order; the stable sort keeps file order among equal
-	// times (BLIS injects rows in file order into a time-ordered queue).
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].arrival < rows[j].arrival })
-	t := &TraceSource{rows: rows, blockSize: blockSize}
+	t := &TraceSource{blockSize: blockSize}
+	t.order(rows, observed)
 	src := newLFG(traceSeed)
 	for g, length := range p.lengths {
 		switch {
@@ -399,12 +407,13 @@ func intern[T int32 | int64](m map[string]T, s string) T {
 	return i
 }
 
-// Peek returns the next row's arrival time.
+// Peek returns the next row's arrival time (none while a client cap
+// holds it back).
 func (t *TraceSource) Peek() (simcore.Tick, bool) {
-	if t.next >= len(t.rows) {
+	if t.next >= len(t.rows) || t.cap.blocked() {
 		return 0, false
 	}
-	return t.rows[t.next].arrival, true
+	return t.cap.sendAt(t.rows[t.next].arrival), true
 }
 
 // Pop fills r with the next row's request; its input is the group prefix
@@ -425,7 +434,8 @@ func (t *TraceSource) Pop(r *simcore.Request) bool {
 	r.Content = kv.NewContent(prefix, uint64(t.next)+1, prefixLen+int(row.input), int(row.output), t.blockSize, len(prefix))
 	r.Content.Exclusive = true // a stream of its own
 	r.ID = int64(t.next)
-	r.Arrival = row.arrival
+	r.Arrival = t.cap.sendAt(row.arrival)
+	t.cap.sent()
 	r.InputLen = int32(prefixLen) + row.input
 	r.OutputLen = row.output
 	r.SLO = row.slo
@@ -436,9 +446,9 @@ func (t *TraceSource) Pop(r *simcore.Request) bool {
 	return true
 }
 
-// Done does nothing: trace rounds are replayed open loop at their recorded
-// times.
-func (t *TraceSource) Done(*simcore.Request, simcore.Tick, bool) {}
+// Done frees the request's slot under a client cap; without one, rows
+// replay open loop at their recorded times.
+func (t *TraceSource) Done(_ *simcore.Request, at simcore.Tick, _ bool) { t.cap.left(at) }
 
 // Len returns the number of requests in the trace.
 func (t *TraceSource) Len() int { return len(t.rows) }

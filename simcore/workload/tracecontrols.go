@@ -249,6 +249,14 @@ func ReplayControls() []ReplayControl {
 			o.Window, err = ParseTraceWindow(v)
 			return err
 		}},
+		{"client-cap", "trace-client-cap", "cap the requests in flight, as the recording client did (BLIS observe's --max-concurrency): a request due while that many are in flight is sent when one completes; a real run then replays at its due times (arrival_time_us), not its send times (0 = no cap)", func(o *ReplayOptions, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q is not a count >= 0", v)
+			}
+			o.MaxConcurrency = n
+			return nil
+		}},
 		{"seed-window", "", "for a study: the length of the window each seed replays, a duration on the trace's clock (default: the first half of the studied part cut into 10, or into as many as the study has seeds)", func(o *ReplayOptions, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {

@@ -40,6 +40,10 @@ type ReplayOptions struct {
 	// Horizon ends the replay: requests arriving at or after it are never
 	// read (0 = none).
 	Horizon simcore.Tick
+	// MaxConcurrency caps the requests in flight, as the recording
+	// client's connection limit did (0 = no cap: open loop): a request
+	// due while that many are in flight is sent when one leaves.
+	MaxConcurrency int
 	// SeedWindow is, for a study on the trace, the length in µs of the
 	// window each seed replays (on the trace's clock; 0 = the study's
 	// default). A single replay ignores it: package strategies/workloads
@@ -78,6 +82,7 @@ type ReplaySource struct {
 	sessions map[string]int32
 	rounds   []int32
 	counts   ReplayCounts
+	cap      inFlightCap
 }
 
 // NewReplay replays the trace open returns (called twice when
@@ -97,7 +102,7 @@ func NewReplay(open func() (*TraceReader, error), opt ReplayOptions) (*ReplaySou
 	if err != nil {
 		return nil, err
 	}
-	s := &ReplaySource{reader: r, opt: opt, scale: scale, sessions: map[string]int32{}}
+	s := &ReplaySource{reader: r, opt: opt, scale: scale, sessions: map[string]int32{}, cap: inFlightCap{max: opt.MaxConcurrency}}
 	s.chains = newBlockChains(opt.BlockSize)
 	s.advance()
 	if s.err != nil {
@@ -115,6 +120,8 @@ func (o *ReplayOptions) check() error {
 		return fmt.Errorf("trace target rate: must be > 0 requests/s, got %v", o.TargetRate)
 	case o.MaxRequests < 0:
 		return fmt.Errorf("trace request cap: must be >= 0, got %d", o.MaxRequests)
+	case o.MaxConcurrency < 0:
+		return fmt.Errorf("trace client-cap: must be >= 0, got %d", o.MaxConcurrency)
 	case o.Window.End != 0 && o.Window.End <= o.Window.Start, o.Window.Start < 0:
 		return fmt.Errorf("trace window: %s is empty", o.Window)
 	}
@@ -219,8 +226,14 @@ func (s *ReplaySource) unservable(r *TraceRecord) bool {
 // skip drops the pending row (for the rate pass).
 func (s *ReplaySource) skip() { s.advance() }
 
-// Peek returns the next request's arrival.
-func (s *ReplaySource) Peek() (simcore.Tick, bool) { return s.at, s.has }
+// Peek returns the next request's arrival (none while a client cap holds
+// it back).
+func (s *ReplaySource) Peek() (simcore.Tick, bool) {
+	if s.cap.blocked() {
+		return 0, false
+	}
+	return s.cap.sendAt(s.at), s.has
+}
 
 // Pop fills r with the next row's request. Its prompt blocks carry the
 // row's hash ids (shared with every row that agrees on them); the rest
@@ -234,7 +247,8 @@ func (s *ReplaySource) Pop(r *simcore.Request) bool {
 	r.Content = kv.NewContent(prefix, uint64(rec.Line), rec.Input, rec.Output, s.opt.BlockSize, len(prefix))
 	r.Content.Exclusive = true // its stream is its own
 	r.ID = int64(s.counts.Replayed - 1)
-	r.Arrival = s.at
+	r.Arrival = s.cap.sendAt(s.at)
+	s.cap.sent()
 	r.InputLen = int32(rec.Input)
 	r.OutputLen = int32(rec.Output)
 	r.SLO = s.class(rec)
@@ -261,8 +275,9 @@ func (s *ReplaySource) class(rec *TraceRecord) simcore.SLOClass {
 	return s.opt.SLOMix.pick(u)
 }
 
-// Done does nothing: rows are replayed open loop at their times.
-func (s *ReplaySource) Done(*simcore.Request, simcore.Tick, bool) {}
+// Done frees the request's slot under a client cap; without one, rows
+// replay open loop at their times.
+func (s *ReplaySource) Done(_ *simcore.Request, at simcore.Tick, _ bool) { s.cap.left(at) }
 
 // Err returns the error that ended the replay early (a malformed row),
 // or nil.

@@ -43,6 +43,8 @@ func productionColumn() []struct {
 		{LatencyModelKey, simulationOnly("how the simulator times a step; production measures it")},
 		{keys.LatencyAlpha + ".", simulationOnly("a coefficient of the simulated step time")},
 		{keys.LatencyBeta + ".", simulationOnly("a coefficient of the simulated step time")},
+		{keys.PhysicsAlpha + ".", simulationOnly("a coefficient of the simulated step time")},
+		{keys.PhysicsBeta + ".", simulationOnly("a coefficient of the simulated step time")},
 		{keys.Era, simulationOnly("which BLIS behaviour the simulator reproduces")},
 		{"cost.gpu_hour.", simulationOnly("a price, for the cost metrics; no vLLM or llm-d setting")},
 		{keys.RunHorizon, simulationOnly("simulation only: when the simulated run stops")},

@@ -184,6 +184,12 @@ func ApplyFile(file string, data []byte, c *cluster.Config) ([]Given, error) {
 	if err != nil {
 		return nil, err
 	}
+	return given, checkApplied(file, given, c, before)
+}
+
+// checkApplied checks settings a file gave (c after, before the file):
+// each has an effect or restates its default, and c is valid.
+func checkApplied(file string, given []Given, c *cluster.Config, before cluster.Config) error {
 	check := *c
 	// Each setting's effect is read before the configuration is checked
 	// (reading one never fails), but a bad value is the error reported
@@ -199,16 +205,16 @@ func ApplyFile(file string, data []byte, c *cluster.Config) ([]Given, error) {
 		if errors.As(err, &bad) {
 			for _, g := range given {
 				if g.Setting.Key == bad.Key {
-					return nil, errtext.New(file, "", "line %d: %v", g.Line, err)
+					return errtext.New(file, "", "line %d: %v", g.Line, err)
 				}
 			}
 		}
-		return nil, errtext.New(file, "", "%v", err)
+		return errtext.New(file, "", "%v", err)
 	}
 	if inert != nil {
-		return nil, errtext.New(file, "", "%v", inert)
+		return errtext.New(file, "", "%v", inert)
 	}
-	return given, nil
+	return nil
 }
 
 // readSettings parses the file and sets its values into c.
@@ -233,7 +239,11 @@ func readSettings(file string, data []byte, c *cluster.Config) (given []Given, e
 	if len(doc.Content) == 0 {
 		return nil, errtext.New(file, "", "no settings (want key: value lines, e.g. scheduler: priority-fcfs)")
 	}
-	root := FollowAlias(doc.Content[0])
+	return readSettingsNode(file, FollowAlias(doc.Content[0]), c)
+}
+
+// readSettingsNode sets the values of a mapping of setting keys into c.
+func readSettingsNode(file string, root *yaml.Node, c *cluster.Config) (given []Given, err error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, errtext.New(file, "", "line %d: expected key: value lines, got %s", root.Line, errtext.Describe(root))
 	}

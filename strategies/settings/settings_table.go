@@ -78,6 +78,7 @@ func settingsTable() []*Setting {
 		add(coeff(keys.LatencyAlpha, "alpha-coeffs", i, "blackbox α: pre-queue delay α0 + α1·input tokens; α2 per output token (reporting); over the profile's"))
 		add(coeff(keys.LatencyBeta, "beta-coeffs", i, "blackbox β: step time β0 + β1·uncached prefill tokens + β2·decode tokens; over the profile's"))
 	}
+	add(physicsCoeffs()...)
 
 	// Batch formation.
 	add(intField(keys.MaxRunning, "max-num-running-reqs", 1, maxInt32, "requests", "running requests per instance", CompBatching,

@@ -1,0 +1,153 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"optimize/simcore/cluster"
+	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
+)
+
+// A world file is a deployment's world as data: the settings that place
+// a run in it (model, GPU, TP, latency model, KV blocks per instance, the
+// latency model's coefficients) under `world:`, and under `provenance:`
+// where they came from (optimize calibrate --fit writes the runs, the
+// date and the fit's errors there). --world-file reads it wherever a
+// world is given; its settings apply before a settings file's and the
+// flags', which override them.
+//
+//	world:
+//	  model: qwen/qwen3-14b
+//	  gpu: H100
+//	  latency.physics.beta.1a: 1.31
+//	provenance: {...}
+
+// WorldFile is a world file's content.
+type WorldFile struct {
+	// World are the settings, key → value text, in the order written.
+	World []WorldSetting
+	// Provenance is said about the world, whatever its shape.
+	Provenance any
+}
+
+// WorldSetting is one `key: value` line under world:.
+type WorldSetting struct{ Key, Value string }
+
+// worldFileKeys are the settings a world file may give: the world's own
+// and kv.total_blocks (WorldKeys, less the cluster's instance count: a
+// world is one instance's), and every latency coefficient.
+func worldFileKeys(key string) bool {
+	if key == keys.NumInstances {
+		return false
+	}
+	if slices.Contains(WorldKeys(), key) {
+		return true
+	}
+	for _, family := range []string{keys.LatencyAlpha, keys.LatencyBeta, keys.PhysicsAlpha, keys.PhysicsBeta} {
+		if strings.HasPrefix(key, family+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// worldFileAllowed lists the keys for errors.
+func worldFileAllowed() string {
+	var out []string
+	for _, k := range WorldKeys() {
+		if k != keys.NumInstances {
+			out = append(out, k)
+		}
+	}
+	return strings.Join(out, ", ") + ", " + keys.LatencyAlpha + ".*, " + keys.LatencyBeta + ".*, " + keys.PhysicsAlpha + ".*, " + keys.PhysicsBeta + ".*"
+}
+
+// ApplyWorldFile reads a world file and sets its world onto c: strict
+// YAML (two sections, world settings only, each once), one-line errors
+// naming the file, line and key.
+func ApplyWorldFile(file string, data []byte, c *cluster.Config) (err error) {
+	defer func() {
+		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input
+			err = errtext.New(file, "", "malformed YAML (%v)", r)
+		}
+	}()
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errtext.New(file, "", "empty (want world: and provenance:)")
+		}
+		return errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return errtext.New(file, "", "only one YAML document is allowed")
+	}
+	root := FollowAlias(doc.Content[0])
+	if root.Kind != yaml.MappingNode {
+		return errtext.New(file, "", "line %d: expected world: and provenance:, got %s", root.Line, errtext.Describe(root))
+	}
+	var world *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := FollowAlias(root.Content[i])
+		switch k.Value {
+		case "world":
+			if world != nil {
+				return errtext.New(file, "world", "line %d: given twice", k.Line)
+			}
+			world = FollowAlias(root.Content[i+1])
+		case "provenance":
+		default:
+			return errtext.New(file, "", "line %d: unknown section %q (allowed: world, provenance)", k.Line, k.Value)
+		}
+	}
+	if world == nil || world.Kind != yaml.MappingNode || len(world.Content) == 0 {
+		return errtext.New(file, "world", "missing or empty: want the world's settings, key: value")
+	}
+	for i := 0; i+1 < len(world.Content); i += 2 {
+		if k := FollowAlias(world.Content[i]); !worldFileKeys(k.Value) {
+			return errtext.New(file, "world", "line %d: %s is not a world setting (allowed: %s)", k.Line, k.Value, worldFileAllowed())
+		}
+	}
+	before := *c
+	given, err := readSettingsNode(file, world, c)
+	if err != nil {
+		return err
+	}
+	return checkApplied(file, given, c, before)
+}
+
+// WriteWorldFile writes w as a world file, headed by a comment.
+func WriteWorldFile(out io.Writer, comment string, w WorldFile) error {
+	var world yaml.Node
+	world.Kind = yaml.MappingNode
+	for _, s := range w.World {
+		if _, ok := Lookup(s.Key); !ok || !worldFileKeys(s.Key) {
+			return fmt.Errorf("world file: %s is not a world setting", s.Key)
+		}
+		world.Content = append(world.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: s.Key},
+			&yaml.Node{Kind: yaml.ScalarNode, Value: s.Value})
+	}
+	var prov yaml.Node
+	if err := prov.Encode(w.Provenance); err != nil {
+		return err
+	}
+	doc := yaml.Node{Kind: yaml.MappingNode, HeadComment: comment, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "world"}, &world,
+		{Kind: yaml.ScalarNode, Value: "provenance"}, &prov,
+	}}
+	enc := yaml.NewEncoder(out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return err
+	}
+	return enc.Close()
+}
