@@ -23,36 +23,45 @@ import (
 // Only equality of prefixes matters, not the ids.
 const traceSeed = 42
 
-// traceHeader is the TraceV2 header YAML. Sections the simulator does not
-// use are accepted whole (yaml.Node) so traces from newer BLIS load too.
+// traceHeader is the TraceV2 header YAML, read and written
+// (WriteRealTraceHeader). Sections the simulator does not use are
+// accepted whole (yaml.Node) so traces from newer BLIS load too; keys
+// without a value are not written.
 type traceHeader struct {
 	Version              int       `yaml:"trace_version"`
 	TimeUnit             string    `yaml:"time_unit"`
-	CreatedAt            string    `yaml:"created_at"`
+	CreatedAt            string    `yaml:"created_at,omitempty"`
 	Mode                 string    `yaml:"mode"`
 	WarmUpRequests       int       `yaml:"warm_up_requests"`
-	WorkloadSeed         *int64    `yaml:"workload_seed"`
-	WorkloadSpec         string    `yaml:"workload_spec"`
-	SessionContextGrowth string    `yaml:"session_context_growth"`
-	Server               yaml.Node `yaml:"server"`
-	Network              yaml.Node `yaml:"network"`
-	GoodputSLOTargets    yaml.Node `yaml:"goodput_slo_targets"`
-	KVOffload            yaml.Node `yaml:"kv_offload"`
-	ObservedKVMetrics    yaml.Node `yaml:"observed_kv_metrics"`
+	WorkloadSeed         *int64    `yaml:"workload_seed,omitempty"`
+	WorkloadSpec         string    `yaml:"workload_spec,omitempty"`
+	SessionContextGrowth string    `yaml:"session_context_growth,omitempty"`
+	Server               yaml.Node `yaml:"server,omitempty"`
+	Network              yaml.Node `yaml:"network,omitempty"`
+	GoodputSLOTargets    yaml.Node `yaml:"goodput_slo_targets,omitempty"`
+	KVOffload            yaml.Node `yaml:"kv_offload,omitempty"`
+	ObservedKVMetrics    yaml.Node `yaml:"observed_kv_metrics,omitempty"`
 }
 
-// Trace CSV columns. The simulator reads the first group; the second holds
-// every other column BLIS writes (7fd7a88d and newer), accepted and ignored.
+// Trace CSV columns. The simulator reads the first two groups; the third
+// holds every other column BLIS writes (tracewrite.go declares them all),
+// accepted and ignored.
 var (
 	traceRequired = []string{"arrival_time_us", "input_tokens", "output_tokens"}
 	traceUsed     = []string{"tenant_id", "slo_class", "session_id", "round_index", "prefix_group", "prefix_length"}
-	traceIgnored  = []string{
-		"request_id", "client_id", "streaming", "text_tokens", "image_tokens", "audio_tokens",
-		"video_tokens", "reason_ratio", "send_time_us", "first_chunk_time_us", "last_chunk_time_us",
-		"num_chunks", "status", "error_message", "model", "deadline_us", "server_input_tokens",
-		"finish_reason", "vllm_priority", "slo_target_us", "x_request_id", "adapter", "think_time_us",
-	}
+	traceIgnored  = without(append(append([]string{}, traceV2Order...), traceV2Optional...), append(append([]string{}, traceRequired...), traceUsed...))
 )
+
+// without returns the names of all that are not in drop, in order.
+func without(all, drop []string) []string {
+	var out []string
+	for _, name := range all {
+		if !contains(drop, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // traceRow is one replayed request, compactly.
 type traceRow struct {
@@ -81,7 +90,8 @@ type TraceSource struct {
 // real (a recording of a real server, `blis observe`) replays as BLIS's
 // replay does: each request at its send_time_us (relative to the first
 // send) with server_input_tokens, the prompt the server counted, where
-// given; other traces at arrival_time_us with input_tokens.
+// given and the row has no prefix_group; other traces at arrival_time_us
+// with input_tokens.
 func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("workload: block size must be > 0, got %d", blockSize)
@@ -305,7 +315,11 @@ func (p *traceParser) row() (traceRow, error) {
 		if row.arrival, err = p.sent(); err != nil {
 			return row, err
 		}
-		if v, _ := p.field("server_input_tokens"); v != "" {
+		// A row of a prefix group keeps input_tokens, the tokens after
+		// the group's prefix (the server's count includes the prefix,
+		// which the replay adds itself), as in BLIS's replay.
+		group, _ := p.field("prefix_group")
+		if v, _ := p.field("server_input_tokens"); v != "" && group == "" {
 			served, err := p.integer("server_input_tokens", 0, maxTokenCount)
 			if err != nil {
 				return row, err
