@@ -20,16 +20,19 @@ import (
 // token comes TTFT after the request, the others ITL apart. A word of the
 // prompt picks a failure: "!500" answers HTTP 500, "!stall" never
 // answers (until the client gives up), "!break" ends the stream after its
-// first token without [DONE].
+// first token without [DONE]. Completion requests after the first
+// StallAfter (0 = none) never answer either.
 type VLLM struct {
-	URL       string
-	Model     string
-	TTFT, ITL time.Duration
+	URL        string
+	Model      string
+	TTFT, ITL  time.Duration
+	StallAfter int
 
 	mu          sync.Mutex
 	received    []VLLMRequest
 	inFlight    int
 	maxInFlight int
+	served      int
 }
 
 // VLLMRequest is a request the fake server received.
@@ -63,6 +66,13 @@ func (v *VLLM) Received() []VLLMRequest {
 	return append([]VLLMRequest(nil), v.received...)
 }
 
+// Served is the number of completions it sent whole ([DONE] included).
+func (v *VLLM) Served() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.served
+}
+
 // MaxInFlight is the most completion requests it served at once.
 func (v *VLLM) MaxInFlight() int {
 	v.mu.Lock()
@@ -88,6 +98,7 @@ func (v *VLLM) complete(w http.ResponseWriter, r *http.Request) {
 	v.received = append(v.received, VLLMRequest{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Prompt: prompt, Arrived: arrived})
 	v.inFlight++
 	v.maxInFlight = max(v.maxInFlight, v.inFlight)
+	stall := v.StallAfter > 0 && len(v.received) > v.StallAfter
 	v.mu.Unlock()
 	defer func() {
 		v.mu.Lock()
@@ -104,7 +115,7 @@ func (v *VLLM) complete(w http.ResponseWriter, r *http.Request) {
 	case has("!500"):
 		http.Error(w, `{"error":{"message":"engine dead"}}`, http.StatusInternalServerError)
 		return
-	case has("!stall"):
+	case has("!stall") || stall:
 		<-r.Context().Done()
 		return
 	}
@@ -161,5 +172,9 @@ func (v *VLLM) complete(w http.ResponseWriter, r *http.Request) {
 		p := len(words) + overhead
 		send(fmt.Sprintf(`{"id":"cmpl-1","object":"text_completion","model":%q,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, v.Model, p, n, p+n))
 	}
-	send("[DONE]")
+	if send("[DONE]") {
+		v.mu.Lock()
+		v.served++
+		v.mu.Unlock()
+	}
 }

@@ -79,6 +79,7 @@ type traceRow struct {
 // simcore.Source. Rows keep their file order among equal arrival times.
 type TraceSource struct {
 	rows      []traceRow
+	tenants   []string // tenant_id by client index
 	next      int
 	prefixes  []prefixGroup
 	blockSize int
@@ -207,7 +208,10 @@ func parseTrace(file string, r io.Reader, blockSize int, real bool) (*TraceSourc
 	// Replay in arrival order; the stable sort keeps file order among equal
 	// times (BLIS injects rows in file order into a time-ordered queue).
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].arrival < rows[j].arrival })
-	t := &TraceSource{rows: rows, blockSize: blockSize}
+	t := &TraceSource{rows: rows, blockSize: blockSize, tenants: make([]string, len(p.tenants))}
+	for name, i := range p.tenants {
+		t.tenants[i] = name
+	}
 	src := newLFG(traceSeed)
 	for g, length := range p.lengths {
 		switch {
@@ -453,6 +457,15 @@ func (t *TraceSource) Pop(r *simcore.Request) bool {
 // Done does nothing: trace rounds are replayed open loop at their recorded
 // times.
 func (t *TraceSource) Done(*simcore.Request, simcore.Tick, bool) {}
+
+// Tenant returns the tenant_id of the rows whose requests have Client
+// client ("" for none).
+func (t *TraceSource) Tenant(client int32) string {
+	if client < 0 || int(client) >= len(t.tenants) {
+		return ""
+	}
+	return t.tenants[client]
+}
 
 // Len returns the number of requests in the trace.
 func (t *TraceSource) Len() int { return len(t.rows) }
