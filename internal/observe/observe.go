@@ -15,7 +15,10 @@
 // both the requested output length (vLLM then generates exactly that many
 // tokens), an x-request-id header, and llm-d's headers naming the SLO
 // class (x-gateway-inference-objective) and the tenant
-// (x-gateway-inference-fairness-id) when the request has them. BLIS also
+// (x-gateway-inference-fairness-id) when the request has them. It also
+// sends ignore_eos true, which vLLM accepts and llm-d's vLLM emulator
+// (llm-d-inference-sim) needs to generate exactly max_tokens: it reads
+// no min_tokens and otherwise draws a shorter length. BLIS also
 // sends the class as vLLM's priority field; that is left out here,
 // because vLLM refuses a non-zero priority unless it runs with priority
 // scheduling.
@@ -145,6 +148,7 @@ type requestBody struct {
 	Messages      []chatMessage `json:"messages,omitempty"`
 	MaxTokens     int           `json:"max_tokens,omitempty"`
 	MinTokens     int           `json:"min_tokens,omitempty"`
+	IgnoreEOS     bool          `json:"ignore_eos,omitempty"`
 	Stream        bool          `json:"stream"`
 	StreamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -160,7 +164,7 @@ func (c *Client) endpoint() string {
 }
 
 func (c *Client) body(r *Request) ([]byte, error) {
-	b := requestBody{Model: c.Model, Stream: true, MaxTokens: r.OutputTokens, MinTokens: r.OutputTokens}
+	b := requestBody{Model: c.Model, Stream: true, MaxTokens: r.OutputTokens, MinTokens: r.OutputTokens, IgnoreEOS: r.OutputTokens > 0}
 	b.StreamOptions.IncludeUsage = true
 	if c.API == "chat" {
 		b.Messages = []chatMessage{{Role: "user", Content: r.Prompt}}

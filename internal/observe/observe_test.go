@@ -81,7 +81,7 @@ func TestRunMeasuresKnownDelays(t *testing.T) {
 	}
 	g := got[0]
 	if g.Path != "/v1/completions" || g.Body["model"] != "m" || g.Body["prompt"] != "one two three four" || g.Body["stream"] != true ||
-		g.Body["max_tokens"] != 8.0 || g.Body["min_tokens"] != 8.0 || g.Body["stream_options"].(map[string]any)["include_usage"] != true {
+		g.Body["max_tokens"] != 8.0 || g.Body["min_tokens"] != 8.0 || g.Body["ignore_eos"] != true || g.Body["stream_options"].(map[string]any)["include_usage"] != true {
 		t.Errorf("body %v at %s", g.Body, g.Path)
 	}
 	if g.Header.Get("Authorization") != "Bearer k" || g.Header.Get("x-gateway-inference-objective") != "critical" ||
