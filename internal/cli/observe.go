@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -177,11 +178,12 @@ func (o *observeOptions) run(ctx context.Context, cmd *cobra.Command, s Streams)
 	client := &observe.Client{BaseURL: o.server, Model: o.model, APIKey: o.apiKey, API: o.api}
 	if client.Model == "" {
 		models, err := client.Models(ctx)
-		if err != nil {
+		var unreachable *url.Error
+		switch {
+		case errors.As(err, &unreachable):
 			return failed(fmt.Errorf("--server: %s does not answer: %v", o.server, err))
-		}
-		if len(models) == 0 {
-			return failed(fmt.Errorf("--model: not given, and %s/v1/models lists no model", strings.TrimRight(o.server, "/")))
+		case err != nil || len(models) == 0:
+			return failed(fmt.Errorf("--model: not given, and the server does not list its models (%v): give --model", err))
 		}
 		client.Model = models[0]
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -195,6 +197,13 @@ func TestObserveErrors(t *testing.T) {
 		if code != c.code || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errs, c.code, c.want)
 		}
+	}
+	// A server that answers but lists no models needs --model.
+	noModels := httptest.NewServer(http.NotFoundHandler())
+	defer noModels.Close()
+	code, _, errs := run(t, "observe", "--server", noModels.URL, "--out", out, "--num-requests", "1")
+	if want := "optimize: --model: not given, and the server does not list its models (GET /v1/models: HTTP 404: 404 page not found): give --model\n"; code != 1 || errs != want {
+		t.Errorf("exit %d, %q; want 1 and %q", code, errs, want)
 	}
 }
 
