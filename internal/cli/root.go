@@ -100,7 +100,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	})
 	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
 	root.AddCommand(newSimulateCommand(s, templatesDir), newCalibrateCommand(s), newStudyCommand(s, templatesDir, invokedAs(os.Args[0])), newTemplateCommand(s, templatesDir),
-		newServeCommand(s, templatesDir), newWorkloadCommand(s))
+		newServeCommand(s, templatesDir), newWorkloadCommand(s), newObserveCommand(s))
 	return root
 }
 

@@ -18,6 +18,11 @@ type Dist struct {
 	P99  float64 `json:"p99"`
 }
 
+// DistOf summarises latencies in µs as ms with the definitions of a run's
+// summary (mean and linear-interpolated P50, P90, P99), for latencies
+// measured elsewhere (a real server's); us is left as it is.
+func DistOf(us []int64) Dist { return distOf(slices.Clone(us)) }
+
 // distOf summarises µs values as ms; it may reorder them.
 func distOf(us []int64) Dist {
 	if len(us) == 0 {

@@ -83,6 +83,7 @@ func newLayout(spec *Spec, opt Options) (*layout, error) {
 // appearance, and hashes them once. It returns the group index by name.
 func (l *layout) drawPrefixes(spec *Spec, master *rand.Rand) map[string]int32 {
 	groupOf := map[string]int32{}
+	lengths := spec.PrefixLengths()
 	for i := range spec.Clients {
 		c := &spec.Clients[i]
 		if c.PrefixGroup == "" {
@@ -91,14 +92,28 @@ func (l *layout) drawPrefixes(spec *Spec, master *rand.Rand) map[string]int32 {
 		if _, seen := groupOf[c.PrefixGroup]; seen {
 			continue
 		}
-		length := defaultPrefixLength
-		if c.PrefixLength != nil {
-			length = *c.PrefixLength
-		}
 		groupOf[c.PrefixGroup] = int32(len(l.prefixes))
-		l.prefixes = append(l.prefixes, newPrefixGroup(length, l.blockSize, func() int32 { return int32(master.Intn(maxTokenID)) }))
+		l.prefixes = append(l.prefixes, newPrefixGroup(lengths[c.PrefixGroup], l.blockSize, func() int32 { return int32(master.Intn(maxTokenID)) }))
 	}
 	return groupOf
+}
+
+// PrefixLengths returns each prefix group's length in tokens: the
+// prefix_length of the first client naming the group, 50 when that
+// client gives none (BLIS's default).
+func (spec *Spec) PrefixLengths() map[string]int {
+	lengths := map[string]int{}
+	for i := range spec.Clients {
+		c := &spec.Clients[i]
+		if _, seen := lengths[c.PrefixGroup]; seen || c.PrefixGroup == "" {
+			continue
+		}
+		lengths[c.PrefixGroup] = defaultPrefixLength
+		if c.PrefixLength != nil {
+			lengths[c.PrefixGroup] = *c.PrefixLength
+		}
+	}
+	return lengths
 }
 
 // stride is how many round lengths one arrival of the plan draws: one for

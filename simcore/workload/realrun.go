@@ -54,20 +54,22 @@ type RunInfo struct {
 }
 
 // ServerInfo is a TraceV2 header's server section: what BLIS's
-// TraceServerConfig records. Zero values are "not recorded".
+// TraceServerConfig records, read and written. Zero values are "not
+// recorded".
 type ServerInfo struct {
-	Type                 string  `yaml:"type"`
-	Model                string  `yaml:"model"`
-	TensorParallel       int     `yaml:"tensor_parallel"`
-	MaxNumSeqs           int     `yaml:"max_num_seqs"`
-	BlockSize            int     `yaml:"block_size"`
-	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
-	MaxModelLen          int64   `yaml:"max_model_len"`
+	Type                 string  `yaml:"type,omitempty"`
+	Model                string  `yaml:"model,omitempty"`
+	TensorParallel       int     `yaml:"tensor_parallel,omitempty"`
+	MaxNumSeqs           int     `yaml:"max_num_seqs,omitempty"`
+	BlockSize            int     `yaml:"block_size,omitempty"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty"`
+	MaxModelLen          int64   `yaml:"max_model_len,omitempty"`
 }
 
-// traceNetwork is a TraceV2 header's network section.
+// traceNetwork is a TraceV2 header's network section, as BLIS declares
+// it.
 type traceNetwork struct {
-	MeasuredRTTMs float64 `yaml:"measured_rtt_ms"`
+	MeasuredRTTMs float64 `yaml:"measured_rtt_ms,omitempty"`
 }
 
 // info decodes the header's server and network sections (read whole,
@@ -195,19 +197,30 @@ func LoadInferencePerf(path string, blockSize int) (*TraceSource, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("workload: block size must be > 0, got %d", blockSize)
 	}
+	var t *TraceSource
+	err := readData(path, "reading run", func(r *bufio.Reader) (err error) {
+		t, err = parseInferencePerf(path, r, blockSize)
+		return err
+	})
+	return t, err
+}
+
+// readData hands parse the file at path, gzip read as such; what names
+// the file in an error opening it.
+func readData(path, what string, parse func(*bufio.Reader) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading run: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
 	r, gz, err := decompressed(path, f)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if gz != nil {
 		defer gz.Close()
 	}
-	return parseInferencePerf(path, r, blockSize)
+	return parse(r)
 }
 
 // IsInferencePerf reports whether a CSV header row is an inference-perf

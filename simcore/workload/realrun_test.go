@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,7 +91,7 @@ func TestClientCapHoldsRequestsUntilASlotFrees(t *testing.T) {
 		}
 		src.Done(&r, r.Arrival+500, true)
 	}
-	if want := []simcore.Tick{0, 500, 1000, 1500}; !equalTicks(sent, want) {
+	if want := []simcore.Tick{0, 500, 1000, 1500}; !slices.Equal(sent, want) {
 		t.Errorf("sent at %v, want %v", sent, want)
 	}
 	// Without the cap the same run replays at its send times.
@@ -99,21 +100,9 @@ func TestClientCapHoldsRequestsUntilASlotFrees(t *testing.T) {
 	for r := pop(open); r != nil; r = pop(open) {
 		openSent = append(openSent, r.Arrival)
 	}
-	if want := []simcore.Tick{0, 50, 400, 700}; !equalTicks(openSent, want) {
+	if want := []simcore.Tick{0, 50, 400, 700}; !slices.Equal(openSent, want) {
 		t.Errorf("open loop sent at %v, want %v", openSent, want)
 	}
-}
-
-func equalTicks(a, b []simcore.Tick) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Replay controls work on a TraceV2 trace: a window keeps its part (made
@@ -138,11 +127,11 @@ func TestTraceV2ReplayControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := arrivals(src); !equalTicks(got, []simcore.Tick{0, 350}) || src.Observed()[0].RequestID != 1 {
+	if got := arrivals(src); !slices.Equal(got, []simcore.Tick{0, 350}) || src.Observed()[0].RequestID != 1 {
 		t.Errorf("window 50-700 µs replays %v (first id %d), want [0 350] from request 1", got, src.Observed()[0].RequestID)
 	}
 	src, _ = load(ReplayOptions{TimeScale: 2})
-	if got := arrivals(src); !equalTicks(got, []simcore.Tick{0, 100, 800, 1400}) {
+	if got := arrivals(src); !slices.Equal(got, []simcore.Tick{0, 100, 800, 1400}) {
 		t.Errorf("scale 2 replays %v", got)
 	}
 	// 4 requests over 700 µs is 5,714 req/s; at 4 req/s the last comes at 1 s.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -22,36 +23,45 @@ import (
 // Only equality of prefixes matters, not the ids.
 const traceSeed = 42
 
-// traceHeader is the TraceV2 header YAML. Sections the simulator does not
-// use are accepted whole (yaml.Node) so traces from newer BLIS load too.
+// traceHeader is the TraceV2 header YAML, read and written
+// (WriteRealTraceHeader). Sections the simulator does not use are
+// accepted whole (yaml.Node) so traces from newer BLIS load too; keys
+// without a value are not written.
 type traceHeader struct {
 	Version              int       `yaml:"trace_version"`
 	TimeUnit             string    `yaml:"time_unit"`
-	CreatedAt            string    `yaml:"created_at"`
+	CreatedAt            string    `yaml:"created_at,omitempty"`
 	Mode                 string    `yaml:"mode"`
 	WarmUpRequests       int       `yaml:"warm_up_requests"`
-	WorkloadSeed         *int64    `yaml:"workload_seed"`
-	WorkloadSpec         string    `yaml:"workload_spec"`
-	SessionContextGrowth string    `yaml:"session_context_growth"`
-	Server               yaml.Node `yaml:"server"`
-	Network              yaml.Node `yaml:"network"`
-	GoodputSLOTargets    yaml.Node `yaml:"goodput_slo_targets"`
-	KVOffload            yaml.Node `yaml:"kv_offload"`
-	ObservedKVMetrics    yaml.Node `yaml:"observed_kv_metrics"`
+	WorkloadSeed         *int64    `yaml:"workload_seed,omitempty"`
+	WorkloadSpec         string    `yaml:"workload_spec,omitempty"`
+	SessionContextGrowth string    `yaml:"session_context_growth,omitempty"`
+	Server               yaml.Node `yaml:"server,omitempty"`
+	Network              yaml.Node `yaml:"network,omitempty"`
+	GoodputSLOTargets    yaml.Node `yaml:"goodput_slo_targets,omitempty"`
+	KVOffload            yaml.Node `yaml:"kv_offload,omitempty"`
+	ObservedKVMetrics    yaml.Node `yaml:"observed_kv_metrics,omitempty"`
 }
 
-// Trace CSV columns. The simulator reads the first group; the second holds
-// every other column BLIS writes (7fd7a88d and newer), accepted and ignored.
+// Trace CSV columns. The simulator reads the first two groups; the third
+// holds every other column BLIS writes (tracewrite.go declares them all),
+// accepted and ignored.
 var (
 	traceRequired = []string{"arrival_time_us", "input_tokens", "output_tokens"}
 	traceUsed     = []string{"tenant_id", "slo_class", "session_id", "round_index", "prefix_group", "prefix_length"}
-	traceIgnored  = []string{
-		"request_id", "client_id", "streaming", "text_tokens", "image_tokens", "audio_tokens",
-		"video_tokens", "reason_ratio", "send_time_us", "first_chunk_time_us", "last_chunk_time_us",
-		"num_chunks", "status", "error_message", "model", "deadline_us", "server_input_tokens",
-		"finish_reason", "vllm_priority", "slo_target_us", "x_request_id", "adapter", "think_time_us",
-	}
+	traceIgnored  = without(append(append([]string{}, traceV2Order...), traceV2Optional...), append(append([]string{}, traceRequired...), traceUsed...))
 )
+
+// without returns the names of all that are not in drop, in order.
+func without(all, drop []string) []string {
+	var out []string
+	for _, name := range all {
+		if !contains(drop, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // traceRow is one replayed request, compactly.
 type traceRow struct {
@@ -69,6 +79,7 @@ type traceRow struct {
 // simcore.Source. Rows keep their file order among equal arrival times.
 type TraceSource struct {
 	rows      []traceRow
+	tenants   []string // tenant_id by client index
 	next      int
 	prefixes  []prefixGroup
 	blockSize int
@@ -83,7 +94,8 @@ type TraceSource struct {
 // real (a recording of a real server, `blis observe`) replays as BLIS's
 // replay does: each request at its send_time_us (relative to the first
 // send) with server_input_tokens, the prompt the server counted, where
-// given; other traces at arrival_time_us with input_tokens.
+// given and the row has no prefix_group; other traces at arrival_time_us
+// with input_tokens.
 func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("workload: block size must be > 0, got %d", blockSize)
@@ -99,24 +111,15 @@ func LoadTrace(headerPath, dataPath string, blockSize int) (*TraceSource, error)
 	if dataPath == "" {
 		dataPath = TraceV2DataPath(headerPath)
 	}
-	f, err := os.Open(dataPath)
-	if err != nil {
-		return nil, fmt.Errorf("reading trace data: %w", err)
-	}
-	defer f.Close()
-	r, gz, err := decompressed(dataPath, f)
-	if err != nil {
-		return nil, err
-	}
-	if gz != nil {
-		defer gz.Close()
-	}
 	info, err := h.info(headerPath)
 	if err != nil {
 		return nil, err
 	}
-	t, err := parseTrace(dataPath, r, blockSize, info.Real)
-	if err != nil {
+	var t *TraceSource
+	if err := readData(dataPath, "reading trace data", func(r *bufio.Reader) (err error) {
+		t, err = parseTrace(dataPath, r, blockSize, info.Real)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	t.info = info
@@ -204,7 +207,10 @@ func parseTrace(file string, r io.Reader, blockSize int, real bool) (*TraceSourc
 	if len(rows) == 0 {
 		return nil, errtext.New(file, "", "no requests after the header row")
 	}
-	t := &TraceSource{blockSize: blockSize}
+	t := &TraceSource{blockSize: blockSize, tenants: make([]string, len(p.tenants))}
+	for name, i := range p.tenants {
+		t.tenants[i] = name
+	}
 	t.order(rows, observed)
 	src := newLFG(traceSeed)
 	for g, length := range p.lengths {
@@ -313,7 +319,11 @@ func (p *traceParser) row() (traceRow, error) {
 		if row.arrival, err = p.sent(); err != nil {
 			return row, err
 		}
-		if v, _ := p.field("server_input_tokens"); v != "" {
+		// A row of a prefix group keeps input_tokens, the tokens after
+		// the group's prefix (the server's count includes the prefix,
+		// which the replay adds itself), as in BLIS's replay.
+		group, _ := p.field("prefix_group")
+		if v, _ := p.field("server_input_tokens"); v != "" && group == "" {
 			served, err := p.integer("server_input_tokens", 0, maxTokenCount)
 			if err != nil {
 				return row, err
@@ -449,6 +459,15 @@ func (t *TraceSource) Pop(r *simcore.Request) bool {
 // Done frees the request's slot under a client cap; without one, rows
 // replay open loop at their recorded times.
 func (t *TraceSource) Done(_ *simcore.Request, at simcore.Tick, _ bool) { t.cap.left(at) }
+
+// Tenant returns the tenant_id of the rows whose requests have Client
+// client ("" for none).
+func (t *TraceSource) Tenant(client int32) string {
+	if client < 0 || int(client) >= len(t.tenants) {
+		return ""
+	}
+	return t.tenants[client]
+}
 
 // Len returns the number of requests in the trace.
 func (t *TraceSource) Len() int { return len(t.rows) }
