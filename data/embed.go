@@ -1,6 +1,6 @@
 // Package data embeds the built-in declarative files into the binary:
-// workload specs, the world data (models, GPUs, latency coefficients) and
-// strategy templates. Public traces are not among them: they are datasets
+// workload specs, the world data (models, GPUs, latency coefficients),
+// world files fitted to real runs and strategy templates. Public traces are not among them: they are datasets
 // fetched on demand (package strategies/datasets).
 package data
 
@@ -17,6 +17,13 @@ var Workloads embed.FS
 //
 //go:embed models/*.yaml hardware/*.yaml latency/*.yaml
 var World embed.FS
+
+// Worlds holds the built-in world files, as worlds/<name>.yaml: worlds
+// fitted to public runs of real servers (optimize calibrate --fit), each
+// naming its runs and their source; --world-file NAME reads one.
+//
+//go:embed worlds/*.yaml
+var Worlds embed.FS
 
 // Strategies holds the built-in strategy templates, as
 // strategies/<name>.yaml (see package optimize/strategies).

@@ -35,6 +35,12 @@ type Study struct {
 	// with instead of the baseline template, in the order applied; nil
 	// for a template baseline.
 	BaselineFrom []ConfigFile
+	// BaseFrom are the configs every run of the study — baseline,
+	// trials, validation, export — applies over the standard
+	// configuration before its template, in order: a world file (kind
+	// KindWorld, optimize calibrate --fit's) and the settings given at
+	// create (kind KindSettings: `key: value` lines); nil for none.
+	BaseFrom []ConfigFile
 	// Robust is a robust study's scenarios and their baselines; nil for a
 	// study of one scenario.
 	Robust *Robust
@@ -76,8 +82,8 @@ func (r *Robust) Baseline(scenario string) *ScenarioBaseline {
 	return nil
 }
 
-// ConfigFile is a production config a study keeps: its kind (as
-// production.Kinds names it), the path it was read from, and
+// ConfigFile is a config a study keeps: its kind (as production.Kinds
+// names it, or KindWorld, KindSettings), the path it was read from, and
 // its text, so that every later run reads the same config.
 type ConfigFile struct {
 	Kind string `json:"kind"`
@@ -151,9 +157,15 @@ func (st *Study) row() (*studyRow, error) {
 			return nil, fmt.Errorf("baseline configs: %v", err)
 		}
 	}
+	var baseFrom []byte
+	if st.BaseFrom != nil {
+		if baseFrom, err = json.Marshal(st.BaseFrom); err != nil {
+			return nil, fmt.Errorf("base configs: %v", err)
+		}
+	}
 	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
 		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
-		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), Robust: robust, Failure: st.Failure, CreatedAt: st.CreatedAt}, nil
+		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), BaseFrom: string(baseFrom), Robust: robust, Failure: st.Failure, CreatedAt: st.CreatedAt}, nil
 }
 
 // study decodes a study's row.
@@ -178,6 +190,11 @@ func (r *studyRow) study() (Study, error) {
 	if r.BaselineFrom != "" {
 		if err := json.Unmarshal([]byte(r.BaselineFrom), &st.BaselineFrom); err != nil {
 			return st, fmt.Errorf("study %s: baseline configs: %v", r.Name, err)
+		}
+	}
+	if r.BaseFrom != "" {
+		if err := json.Unmarshal([]byte(r.BaseFrom), &st.BaseFrom); err != nil {
+			return st, fmt.Errorf("study %s: base configs: %v", r.Name, err)
 		}
 	}
 	if r.Robust != "" {
@@ -222,4 +239,20 @@ func decodeMetrics(js string) (metrics.Summary, error) {
 	var m metrics.Summary
 	err := json.Unmarshal([]byte(js), &m)
 	return m, err
+}
+
+// Kinds of the configs a study starts from (Study.BaseFrom).
+const (
+	KindWorld    = "world"    // a world file
+	KindSettings = "settings" // settings given at create, a settings file's text
+)
+
+// Config finds the first of the configs of kind; nil when none is.
+func Config(from []ConfigFile, kind string) *ConfigFile {
+	for i := range from {
+		if from[i].Kind == kind {
+			return &from[i]
+		}
+	}
+	return nil
 }

@@ -28,6 +28,11 @@ type studyRow struct {
 	// template baseline, in rows written before it existed, and in
 	// databases not migrated since.
 	BaselineFrom string `gorm:"type:text"`
+	// BaseFrom is what every run of the study starts from over the
+	// standard configuration (JSON []ConfigFile: study create
+	// --world-file, --set): empty for none, in rows written before it
+	// existed, and in databases not migrated since.
+	BaseFrom string `gorm:"type:text"`
 	// Robust is a robust study's scenarios and their baselines (JSON
 	// Robust): empty for a study of one scenario, in rows written before
 	// it existed, and in databases not migrated since.

@@ -46,6 +46,9 @@ func (s *Store) studyQuery() (*gorm.DB, error) {
 	if !later.failure {
 		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "failure" })
 	}
+	if !later.baseFrom {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "base_from" })
+	}
 	return s.db.Select(cols), nil
 }
 
@@ -284,7 +287,9 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 // baseline configs): one
 // migrated before they existed has not, and workers do not migrate
 // (concurrent migrations race).
-type laterColumns struct{ seedRanges, violation, world, baselineFrom, robust, failure, scenario bool }
+type laterColumns struct {
+	seedRanges, violation, world, baselineFrom, robust, failure, scenario, baseFrom bool
+}
 
 // columns is asked of the database once per store, and again after a
 // Migrate (which may add them; another goroutine may be reading them).
@@ -296,7 +301,7 @@ func (s *Store) columns() laterColumns {
 		s.cols = &laterColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation"),
 			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from"),
 			robust: m.HasColumn(&studyRow{}, "robust"), failure: m.HasColumn(&studyRow{}, "failure"),
-			scenario: m.HasColumn(&trialSeedRow{}, "scenario")}
+			scenario: m.HasColumn(&trialSeedRow{}, "scenario"), baseFrom: m.HasColumn(&studyRow{}, "base_from")}
 	}
 	return *s.cols
 }

@@ -73,3 +73,15 @@ func ConfigMetric(cfg *cluster.Config, metric string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// SetByConfig reports whether the configuration alone decides metric
+// (gpu_count, cost_per_hour): it is the same on every seed, so a
+// seed-by-seed verdict on it says nothing.
+func SetByConfig(metric string) bool {
+	for _, n := range metrics.SummaryNumbers() {
+		if n.Same && n.Name == metric {
+			return true
+		}
+	}
+	return false
+}

@@ -10,6 +10,7 @@ import (
 
 	"optimize/search"
 	"optimize/simcore/errtext"
+	"optimize/strategies/datasets"
 	"optimize/strategies/settings"
 	"optimize/strategies/workloads"
 )
@@ -137,11 +138,17 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 		t.Workload = raw.workload
 	}
 	builtin, _, _ := strings.Cut(t.Workload, "@")
-	if names := workloads.Builtins().Names(); !slices.Contains(names, builtin) {
-		return nil, errtext.New(file, "workload", "unknown built-in workload %q (available: %s)", builtin, strings.Join(names, ", "))
-	}
-	if _, err := workloads.Resolve(t.Workload); err != nil {
+	switch isDataset, err := workloads.CheckDatasetName(t.Workload); {
+	case err != nil:
 		return nil, errtext.New(file, "workload", "%v", err)
+	case isDataset: // a public trace, fetched when a study runs it
+	case !slices.Contains(workloads.Builtins().Names(), builtin):
+		return nil, errtext.New(file, "workload", "unknown built-in workload %q (available: %s; traces: %s)", builtin,
+			strings.Join(workloads.Builtins().Names(), ", "), strings.Join(datasets.Names(), ", "))
+	default:
+		if _, err := workloads.Resolve(t.Workload); err != nil {
+			return nil, errtext.New(file, "workload", "%v", err)
+		}
 	}
 	if raw.hasRegimes {
 		t.Regimes = nil

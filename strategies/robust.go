@@ -119,8 +119,8 @@ func CheckRobust(r *Robust, flags RobustFlags) error {
 		return fmt.Errorf("%s: regime %q given twice", flags.Regimes, d)
 	}
 	for _, w := range r.Worlds {
-		if !slices.Contains(latency.Kinds(), w) {
-			return fmt.Errorf("%s: unknown world %q (latency models: %s)", flags.Worlds, w, strings.Join(latency.Kinds(), ", "))
+		if !slices.Contains(latency.Kinds(), w) && !slices.Contains(settings.BuiltinWorlds(), w) {
+			return fmt.Errorf("%s: unknown world %q (latency models: %s; built-in worlds: %s)", flags.Worlds, w, strings.Join(latency.Kinds(), ", "), strings.Join(settings.BuiltinWorlds(), ", "))
 		}
 	}
 	if d := firstRepeat(r.Worlds); d != "" {
@@ -163,9 +163,20 @@ func (s Scenario) Workload(w *workloads.Workload) *workloads.Workload {
 }
 
 // ApplyWorld moves c to the scenario's world: its latency model (and its
-// era, which follows the latency model unless set), checked in it.
+// era, which follows the latency model unless set), or a built-in world
+// file's settings, checked in it.
 func (s Scenario) ApplyWorld(c *cluster.Config) error {
 	if s.World == "" {
+		return nil
+	}
+	if !slices.Contains(latency.Kinds(), s.World) { // a built-in world (CheckRobust)
+		name, text, err := settings.ReadWorldFile(s.World)
+		if err != nil {
+			return fmt.Errorf("world %s: %v", s.World, err)
+		}
+		if _, err := settings.ApplyWorldFile(name, text, c); err != nil {
+			return fmt.Errorf("world %s: %v", s.World, err)
+		}
 		return nil
 	}
 	c.LatencyModel = s.World

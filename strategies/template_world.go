@@ -1,7 +1,10 @@
 package strategies
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
@@ -39,6 +42,12 @@ func (t *Template) WorldOf(values []search.Value, workload string) (cluster.Worl
 	if err != nil {
 		return cluster.World{}, err
 	}
+	return t.WorldFrom(base, values, workload)
+}
+
+// WorldFrom is WorldOf from base instead of the standard configuration
+// (a study's, with its world file over the standard one).
+func (t *Template) WorldFrom(base cluster.Config, values []search.Value, workload string) (cluster.World, error) {
 	c, err := t.Config(base, values)
 	if err != nil {
 		return cluster.World{}, err
@@ -74,4 +83,54 @@ func inRegime(c cluster.Config, workload string) (cluster.World, error) {
 		return cluster.World{}, err
 	}
 	return c.Where(), nil
+}
+
+// Gives says how the template sets the setting of key: a parameter tunes
+// it (tuned), or its mechanism fixes it to fixed (its value text); ok is
+// false when the template leaves it to the configuration it starts from.
+func (t *Template) Gives(key string) (tuned bool, fixed string, ok bool) {
+	if slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.SettingKey == key }) {
+		return true, "", true
+	}
+	for _, m := range t.Mechanism() {
+		if m.SettingKey == key {
+			return false, m.Value, true
+		}
+	}
+	return false, "", false
+}
+
+// Pinned is a copy of the template whose parameter tuning the setting of
+// key takes the one value text (the setting's value text): a study whose
+// world file gives a setting the template tunes searches the rest of the
+// space in that world. Only a categorical or whole-number parameter is
+// pinned (a float's range cannot shrink to a point); an error names what
+// the template allows when value is outside it.
+func (t *Template) Pinned(key, value string) (*Template, error) {
+	i := slices.IndexFunc(t.Params, func(p TemplateParam) bool { return p.SettingKey == key })
+	if i < 0 {
+		return t, nil
+	}
+	c := *t
+	c.Params, c.space = slices.Clone(t.Params), slices.Clone(t.space)
+	p := &c.Params[i]
+	switch p.Kind {
+	case search.Categorical:
+		k := slices.Index(p.Choices, value)
+		if k < 0 {
+			return nil, fmt.Errorf("%s is %s, and template %s's parameter %s takes %s", key, value, t.Name, p.Name, strings.Join(p.Choices, ", "))
+		}
+		p.Choices, p.choiceValues = []string{value}, []float64{p.choiceValues[k]}
+		p.Default = search.Value{Choice: value}
+	case search.Int:
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || v < p.Low || v > p.High {
+			return nil, fmt.Errorf("%s is %s, and template %s's parameter %s takes %g to %g", key, value, t.Name, p.Name, p.Low, p.High)
+		}
+		p.Low, p.High, p.Default = v, v, search.Value{Number: v}
+	default:
+		return nil, fmt.Errorf("%s is given, and template %s tunes it over a range (parameter %s): give it or tune it, not both", key, t.Name, p.Name)
+	}
+	c.space[i] = p.Param
+	return &c, nil
 }

@@ -83,12 +83,16 @@ func (e *Env) studyLoad(tpl *strategies.Template, wl *workloads.Workload, row *s
 	if wl.LoadFraction() == 0 {
 		return wl, nil
 	}
-	study, err := tpl.Config(e.Base, tpl.Defaults())
+	start, err := e.baseOf(row)
+	if err != nil {
+		return nil, err
+	}
+	study, err := tpl.Config(start, tpl.Defaults())
 	if err != nil {
 		return nil, err
 	}
 	wl.ApplyConfig(&study)
-	base, err := baselineConfig(e.Registry, study, e.Base, row.BaselineFrom)
+	base, err := baselineConfig(e.Registry, study, start, row.BaselineFrom)
 	if err != nil {
 		return nil, err
 	}

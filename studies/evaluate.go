@@ -159,8 +159,8 @@ func (ev *evaluator) judge(s *metrics.Summary) (search.Evaluation, error) {
 // baselineConfig is the llm-d-parity baseline run in the study's
 // environment: the baseline template's policies, but the study template's
 // cluster (instances, KV capacity, model, GPU, TP, latency model, GPU
-// prices) and CPU KV tier — every setting of those two components — so
-// that only the strategy differs between the two. The world is resolved
+// prices), CPU KV tier and SLO targets — every setting of those three
+// components — so that only the strategy differs between the two. The world is resolved
 // again after the copy: the baseline template's was resolved for its own
 // model and GPU, and a study on another GPU or latency model must price
 // and time its baseline in the study's world.
@@ -184,7 +184,9 @@ func baselineConfig(reg *strategies.Registry, study cluster.Config, base cluster
 		return cluster.Config{}, fmt.Errorf("baseline template: %v", err)
 	}
 	for _, s := range settings.All() {
-		if s.Component == settings.CompCluster || s.Component == settings.CompKVOffload {
+		// The SLO targets too: they define the SLOs both are judged by
+		// (a template may set them in its mechanism).
+		if s.Component == settings.CompCluster || s.Component == settings.CompKVOffload || s.Component == settings.CompSLOTargets {
 			s.Restore(&cfg, &study)
 		}
 	}

@@ -48,6 +48,9 @@ const minProbeSeconds = 5
 type MaxRateOptions struct {
 	Trial int     // a complete trial's number; -1 for the best
 	Seeds []int64 // nil: DefaultHeldOutSeeds
+	// Windows are a split trace's held-out windows (nil: its second
+	// half), as study validate takes them.
+	Windows []int64
 	// Targets are the attainment targets (nil: the template's attainment
 	// constraints, else DefaultAttainment).
 	Targets   []report.AttainmentTarget
@@ -56,8 +59,12 @@ type MaxRateOptions struct {
 
 // maxRateRequest is what a max-rate search ran, as stored with the study.
 type maxRateRequest struct {
-	Trial     int                       `json:"trial"`
-	Seeds     []int64                   `json:"seeds"`
+	Trial int     `json:"trial"`
+	Seeds []int64 `json:"seeds"`
+	// Windows: the study replays a trace cut into windows, and Seeds are
+	// the held-out windows' numbers; the rate searched is a multiple of
+	// the trace's own.
+	Windows   bool                      `json:"windows,omitempty"`
 	Targets   []report.AttainmentTarget `json:"targets"`
 	Tolerance float64                   `json:"tolerance"`
 }
@@ -115,6 +122,9 @@ func attainmentTargets(tpl *strategies.Template, spec *workload.Spec) []report.A
 
 // defaultTargets are DefaultAttainment's targets of the classes spec has.
 func defaultTargets(spec *workload.Spec) []report.AttainmentTarget {
+	if spec == nil { // a trace: its classes are known only once replayed
+		return DefaultAttainment
+	}
 	var out []report.AttainmentTarget
 	for _, t := range DefaultAttainment {
 		if slices.ContainsFunc(spec.Clients, func(c workload.Client) bool { return strings.Contains(t.Metric, "."+c.SLOClass+".") }) {
@@ -141,6 +151,9 @@ func meetsTargets(run *metrics.Summary, targets []report.AttainmentTarget) (bool
 // atRate is the workload at an absolute aggregate rate; its name carries
 // the rate, so each probe is its own run.
 func atRate(wl *workloads.Workload, rate float64) *workloads.Workload {
+	if wl.Spec == nil { // a trace: its times scaled by 1/rate
+		return wl.At(workloads.Regime{Name: "rate=" + strconv.FormatFloat(rate, 'g', -1, 64), RateScale: rate})
+	}
 	span := max(float64(wl.Spec.NumRequests)/wl.Spec.AggregateRate, minProbeSeconds)
 	return wl.At(workloads.Regime{Name: "rate=" + strconv.FormatFloat(rate, 'g', -1, 64), Rate: rate,
 		Requests: max(1, int64(math.Round(rate*span)))})
@@ -159,7 +172,7 @@ type probeFunc func(name string, cfg cluster.Config, wl *workloads.Workload, see
 // sustainable is the search for the highest rate at which cfg meets the
 // targets on wl with one seed, starting from wl's own rate.
 func sustainable(name string, cfg cluster.Config, wl *workloads.Workload, seed int64, targets []report.AttainmentTarget, tol float64, probe probeFunc) (rateSearch, error) {
-	return maxRate(wl.Spec.AggregateRate, tol, func(rate float64) (bool, error) {
+	return maxRate(startRate(wl), tol, func(rate float64) (bool, error) {
 		m, err := probe(name, cfg, atRate(wl, rate), seed)
 		if err != nil {
 			return false, err
@@ -242,11 +255,22 @@ func maxRateRequestFor(r *report.Report, o MaxRateOptions) (maxRateRequest, erro
 	if err != nil {
 		return req, err
 	}
-	if wl.Spec == nil {
-		return req, errtext.Usage("--max-rate: study %s replays a trace; the search scales a generated workload's rate (a workload spec)", r.Study.Name)
-	}
-	if req.Seeds, err = heldOutSeeds(r, req.Seeds); err != nil {
-		return req, err
+	switch split, ok := wl.Split(); {
+	case wl.Spec == nil && !ok:
+		return req, errtext.Usage("--max-rate: study %s replays a trace without held-out windows; the search scales a generated workload's rate or a split trace's", r.Study.Name)
+	case wl.Spec == nil:
+		var v validationRequest
+		if err := heldOutWindows(r, split, ValidateOptions{Seeds: o.Seeds, Windows: o.Windows}, &v); err != nil {
+			return req, err
+		}
+		req.Seeds, req.Windows = v.Seeds, true
+	default:
+		if o.Windows != nil {
+			return req, errtext.Usage("--windows: study %s does not replay a trace cut into windows; its held-out data are seeds (--seeds)", r.Study.Name)
+		}
+		if req.Seeds, err = heldOutSeeds(r, req.Seeds); err != nil {
+			return req, err
+		}
 	}
 	if req.Targets == nil {
 		req.Targets = attainmentTargets(r.Template, wl.Spec)
@@ -278,8 +302,11 @@ func (e *Env) maxRateReport(r *report.Report, req maxRateRequest, probe probeFun
 	if wl, err = atLoad(wl, base); err != nil {
 		return nil, err
 	}
-	out := &report.MaxRate{Trial: req.Trial, Seeds: req.Seeds, Targets: req.Targets, Tolerance: req.Tolerance,
-		StartRate: wl.Spec.AggregateRate, Unit: rateUnit(wl.Spec), PerSeed: make([]report.SeedMaxRate, len(req.Seeds))}
+	if req.Windows {
+		wl = wl.OnWindows(req.Seeds)
+	}
+	out := &report.MaxRate{Trial: req.Trial, Seeds: req.Seeds, Windows: req.Windows, Targets: req.Targets, Tolerance: req.Tolerance,
+		StartRate: startRate(wl), Unit: rateUnit(wl), PerSeed: make([]report.SeedMaxRate, len(req.Seeds))}
 	type search struct {
 		i      int
 		winner bool
@@ -340,9 +367,27 @@ func (e *Env) maxRateReport(r *report.Report, req maxRateRequest, probe probeFun
 	return out, nil
 }
 
-// rateUnit is the unit of spec's aggregate rate: sessions per second when
-// a client runs multi-turn sessions, else requests per second.
-func rateUnit(spec *workload.Spec) string {
+// traceLoadUnit is the unit of a trace's searched rate: a multiple of
+// the rate the trace's windows have as recorded (×1).
+const traceLoadUnit = "× the trace's rate"
+
+// startRate is where a search starts: a spec's aggregate rate, a trace's
+// own rate (×1).
+func startRate(wl *workloads.Workload) float64 {
+	if wl.Spec == nil {
+		return 1
+	}
+	return wl.Spec.AggregateRate
+}
+
+// rateUnit is the unit of the workload's rate: sessions per second when
+// a client runs multi-turn sessions, a multiple of a trace's own rate,
+// else requests per second.
+func rateUnit(wl *workloads.Workload) string {
+	if wl.Spec == nil {
+		return traceLoadUnit
+	}
+	spec := wl.Spec
 	for _, c := range spec.Clients {
 		if c.Reasoning != nil && c.Reasoning.MultiTurn != nil && c.Reasoning.MultiTurn.MaxRounds > 1 {
 			return "sessions/s"

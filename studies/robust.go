@@ -88,7 +88,7 @@ func (e *Env) scenarioBaselines(ev *evaluator, row *storage.Study) error {
 		if err != nil {
 			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
 		}
-		cfg, err := baselineConfig(e.Registry, studyCfg, e.Base, row.BaselineFrom)
+		cfg, err := baselineConfig(e.Registry, studyCfg, sev.base, row.BaselineFrom)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
 		}

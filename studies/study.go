@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
+	"optimize/simcore/workload"
 	"optimize/storage"
 	"optimize/strategies"
 	"optimize/strategies/production"
@@ -77,6 +79,11 @@ type CreateOptions struct {
 	// BaselineFrom are production configs the baseline runs with instead
 	// of the baseline template (production.Kinds), or nil.
 	BaselineFrom []storage.ConfigFile
+	// BaseFrom are what every run of the study starts from over the
+	// standard configuration, kept with it (storage.Study.BaseFrom): a
+	// world file (optimize calibrate --fit's), then settings given at
+	// create; nil for none.
+	BaseFrom []storage.ConfigFile
 	// Robust runs every trial in these regimes × worlds (--regime,
 	// --worlds, --aggregate); the zero value takes the template's
 	// (Template.Robust), none there is a study of one scenario.
@@ -147,7 +154,54 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	if err := strategies.CheckRobust(&o.Robust, strategies.RobustFlags{Regimes: "--regime", Worlds: "--worlds", Aggregate: "--aggregate", Prune: "--prune"}); err != nil {
 		return errtext.UsageError{Err: err}
 	}
+	if err := checkBaseFrom(tpl, o.BaseFrom); err != nil {
+		return err
+	}
 	return checkBaselineFrom(o.BaselineFrom)
+}
+
+// checkBaseFrom checks the configs a study starts from against its
+// template: they read onto the standard configuration, the template's
+// defaults run there, and the template neither tunes a setting they give
+// nor fixes one to another value (the study would not run as asked).
+func checkBaseFrom(tpl *strategies.Template, from []storage.ConfigFile) error {
+	if len(from) == 0 {
+		return nil
+	}
+	std, err := settings.StandardConfig()
+	if err != nil {
+		return err
+	}
+	base, given, err := report.StudyBase(std, from)
+	if err != nil {
+		return errtext.Usage("%s: %v", baseFlags(from), err)
+	}
+	for _, g := range given {
+		if tuned, fixed, ok := tpl.Gives(g.Setting.Key); ok && !tuned && fixed != g.Setting.Value(&base) {
+			return errtext.Usage("%s: %s is given as %s, and template %s fixes it to %s", baseFlags(from), g.Setting.Key, g.Setting.Value(&base), tpl.Name, fixed)
+		}
+	}
+	// A parameter tuning a given setting is pinned to its value.
+	if tpl, _, err = report.StudyTemplate(tpl, std, from); err != nil {
+		return errtext.Usage("%s: %v", baseFlags(from), err)
+	}
+	if _, err := tpl.Config(base, tpl.Defaults()); err != nil {
+		return errtext.Usage("%s: template %s there: %v", baseFlags(from), tpl.Name, err)
+	}
+	return nil
+}
+
+// baseFlags names the flags the configs came from.
+func baseFlags(from []storage.ConfigFile) string {
+	var out []string
+	for _, f := range from {
+		if f.Kind == storage.KindWorld {
+			out = append(out, "--world-file")
+		} else {
+			out = append(out, "--set")
+		}
+	}
+	return strings.Join(out, "/")
 }
 
 // BaselineSource says where a study's baseline comes from: "the baseline
@@ -212,7 +266,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	row := &storage.Study{
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: o.Seeds,
 		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
-		BaselineFrom: o.BaselineFrom,
+		BaselineFrom: o.BaselineFrom, BaseFrom: o.BaseFrom,
 	}
 	row.Robust = robustRecord(o.Robust)
 	var from *report.Report
@@ -227,6 +281,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	}
 	ev, err := e.evaluator(row)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTargets(ev); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(e.Progress, "study %s: template %s, workload %s, seeds %v, %d trials, %s sampler\n",
@@ -246,7 +303,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	} else if err != nil {
 		return nil, err
 	}
-	smp, err := e.sampler(row, tpl, nil) // creates the goptuna study once, here
+	smp, err := e.sampler(row, ev.tpl, nil) // creates the goptuna study once, here
 	if err == nil && from != nil {
 		err = warm(smp, from)
 	}
@@ -295,6 +352,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--sampler-seed", row.SamplerSeed, o.SamplerSeed},
 		{"--from", row.WarmFrom, o.From},
 		{"--baseline-epp/--baseline-vllm-args", BaselineSource(row.BaselineFrom), BaselineSource(o.BaselineFrom)},
+		{"--world-file/--set", baseFromText(row.BaseFrom), baseFromText(o.BaseFrom)},
 		{"--regime/--worlds/--aggregate", robustText(row.Robust), robustText(robustRecord(o.Robust))},
 	} {
 		if d.have != d.ask {
@@ -314,7 +372,7 @@ func (e *Env) runBaseline(ev *evaluator, row *storage.Study) error {
 	}
 	world := studyCfg.Where()
 	row.World = &world
-	cfg, err := baselineConfig(e.Registry, studyCfg, e.Base, row.BaselineFrom)
+	cfg, err := baselineConfig(e.Registry, studyCfg, ev.base, row.BaselineFrom)
 	if err != nil {
 		return err
 	}
@@ -335,6 +393,9 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tpl, _, err = report.StudyTemplate(tpl, e.Base, row.BaseFrom); err != nil {
+		return nil, err
+	}
 	wl, err := workloads.Resolve(row.Workload)
 	if err != nil {
 		return nil, err
@@ -342,7 +403,11 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if wl, err = e.studyLoad(tpl, wl, row); err != nil {
 		return nil, err
 	}
-	ev := &evaluator{tpl: tpl, base: e.Base, wl: wl.OnSeeds(row.Seeds), seeds: row.Seeds}
+	start, err := e.baseOf(row)
+	if err != nil {
+		return nil, err
+	}
+	ev := &evaluator{tpl: tpl, base: start, wl: wl.OnSeeds(row.Seeds), seeds: row.Seeds}
 	if len(row.BaselineSeeds) > 0 { // measured (not while Create runs it)
 		ev.baseline = &row.Baseline
 	}
@@ -397,3 +462,73 @@ func (e *Env) Delete(row *storage.Study) error {
 // seeds of slo-cascade, TPE beat random search 8 times with 5 startup
 // trials and 6 times with 10 (BENCHMARKS.md).
 func samplerOptions() search.Options { return search.Options{StartupTrials: 5} }
+
+// baseOf is the configuration the study's runs start from: the standard
+// one, with the study's world file over it.
+func (e *Env) baseOf(row *storage.Study) (cluster.Config, error) {
+	base, _, err := report.StudyBase(e.Base, row.BaseFrom)
+	return base, err
+}
+
+// baseFromText names the configs and their content, for comparing a
+// request with a study (--if-absent): "" for none.
+func baseFromText(from []storage.ConfigFile) string {
+	var out []string
+	for _, f := range from {
+		out = append(out, f.Kind+" "+f.Path+" ("+fmt.Sprintf("%x", sha256.Sum256([]byte(f.Data)))[:12]+")")
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkTargets refuses, before the baseline runs, a study whose template
+// reads a latency target its runs will not have.
+func checkTargets(ev *evaluator) error {
+	cfg, err := ev.config(ev.tpl.Defaults())
+	if err != nil {
+		return nil // the baseline run says why
+	}
+	if ev.wl.Spec != nil {
+		ev.wl.Spec.FillTargets(&cfg.SLOTTFT, &cfg.SLOITL, &cfg.SLOE2E)
+	}
+	if err := ev.tpl.CheckTargets(&cfg); err != nil {
+		return errtext.UsageError{Err: err}
+	}
+	return checkClasses(ev.tpl, ev.wl)
+}
+
+// checkClasses refuses a study whose template reads a class its workload
+// has no requests of, where the workload says which it has: a spec's
+// clients, or a trace's SLO mix (a public trace without one carries no
+// classes).
+func checkClasses(tpl *strategies.Template, wl *workloads.Workload) error {
+	var have []string
+	var where string
+	switch {
+	case wl.Spec != nil:
+		for _, c := range wl.Spec.Clients {
+			have = append(have, c.SLOClass)
+		}
+		where = "its clients' classes: " + strings.Join(have, ", ")
+	case wl.Trace != nil && len(wl.Trace.Replay.SLOMix) > 0:
+		for _, s := range wl.Trace.Replay.SLOMix {
+			if s.Share > 0 {
+				have = append(have, s.Class.Label())
+			}
+		}
+		where = "its slo-mix: " + wl.Trace.Replay.SLOMix.String()
+	case wl.Trace != nil && wl.Trace.Format != "" && wl.Trace.Format != workload.FormatTraceV2:
+		sep := "?"
+		if strings.Contains(wl.Trace.Name, "?") {
+			sep = "&"
+		}
+		where = "its rows carry none: give the trace an slo-mix, e.g. " + wl.Trace.Name + sep + "slo-mix=critical=0.2,standard=0.5,sheddable=0.3"
+	default:
+		return nil // a TraceV2 trace's rows may give theirs
+	}
+	for _, class := range tpl.ClassesRead() {
+		if !slices.Contains(have, class) {
+			return errtext.Usage("template %s reads per_slo.%s metrics, and workload %s has no %s requests (%s)", tpl.Name, class, wl.Name, class, where)
+		}
+	}
+	return nil
+}

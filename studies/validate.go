@@ -199,14 +199,18 @@ func heldOutWindows(r *report.Report, split workloads.TraceSplit, o ValidateOpti
 // in the study's world moved by world (nil: the study's own).
 func (e *Env) configs(r *report.Report, wl *workloads.Workload, params []search.Value, world WorldChange) (cand, base cluster.Config, err error) {
 	tpl := r.Template
-	if cand, err = tpl.Config(e.Base, params); err != nil {
+	start, err := e.baseOf(r.Study)
+	if err != nil {
+		return
+	}
+	if cand, err = tpl.Config(start, params); err != nil {
 		return
 	}
 	if err = world.apply(&cand); err != nil {
 		return
 	}
 	wl.ApplyConfig(&cand)
-	study, err := tpl.Config(e.Base, tpl.Defaults())
+	study, err := tpl.Config(start, tpl.Defaults())
 	if err != nil {
 		return
 	}
@@ -214,7 +218,7 @@ func (e *Env) configs(r *report.Report, wl *workloads.Workload, params []search.
 		return
 	}
 	wl.ApplyConfig(&study)
-	base, err = baselineConfig(e.Registry, study, e.Base, r.Study.BaselineFrom)
+	base, err = baselineConfig(e.Registry, study, start, r.Study.BaselineFrom)
 	return
 }
 

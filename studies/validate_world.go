@@ -62,7 +62,7 @@ func (w WorldChange) apply(c *cluster.Config) error {
 	}
 	for _, s := range w {
 		set, ok := settings.Lookup(s.Key)
-		if !ok || !slices.Contains(settings.WorldKeys(), s.Key) {
+		if !ok || !(slices.Contains(settings.WorldKeys(), s.Key) || settings.WorldFileKey(s.Key)) {
 			return fmt.Errorf("%s: %q is not a world setting (allowed: %s)", s.flag(), s.Key, strings.Join(settings.WorldKeys(), ", "))
 		}
 		if err := set.Set(c, s.Value); err != nil {
@@ -104,7 +104,11 @@ func (e *Env) checkWorlds(r *report.Report, o ValidateOptions) error {
 			return errtext.Usage("%s: world %s is given twice", w[0].flag(), w)
 		}
 		seen[w.String()] = true
-		c, err := r.Template.Config(e.Base, r.Template.Defaults())
+		start, err := e.baseOf(r.Study)
+		if err != nil {
+			return err
+		}
+		c, err := r.Template.Config(start, r.Template.Defaults())
 		if err != nil {
 			return err
 		}
@@ -194,7 +198,9 @@ func (e *Env) placeWorld(r *report.Report, wl *workloads.Workload, pt point, p *
 		if err != nil {
 			return err
 		}
-		tuned = tuned || world == own.Where()
+		// The same world: the same record, and the same latency
+		// coefficients (a world file's are not in the record).
+		tuned = tuned || (world == own.Where() && there.Physics == own.Physics && there.Coefficients == own.Coefficients)
 	}
 	p.worlds[pt.label] = report.WorldEvidence{World: world, Line: world.Line(), StudyWorld: tuned}
 	return nil

@@ -235,7 +235,12 @@ func TestObserveInterrupt(t *testing.T) {
 	}
 	rows := readTraceCSV(t, filepath.Join(filepath.Dir(header), "t.csv"))
 	sent := len(v.Received()) - 2
-	if len(rows) != sent || sent >= 50 || rows[0]["status"] != "ok" {
+	// The first request was served whole; on a loaded machine the signal
+	// can still come before the client read its last event, and it is
+	// then recorded as cancelled, with its chunks.
+	first := rows[0]
+	if len(rows) != sent || sent >= 50 || first["first_chunk_time_us"] == "0" ||
+		!(first["status"] == "ok" || strings.HasPrefix(first["error_message"], "cancelled")) {
 		t.Fatalf("%d rows for %d sent: %v", len(rows), sent, rows)
 	}
 	for _, r := range rows[1:] {

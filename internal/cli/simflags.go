@@ -63,7 +63,7 @@ func (f *settingFlag) Set(s string) error {
 
 func (f *simFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.modelConfig, "model-config", "", "a model of your own: a Hugging Face config.json or a YAML file like data/models/*.yaml; runs it (instead of --model)")
-	fs.StringVar(&f.worldFile, "world-file", "", "a deployment's world (optimize calibrate --fit writes one): model, GPU, TP, KV blocks and the latency model's coefficients, applied before --settings and the flags, which override them")
+	fs.StringVar(&f.worldFile, "world-file", "", "a deployment's world — a file (optimize calibrate --fit writes one) or a built-in world ("+strings.Join(settings.BuiltinWorlds(), ", ")+"): model, GPU, TP, KV blocks and the latency model's coefficients, applied before --settings and the flags, which override them")
 	fs.StringVar(&f.hardwareConfig, "hardware-config", "", "a GPU of your own: a YAML file like data/hardware/gpus.yaml holding one GPU; runs on it (instead of --hardware)")
 	byFlag := map[string]*settingFlag{}
 	for _, s := range settings.All() {

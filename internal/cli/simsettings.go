@@ -29,11 +29,11 @@ func (f *settingsFile) bind(fs *pflag.FlagSet) {
 // --hardware-config) replaces the file's, as its flag would.
 func (f *simFlags) applySettingsFile(c *cluster.Config) error {
 	if f.worldFile != "" {
-		data, err := os.ReadFile(f.worldFile)
+		name, data, err := settings.ReadWorldFile(f.worldFile)
 		if err != nil {
 			return fmt.Errorf("--world-file: %v", err)
 		}
-		if err := settings.ApplyWorldFile(f.worldFile, data, c); err != nil {
+		if _, err := settings.ApplyWorldFile(name, data, c); err != nil {
 			return fmt.Errorf("--world-file: %v", err)
 		}
 	}

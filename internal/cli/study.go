@@ -186,7 +186,8 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	o := studies.CreateOptions{}
 	var seeds []int64
 	var ifAbsent bool
-	var baselineEPP, baselineVLLM string
+	var baselineEPP, baselineVLLM, worldFile string
+	var sets []string
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a study, run its baseline, then run its trials",
@@ -195,6 +196,9 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			o.Template, o.Seeds = args[0], seeds
 			files := map[string]string{production.ProductionEPPConfig: baselineEPP, production.ProductionVLLMArgs: baselineVLLM}
 			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
+				return err
+			}
+			if o.BaseFrom, err = createBase(worldFile, sets); err != nil {
 				return err
 			}
 			// Check the request before touching the database.
@@ -268,9 +272,11 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
 	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "the baseline runs this llm-d EndpointPickerConfig (as simulate --epp-config reads it) instead of the baseline template's routing and admission; the study keeps its text")
 	cmd.Flags().StringSliceVar(&o.Robust.Regimes, "regime", nil, "robust study: run every trial in each of these regimes ("+strings.Join(strategies.RobustRegimeNames(), ", ")+"; "+strategies.BaseRegime+" = the workload's own operating point) and score it by its ratios to the baseline in each; costs trials × regimes × worlds × seeds simulations (default: the template's robust_regimes)")
-	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "robust study: run every trial in each of these worlds (latency models: "+strings.Join(latency.Kinds(), ", ")+"), each regime in each (default: the template's robust_worlds, else the study's own world)")
+	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "robust study: run every trial in each of these worlds (latency models: "+strings.Join(latency.Kinds(), ", ")+"; or built-in worlds fitted to real runs: "+strings.Join(settings.BuiltinWorlds(), ", ")+"), each regime in each (default: the template's robust_worlds, else the study's own world)")
 	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "robust study: how the scenarios' ratios to their baselines make the score: "+strings.Join(strategies.Aggregates(), " (default) or ")+"; every constraint must hold in every scenario (its shortfall is the largest over them)")
 	cmd.Flags().BoolVar(&o.Robust.Prune, "prune", false, "robust study: stop a trial between scenarios once those it ran prove it cannot beat the best trial (its score only grows with each scenario); the scenario that binds most often runs first. A pruned trial counts towards --trials but is never the best nor on the Pareto front (default: the template's robust_prune)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting every run of the study starts from (repeatable; optimize template settings lists the keys), e.g. --set slo.ttft_target_ms.critical=500 for a trace that carries no targets; the template's own settings are not given this way")
+	cmd.Flags().StringVar(&worldFile, "world-file", "", "run the study in this world — a file (optimize calibrate --fit writes one: model, GPU, TP, KV blocks, latency coefficients fitted to real runs) or a built-in world ("+strings.Join(settings.BuiltinWorlds(), ", ")+"); the study keeps its text, and every run, validation and export of it runs there; a parameter tuning a setting it gives (capacity's gpu, tp) is pinned to its value")
 	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")
 	bindLimits(cmd.Flags(), &f.limits, studies.LimitTrials, studies.LimitSeeds, studies.LimitRequests)
 	f.bindRunFlags(cmd, true)
@@ -364,6 +370,9 @@ func newStudyList(s Streams, f *studyFlags) *cobra.Command {
 				world := "?" // stored before worlds were recorded, of a template not loaded
 				if r.World != nil {
 					world = r.World.Short
+				}
+				if r.BestWorld != nil { // the template tunes the world: its answer's
+					world = r.BestWorld.Short + " (best)"
 				}
 				best := ""
 				if r.BestDelta != nil {

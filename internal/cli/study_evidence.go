@@ -79,7 +79,7 @@ means and the paired change with its 95% Student-t interval.`,
 				return err
 			}
 			if maxRate {
-				return runMaxRate(cmd, s, f, args[0], trial, seeds, attainment, tolerance, output)
+				return runMaxRate(cmd, s, f, args[0], trial, seeds, windows, attainment, tolerance, output)
 			}
 			for _, flag := range []string{"attainment", "tolerance"} {
 				if cmd.Flags().Changed(flag) {
@@ -154,10 +154,10 @@ means and the paired change with its 95% Student-t interval.`,
 }
 
 // runMaxRate is `study validate --max-rate`.
-func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial int, seeds, attainment string, tolerance float64, output string) error {
-	for _, flag := range append([]string{"pareto", "regimes", "regime", "windows"}, worldFlagNames()...) {
+func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial int, seeds, windows, attainment string, tolerance float64, output string) error {
+	for _, flag := range append([]string{"pareto", "regimes", "regime"}, worldFlagNames()...) {
 		if cmd.Flags().Changed(flag) {
-			return fmt.Errorf("--max-rate and --%s are exclusive: the search runs one trial and the baseline on seeds", flag)
+			return fmt.Errorf("--max-rate and --%s are exclusive: the search runs one trial and the baseline on held-out seeds or windows", flag)
 		}
 	}
 	if !(tolerance > 0 && tolerance < 1) {
@@ -173,6 +173,13 @@ func runMaxRate(cmd *cobra.Command, s Streams, f *studyFlags, name string, trial
 			return err
 		}
 		o.Seeds = list
+	}
+	if cmd.Flags().Changed("windows") {
+		list, err := parseSeeds(windows)
+		if err != nil {
+			return fmt.Errorf("--windows: %v", strings.ReplaceAll(err.Error(), "seed", "window"))
+		}
+		o.Windows = list
 	}
 	if cmd.Flags().Changed("attainment") {
 		targets, err := studies.ParseAttainment(attainment)

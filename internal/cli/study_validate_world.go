@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,8 +44,8 @@ func (f *worldFlags) bind(fs *pflag.FlagSet) {
 		}
 		fs.StringVar(&f.values[i], s.Flag, "", fmt.Sprintf("validate in another world: %s; %s (the other world settings stay the study's)", s.Doc, s.ValuesText()))
 	}
-	fs.StringSliceVar(&f.list, worldListFlag, nil, fmt.Sprintf("validate in other worlds, each named by its latency model (%s), e.g. blackbox,trained-physics: one block per world; %s apply to each",
-		strings.Join(latency.Kinds(), ", "), strings.Join(each, ", ")))
+	fs.StringSliceVar(&f.list, worldListFlag, nil, fmt.Sprintf("validate in other worlds, each named by its latency model (%s), e.g. blackbox,trained-physics, or a world file (or a built-in world: %s): one block per world; %s apply to each",
+		strings.Join(latency.Kinds(), ", "), strings.Join(settings.BuiltinWorlds(), ", "), strings.Join(each, ", ")))
 }
 
 // changes are the worlds the flags name (none when no flag is given),
@@ -76,6 +77,21 @@ func (f *worldFlags) changes(fs *pflag.FlagSet) ([]studies.WorldChange, error) {
 	}
 	var out []studies.WorldChange
 	for _, k := range f.list {
+		if !slices.Contains(latency.Kinds(), k) {
+			// Not a latency model: a world file, or a built-in world.
+			w, err := worldFileChange(k)
+			if errors.Is(err, settings.ErrNoWorld) {
+				// Neither: --latency-model's error for the name, and
+				// what else --world takes.
+				kerr := kind.Set(&scratch, k)
+				return nil, fmt.Errorf("--%s: %v, nor is it a world file or a built-in world (built in: %s)", worldListFlag, kerr, strings.Join(settings.BuiltinWorlds(), ", "))
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, append(w, common...))
+			continue
+		}
 		if err := kind.Set(&scratch, k); err != nil {
 			return nil, fmt.Errorf("--%s: %v", worldListFlag, err)
 		}
@@ -83,4 +99,22 @@ func (f *worldFlags) changes(fs *pflag.FlagSet) ([]studies.WorldChange, error) {
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// worldFileChange is the world a world file (or a built-in world) names,
+// as the settings it gives.
+func worldFileChange(pathOrName string) (studies.WorldChange, error) {
+	name, text, err := settings.ReadWorldFile(pathOrName)
+	if err != nil {
+		return nil, err
+	}
+	given, err := settings.WorldFileSettings(name, text)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %v", worldListFlag, err)
+	}
+	var w studies.WorldChange
+	for _, g := range given {
+		w = append(w, studies.WorldSetting{Key: g.Key, Value: g.Value, Flag: "--" + worldListFlag + " " + pathOrName})
+	}
+	return w, nil
 }

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"optimize/data"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 	"optimize/simcore/keys"
@@ -40,10 +44,11 @@ type WorldFile struct {
 // WorldSetting is one `key: value` line under world:.
 type WorldSetting struct{ Key, Value string }
 
-// worldFileKeys are the settings a world file may give: the world's own
-// and kv.total_blocks (WorldKeys, less the cluster's instance count: a
-// world is one instance's), and every latency coefficient.
-func worldFileKeys(key string) bool {
+// WorldFileKey reports whether a world file may give the setting of key:
+// the world's own and kv.total_blocks (WorldKeys, less the cluster's
+// instance count: a world is one instance's), and every latency
+// coefficient.
+func WorldFileKey(key string) bool {
 	if key == keys.NumInstances {
 		return false
 	}
@@ -71,28 +76,28 @@ func worldFileAllowed() string {
 
 // ApplyWorldFile reads a world file and sets its world onto c: strict
 // YAML (two sections, world settings only, each once), one-line errors
-// naming the file, line and key.
-func ApplyWorldFile(file string, data []byte, c *cluster.Config) (err error) {
+// naming the file, line and key. It returns the settings the file gives.
+func ApplyWorldFile(file string, data []byte, c *cluster.Config) (given []Given, err error) {
 	defer func() {
 		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input
-			err = errtext.New(file, "", "malformed YAML (%v)", r)
+			given, err = nil, errtext.New(file, "", "malformed YAML (%v)", r)
 		}
 	}()
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return errtext.New(file, "", "empty (want world: and provenance:)")
+			return nil, errtext.New(file, "", "empty (want world: and provenance:)")
 		}
-		return errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return errtext.New(file, "", "only one YAML document is allowed")
+		return nil, errtext.New(file, "", "only one YAML document is allowed")
 	}
 	root := FollowAlias(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
-		return errtext.New(file, "", "line %d: expected world: and provenance:, got %s", root.Line, errtext.Describe(root))
+		return nil, errtext.New(file, "", "line %d: expected world: and provenance:, got %s", root.Line, errtext.Describe(root))
 	}
 	var world *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -100,28 +105,27 @@ func ApplyWorldFile(file string, data []byte, c *cluster.Config) (err error) {
 		switch k.Value {
 		case "world":
 			if world != nil {
-				return errtext.New(file, "world", "line %d: given twice", k.Line)
+				return nil, errtext.New(file, "world", "line %d: given twice", k.Line)
 			}
 			world = FollowAlias(root.Content[i+1])
 		case "provenance":
 		default:
-			return errtext.New(file, "", "line %d: unknown section %q (allowed: world, provenance)", k.Line, k.Value)
+			return nil, errtext.New(file, "", "line %d: unknown section %q (allowed: world, provenance)", k.Line, k.Value)
 		}
 	}
 	if world == nil || world.Kind != yaml.MappingNode || len(world.Content) == 0 {
-		return errtext.New(file, "world", "missing or empty: want the world's settings, key: value")
+		return nil, errtext.New(file, "world", "missing or empty: want the world's settings, key: value")
 	}
 	for i := 0; i+1 < len(world.Content); i += 2 {
-		if k := FollowAlias(world.Content[i]); !worldFileKeys(k.Value) {
-			return errtext.New(file, "world", "line %d: %s is not a world setting (allowed: %s)", k.Line, k.Value, worldFileAllowed())
+		if k := FollowAlias(world.Content[i]); !WorldFileKey(k.Value) {
+			return nil, errtext.New(file, "world", "line %d: %s is not a world setting (allowed: %s)", k.Line, k.Value, worldFileAllowed())
 		}
 	}
 	before := *c
-	given, err := readSettingsNode(file, world, c)
-	if err != nil {
-		return err
+	if given, err = readSettingsNode(file, world, c); err != nil {
+		return nil, err
 	}
-	return checkApplied(file, given, c, before)
+	return given, checkApplied(file, given, c, before)
 }
 
 // WriteWorldFile writes w as a world file, headed by a comment.
@@ -129,7 +133,7 @@ func WriteWorldFile(out io.Writer, comment string, w WorldFile) error {
 	var world yaml.Node
 	world.Kind = yaml.MappingNode
 	for _, s := range w.World {
-		if _, ok := Lookup(s.Key); !ok || !worldFileKeys(s.Key) {
+		if _, ok := Lookup(s.Key); !ok || !WorldFileKey(s.Key) {
 			return fmt.Errorf("world file: %s is not a world setting", s.Key)
 		}
 		world.Content = append(world.Content,
@@ -150,4 +154,58 @@ func WriteWorldFile(out io.Writer, comment string, w WorldFile) error {
 		return err
 	}
 	return enc.Close()
+}
+
+// BuiltinWorlds are the names of the built-in world files (data/worlds),
+// sorted.
+func BuiltinWorlds() []string {
+	names, _ := fs.Glob(data.Worlds, "worlds/*.yaml")
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(path.Base(n), ".yaml")
+	}
+	return names
+}
+
+// ErrNoWorld is what ReadWorldFile's error is (errors.Is) when its
+// argument names no file and no built-in world.
+var ErrNoWorld = errors.New("no such world")
+
+type noWorld struct{ text string }
+
+func (e noWorld) Error() string        { return e.text }
+func (e noWorld) Is(target error) bool { return target == ErrNoWorld }
+
+// ReadWorldFile reads --world-file's argument: a file, or else the name
+// of a built-in world. It returns the name the world is known by (the
+// path, or the built-in's name) and its text.
+func ReadWorldFile(pathOrName string) (string, []byte, error) {
+	text, err := os.ReadFile(pathOrName)
+	if err == nil {
+		return pathOrName, text, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, err
+	}
+	if text, berr := data.Worlds.ReadFile("worlds/" + pathOrName + ".yaml"); berr == nil && !strings.ContainsAny(pathOrName, "/\\") {
+		return pathOrName, text, nil
+	}
+	return "", nil, noWorld{fmt.Sprintf("%s: no such file, nor a built-in world (built in: %s)", pathOrName, strings.Join(BuiltinWorlds(), ", "))}
+}
+
+// WorldFileSettings are the settings a world file gives, in its order,
+// each with its value's text as the settings table writes it.
+func WorldFileSettings(name string, text []byte) ([]WorldSetting, error) {
+	c, err := StandardConfig()
+	if err != nil {
+		return nil, err
+	}
+	given, err := ApplyWorldFile(name, text, &c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WorldSetting, len(given))
+	for i, g := range given {
+		out[i] = WorldSetting{Key: g.Setting.Key, Value: g.Setting.Value(&c)}
+	}
+	return out, nil
 }

@@ -21,7 +21,7 @@ func TestWorldFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ApplyWorldFile("w.yaml", buf.Bytes(), &c); err != nil {
+	if _, err := ApplyWorldFile("w.yaml", buf.Bytes(), &c); err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
 	if c.Model != "qwen/qwen3-14b" || c.TP != 1 || c.TotalKVBlocks != 18038 || c.Physics.Beta[0] != 1.25 || !c.Physics.BetaSet[0] || c.Physics.Alpha[0] != 14000 {
@@ -39,7 +39,7 @@ func TestWorldFile(t *testing.T) {
 		{"- 1\n", "w.yaml: line 1: expected world: and provenance:"},
 	} {
 		cfg, _ := StandardConfig()
-		err := ApplyWorldFile("w.yaml", []byte(c.text), &cfg)
+		_, err := ApplyWorldFile("w.yaml", []byte(c.text), &cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v; want one line with %q", c.text, err, c.want)
 		}

@@ -106,3 +106,28 @@ func AddReplayCounts(s *metrics.Summary, c workload.ReplayCounts) {
 		*f.dst = &v
 	}
 }
+
+// CheckDatasetName checks a workload name built on a dataset (NAME,
+// NAME?CONTROLS, NAME…@REGIME) without reading the dataset, which need not
+// be fetched yet (a template naming one loads before it is): its replay
+// controls and regimes must read. isDataset is false for any other name.
+func CheckDatasetName(name string) (isDataset bool, err error) {
+	base, regimes, _ := strings.Cut(name, "@")
+	traceBase, controls, _ := strings.Cut(base, "?")
+	if _, ok := datasets.Lookup(traceBase); !ok {
+		return false, nil
+	}
+	var o workload.ReplayOptions
+	if err := o.ParseReplayControls(controls); err != nil {
+		return true, fmt.Errorf("workload %q: %v", name, err)
+	}
+	for _, r := range strings.Split(regimes, "@") {
+		if r == "" {
+			continue
+		}
+		if _, err := LookupRegime(r); err != nil {
+			return true, fmt.Errorf("workload %q: %v", name, err)
+		}
+	}
+	return true, nil
+}

@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"optimize/search"
+	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // StudySummary is one row of `study list --output json` (and GET
@@ -27,8 +29,10 @@ type StudySummary struct {
 	Failure string `json:"failure,omitempty"`
 	// World is the world of the study's baseline (Report.World); absent
 	// for a study stored before studies recorded it whose template is not
-	// loaded.
-	World *WorldJSON `json:"world,omitempty"`
+	// loaded. BestWorld is the best trial's, for a study whose template
+	// tunes the world (a capacity study: the cluster it answers with).
+	World     *WorldJSON `json:"world,omitempty"`
+	BestWorld *WorldJSON `json:"best_world,omitempty"`
 	// Primary is the primary objective's name; BestTrial and BestDelta the
 	// best trial so far and its primary objective's change against the
 	// baseline (absent before the first complete trial).
@@ -70,6 +74,11 @@ func Summaries(store *storage.Store, reg *strategies.Registry) ([]StudySummary, 
 			s.Primary, s.Minimize = tpl.Objectives[tpl.Primary].Name, tpl.Objectives[tpl.Primary].Minimize
 			if d, n, violates, ok := bestDelta(store, row.ID, &row.Baseline, tpl); ok && !math.IsNaN(d) {
 				s.BestTrial, s.BestDelta, s.BestViolates = &n, &d, violates
+			}
+			if len(tpl.TunedWorld()) > 0 {
+				if w, ok := bestWorld(store, &row, tpl); ok {
+					s.BestWorld = worldJSON(w)
+				}
 			}
 		}
 		out = append(out, s)
@@ -114,4 +123,31 @@ func stateOf(complete, total, running int, failure string) string {
 		return "failed"
 	}
 	return "incomplete"
+}
+
+// bestWorld is the world the study's best trial ran in, for a template
+// that tunes the world: its parameters in the study's space (the world
+// file's pins) from the study's base configuration.
+func bestWorld(store *storage.Store, row *storage.Study, tpl *strategies.Template) (cluster.World, bool) {
+	best, err := store.BestTrial(row.ID)
+	if err != nil || best == nil {
+		return cluster.World{}, false
+	}
+	std, err := settings.Standard()
+	if err != nil {
+		return cluster.World{}, false
+	}
+	if tpl, _, err = StudyTemplate(tpl, std, row.BaseFrom); err != nil {
+		return cluster.World{}, false
+	}
+	base, _, err := StudyBase(std, row.BaseFrom)
+	if err != nil {
+		return cluster.World{}, false
+	}
+	params, err := tpl.Space().Decode(best.Params)
+	if err != nil {
+		return cluster.World{}, false
+	}
+	w, err := tpl.WorldFrom(base, params, row.Workload)
+	return w, err == nil
 }

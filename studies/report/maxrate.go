@@ -15,16 +15,20 @@ import (
 // the workload's rate. Rates are the workload's aggregate arrival rate in
 // requests per second.
 type MaxRate struct {
-	Trial   int                `json:"trial"`
-	Seeds   []int64            `json:"seeds"`
+	Trial int     `json:"trial"`
+	Seeds []int64 `json:"seeds"`
+	// Windows: Seeds are a trace study's held-out windows, and the rates
+	// multiples of the trace's own (Unit says so).
+	Windows bool               `json:"windows,omitempty"`
 	Targets []AttainmentTarget `json:"targets"`
 	// Tolerance is the bisection's stopping width relative to the rate
 	// found (0.02: the rate is within 2 % below the threshold).
 	Tolerance float64 `json:"tolerance"`
 	// StartRate is the workload's own rate, where the bracketing starts.
 	StartRate float64 `json:"start_rate"`
-	// Unit is the rates' unit: "req/s", or "sessions/s" for a multi-turn
-	// workload, whose aggregate rate counts sessions.
+	// Unit is the rates' unit: "req/s", "sessions/s" for a multi-turn
+	// workload, whose aggregate rate counts sessions, or "× the trace's
+	// rate" for a trace.
 	Unit    string        `json:"unit"`
 	PerSeed []SeedMaxRate `json:"per_seed"`
 	// Winner and Baseline are the means over the seeds of their max rates;
@@ -105,9 +109,17 @@ func (m *MaxRate) TargetsText() string {
 // Summary is the sentence: "trial 12 sustains 1,450 req/s at … , the
 // baseline 1,100 (+31.8%, 95% CI [+25.0%, +38.6%], 10 seeds)".
 func (m *MaxRate) Summary() string {
-	return fmt.Sprintf("trial %d sustains %s %s at %s, the baseline %s (%s, 95%% CI [%s, %s], %d seeds)",
+	return fmt.Sprintf("trial %d sustains %s %s at %s, the baseline %s (%s, 95%% CI [%s, %s], %d %s)",
 		m.Trial, RateText(float64(m.Winner)), m.Unit, m.TargetsText(), RateText(float64(m.Baseline)),
-		Percent(float64(m.Ratio)), Percent(float64(m.CI95[0])), Percent(float64(m.CI95[1])), len(m.PerSeed)-m.Missing)
+		Percent(float64(m.Ratio)), Percent(float64(m.CI95[0])), Percent(float64(m.CI95[1])), len(m.PerSeed)-m.Missing, m.heldOut())
+}
+
+// heldOut is what the searches ran on: "seeds", or a trace's "windows".
+func (m *MaxRate) heldOut() string {
+	if m.Windows {
+		return "windows"
+	}
+	return "seeds"
 }
 
 // RateText renders a rate with thousands separators and three significant
@@ -128,8 +140,8 @@ func RateText(r float64) string {
 
 // WriteText prints the summary sentence and one row per seed.
 func (m *MaxRate) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "Maximum sustainable rate (trial %d and the baseline; bisection on the workload's rate from %s %s to %.3g%%, seeds %s):\n",
-		m.Trial, RateText(m.StartRate), m.Unit, 100*m.Tolerance, SeedList(m.Seeds))
+	fmt.Fprintf(w, "Maximum sustainable rate (trial %d and the baseline; bisection on the workload's rate from %s %s to %.3g%%, %s %s):\n",
+		m.Trial, RateText(m.StartRate), m.Unit, 100*m.Tolerance, m.heldOut(), SeedList(m.Seeds))
 	if m.RanAt != nil {
 		fmt.Fprintf(w, "  latest `study validate --max-rate`, ran %s\n", RanText(*m.RanAt))
 	}
@@ -138,7 +150,7 @@ func (m *MaxRate) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %s\n", m.Summary())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "    seed\ttrial (%s)\tfails at\tbaseline\tfails at\tΔ\t\n", m.Unit)
+	fmt.Fprintf(tw, "    %s\ttrial (%s)\tfails at\tbaseline\tfails at\tΔ\t\n", strings.TrimSuffix(m.heldOut(), "s"), m.Unit)
 	for _, s := range m.PerSeed {
 		fmt.Fprintf(tw, "    %d\t%s\t%s\t%s\t%s\t%s\t\n", s.Seed, s.Winner.Text(), RateText(float64(s.Winner.FailsAt)),
 			s.Baseline.Text(), RateText(float64(s.Baseline.FailsAt)), Percent(s.Delta()))

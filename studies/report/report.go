@@ -22,6 +22,7 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/settings"
 )
 
 // Report is a study's state and results.
@@ -64,6 +65,9 @@ type Report struct {
 	// backfill holds the violations computed for trials stored without
 	// them (an older release's rows), for studies' Migrate to store.
 	backfill []storage.Judgement
+	// pins are the template's parameters the study's world file pins
+	// ("key=value"): the template above is pinned so.
+	pins []string
 }
 
 // Result is one complete trial. A loaded study's results read their full
@@ -219,7 +223,19 @@ func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report,
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Study: row, Template: tpl, Best: -1, Baseline: row.Baseline, Seeds: row.Seeds, BaseSeeds: row.BaselineSeeds}
+	var pins []string
+	if len(row.BaseFrom) > 0 {
+		// The study searched its template with the parameters its world
+		// file gives pinned: its trials are stored in that space.
+		std, err := settings.Standard()
+		if err != nil {
+			return nil, err
+		}
+		if tpl, pins, err = StudyTemplate(tpl, std, row.BaseFrom); err != nil {
+			return nil, fmt.Errorf("study %s: %v", row.Name, err)
+		}
+	}
+	r := &Report{Study: row, Template: tpl, pins: pins, Best: -1, Baseline: row.Baseline, Seeds: row.Seeds, BaseSeeds: row.BaselineSeeds}
 	if err := r.loadWorld(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"optimize/storage"
+	"optimize/strategies"
 	"strings"
 
 	"optimize/simcore/cluster"
@@ -33,6 +35,9 @@ func (r *Report) TrialConfig(c *Result) (cluster.Config, error) {
 	base, err := settings.Standard()
 	if err != nil {
 		return cluster.Config{}, err
+	}
+	if base, _, err = StudyBase(base, r.Study.BaseFrom); err != nil {
+		return cluster.Config{}, fmt.Errorf("study %s: %v", r.Study.Name, err)
 	}
 	cfg, err := r.Template.Config(base, c.Params)
 	if err != nil {
@@ -91,4 +96,53 @@ func (r *Report) BestTrial() (int, bool) {
 		return 0, false
 	}
 	return r.Complete[r.Best].Number, true
+}
+
+// StudyBase is the configuration every run of a study starts from, before
+// its template: base, with the study's configs over it in order (study
+// create --world-file, then --set), and the settings they give.
+func StudyBase(base cluster.Config, from []storage.ConfigFile) (cluster.Config, []settings.Given, error) {
+	var given []settings.Given
+	for _, f := range from {
+		var g []settings.Given
+		var err error
+		switch f.Kind {
+		case storage.KindWorld:
+			g, err = settings.ApplyWorldFile(f.Path, []byte(f.Data), &base)
+		case storage.KindSettings:
+			g, err = settings.ApplyFile(f.Path, []byte(f.Data), &base)
+		default:
+			err = fmt.Errorf("%s: unknown kind %q of a study's base config (allowed: %s, %s)", f.Path, f.Kind, storage.KindWorld, storage.KindSettings)
+		}
+		if err != nil {
+			return base, nil, err
+		}
+		given = append(given, g...)
+	}
+	return base, given, nil
+}
+
+// StudyTemplate is the template a study searches: tpl, with each
+// parameter that tunes a setting the study's configs give (a world file
+// giving the GPU a capacity template tunes) pinned to the given value;
+// pins lists them, "key=value".
+func StudyTemplate(tpl *strategies.Template, std cluster.Config, from []storage.ConfigFile) (_ *strategies.Template, pins []string, err error) {
+	if len(from) == 0 {
+		return tpl, nil, nil
+	}
+	base, given, err := StudyBase(std, from)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, g := range given {
+		if tuned, _, _ := tpl.Gives(g.Setting.Key); !tuned {
+			continue
+		}
+		value := g.Setting.Value(&base)
+		if tpl, err = tpl.Pinned(g.Setting.Key, value); err != nil {
+			return nil, nil, err
+		}
+		pins = append(pins, g.Setting.Key+"="+value)
+	}
+	return tpl, pins, nil
 }

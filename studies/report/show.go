@@ -14,6 +14,7 @@ import (
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/metrics"
+	"optimize/storage"
 	"optimize/strategies"
 )
 
@@ -44,10 +45,18 @@ type ShowJSON struct {
 	Baseline     metrics.Summary `json:"baseline"`
 	// BaselineFrom are the production configs the baseline ran with
 	// instead of the baseline template ("kind path"), absent for none.
-	BaselineFrom []string    `json:"baseline_from,omitempty"`
-	Best         *BestJSON   `json:"best"`
-	Pareto       []TrialJSON `json:"pareto"`
-	Hypervolume  float64     `json:"hypervolume"`
+	BaselineFrom []string `json:"baseline_from,omitempty"`
+	// WorldFile is the world file the study runs in (study create
+	// --world-file), absent for the built-in world; Settings the settings
+	// given at create (--set KEY=VALUE), absent for none.
+	WorldFile string   `json:"world_file,omitempty"`
+	Settings  []string `json:"settings,omitempty"`
+	// Answer is a capacity study's answer (Report.CapacityAnswer), absent
+	// for other studies.
+	Answer      string      `json:"answer,omitempty"`
+	Best        *BestJSON   `json:"best"`
+	Pareto      []TrialJSON `json:"pareto"`
+	Hypervolume float64     `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
 	Importance map[string]float64 `json:"importance"`
 	// Validation is the latest validation of any kind, Validations the
@@ -117,7 +126,7 @@ func (r *Report) JSON() ShowJSON {
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
-		BaselineFrom: r.BaselineFrom(), MaxRate: r.MaxRate, TrialsFeasible: r.FeasibleCount(),
+		BaselineFrom: r.BaselineFrom(), WorldFile: r.worldFilePath(), Settings: r.createSettings(), Answer: r.CapacityAnswer(), MaxRate: r.MaxRate, TrialsFeasible: r.FeasibleCount(),
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -243,6 +252,15 @@ func (r *Report) WriteTable(w io.Writer) {
 		tw.WriteText(w)
 	}
 	fmt.Fprintf(w, "\nworld %s", r.WorldText())
+	if f := storage.Config(r.Study.BaseFrom, storage.KindWorld); f != nil {
+		fmt.Fprintf(w, "\nin the world of %s (study create --world-file; every run, validation and export of the study runs in it)", f.Path)
+		if r.pins != nil {
+			fmt.Fprintf(w, "; it pins %s, which the template tunes", strings.Join(r.pins, ", "))
+		}
+	}
+	if set := r.createSettings(); set != nil {
+		fmt.Fprintf(w, "\nsettings given at create: %s", strings.Join(set, ", "))
+	}
 	if from := r.BaselineFrom(); from != nil {
 		fmt.Fprintf(w, "\nbaseline from production configs: %s (in the study's world)", strings.Join(from, ", "))
 	}
@@ -255,9 +273,12 @@ func (r *Report) WriteTable(w io.Writer) {
 		return
 	}
 	best := &r.Complete[r.Best]
+	if answer := r.CapacityAnswer(); answer != "" {
+		fmt.Fprintf(w, "%s\n\n", answer)
+	}
 	r.writeTable(w, best, fmt.Sprintf("best (trial %d)", best.Number), "best")
 	for _, o := range r.Template.Objectives {
-		fmt.Fprintf(w, "%s: better than the baseline on %d of %d seeds\n", o.Name, r.BetterOnSeeds(best, o), len(r.Seeds))
+		fmt.Fprintln(w, r.SeedVerdict(best, o))
 	}
 	if s := r.ViolationSentence(best); s != "" {
 		fmt.Fprintln(w, s)
@@ -526,4 +547,38 @@ func (r *Report) BaselineFrom() []string {
 		out = append(out, "--baseline-"+strings.TrimSuffix(f.Kind, "-config")+" "+f.Path)
 	}
 	return out
+}
+
+// worldFilePath is the path of the study's world file, "" for none.
+func (r *Report) worldFilePath() string {
+	if f := storage.Config(r.Study.BaseFrom, storage.KindWorld); f != nil {
+		return f.Path
+	}
+	return ""
+}
+
+// createSettings are the settings given at create, "key=value" each, in
+// their order; nil for none.
+func (r *Report) createSettings() []string {
+	f := storage.Config(r.Study.BaseFrom, storage.KindSettings)
+	if f == nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(f.Data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out = append(out, strings.TrimSpace(k)+"="+strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// SeedVerdict says how trial c's objective o compares with the
+// baseline's seed by seed — or, for a metric the configuration alone
+// decides (cost per hour), that it is the same on every seed.
+func (r *Report) SeedVerdict(c *Result, o strategies.Objective) string {
+	if strategies.SetByConfig(o.Metric) {
+		return fmt.Sprintf("%s: set by the cluster, the same on every seed", o.Name)
+	}
+	return fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(c, o), len(r.Seeds))
 }

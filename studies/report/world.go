@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"optimize/simcore/cluster"
+	"optimize/strategies/settings"
 )
 
 // A study's world — model, GPU, TP, latency model, instances and KV
@@ -38,7 +39,15 @@ func (r *Report) TrialWorld(c *Result) cluster.World {
 	if !r.TunesWorld() {
 		return r.World
 	}
-	w, err := r.Template.WorldOf(c.Params, r.Study.Workload)
+	std, err := settings.Standard()
+	if err != nil {
+		return r.World
+	}
+	base, _, err := StudyBase(std, r.Study.BaseFrom)
+	if err != nil {
+		return r.World
+	}
+	w, err := r.Template.WorldFrom(base, c.Params, r.Study.Workload)
 	if err != nil { // it ran: its parameters make a configuration
 		return r.World
 	}

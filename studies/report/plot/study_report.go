@@ -192,7 +192,7 @@ func best(r *report.Report) *bestView {
 			report.Human(row.Seeds.Min) + " – " + report.Human(row.Seeds.Max)})
 	}
 	for _, o := range r.Template.Objectives {
-		v.Seeds = append(v.Seeds, fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(b, o), len(r.Seeds)))
+		v.Seeds = append(v.Seeds, r.SeedVerdict(b, o))
 	}
 	if r.TunesWorld() {
 		v.World = r.TrialWorld(b).String()
