@@ -38,9 +38,9 @@ func (t *Template) CheckTargets(c *cluster.Config) error {
 		_, e2e := c.SLOE2E.Get(class)
 		switch {
 		case field == "ttft_attainment" && !ttft:
-			return fmt.Errorf("template %s reads %s, which needs a TTFT target for %s: give --set slo.ttft_target_ms.%s=MS (or a workload spec with slo_targets)", t.Name, path, name, name)
+			return fmt.Errorf("template %s reads %s, which needs a TTFT target for %s: give --slo-ttft %s=MS (or --set slo.ttft_target_ms.%s=MS, or a workload spec with slo_targets)", t.Name, path, name, name, name)
 		case (field == "attainment" || field == "goodput") && !ttft && !itl && !e2e:
-			return fmt.Errorf("template %s reads %s, which needs a latency target for %s: give --set slo.ttft_target_ms.%s=MS (or slo.itl_target_ms.%s, slo.e2e_target_ms.%s, or a workload spec with slo_targets)", t.Name, path, name, name, name, name)
+			return fmt.Errorf("template %s reads %s, which needs a latency target for %s: give --slo-ttft %s=MS (or --slo-itl, --slo-e2e, --set slo.ttft_target_ms.%s=MS, or a workload spec with slo_targets)", t.Name, path, name, name, name)
 		}
 	}
 	return nil

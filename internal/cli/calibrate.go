@@ -168,14 +168,21 @@ func (o *calibrateOptions) configure(fs *pflag.FlagSet, run *calibration.Run) (c
 		return base, match, failed(err)
 	}
 	var factErr error
+	alias := map[string]bool{} // facts the world data does not know, named by the world file
 	cfg, err := o.flags.apply(fs, base, func(c *cluster.Config) {
 		for _, f := range run.Facts {
 			s, ok := settings.Lookup(f.Key)
-			if !ok {
-				continue
+			if !ok || changed(fs, s.Flag) {
+				continue // a flag gives it (a served model name the catalog does not know, say)
 			}
-			if err := s.Set(c, f.Value); err != nil && factErr == nil {
-				factErr = fmt.Errorf("run %s: %s: %v", run.Name, f.From, err)
+			err := s.Set(c, f.Value)
+			switch {
+			case err != nil && f.Key == keys.Model && o.flags.worldFile != "":
+				// A served model name the world data does not know: the
+				// world file says which model it is.
+				alias[f.Key] = true
+			case err != nil && factErr == nil:
+				factErr = fmt.Errorf("run %s: %s: %v (give the setting's flag to say what it is)", run.Name, f.From, err)
 			}
 		}
 	})
@@ -187,6 +194,10 @@ func (o *calibrateOptions) configure(fs *pflag.FlagSet, run *calibration.Run) (c
 	}
 	for _, f := range run.Facts {
 		s, _ := settings.Lookup(f.Key)
+		if alias[f.Key] {
+			match.Defaulted = append(match.Defaulted, fmt.Sprintf("%s=%s (--world-file; the run's %s is %s, a served model name the world data does not know)", f.Key, s.Value(&cfg), f.From, f.Value))
+			continue
+		}
 		if o.flags.worldFile != "" && (f.Key == keys.Model || f.Key == keys.TP) && s != nil && s.Value(&cfg) != f.Value &&
 			!slices.ContainsFunc(o.flags.user, func(g given) bool { return g.setting.Key == f.Key }) {
 			return cfg, match, fmt.Errorf("--world-file: %s: %s is %s, but the run %s records %s (%s): a world file calibrates runs of its own world", o.flags.worldFile, f.Key, s.Value(&cfg), run.Name, f.Value, f.From)

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,6 +98,13 @@ func TestCalibrateTextAndErrors(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
 	}
+	// A flag overrides a setting the run records, even one the catalog
+	// could not take (a served model name it does not know).
+	reports := calibrateJSON(t, run2, "--hardware", "H100", "--model", "meta-llama/llama-3.1-8b-instruct")
+	if d := strings.Join(reports[0].ConfigMatch.Defaulted, "; "); !strings.Contains(d, "model: --model (the run's server_config.json model is qwen/qwen3-14b)") ||
+		!strings.Contains(reports[0].World, "meta-llama/llama-3.1-8b-instruct") {
+		t.Errorf("--model over the run's model: world %s, defaulted %s", reports[0].World, d)
+	}
 	for _, c := range []struct{ args, want string }{
 		{"--warmup-requests -2", "--warmup-requests: must be >= 0, got -2"},
 		{"--network-bandwidth-mbps -1", "--network-bandwidth-mbps: must be a finite number >= 0, got -1"},
@@ -107,5 +115,32 @@ func TestCalibrateTextAndErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%s: exit %d, %q; want one line with %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// A run of a server that serves its model under another name: without a
+// world file the name is an error saying how to name the model; a world
+// file names it, and the report says so.
+func TestCalibrateServedModelName(t *testing.T) {
+	src := filepath.Join(testkit.SharedData(t, "sim2real/A"), "sweep_rate_agg_2rps")
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(src, "trace.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trace.csv.gz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	header := "trace_version: 3\ntime_unit: us\nmode: real\nwarm_up_requests: 0\nserver: {type: vllm, model: my-chat}\n"
+	if err := os.WriteFile(filepath.Join(dir, "trace.yaml"), []byte(header), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "calibrate", dir)
+	if code == 0 || !strings.Contains(errs, `header server.model: model: "my-chat" is not allowed`) || !strings.Contains(errs, "give the setting's flag") {
+		t.Errorf("an unknown served model name: exit %d, %s", code, errs)
+	}
+	reports := calibrateJSON(t, dir, "--world-file", "qwen3-14b-h100-vllm0.23")
+	if d := strings.Join(reports[0].ConfigMatch.Defaulted, "; "); !strings.Contains(d, "model=qwen/qwen3-14b (--world-file; the run's header server.model is my-chat, a served model name") {
+		t.Errorf("defaulted: %s", d)
 	}
 }

@@ -31,7 +31,7 @@ func TestCapacityPlanForATraceInACalibratedWorld(t *testing.T) {
 		"--workload", "azure-conv-2023?slo-mix=critical=0.2,standard=0.5,sheddable=0.3",
 		"--set", "slo.ttft_target_ms.critical=500", "--set", "slo.ttft_target_ms.sheddable=10000"}
 	code, _, errs := run(t, create...)
-	if code == 0 || !strings.Contains(errs, "template capacity reads per_slo.standard.attainment, which needs a latency target for standard: give --set slo.ttft_target_ms.standard=MS") {
+	if code == 0 || !strings.Contains(errs, "template capacity reads per_slo.standard.attainment, which needs a latency target for standard: give --slo-ttft standard=MS") {
 		t.Fatalf("a study without standard's target: exit %d, %s", code, errs)
 	}
 	if _, out, _ := run(t, "study", "list", "--storage", dsn); strings.Contains(out, "plan") {
@@ -47,7 +47,10 @@ func TestCapacityPlanForATraceInACalibratedWorld(t *testing.T) {
 			t.Errorf("--set %s: exit %d, %q; want %q", c.set, code, errs, c.want)
 		}
 	}
-	if code, _, errs = run(t, append(create, "--set", "slo.ttft_target_ms.standard=2000")...); code != 0 {
+	if code, _, errs := run(t, "study", "create", "capacity", "--slo-ttft", "standard=2000", "--name", "x", "--storage", dsn, "--slo-ttft", "standard=fast"); code != 2 || !strings.Contains(errs, "--slo-ttft: ") {
+		t.Errorf("--slo-ttft standard=fast: exit %d, %s", code, errs)
+	}
+	if code, _, errs = run(t, append(create, "--slo-ttft", "standard=2s")...); code != 0 {
 		t.Fatalf("create: %s", errs)
 	}
 	if code, _, errs = run(t, "study", "validate", "plan", "--max-rate", "--windows", "11-14", "--storage", dsn); code != 0 {
@@ -56,7 +59,7 @@ func TestCapacityPlanForATraceInACalibratedWorld(t *testing.T) {
 	_, text, _ := run(t, "study", "show", "plan", "--storage", dsn)
 	for _, want := range []string{"it pins gpu=H100, tp=1, which the template tunes", "answer: ", "× H100 at TP1", "serving qwen/qwen3-14b", "USD/h",
 		"headroom: it sustains", "× the trace's rate at its targets on held-out windows 11–14", "cost_per_hour: set by the cluster, the same on every seed",
-		"settings given at create: slo.ttft_target_ms.critical=500, slo.ttft_target_ms.sheddable=10000, slo.ttft_target_ms.standard=2000"} {
+		"settings given at create: slo.ttft_target_ms.standard=2000, slo.ttft_target_ms.critical=500, slo.ttft_target_ms.sheddable=10000"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("show lacks %q:\n%s", want, text)
 		}

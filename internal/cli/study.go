@@ -188,6 +188,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	var ifAbsent bool
 	var baselineEPP, baselineVLLM, worldFile string
 	var sets []string
+	sloTargets := map[string]*string{}
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a study, run its baseline, then run its trials",
@@ -198,7 +199,13 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
 				return err
 			}
-			if o.BaseFrom, err = createBase(worldFile, sets); err != nil {
+			slo := map[string]string{}
+			for family, v := range sloTargets {
+				if cmd.Flags().Changed(sloFlag(family)) {
+					slo[family] = *v
+				}
+			}
+			if o.BaseFrom, err = createBaseSLO(worldFile, sets, slo); err != nil {
 				return err
 			}
 			// Check the request before touching the database.
@@ -275,6 +282,9 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "robust study: run every trial in each of these worlds (latency models: "+strings.Join(latency.Kinds(), ", ")+"; or built-in worlds fitted to real runs: "+strings.Join(settings.BuiltinWorlds(), ", ")+"), each regime in each (default: the template's robust_worlds, else the study's own world)")
 	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "robust study: how the scenarios' ratios to their baselines make the score: "+strings.Join(strategies.Aggregates(), " (default) or ")+"; every constraint must hold in every scenario (its shortfall is the largest over them)")
 	cmd.Flags().BoolVar(&o.Robust.Prune, "prune", false, "robust study: stop a trial between scenarios once those it ran prove it cannot beat the best trial (its score only grows with each scenario); the scenario that binds most often runs first. A pruned trial counts towards --trials but is never the best nor on the Pareto front (default: the template's robust_prune)")
+	for _, family := range sloFamilies {
+		sloTargets[family] = cmd.Flags().String(sloFlag(family), "", "per-class "+strings.TrimPrefix(strings.TrimSuffix(family, "_target_ms"), "slo.")+" targets every run of the study is judged by, class=value,… in ms or a duration (critical=500,standard=2s), as simulate takes them; the same as --set "+family+".<class>=MS")
+	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting every run of the study starts from (repeatable; optimize template settings lists the keys), e.g. --set slo.ttft_target_ms.critical=500 for a trace that carries no targets; the template's own settings are not given this way")
 	cmd.Flags().StringVar(&worldFile, "world-file", "", "run the study in this world — a file (optimize calibrate --fit writes one: model, GPU, TP, KV blocks, latency coefficients fitted to real runs) or a built-in world ("+strings.Join(settings.BuiltinWorlds(), ", ")+"); the study keeps its text, and every run, validation and export of it runs there; a parameter tuning a setting it gives (capacity's gpu, tp) is pinned to its value")
 	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")

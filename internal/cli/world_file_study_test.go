@@ -107,6 +107,16 @@ func TestStudyRunsInItsWorldFile(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--world-file: latency.model is given as roofline, and template capacity fixes it to trained-physics") {
 		t.Errorf("capacity in a world of another latency model: exit %d, %s", code, errs)
 	}
+	// Created without running its trials, the study resumes in its world
+	// file's world with no flag naming it again.
+	if code, _, errs := run(t, "study", "create", "slo-cascade", "--trials", "2", "--seeds", "42", "--name", "later",
+		"--world-file", slow, "--storage", dsn, "--workers", "0"); code != 0 {
+		t.Fatalf("create --workers 0: %s", errs)
+	}
+	code, rout, errs := run(t, "study", "resume", "later", "--storage", dsn)
+	if code != 0 || !strings.Contains(rout, "2/2 trials complete") || !strings.Contains(rout, "world qwen/qwen3-14b on H100, TP1") || !strings.Contains(rout, "in the world of "+slow) {
+		t.Errorf("resume: exit %d, %s\n%s", code, errs, rout)
+	}
 	// A robust study runs every trial in a built-in world fitted to real
 	// runs as in a latency model's.
 	code, out2, errs := run(t, "study", "create", "slo-cascade", "--trials", "1", "--seeds", "42", "--name", "robust",

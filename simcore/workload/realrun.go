@@ -247,23 +247,13 @@ func parseInferencePerf(file string, r *bufio.Reader, blockSize int) (*TraceSour
 	}
 	var rows []traceRow
 	var observed []Observed
-	for {
-		rec, err := p.reader.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, p.csvError(err)
-		}
-		p.record = rec
+	err = p.rows(func() error {
 		row, o, err := p.inferencePerfRow()
-		if err != nil {
-			return nil, err
-		}
 		rows, observed = append(rows, row), append(observed, o)
-	}
-	if len(rows) == 0 {
-		return nil, errtext.New(file, "", "no requests after the header row")
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	t := &TraceSource{blockSize: blockSize, info: RunInfo{Real: true}}
 	t.order(rows, observed)
@@ -303,4 +293,27 @@ func (p *traceParser) inferencePerfRow() (traceRow, Observed, error) {
 func (t *TraceSource) Rewind() {
 	t.next = 0
 	t.cap.inFlight, t.cap.freed = 0, 0
+}
+
+// rows calls read on every record after the header, p.record set; a
+// file without one is an error.
+func (p *traceParser) rows(read func() error) error {
+	n := 0
+	for ; ; n++ {
+		rec, err := p.reader.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return p.csvError(err)
+		}
+		p.record = rec
+		if err := read(); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return errtext.New(p.file, "", "no requests after the header row")
+	}
+	return nil
 }

@@ -182,30 +182,23 @@ func parseTrace(file string, r io.Reader, blockSize int, real bool) (*TraceSourc
 	}
 	var rows []traceRow
 	var observed []Observed
-	for {
-		rec, err := p.reader.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, p.csvError(err)
-		}
-		p.record = rec
+	err := p.rows(func() error {
 		row, err := p.row()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if real {
 			o, err := p.observe(len(rows))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			observed = append(observed, o)
 		}
 		rows = append(rows, row)
-	}
-	if len(rows) == 0 {
-		return nil, errtext.New(file, "", "no requests after the header row")
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	t := &TraceSource{blockSize: blockSize, tenants: make([]string, len(p.tenants))}
 	for name, i := range p.tenants {

@@ -219,16 +219,27 @@ func checkApplied(file string, given []Given, c *cluster.Config, before cluster.
 
 // readSettings parses the file and sets its values into c.
 func readSettings(file string, data []byte, c *cluster.Config) (given []Given, err error) {
+	root, err := oneDocument(file, data, "no settings (want key: value lines, e.g. scheduler: priority-fcfs)")
+	if err != nil {
+		return nil, err
+	}
+	return readSettingsNode(file, root, c)
+}
+
+// oneDocument parses data, which must be one YAML document, and returns
+// its root (aliases followed); empty is the error for a document with
+// nothing in it.
+func oneDocument(file string, data []byte, empty string) (root *yaml.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input
-			given, err = nil, errtext.New(file, "", "malformed YAML (%v)", r)
+			root, err = nil, errtext.New(file, "", "malformed YAML (%v)", r)
 		}
 	}()
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errtext.New(file, "", "no settings (want key: value lines, e.g. scheduler: priority-fcfs)")
+			return nil, errtext.New(file, "", "%s", empty)
 		}
 		return nil, errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
@@ -237,9 +248,9 @@ func readSettings(file string, data []byte, c *cluster.Config) (given []Given, e
 		return nil, errtext.New(file, "", "only one YAML document is allowed")
 	}
 	if len(doc.Content) == 0 {
-		return nil, errtext.New(file, "", "no settings (want key: value lines, e.g. scheduler: priority-fcfs)")
+		return nil, errtext.New(file, "", "%s", empty)
 	}
-	return readSettingsNode(file, FollowAlias(doc.Content[0]), c)
+	return FollowAlias(doc.Content[0]), nil
 }
 
 // readSettingsNode sets the values of a mapping of setting keys into c.

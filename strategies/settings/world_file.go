@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -78,24 +77,10 @@ func worldFileAllowed() string {
 // YAML (two sections, world settings only, each once), one-line errors
 // naming the file, line and key. It returns the settings the file gives.
 func ApplyWorldFile(file string, data []byte, c *cluster.Config) (given []Given, err error) {
-	defer func() {
-		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input
-			given, err = nil, errtext.New(file, "", "malformed YAML (%v)", r)
-		}
-	}()
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errtext.New(file, "", "empty (want world: and provenance:)")
-		}
-		return nil, errtext.New(file, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	root, err := oneDocument(file, data, "empty (want world: and provenance:)")
+	if err != nil {
+		return nil, err
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, errtext.New(file, "", "only one YAML document is allowed")
-	}
-	root := FollowAlias(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		return nil, errtext.New(file, "", "line %d: expected world: and provenance:, got %s", root.Line, errtext.Describe(root))
 	}
