@@ -14,7 +14,7 @@
 // completion token counts in a last chunk), max_tokens and min_tokens
 // both the requested output length (vLLM then generates exactly that many
 // tokens), an x-request-id header, and llm-d's headers naming the SLO
-// class (x-gateway-inference-objective) and the tenant
+// class (x-llm-d-inference-objective) and the tenant
 // (x-gateway-inference-fairness-id) when the request has them. It also
 // sends ignore_eos true, which vLLM accepts and llm-d's vLLM emulator
 // (llm-d-inference-sim) needs to generate exactly max_tokens: it reads
@@ -214,7 +214,7 @@ func (c *Client) Send(ctx context.Context, r Request, arrival time.Time, timeout
 		hr.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
 	if r.Class != "" {
-		hr.Header.Set("x-gateway-inference-objective", r.Class)
+		hr.Header.Set("x-llm-d-inference-objective", r.Class)
 	}
 	if r.Tenant != "" {
 		hr.Header.Set("x-gateway-inference-fairness-id", r.Tenant)

@@ -84,7 +84,7 @@ func TestRunMeasuresKnownDelays(t *testing.T) {
 		g.Body["max_tokens"] != 8.0 || g.Body["min_tokens"] != 8.0 || g.Body["ignore_eos"] != true || g.Body["stream_options"].(map[string]any)["include_usage"] != true {
 		t.Errorf("body %v at %s", g.Body, g.Path)
 	}
-	if g.Header.Get("Authorization") != "Bearer k" || g.Header.Get("x-gateway-inference-objective") != "critical" ||
+	if g.Header.Get("Authorization") != "Bearer k" || g.Header.Get("x-llm-d-inference-objective") != "critical" ||
 		g.Header.Get("x-gateway-inference-fairness-id") != "t1" || g.Header.Get("x-request-id") != res.Records[0].XRequestID {
 		t.Errorf("headers %v", g.Header)
 	}

@@ -100,11 +100,19 @@ func (v *VLLM) complete(w http.ResponseWriter, r *http.Request) {
 	v.maxInFlight = max(v.maxInFlight, v.inFlight)
 	stall := v.StallAfter > 0 && len(v.received) > v.StallAfter
 	v.mu.Unlock()
-	defer func() {
+	// The request leaves the count before its last event goes out: the
+	// client frees its slot on reading it, and may send the next request
+	// before this handler returns.
+	left := false
+	leave := func() {
 		v.mu.Lock()
-		v.inFlight--
+		if !left {
+			v.inFlight--
+			left = true
+		}
 		v.mu.Unlock()
-	}()
+	}
+	defer leave()
 	if model, _ := body["model"].(string); model != v.Model {
 		http.Error(w, fmt.Sprintf(`{"error":{"message":"The model %s does not exist."}}`, model), http.StatusNotFound)
 		return
@@ -172,6 +180,7 @@ func (v *VLLM) complete(w http.ResponseWriter, r *http.Request) {
 		p := len(words) + overhead
 		send(fmt.Sprintf(`{"id":"cmpl-1","object":"text_completion","model":%q,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, v.Model, p, n, p+n))
 	}
+	leave()
 	if send("[DONE]") {
 		v.mu.Lock()
 		v.served++

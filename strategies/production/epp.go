@@ -35,6 +35,21 @@ var eppNoOps = []struct{ typ, why string }{
 	// a request can be a hit, so a profile of no-hit-lru-scorer alone is
 	// no longer round-robin.
 	{settings.ApproxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
+	{inflightLoadProducer, "the simulator counts each endpoint's requests and tokens in flight itself"},
+}
+
+// inflightLoadProducer is llm-d's producer of each endpoint's in-flight
+// load (its UncachedRequestTokensDataKey among others).
+const inflightLoadProducer = "inflight-load-producer"
+
+// eppProducers are the data producers a scorer consumes that llm-d's
+// loader does not add by itself: at llm-d-router ebab68792 it refuses a
+// config with token-load-scorer and no inflight-load-producer ("no
+// default producer found for missing data key
+// UncachedRequestTokensDataKey/inflight-load-producer"), so the export
+// writes it beside the scorer.
+var eppProducers = []struct{ scorer, producer string }{
+	{"token-load-scorer", inflightLoadProducer},
 }
 
 // utilizationDetector is the flow-control saturation detector; its queue
@@ -129,6 +144,11 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 	}
 	for _, s := range p.scorers {
 		plugin(s.typ)
+		for _, pr := range eppProducers {
+			if pr.scorer == s.typ {
+				plugin(pr.producer)
+			}
+		}
 	}
 	plugin(p.picker)
 	if p.admit != "" {

@@ -1,9 +1,11 @@
 package production
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,7 +17,7 @@ import (
 
 // InferenceObjective is the llm-d resource that gives requests a
 // priority: a request names its objective (header
-// x-gateway-inference-objective), and llm-d's flow control and admitters
+// x-llm-d-inference-objective), and llm-d's flow control and admitters
 // read spec.priority (higher is served first; below 0 is sheddable).
 const (
 	ObjectiveAPIVersion = "llm-d.ai/v1alpha2"
@@ -29,7 +31,7 @@ const (
 // sheds and at least 0 for the others, since llm-d's probabilistic-admitter
 // sheds exactly the requests of negative priority.
 func ClassPriorities(c *cluster.Config) (map[simcore.SLOClass]int, bool) {
-	out := map[simcore.SLOClass]int{}
+	given := map[simcore.SLOClass]float64{}
 	used := false
 	for _, cr := range CarriedSettings(c) {
 		if cr.Name != settings.LLMDObjective || cr.Production == "" {
@@ -39,12 +41,13 @@ func ClassPriorities(c *cluster.Config) (map[simcore.SLOClass]int, bool) {
 			if strings.HasSuffix(cr.Setting.Key, "."+class.String()) {
 				n, err := strconv.ParseFloat(cr.Production, 64)
 				if err == nil {
-					out[class] = int(math.Max(math.Min(n, math.MaxInt32), math.MinInt32))
+					given[class] = math.Max(math.Min(n, math.MaxInt32/2), math.MinInt32/2)
 					used = true
 				}
 			}
 		}
 	}
+	out := distinctIntegers(given)
 	if c.Admission.Policy == admit.Probabilistic {
 		used = true
 		// Keep the order the base priorities give while moving the shed
@@ -93,4 +96,31 @@ func WriteObjectives(w io.Writer, c *cluster.Config, pool string, header []strin
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// distinctIntegers rounds each class's priority to an integer, keeping
+// the order: a class above another stays above it (9.949 and 9.73 both
+// round to 10, but critical must still come before standard: it gets 11),
+// equal priorities stay equal. Classes without one get 0.
+func distinctIntegers(p map[simcore.SLOClass]float64) map[simcore.SLOClass]int {
+	classes := make([]simcore.SLOClass, 0, simcore.NumSLOClasses)
+	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
+		classes = append(classes, class)
+	}
+	slices.SortStableFunc(classes, func(a, b simcore.SLOClass) int { return cmp.Compare(p[a], p[b]) })
+	out := map[simcore.SLOClass]int{}
+	for i, class := range classes {
+		v := int(math.Round(p[class]))
+		if i > 0 {
+			prev := classes[i-1]
+			switch {
+			case p[class] == p[prev]:
+				v = out[prev]
+			case v <= out[prev]:
+				v = out[prev] + 1
+			}
+		}
+		out[class] = v
+	}
+	return out
 }

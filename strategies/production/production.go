@@ -1,6 +1,7 @@
 package production
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -63,6 +64,13 @@ func Carry(s *settings.Setting, c *cluster.Config) Carried {
 	n, err := strconv.ParseFloat(value, 64)
 	if err != nil {
 		return out
+	}
+	if limit := s.Production.Limit; limit != nil {
+		if most, what, ok := limit(c); ok && n > most {
+			out.Production, out.Fidelity = "", settings.WorldFact
+			out.Note = fmt.Sprintf("%s cannot fit: %s; the simulated count is this world's (a calibration figure), not one to give vLLM, so %s is not written", value, what, s.Production.Name)
+			return out
+		}
 	}
 	if scale := s.Production.Scale; scale != nil {
 		f, ok := scale(c)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"optimize/simcore/cluster"
@@ -36,8 +37,9 @@ var vllmCompanions = []struct{ with, arg, value string }{
 // computes; import accepts them with a note.
 var vllmInert = []string{"--host", "--port", "--served-model-name", "--api-key", "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats"}
 
-// VLLMArgs are c's vLLM arguments, one `--arg value` (or `--arg`) each, in
-// SettingLines order, the assumed ones first.
+// VLLMArgs are c's vLLM arguments, one `--arg=value` (or `--arg`) each —
+// one token, so that each pastes as one item of a Kubernetes container's
+// args — in SettingLines order, the assumed ones first.
 func VLLMArgs(c *cluster.Config) []string {
 	var out []string
 	for _, a := range vllmAssumed {
@@ -47,10 +49,10 @@ func VLLMArgs(c *cluster.Config) []string {
 		if cr.System != settings.SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == settings.NoCounterpart || cr.Via != "" {
 			continue
 		}
-		out = append(out, cr.Name+" "+cr.Production)
+		out = append(out, cr.Name+"="+cr.Production)
 		for _, comp := range vllmCompanions {
 			if comp.with == cr.Name {
-				out = append(out, comp.arg+" "+comp.value)
+				out = append(out, comp.arg+"="+comp.value)
 			}
 		}
 	}
@@ -134,6 +136,9 @@ func parseVLLMArgs(file string, data []byte) ([]vllmArg, error) {
 	var out []vllmArg
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if long, ok := vllmShort[strings.SplitN(t.text, "=", 2)[0]]; ok {
+			t.text = long + strings.TrimPrefix(t.text, strings.SplitN(t.text, "=", 2)[0])
+		}
 		if !strings.HasPrefix(t.text, "--") {
 			return nil, errtext.New(file, "", "line %d: %q is not a --argument (want --arg value, --arg=value or --arg)", t.line, t.text)
 		}
@@ -184,6 +189,13 @@ func ApplyVLLMArgs(file string, data []byte, c *cluster.Config) (ImportResult, e
 		s := vllmSettings()[i]
 		if !a.hasValue {
 			return res, errtext.New(file, "", "line %d: %s: want a value (%s)", a.line, a.name, s.ValuesText())
+		}
+		if slices.Contains(vllmHumanInts, a.name) {
+			v, err := humanReadableInt(a.value)
+			if err != nil {
+				return res, errtext.New(file, "", "line %d: %s: %v", a.line, a.name, err)
+			}
+			a.value = v
 		}
 		if s.Production.Scale != nil {
 			scaled = append(scaled, a)
@@ -262,4 +274,42 @@ func Apply(kind, file string, data []byte, c *cluster.Config) (ImportResult, err
 		return ApplyEPPConfig(file, data, c)
 	}
 	return ImportResult{}, fmt.Errorf("unknown production config kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
+}
+
+// vllmShort are vLLM's one-dash aliases of the arguments the simulator
+// models (vllm serve -tp 2 is --tensor-parallel-size 2).
+var vllmShort = map[string]string{"-tp": "--tensor-parallel-size"}
+
+// vllmHumanInts are the arguments vLLM reads as human-readable integers
+// (its human_readable_int): 8k, 1.5m, 2K.
+var vllmHumanInts = []string{"--max-model-len", "--max-num-batched-tokens"}
+
+// humanReadableInt reads an integer as vLLM does: a plain integer, or a
+// number with a decimal suffix (k, m, g, t: ×10³, 10⁶, 10⁹, 10¹², the
+// number may have a fraction) or a binary one (K, M, G, T: ×2¹⁰, 2²⁰,
+// 2³⁰, 2⁴⁰, whole numbers only), returned as its decimal text.
+func humanReadableInt(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return v, fmt.Errorf("want an integer, e.g. 8192, 8k or 8K")
+	}
+	last := v[len(v)-1]
+	decimal := map[byte]float64{'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}
+	binary := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
+	number := v[:len(v)-1]
+	if m, ok := decimal[last]; ok {
+		f, err := strconv.ParseFloat(number, 64)
+		if err != nil || f < 0 || strings.ContainsAny(number, "eE+-") {
+			return v, fmt.Errorf("%q is not an integer like 8192, 8k or 8K", v)
+		}
+		return strconv.FormatInt(int64(f*m), 10), nil
+	}
+	if m, ok := binary[last]; ok {
+		n, err := strconv.ParseInt(number, 10, 64)
+		if err != nil || n < 0 {
+			return v, fmt.Errorf("%q is not an integer like 8192, 8k or 8K (a binary suffix takes a whole number)", v)
+		}
+		return strconv.FormatInt(n*m, 10), nil
+	}
+	return v, nil
 }

@@ -93,6 +93,10 @@ type Counterpart struct {
 	// Inherits is the key of the setting whose value this one takes when
 	// unset; while the two are equal, this one carries over as that one.
 	Inherits string
+	// Limit is the most production can be given in c (ok false: no
+	// limit known) and what it is; a value above it is not written, and
+	// carries over as the world, with the limit said.
+	Limit func(c *cluster.Config) (max float64, what string, ok bool)
 }
 
 // ValueCounterpart is the counterpart of one value of a setting.

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"fmt"
 	"strings"
 
 	"optimize/simcore/admit"
@@ -49,7 +50,7 @@ func productionColumn() []struct {
 		{"cost.gpu_hour.", simulationOnly("a price, for the cost metrics; no vLLM or llm-d setting")},
 		{keys.RunHorizon, simulationOnly("simulation only: when the simulated run stops")},
 		{"slo.", simulationOnly("the latency target the run's attainment is measured against; production's SLO monitoring")},
-		{keys.KVTotalBlocks, vllm("--num-gpu-blocks-override", Exact, "")},
+		{keys.KVTotalBlocks, withLimit(vllm("--num-gpu-blocks-override", Exact, ""), vllmBlocks)},
 		{keys.KVBlockSize, vllm("--block-size", Exact, "")},
 		{keys.MaxModelLen, Counterpart{System: SystemVLLM, Name: "--max-model-len", Fidelity: Exact,
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no context window: vLLM's default, the model's"}}}},
@@ -174,4 +175,30 @@ func cpuTierGiB(c *cluster.Config) (float64, bool) {
 		return 0, false
 	}
 	return float64(c.BlockSize) * perToken * float64(max(c.TP, 1)) / (1 << 30), true
+}
+
+// withLimit is c with a limit on the values production takes.
+func withLimit(c Counterpart, limit func(*cluster.Config) (float64, string, bool)) Counterpart {
+	c.Limit = limit
+	return c
+}
+
+// vllmBlocks is the most KV blocks vLLM can hold per instance in c's
+// world: what it allocates from gpu_memory_utilization by its per-worker
+// rule, with 5 % of room (the rule is within 1.5 % of the counts real
+// vLLM logged, either side: a measured count a little above it is
+// vLLM's own). vLLM's --num-gpu-blocks-override sets the count without
+// checking that it fits, so a larger count (a blackbox profile's
+// calibration figure, say) would run out of GPU memory: it is never
+// written.
+func vllmBlocks(c *cluster.Config) (float64, string, bool) {
+	w, err := c.Resolve()
+	if err != nil {
+		return 0, "", false
+	}
+	n, err := latency.KVBlocks(w.Spec.Arch, w.Spec.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization, latency.KVRuleVLLM)
+	if err != nil {
+		return 0, "", false
+	}
+	return 1.05 * float64(n), fmt.Sprintf("vLLM allocates about %d blocks of %d tokens per instance of %s on %s at TP%d at gpu_memory_utilization %g, its per-worker rule", n, c.BlockSize, w.Model, w.GPU, c.TP, c.GPUMemoryUtilization), true
 }

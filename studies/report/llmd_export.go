@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"optimize/simcore/cluster"
@@ -73,7 +74,7 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 	}
 	files := []ExportFile{{EPPConfigFile, epp.Bytes()}, {VLLMArgsFile, args.Bytes()}}
 	if _, used := production.ClassPriorities(&cfg); used {
-		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-gateway-inference-objective: <class>.",
+		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-llm-d-inference-objective: <class>.",
 			"Set poolRef.name to your InferencePool's name.")
 		if err := production.WriteObjectives(&objectives, &cfg, "my-inference-pool", objHeader); err != nil {
 			return nil, err
@@ -106,17 +107,48 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 	fmt.Fprintf(b, ":\n\n```\n%s\n```\n", strings.Join(command, " "))
 }
 
-// writeMappingTable writes the verdict and one row per setting in effect.
+// writeMappingTable writes the verdict and one row per setting in
+// effect, led by what the files write (what changes production), then
+// what has no counterpart, then the world; the scorers at weight 0, which
+// write nothing, share one line after the table.
 func writeMappingTable(b *bytes.Buffer, carried []production.Carried) {
 	fmt.Fprintf(b, "%s\n\n", MappingSummary(carried))
 	b.WriteString("| setting | value | production | carried |\n|---|---|---|---|\n")
-	for _, c := range carried {
+	var idle []string
+	rank := func(c production.Carried) int {
+		switch {
+		case c.Fidelity == settings.WorldFact:
+			return 2
+		case c.Fidelity == settings.NoCounterpart:
+			return 1
+		}
+		return 0
+	}
+	ordered := slices.Clone(carried)
+	slices.SortStableFunc(ordered, func(a, b production.Carried) int { return rank(a) - rank(b) })
+	for _, c := range ordered {
+		if zeroWeightScorer(c) {
+			idle = append(idle, "`"+c.Setting.Key+"`")
+			continue
+		}
 		how := c.Fidelity.String()
 		if c.Note != "" {
 			how += ": " + c.Note
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.Setting.Key, mdCell(c.Value), mdCell(productionText(c)), mdCell(how))
 	}
+	if idle != nil {
+		fmt.Fprintf(b, "\n%s %s.\n", zeroWeightLine, strings.Join(idle, ", "))
+	}
+}
+
+// zeroWeightLine opens MAPPING.md's line of the scorers at weight 0.
+const zeroWeightLine = "Scorers at weight 0 (exact: no plugin is written for them):"
+
+// zeroWeightScorer reports whether c is a scorer's weight of 0 that
+// carries exactly (nothing written).
+func zeroWeightScorer(c production.Carried) bool {
+	return c.Setting.Family() == settings.Scorers && c.Value == "0" && c.Fidelity == settings.Exact
 }
 
 // MappingSummary is MAPPING.md's verdict: "Exported exactly." or how many
@@ -159,7 +191,7 @@ func productionText(c production.Carried) string {
 	case c.System == settings.SystemVLLM && c.Production == "":
 		return "vLLM default (no " + c.Name + ")"
 	case c.System == settings.SystemVLLM:
-		return "vLLM `" + c.Name + " " + c.Production + "`"
+		return "vLLM `" + c.Name + "=" + c.Production + "`"
 	}
 	switch c.Param {
 	case settings.ParamWeight:

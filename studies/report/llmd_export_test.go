@@ -15,6 +15,12 @@ import (
 func mappingRows(text string) map[string]string {
 	rows := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {
+		if keys, ok := strings.CutPrefix(line, zeroWeightLine+" "); ok {
+			for _, k := range strings.Split(strings.TrimSuffix(keys, "."), ", ") {
+				rows[strings.Trim(k, "`")] = "exact"
+			}
+			continue
+		}
 		cells := strings.Split(line, " | ")
 		if len(cells) != 4 || !strings.HasPrefix(cells[0], "| `") {
 			continue
