@@ -96,7 +96,7 @@ func TestStudyRunsInItsWorldFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(args), "--num-gpu-blocks-override=18038") || !strings.Contains(string(args), "--model=qwen/qwen3-14b") {
+	if !strings.Contains(string(args), "--num-gpu-blocks-override=18038") || !strings.Contains(string(args), "--model=Qwen/Qwen3-14B") {
 		t.Errorf("the export is not of the world file's world:\n%s", args)
 	}
 	roofline := filepath.Join(dir, "roofline.yaml")

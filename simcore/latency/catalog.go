@@ -27,6 +27,22 @@ type Catalog struct {
 	source   string // where the coefficients come from
 }
 
+// HuggingFaceID is the model's Hugging Face repository id as its source
+// spells it ("meta-llama/Llama-3.1-8B-Instruct", from
+// https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/…), "" when the
+// source is not a Hugging Face URL.
+func (m ModelEntry) HuggingFaceID() string {
+	rest, ok := strings.CutPrefix(m.Source, "https://huggingface.co/")
+	if !ok {
+		return ""
+	}
+	parts := strings.SplitN(rest, "/", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return ""
+	}
+	return parts[0] + "/" + parts[1]
+}
+
 // ModelEntry is one model: its architecture, the world it runs in when
 // none is named, and its trained blackbox profiles.
 type ModelEntry struct {

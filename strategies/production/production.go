@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"optimize/search"
 	"optimize/simcore/cluster"
@@ -56,6 +57,11 @@ func Carry(s *settings.Setting, c *cluster.Config) Carried {
 				out.Note = v.Note
 			}
 			return out
+		}
+	}
+	if spell := s.Production.Spell; spell != nil && value != "" {
+		if name := spell(c, value); name != "" {
+			out.Production = name
 		}
 	}
 	if s.Kind == search.Categorical || value == "" {
@@ -111,7 +117,15 @@ func importValue(s *settings.Setting, c *cluster.Config, v string) (string, bool
 	if value, ok := match(func(vc settings.ValueCounterpart) bool { return vc.Fidelity == settings.Approximate }); ok {
 		return value, true
 	}
-	if s.Kind == search.Categorical || s.Production.Scale == nil {
+	if s.Kind == search.Categorical {
+		// Production may spell a choice otherwise (a Hugging Face id's
+		// capitals): the choice it names, whatever its case.
+		if i := slices.IndexFunc(s.Choices, func(ch string) bool { return strings.EqualFold(ch, v) }); i >= 0 {
+			return s.Choices[i], true
+		}
+		return v, true
+	}
+	if s.Production.Scale == nil {
 		return v, true
 	}
 	n, err := strconv.ParseFloat(v, 64)

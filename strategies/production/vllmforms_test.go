@@ -2,6 +2,7 @@ package production
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,22 @@ func TestKVBlocksThatCannotFitAreNotExported(t *testing.T) {
 	}
 	if cr := Carry(blocks, &c); cr.Production != "18038" || cr.Fidelity != settings.Exact {
 		t.Errorf("a count that fits: %+v", cr)
+	}
+}
+
+// vLLM is given the model's Hugging Face id, with its capitals, as the
+// Hub spells it (from the model file's source); importing it finds the
+// catalog's model whatever the case.
+func TestModelExportsItsHuggingFaceID(t *testing.T) {
+	c, err := settings.Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(VLLMArgs(&c), "--model=meta-llama/Llama-3.1-8B-Instruct") {
+		t.Errorf("exported %v", VLLMArgs(&c))
+	}
+	d, _ := settings.Standard()
+	if _, err := ApplyVLLMArgs("a.txt", []byte("--model Qwen/Qwen3-14B\n--tensor-parallel-size=1\n"), &d); err != nil || d.Model != "qwen/qwen3-14b" {
+		t.Errorf("imported %s (%v)", d.Model, err)
 	}
 }

@@ -93,6 +93,9 @@ type Counterpart struct {
 	// Inherits is the key of the setting whose value this one takes when
 	// unset; while the two are equal, this one carries over as that one.
 	Inherits string
+	// Spell is how production names value in c, when not as the
+	// simulator does (a model by its Hugging Face id); "" keeps the value.
+	Spell func(c *cluster.Config, value string) string
 	// Limit is the most production can be given in c (ok false: no
 	// limit known) and what it is; a value above it is not written, and
 	// carries over as the world, with the limit said.

@@ -37,7 +37,7 @@ func productionColumn() []struct {
 		c   Counterpart
 	}{
 		// The world and the run.
-		{"model", vllm("--model", Exact, "")},
+		{"model", withSpelling(vllm("--model", Exact, ""), huggingFaceID)},
 		{keys.TP, vllm("--tensor-parallel-size", Exact, "")},
 		{"gpu", simulationOnly("the GPUs the vLLM pods are scheduled on")},
 		{keys.NumInstances, simulationOnly("the replicas of the vLLM Deployment the InferencePool selects")},
@@ -201,4 +201,25 @@ func vllmBlocks(c *cluster.Config) (float64, string, bool) {
 		return 0, "", false
 	}
 	return 1.05 * float64(n), fmt.Sprintf("vLLM allocates about %d blocks of %d tokens per instance of %s on %s at TP%d at gpu_memory_utilization %g, its per-worker rule", n, c.BlockSize, w.Model, w.GPU, c.TP, c.GPUMemoryUtilization), true
+}
+
+// withSpelling is c with production's name of a value.
+func withSpelling(c Counterpart, spell func(*cluster.Config, string) string) Counterpart {
+	c.Spell = spell
+	return c
+}
+
+// huggingFaceID is the model's id as vLLM takes it from the Hub
+// ("meta-llama/Llama-3.1-8B-Instruct": the catalog's names are lower
+// case), from the model file's source; "" for a model whose source is
+// not the Hub.
+func huggingFaceID(c *cluster.Config, model string) string {
+	if c.Data == nil {
+		return ""
+	}
+	m, err := c.Data.Model(model)
+	if err != nil {
+		return ""
+	}
+	return m.HuggingFaceID()
 }
