@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -94,7 +93,7 @@ func (f *fitFlags) run(runs []calibrated, o calibration.Options, s Streams) erro
 		world = append(world, settings.WorldSetting{Key: key, Value: st.Value(&cfg)})
 	}
 	for _, st := range settings.All() {
-		if st.Active.Holds(&cfg) && coefficientKey(st.Key) {
+		if st.Active.Holds(&cfg) && settings.CoefficientKey(st.Key) {
 			world = append(world, settings.WorldSetting{Key: st.Key, Value: st.Value(&cfg)})
 		}
 	}
@@ -122,14 +121,4 @@ func writeRunError(s Streams, run, kind string, e calibration.RunError) {
 		itl = pct(e.ITLMean)
 	}
 	fmt.Fprintf(s.Out, "  %-40s %-9s %9s %9s %9s %9s\n", run, kind, pct(e.TTFTMean), pct(e.E2EMean), pct(e.E2EP90), itl)
-}
-
-// coefficientKey reports whether key is a latency coefficient's.
-func coefficientKey(key string) bool {
-	for _, family := range []string{keys.LatencyAlpha, keys.LatencyBeta, keys.PhysicsAlpha, keys.PhysicsBeta} {
-		if strings.HasPrefix(key, family+".") {
-			return true
-		}
-	}
-	return false
 }

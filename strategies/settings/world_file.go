@@ -51,15 +51,17 @@ func WorldFileKey(key string) bool {
 	if key == keys.NumInstances {
 		return false
 	}
-	if slices.Contains(WorldKeys(), key) {
-		return true
-	}
-	for _, family := range []string{keys.LatencyAlpha, keys.LatencyBeta, keys.PhysicsAlpha, keys.PhysicsBeta} {
-		if strings.HasPrefix(key, family+".") {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(WorldKeys(), key) || CoefficientKey(key)
+}
+
+// coefficientFamilies are the latency models' coefficient families.
+var coefficientFamilies = []string{keys.LatencyAlpha, keys.LatencyBeta, keys.PhysicsAlpha, keys.PhysicsBeta}
+
+// CoefficientKey reports whether key is a latency coefficient's (a
+// member of latency.alpha, latency.beta, latency.physics.alpha or
+// latency.physics.beta).
+func CoefficientKey(key string) bool {
+	return slices.ContainsFunc(coefficientFamilies, func(f string) bool { return strings.HasPrefix(key, f+".") })
 }
 
 // worldFileAllowed lists the keys for errors.
@@ -70,7 +72,10 @@ func worldFileAllowed() string {
 			out = append(out, k)
 		}
 	}
-	return strings.Join(out, ", ") + ", " + keys.LatencyAlpha + ".*, " + keys.LatencyBeta + ".*, " + keys.PhysicsAlpha + ".*, " + keys.PhysicsBeta + ".*"
+	for _, f := range coefficientFamilies {
+		out = append(out, f+".*")
+	}
+	return strings.Join(out, ", ")
 }
 
 // ApplyWorldFile reads a world file and sets its world onto c: strict
