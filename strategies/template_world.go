@@ -100,6 +100,34 @@ func (t *Template) Gives(key string) (tuned bool, fixed string, ok bool) {
 	return false, "", false
 }
 
+// dropUnreachable follows the pinning of categorical parameter name to
+// value: a parameter active only on other choices of it can never be
+// active, so it leaves the space (with the parameters conditional on it);
+// one active on value as well keeps only that choice in its condition.
+func (t *Template) dropUnreachable(name, value string) {
+	gone := map[string]bool{}
+	var params []TemplateParam
+	for _, q := range t.Params {
+		if w := q.When; w != nil {
+			switch {
+			case gone[w.Param]:
+				gone[q.Name] = true
+				continue
+			case w.Param == name && !slices.Contains(w.Choices, value):
+				gone[q.Name] = true
+				continue
+			case w.Param == name:
+				q.When = &search.When{Param: name, Choices: []string{value}}
+			}
+		}
+		params = append(params, q)
+	}
+	t.Params, t.space = params, make(search.Space, len(params))
+	for i := range params {
+		t.space[i] = params[i].Param
+	}
+}
+
 // Pinned is a copy of the template whose parameter tuning the setting of
 // key takes the one value text (the setting's value text): a study whose
 // world file gives a setting the template tunes searches the rest of the
@@ -122,6 +150,9 @@ func (t *Template) Pinned(key, value string) (*Template, error) {
 		}
 		p.Choices, p.choiceValues = []string{value}, []float64{p.choiceValues[k]}
 		p.Default = search.Value{Choice: value}
+		c.space[i] = p.Param
+		c.dropUnreachable(p.Name, value)
+		return &c, nil
 	case search.Int:
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil || v < p.Low || v > p.High {

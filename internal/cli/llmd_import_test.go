@@ -32,7 +32,7 @@ func TestProductionImportErrors(t *testing.T) {
 	if want == "" || wantSeqs == "" {
 		t.Fatalf("--set errors: %q, %q", setErr, seqsErr)
 	}
-	rr := writeTemp(t, "rr.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\n- type: max-score-picker\n")
+	rr := writeTemp(t, "rr.yaml", eppHead+"plugins:\n- type: approx-prefix-cache-producer\n  parameters:\n    maxPrefixTokensToMatch: 1\n- type: no-hit-lru-scorer\n- type: max-score-picker\n")
 	for _, c := range []struct {
 		name string
 		args []string
@@ -44,8 +44,12 @@ func TestProductionImportErrors(t *testing.T) {
 			"q.yaml: plugin probabilistic-admitter: parameter burst is not modelled (modelled: k, kvCacheUtilThreshold, power, queueDepthThreshold)"},
 		{"bad plugin value", []string{"--epp-config", writeTemp(t, "r.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\n- type: probabilistic-admitter\n  parameters:\n    power: -1\n")},
 			"r.yaml: plugin probabilistic-admitter, parameter power: " + want},
-		{"unknown field", []string{"--epp-config", writeTemp(t, "f.yaml", eppHead+"featureGates: [x]\nplugins:\n- type: no-hit-lru-scorer\n")},
-			"f.yaml: line 3: field featureGates not found"},
+		{"unknown field", []string{"--epp-config", writeTemp(t, "f.yaml", eppHead+"gates: [x]\nplugins:\n- type: no-hit-lru-scorer\n")},
+			"f.yaml: line 3: field gates not found"},
+		{"unknown feature gate", []string{"--epp-config", writeTemp(t, "g.yaml", eppHead+"featureGates: [x]\nplugins:\n- type: no-hit-lru-scorer\n")},
+			"g.yaml: featureGates: x is not modelled (modelled: flowControl)"},
+		{"P/D plugin", []string{"--epp-config", writeTemp(t, "pdf.yaml", eppHead+"plugins:\n- type: prefill-filter\n")},
+			"pdf.yaml: plugin type prefill-filter: prefill/decode disaggregation is not modelled yet"},
 		{"two profiles", []string{"--epp-config", writeTemp(t, "pd.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\nschedulingProfiles:\n- name: prefill\n- name: decode\n")},
 			"pd.yaml: 2 schedulingProfiles: one is modelled"},
 		{"flow control queue", []string{"--epp-config", writeTemp(t, "fc.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\n- type: utilization-detector\n  parameters:\n    queueDepthThreshold: 5\n    kvCacheUtilThreshold: 0.8\n")},
@@ -59,7 +63,7 @@ func TestProductionImportErrors(t *testing.T) {
 		{"argument twice", []string{"--vllm-args", writeTemp(t, "d.txt", "--max-num-seqs 8 --max-num-seqs=9\n")},
 			"d.txt: line 1: --max-num-seqs is also given on line 1; give it once"},
 		{"contradicting flag", []string{"--epp-config", rr, "--routing-policy", "least-loaded"},
-			"--routing-policy: routing.policy is also set by --epp-config " + rr + " (scheduling profile of no-hit-lru-scorer alone); give it in one place"},
+			"--routing-policy: routing.policy is also set by --epp-config " + rr + " (scheduling profile of no-hit-lru-scorer alone, its prefix producer hashing nothing); give it in one place"},
 	} {
 		code, _, errs := run(t, append([]string{"simulate", "--workload", "orthogonal-slo"}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
@@ -126,20 +130,61 @@ schedulingProfiles:
 }
 
 // llm-d's own sample EndpointPickerConfigs (the llm-d Router's
-// deploy/config/, in the shared test data) import and run: each gives the
-// routing it configures, including the probabilistic admitter's sample,
-// whose profile is random-picker alone.
+// deploy/config/ at ebab68792, in the shared test data): every one of the
+// 19 either imports and runs with the routing it configures (including
+// the probabilistic admitter's, whose profile is random-picker alone, and
+// the precise prefix producer's, bound to a prefix-cache-scorer), or
+// stops on one line naming the one construct the simulator does not model
+// and why.
 func TestLLMDSampleConfigsRun(t *testing.T) {
 	samples := testkit.SharedData(t, "llm-d/deploy-config")
-	for file, want := range map[string]string{
-		"epp-config.yaml":                        "routing weighted(prefix-cache-scorer:2) max-score-picker · scheduler fcfs/constant · admission always-admit",
-		"epp-estimate-prefix-cache-config.yaml":  "routing weighted(prefix-cache-scorer:1,load-aware-scorer:1) max-score-picker ·",
-		"sim-epp-config.yaml":                    "routing weighted(prefix-cache-scorer:2) max-score-picker ·",
-		"probabilistic-admitter-epp-config.yaml": "routing weighted(no scorer) random-picker · scheduler fcfs/constant · admission probabilistic",
-	} {
-		code, out, errs := run(t, "simulate", "--epp-config", filepath.Join(samples, file), "--num-instances", "4", "--num-requests", "200", "--seeds", "42")
-		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("%s: exit %d, want %q in\n%s%s", file, code, want, out, errs)
+	const pd = "plugin type prefill-filter: prefill/decode disaggregation is not modelled yet"
+	want := map[string]string{
+		"epp-config.yaml":                         "routing weighted(prefix-cache-scorer:2) max-score-picker · scheduler fcfs/constant · admission always-admit",
+		"epp-estimate-prefix-cache-config.yaml":   "routing weighted(prefix-cache-scorer:1,load-aware-scorer:1) max-score-picker ·",
+		"sim-epp-config.yaml":                     "routing weighted(prefix-cache-scorer:2) max-score-picker ·",
+		"probabilistic-admitter-epp-config.yaml":  "routing weighted(no scorer) random-picker · scheduler fcfs/constant · admission probabilistic",
+		"epp-precise-prefix-cache-config.yaml":    "routing weighted(precise-prefix-cache-scorer:2,kv-cache-utilization-scorer:1,queue-scorer:1) max-score-picker ·",
+		"sim-epp-kvcache-config.yaml":             "routing weighted(precise-prefix-cache-scorer:10) max-score-picker ·",
+		"sim-epp-tokenizer-vllm-http-config.yaml": "routing weighted(precise-prefix-cache-scorer:10) max-score-picker ·",
+		"sim-epp-no-hit-lru.yaml":                 "routing weighted(precise-prefix-cache-scorer:2,no-hit-lru-scorer:1) max-score-picker ·",
+		"dp-epp-config.yaml":                      "plugin type data-parallel-profile-handler: routing to vLLM's data-parallel ranks",
+		"epp-burst-prefix-cache-config.yaml":      "plugin type burst-prefix-cache-producer: burst co-location",
+		"epp-mm-embeddings-cache-config.yaml":     "plugin type mm-embeddings-cache-producer: multimodal embedding caches are not modelled",
+		"pd-epp-config.yaml":                      pd,
+		"pd-topology-epp-config.yaml":             pd,
+		"sim-pd-epp-config.yaml":                  pd,
+		"sim-e-p-d-epp-config.yaml":               "plugin type encode-filter: encode disaggregation",
+		"sim-e-pd-epp-config.yaml":                "plugin type encode-filter: encode disaggregation",
+		"sim-epp-gpu-config.yaml":                 "plugin type dcgm-data-source: scoring by GPU attributes",
+		"sim-program-aware-config.yaml":           "plugin type program-aware-fairness: flow control's fairness between programs is not modelled",
+		"soft-reflective-ceiling-epp-config.yaml": "plugin type soft-reflective-ceiling-policy: flow control's usage-limit policies are not modelled",
+	}
+	files, err := filepath.Glob(filepath.Join(samples, "*.yaml"))
+	if err != nil || len(files) != 19 {
+		t.Fatalf("%d samples (%v), want llm-d's 19", len(files), err)
+	}
+	imported := 0
+	for _, path := range files {
+		file := filepath.Base(path)
+		w, ok := want[file]
+		if !ok {
+			t.Errorf("%s: a sample this test does not know", file)
+			continue
 		}
+		code, out, errs := run(t, "simulate", "--epp-config", path, "--num-instances", "4", "--num-requests", "200", "--seeds", "42")
+		if strings.HasPrefix(w, "routing ") {
+			imported++
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("%s: exit %d, want %q in\n%s%s", file, code, w, out, errs)
+			}
+			continue
+		}
+		if code == 0 || !strings.Contains(errs, file+": "+w) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%s: exit %d, want one line with %q, got %q", file, code, w, errs)
+		}
+	}
+	if imported != 8 {
+		t.Errorf("%d samples import, want 8", imported)
 	}
 }

@@ -113,6 +113,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		// precise-prefix: the router mirrors every instance's prefix index.
 		for i, inst := range e.instances {
 			inst.kv.Observe(func(h uint64, stored bool) { sink.KVEvent(i, h, stored, e.now) })
+			inst.kv.ObserveCPU(func(h uint64, stored bool) { sink.KVCPUEvent(i, h, stored, e.now) })
 		}
 	}
 	return e, nil

@@ -148,13 +148,28 @@ func sum(xs []int) int {
 	return n
 }
 
-// no-hit-lru-scorer alone, with no prefix producer, sees every request as
-// cold and cycles through its LRU: the very sequence of round-robin.
+// no-hit-lru-scorer alone, with a prefix producer that hashes nothing,
+// sees every request as cold and cycles through its LRU: the very
+// sequence of round-robin.
 func TestNoHitLRU_RoutesTheSeedsBurstAsRoundRobin(t *testing.T) {
 	rr := runCounting(t, seedsBurstConfig(route.Config{Policy: "round-robin"}), seedsBurst(t)).sequence
-	lru := runCounting(t, seedsBurstConfig(route.Config{Policy: "weighted", Picker: "max-score-picker",
-		Scorers: []route.ScorerWeight{{Name: "no-hit-lru-scorer", Weight: 1}}}), seedsBurst(t)).sequence
+	// Its prefix producer hashing nothing (maxPrefixTokensToMatch 1, below
+	// the 64-token block), every request is cold: round-robin exactly.
+	one := 1
+	cold := route.Config{Policy: "weighted", Picker: "max-score-picker",
+		Scorers: []route.ScorerWeight{{Name: "no-hit-lru-scorer", Weight: 1}}}
+	cold.LLMD.Prefix.MaxPrefixTokensToMatch = &one
+	lru := runCounting(t, seedsBurstConfig(cold), seedsBurst(t)).sequence
 	if len(rr) != 1000 || !slices.Equal(rr, lru) {
 		t.Fatalf("sequences differ (%d and %d requests)", len(rr), len(lru))
+	}
+	// With the producer llm-d's loader adds at its defaults, requests that
+	// share a first 64-token block with one already routed are warm and go
+	// where the picker's tie-break draws: the sequence is no longer
+	// round-robin's.
+	warm := cold
+	warm.LLMD.Prefix.MaxPrefixTokensToMatch = nil
+	if seq := runCounting(t, seedsBurstConfig(warm), seedsBurst(t)).sequence; slices.Equal(rr, seq) {
+		t.Error("no-hit-lru with the default producer routed the burst round-robin: no request was warm")
 	}
 }

@@ -35,6 +35,8 @@ type cpuTier struct {
 
 	offloaded, reloaded, thrashed int64
 	transferred                   int64 // µs charged to steps
+
+	observe func(hash uint64, stored bool) // hears every entry and exit, nil if none
 }
 
 type cpuSlot struct {
@@ -46,9 +48,20 @@ type cpuSlot struct {
 // tiering is a cache's CPU-tier state and the calls on it that involve no
 // GPU block; both the cache and the test reference embed it.
 type tiering struct {
-	tier    *cpuTier // CPU offload tier, nil when single-tier
-	clock   int64    // current time, for offload stamps
-	pending int64    // reload µs not yet charged to a step
+	tier       *cpuTier // CPU offload tier, nil when single-tier
+	clock      int64    // current time, for offload stamps
+	pending    int64    // reload µs not yet charged to a step
+	observeCPU func(hash uint64, stored bool)
+}
+
+// ObserveCPU makes fn hear every block entering or leaving the CPU tier
+// (nil stops it), as vLLM's offloading connector reports them in its KV
+// events with medium CPU.
+func (c *tiering) ObserveCPU(fn func(hash uint64, stored bool)) {
+	c.observeCPU = fn
+	if c.tier != nil {
+		c.tier.observe = fn
+	}
 }
 
 // EnableTier puts a CPU tier behind the cache.
@@ -65,6 +78,7 @@ func (c *tiering) enableTier(cfg TierConfig, blockSize int64) {
 		capacity:  int(cfg.Blocks),
 		threshold: cfg.Threshold,
 		cost:      cfg.BaseLatency + int64(math.Ceil(float64(blockSize)/cfg.Bandwidth)),
+		observe:   c.observeCPU,
 	}
 }
 
@@ -189,8 +203,13 @@ func (c *Cache) offload(id, k int32) {
 
 // put records h as offloaded at time at, evicting the LRU entry if full.
 func (t *cpuTier) put(h uint64, at int64) {
+	held := false
 	if slot, ok := t.index.Get(h); ok {
-		t.remove(slot) // offloaded again: refresh
+		// Offloaded again: refreshed, and still held (no event).
+		observe := t.observe
+		t.observe = nil
+		t.remove(slot)
+		t.observe, held = observe, true
 	}
 	if t.index.Len() >= t.capacity {
 		t.remove(t.head)
@@ -204,6 +223,9 @@ func (t *cpuTier) put(h uint64, at int64) {
 	}
 	t.tail = slot
 	t.index.Set(h, slot)
+	if t.observe != nil && !held {
+		t.observe(h, true)
+	}
 }
 
 func (t *cpuTier) remove(slot int32) {
@@ -220,4 +242,7 @@ func (t *cpuTier) remove(slot int32) {
 	}
 	t.index.Delete(s.hash)
 	t.free = append(t.free, slot)
+	if t.observe != nil {
+		t.observe(s.hash, false)
+	}
 }

@@ -2,6 +2,7 @@ package route
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 
 	"optimize/simcore"
@@ -30,8 +31,8 @@ func preciseScores(rt weightedWithKVEvents, r *simcore.Request, now simcore.Tick
 
 // holds reports whether the mirror currently shows instance holding hash.
 func (m *kvMirror) holds(instance int, hash uint64) bool {
-	e, ok := m.entries.Get(hash)
-	return ok && m.holders[int(e)*m.words+instance>>6]&(1<<(uint(instance)&63)) != 0
+	e, ok := m.gpu.entries.Get(hash)
+	return ok && m.gpu.holders[int(e)*m.words+instance>>6]&(1<<(uint(instance)&63)) != 0
 }
 
 // The mirror shows a change exactly CacheSignalDelay µs after it happened.
@@ -164,8 +165,8 @@ func TestKVMirror_MatchesNaiveModel(t *testing.T) {
 			}
 		}
 		// Entries nobody holds are freed and reused: at most 40 are live.
-		if entries := len(m.holders) / m.words; entries > 41 || m.entries.Len()+len(m.free) != entries {
-			t.Fatalf("%d instances: %d entries, %d in the table, %d free", instances, entries, m.entries.Len(), len(m.free))
+		if entries := len(m.gpu.holders) / m.words; entries > 41 || m.gpu.entries.Len()+len(m.gpu.free) != entries {
+			t.Fatalf("%d instances: %d entries, %d in the table, %d free", instances, entries, m.gpu.entries.Len(), len(m.gpu.free))
 		}
 	}
 }
@@ -195,5 +196,52 @@ func TestKVMirror_QueueGrowsAndKeepsOrder(t *testing.T) {
 		if m.holds(0, h) != odd || m.holds(1, h) != odd {
 			t.Fatalf("hash %d: held by 0 %v, by 1 %v; want %v for both", h, m.holds(0, h), m.holds(1, h), odd)
 		}
+	}
+}
+
+// With CPU-tier blocks reported, the match is llm-d's precise producer's
+// (llm-d-kv-cache's LongestPrefixScorer): the run goes on through blocks
+// held in either tier, each weighing its best tier's weight (GPU 1.0, CPU
+// 0.8), and the sum is truncated. Five blocks b0-b4:
+//   - instance 0: b0, b1 on GPU, b2, b3 on CPU only → 1+1+0.8+0.8 = 3.6 → 3
+//   - instance 1: b0 on GPU, b1 on CPU, b2 nowhere → 1+0.8 = 1.8 → 1
+//   - instance 2: b0 on both tiers, b1 on GPU, b2 on CPU → 1+1+0.8 = 2.8 → 2
+//   - instance 3: b0 on CPU only, b1-b4 on GPU → 0.8+4 = 4.8 → 4
+func TestKVMirror_CPUTierBlocksWeighPointEight(t *testing.T) {
+	m := newKVMirror(4, 0)
+	b := []uint64{11, 12, 13, 14, 15}
+	gpu := map[int][]int{0: {0, 1}, 1: {0}, 2: {0, 1}, 3: {1, 2, 3, 4}}
+	cpu := map[int][]int{0: {2, 3}, 1: {1}, 2: {0, 2}, 3: {0}}
+	for inst := range 4 {
+		for _, k := range gpu[inst] {
+			m.KVEvent(inst, b[k], true, 0)
+		}
+		for _, k := range cpu[inst] {
+			m.KVCPUEvent(inst, b[k], true, 0)
+		}
+	}
+	m.catchUp(0)
+	matched := make([]int32, 4)
+	m.match(b, matched)
+	if want := []int32{3, 1, 2, 4}; !slices.Equal(matched, want) {
+		t.Errorf("matched %v, want %v", matched, want)
+	}
+	// A block leaving the CPU tier ends instance 0's run there: 1+1 = 2.
+	m.KVCPUEvent(0, b[2], false, 1)
+	m.catchUp(1)
+	m.match(b, matched)
+	if matched[0] != 2 {
+		t.Errorf("after the CPU tier dropped b2: instance 0 matched %d, want 2", matched[0])
+	}
+	// Without CPU blocks, GPU blocks count 1 each, as before.
+	for inst, ks := range cpu {
+		for _, k := range ks {
+			m.KVCPUEvent(inst, b[k], false, 2)
+		}
+	}
+	m.catchUp(2)
+	m.match(b, matched)
+	if want := []int32{2, 1, 2, 0}; !slices.Equal(matched, want) {
+		t.Errorf("GPU only: matched %v, want %v", matched, want)
 	}
 }

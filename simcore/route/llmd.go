@@ -22,7 +22,9 @@ import (
 // in the scorer table build it: kv-cache-utilization-scorer is
 // kv-utilization (1 − KV utilisation); precise-prefix-cache-scorer is
 // precise-prefix (llm-d's longest-prefix count over the KV-event index,
-// divided by the request's input blocks; the simulator's KV blocks serve as
+// divided by the request's input blocks; a block only the instance's CPU
+// tier holds counts 0.8 and the count is truncated, as llm-d's precise
+// producer weighs vLLM's CPU-medium events; the simulator's KV blocks serve as
 // the EPP's recomputed block keys, which in llm-d match only when its
 // tokenProcessorConfig blockSize equals vLLM's); session-affinity-scorer is
 // session-affinity (llm-d's encoded_endpoint_header strategy: the client
@@ -164,32 +166,31 @@ func (l llmdLoadAware) Score(_ *simcore.Request, snaps []Snapshot, out []float64
 }
 
 // llmdNoHitLRU is llm-d's no-hit-lru-scorer. On a cold request (no instance
-// holds any of its prefix blocks in the approximate prefix index of the
-// profile's prefix-cache-scorer; with no prefix-cache-scorer in the profile
-// every request is cold, as llm-d without a prefix producer) it ranks the
-// instances: those the LRU has never seen first, in instance order, then
-// those it has, least recently chosen first; rank k of N scores 1 − k/(N−1)
-// (1 for a single instance). A warm request scores 0.5 everywhere. After a
-// cold request the chosen instance becomes the most recent; the LRU holds
-// lruSize instances. With no prefix data this cycles through the instances
-// in order, as round-robin does.
+// holds any of its prefix blocks in the approximate prefix index, which
+// llm-d's loader adds as approx-prefix-cache-producer when the config
+// names none) it ranks the instances: those the LRU has never seen first,
+// in instance order, then those it has, least recently chosen first; rank
+// k of N scores 1 − k/(N−1) (1 for a single instance). A warm request
+// scores 0.5 everywhere, so alone in a profile it leaves the choice to the
+// picker's tie-break. After a cold request the chosen instance becomes the
+// most recent; the LRU holds lruSize instances. When the producer hashes
+// nothing (maxPrefixTokensToMatch below the block size) every request is
+// cold and this cycles through the instances in order, as round-robin
+// does.
 type llmdNoHitLRU struct {
-	prefix **llmdPrefixIndex // the profile's approximate index, nil if none
-	lru    []int32           // instances, least recently chosen first
+	prefix *llmdPrefixIndex
+	lru    []int32 // instances, least recently chosen first
 	size   int
 	cold   bool // the last scored request was cold
 	rank   []int32
 }
 
-func newLLMDNoHitLRU(prefix **llmdPrefixIndex, size, instances int) *llmdNoHitLRU {
+func newLLMDNoHitLRU(prefix *llmdPrefixIndex, size, instances int) *llmdNoHitLRU {
 	return &llmdNoHitLRU{prefix: prefix, size: size, lru: make([]int32, 0, min(size, instances)), rank: make([]int32, instances)}
 }
 
 func (s *llmdNoHitLRU) Score(r *simcore.Request, snaps []Snapshot, out []float64) {
-	s.cold = true
-	if x := *s.prefix; x != nil {
-		s.cold = !x.anyMatch(r)
-	}
+	s.cold = !s.prefix.anyMatch(r)
 	if !s.cold {
 		for i := range out {
 			out[i] = 0.5

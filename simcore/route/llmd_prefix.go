@@ -20,8 +20,10 @@ type LLMDPrefixParams struct {
 	// means 2048.
 	MaxPrefixBlocksToMatch *int
 	// MaxPrefixTokensToMatch (maxPrefixTokensToMatch): the same cap in
-	// tokens (blocks = tokens / block size), which wins when > 0; nil means
-	// 131072.
+	// tokens (blocks = tokens / block size, rounded down), which wins when
+	// > 0; nil means 131072. A cap below the block size (1–63 at the
+	// 64-token floor) is 0 blocks: llm-d hashes nothing, so no request ever
+	// matches.
 	MaxPrefixTokensToMatch *int
 	// LRUCapacityPerServer (lruCapacityPerServer): blocks per instance in
 	// the index when not auto-tuned; <= 0 means 31250.
@@ -98,8 +100,9 @@ func (p *LLMDPrefixParams) MatchLengthScaleInEffect() int {
 //     chained to the previous (so a block's hash names the whole prefix up
 //     to it). B is the engine's block size when auto-tuned, else
 //     blockSizeTokens, and at least 64; maxBlocks is
-//     maxPrefixTokensToMatch / B when that is > 0, else
-//     maxPrefixBlocksToMatch (0: all).
+//     floor(maxPrefixTokensToMatch / B) when that is > 0 (0 blocks when
+//     the cap is below B: nothing is hashed), else maxPrefixBlocksToMatch
+//     (0: all).
 //   - Matching walks the hashes in order and stops at the first block no
 //     instance holds; each instance counts the walked blocks it holds (not
 //     only a leading run of its own). Total is the number of hashes.
@@ -118,7 +121,7 @@ func (p *LLMDPrefixParams) MatchLengthScaleInEffect() int {
 type llmdPrefixIndex struct {
 	block     int // B, tokens per hashed block
 	engine    int // the engine's tokens per KV block
-	maxBlocks int // hashes per request at most (0: all)
+	maxBlocks int // hashes per request at most (< 0: all)
 	lrus      []keyLRU
 
 	decided *simcore.Request // request whose keys and matches are below, until Observe
@@ -143,6 +146,9 @@ func newLLMDPrefixIndex(cfg *Config, instances int) *llmdPrefixIndex {
 	}
 	block = max(block, MinLLMDPrefixBlockSizeTokens)
 	maxBlocks := p.MaxPrefixBlocksInEffect()
+	if maxBlocks == 0 {
+		maxBlocks = -1
+	}
 	if t := p.MaxPrefixTokensInEffect(); t > 0 {
 		maxBlocks = t / block
 	}
@@ -168,8 +174,11 @@ func (x *llmdPrefixIndex) prepare(r *simcore.Request) {
 		return
 	}
 	n := (L + x.block - 1) / x.block
-	if x.maxBlocks > 0 {
+	if x.maxBlocks >= 0 {
 		n = min(n, x.maxBlocks)
+	}
+	if n == 0 {
+		return
 	}
 	lastTok := min(n*x.block, L) - 1
 	x.sim = r.Content.AppendHashes(x.sim[:0], lastTok/x.engine+1)

@@ -143,6 +143,22 @@ func TestPrefixCacheScorer_CapsAndLRU(t *testing.T) {
 	if got := scoreOf(t, s, prefixPrompt(320, 2), snaps); !near(got, []float64{0, 0}) {
 		t.Errorf("evicted first blocks: got %v, want [0 0]", got)
 	}
+	// llm-d's cap is floor(maxPrefixTokensToMatch / B) blocks: 1-63 tokens
+	// at B = 64 is 0 blocks and hashes nothing (prefix-cache-scorer scores
+	// 0, the request is never warm); 64 is one block.
+	for _, c := range []struct {
+		tokens int
+		want   []float64
+	}{{1, []float64{0, 0}}, {63, []float64{0, 0}}, {64, []float64{0, 1}}} {
+		tokens := c.tokens
+		cfg := &Config{KVBlockSize: 16, LLMD: LLMDParams{Prefix: LLMDPrefixParams{MaxPrefixTokensToMatch: &tokens}}}
+		x := newLLMDPrefixIndex(cfg, 2)
+		s := &llmdPrefixScorer{index: x, lengthScale: 8192}
+		x.Observe(prefixPrompt(300, 1), 1)
+		if got := scoreOf(t, s, prefixPrompt(320, 2), snaps); !near(got, c.want) || x.anyMatch(prefixPrompt(320, 3)) != (c.tokens >= 64) {
+			t.Errorf("maxPrefixTokensToMatch %d: got %v, want %v", c.tokens, got, c.want)
+		}
+	}
 	// blockSizeTokens below 64 is raised to 64, as llm-d does.
 	cfg.LLMD.Prefix.BlockSizeTokens = 16
 	if x := newLLMDPrefixIndex(cfg, 2); x.block != 64 {
@@ -151,8 +167,8 @@ func TestPrefixCacheScorer_CapsAndLRU(t *testing.T) {
 }
 
 func TestNoHitLRU_RanksColdRequestsByLRU(t *testing.T) {
-	var none *llmdPrefixIndex
-	s := newLLMDNoHitLRU(&none, DefaultNoHitLRUSize, 4)
+	// Requests of no input hash no block, so every one is cold.
+	s := newLLMDNoHitLRU(newLLMDPrefixIndex(&Config{KVBlockSize: 16}, 4), DefaultNoHitLRUSize, 4)
 	snaps := make([]Snapshot, 4)
 	r := &simcore.Request{}
 	// Rank k of N = 4 scores 1 − k/3: never used first in instance order,
@@ -180,7 +196,7 @@ func TestNoHitLRU_RanksColdRequestsByLRU(t *testing.T) {
 	// everywhere and leaves the LRU alone.
 	x := newLLMDPrefixIndex(&Config{KVBlockSize: 16}, 4)
 	x.Observe(prefixPrompt(300, 1), 3)
-	warm := newLLMDNoHitLRU(&x, DefaultNoHitLRUSize, 4)
+	warm := newLLMDNoHitLRU(x, DefaultNoHitLRUSize, 4)
 	if got := scoreOf(t, warm, prefixPrompt(320, 2), snaps); !near(got, []float64{0.5, 0.5, 0.5, 0.5}) {
 		t.Errorf("warm: got %v", got)
 	}
@@ -190,16 +206,62 @@ func TestNoHitLRU_RanksColdRequestsByLRU(t *testing.T) {
 	}
 }
 
-func TestNoHitLRU_AloneRoutesAsRoundRobin(t *testing.T) {
+func TestNoHitLRU_AloneRoutesAsRoundRobinWhenItsProducerHashesNothing(t *testing.T) {
+	// llm-d's approx-prefix-cache-producer hashes floor(maxPrefixTokensToMatch
+	// / B) blocks, B >= 64: a cap of 1 token is 0 blocks, so no request ever
+	// matches, every one is cold, and the LRU cycles through the endpoints.
 	const n = 5
+	one := 1
 	rr := mustNew(t, Config{Policy: "round-robin"}, n, nil)
-	lru := mustNew(t, Config{Policy: "weighted", Picker: "max-score-picker", Scorers: []ScorerWeight{{"no-hit-lru-scorer", 1}}}, n,
-		rand.New(rand.NewSource(1)))
+	lru := mustNew(t, Config{Policy: "weighted", Picker: "max-score-picker", Scorers: []ScorerWeight{{"no-hit-lru-scorer", 1}},
+		LLMD: LLMDParams{Prefix: LLMDPrefixParams{MaxPrefixTokensToMatch: &one}}}, n, rand.New(rand.NewSource(1)))
 	snaps := make([]Snapshot, n)
 	for k := range 3 * n {
 		r := prefixPrompt(300, uint64(k+1))
 		if a, b := rr.Route(r, snaps, 0), lru.Route(r, snaps, 0); a != b {
 			t.Fatalf("request %d: round-robin %d, no-hit-lru %d", k, a, b)
+		}
+	}
+}
+
+// freshPrompt is a prompt of input tokens sharing no block with
+// prefixPrompt's or another fresh prompt's.
+func freshPrompt(input int32, uid uint64) *simcore.Request {
+	r := &simcore.Request{InputLen: input}
+	r.Content = kv.NewContent(nil, 1<<40+uid, int(input), 0, 16, 0)
+	return r
+}
+
+func TestNoHitLRU_WithTheEPPsAutomaticProducer(t *testing.T) {
+	// A config of no-hit-lru-scorer alone: llm-d's loader adds
+	// approx-prefix-cache-producer with its defaults (auto-tuned B =
+	// max(16, 64) = 64 tokens, up to 131072/64 blocks), so a request whose
+	// first 64-token block an endpoint served is warm. Hand computation, 4
+	// endpoints:
+	//   1. A (300 tokens, shared first 256): cold, nothing used, ranks 0-3
+	//      score 1, 2/3, 1/3, 0: endpoint 0; A's 5 blocks indexed at 0.
+	//   2. B (same first 256 tokens): warm (endpoint 0 holds block 0):
+	//      0.5 everywhere, so max-score-picker's tie-break draws uniformly;
+	//      the LRU does not move.
+	//   3. C (fresh): cold; never used 1, 2, 3 score 1, 2/3, 1/3, used 0
+	//      (rank 3) scores 0: endpoint 1, whatever B drew.
+	counts := make([]int, 4)
+	for seed := range int64(400) {
+		rt := mustNew(t, Config{Policy: "weighted", Picker: "max-score-picker", Scorers: []ScorerWeight{{"no-hit-lru-scorer", 1}}, KVBlockSize: 16},
+			4, rand.New(rand.NewSource(seed)))
+		snaps := make([]Snapshot, 4)
+		if got := rt.Route(prefixPrompt(300, 1), snaps, 0); got != 0 {
+			t.Fatalf("seed %d: cold A went to %d, want 0", seed, got)
+		}
+		counts[rt.Route(prefixPrompt(320, 2), snaps, 0)]++
+		if got := rt.Route(freshPrompt(300, 3), snaps, 0); got != 1 {
+			t.Fatalf("seed %d: cold C went to %d, want 1 (the LRU ignores the warm B)", seed, got)
+		}
+	}
+	// Warm B: uniform over 4, 100 expected each of 400; ±40 is > 4 sd.
+	for i, c := range counts {
+		if c < 60 || c > 140 {
+			t.Errorf("warm B chose endpoint %d %d times of 400, want about 100 (uniform tie-break): %v", i, c, counts)
 		}
 	}
 }

@@ -70,6 +70,8 @@ type Router interface {
 // private ones can never match another request.
 type KVEventSink interface {
 	KVEvent(instance int, hash uint64, stored bool, at simcore.Tick)
+	// KVCPUEvent is the same for the instance's CPU tier.
+	KVCPUEvent(instance int, hash uint64, stored bool, at simcore.Tick)
 }
 
 // DefaultPrefixIndexCapacity is BLIS's router-side LRU size per instance:

@@ -61,7 +61,10 @@ func scorerKinds() []scorerKind {
 		}},
 		{"load-balance", "", func(*profileParts) Scorer { return loadBalance{} }},
 		{"no-hit-lru-scorer", "no-hit-lru-scorer", func(p *profileParts) Scorer {
-			return p.observed(newLLMDNoHitLRU(&p.llmdPrefix, p.cfg.LLMD.NoHitLRUSizeInEffect(), p.instances))
+			// llm-d's loader gives no-hit-lru-scorer the approximate prefix
+			// producer it consumes when the config has none, so it always
+			// reads the index.
+			return p.observed(newLLMDNoHitLRU(p.approxPrefix(), p.cfg.LLMD.NoHitLRUSizeInEffect(), p.instances))
 		}},
 		{"precise-prefix", "precise-prefix-cache-scorer", func(p *profileParts) Scorer { return newPrecisePrefix(p.kvMirror(), &p.blocks, p.instances) }},
 		{"precise-prefix-cache-scorer", "precise-prefix-cache-scorer", func(p *profileParts) Scorer {

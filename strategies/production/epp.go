@@ -1,12 +1,9 @@
 package production
 
 import (
-	"fmt"
-	"io"
 	"slices"
 	"strings"
 
-	"optimize/simcore/cluster"
 	"optimize/strategies/settings"
 )
 
@@ -29,13 +26,49 @@ const EPPKind = "EndpointPickerConfig"
 var eppNoOps = []struct{ typ, why string }{
 	{"single-profile-handler", "the simulator runs one scheduling profile"},
 	{"decode-filter", "with no prefill/decode disaggregation every endpoint decodes"},
-	{"metrics-data-source", "the simulator reads the instances' metrics itself"},
-	{"core-metrics-extractor", "the simulator reads the instances' metrics itself"},
+	{metricsSource, "the simulator reads the instances' metrics itself"},
+	{metricsExtractor, "the simulator reads the instances' metrics itself"},
+	{notificationSource, "the simulator's instances report their KV events themselves"},
+	{tokenProducer, "the simulator's requests carry their token counts and blocks"},
 	// Its parameters are settings (routing.prefix-cache-scorer.*); with it
 	// a request can be a hit, so a profile of no-hit-lru-scorer alone is
-	// no longer round-robin.
-	{settings.ApproxPrefixProducer, "prefix-cache-scorer's approximate prefix index is the simulator's own"},
+	// round-robin only when it hashes nothing.
+	{settings.ApproxPrefixProducer, "prefix-cache-scorer's and no-hit-lru-scorer's approximate prefix index is the simulator's own"},
+	{preciseProducer, "the KV-event index precise-prefix-cache-scorer reads is the simulator's own"},
 	{inflightLoadProducer, "the simulator counts each endpoint's requests and tokens in flight itself"},
+}
+
+// eppUnmodelled are llm-d plugin types the simulator does not model, each
+// with why: an import stops at the first with that one line.
+var eppUnmodelled = []struct{ types, why string }{
+	{"prefill-filter disagg-profile-handler prefix-based-pd-decider pd-profile-handler",
+		"prefill/decode disaggregation is not modelled yet: every simulated instance prefills and decodes"},
+	{"encode-filter always-disagg-multimodal-decider",
+		"encode disaggregation (multimodal encoders on their own pods) is not modelled: the simulator serves text"},
+	{"mm-embeddings-cache-producer mm-embeddings-cache-scorer",
+		"multimodal embedding caches are not modelled: the simulator serves text"},
+	{"data-parallel-profile-handler",
+		"routing to vLLM's data-parallel ranks behind one pod is not modelled: a simulated instance is one engine"},
+	{"burst-prefix-cache-producer",
+		"burst co-location (grouping requests that arrive within a window) is not modelled"},
+	{"dcgm-data-source dcgm-extractor endpoint-attribute-filter endpoint-attribute-scorer",
+		"scoring by GPU attributes scraped from NVIDIA DCGM is not modelled: the simulated GPU reports no utilisation"},
+	{"topology-extractor topology-affinity-filter topology-affinity-scorer",
+		"network topology affinity is not modelled: every simulated instance is equally near"},
+	{"program-aware-fairness",
+		"flow control's fairness between programs is not modelled: the simulator has no gateway queue"},
+	{"soft-reflective-ceiling-policy",
+		"flow control's usage-limit policies are not modelled: the simulator has no gateway queue"},
+}
+
+// unmodelledWhy is why plugin type typ is not modelled, if it is listed.
+func unmodelledWhy(typ string) (string, bool) {
+	for _, u := range eppUnmodelled {
+		if slices.Contains(strings.Fields(u.types), typ) {
+			return u.why, true
+		}
+	}
+	return "", false
 }
 
 // inflightLoadProducer is llm-d's producer of each endpoint's in-flight
@@ -60,13 +93,6 @@ const (
 	utilizationDetector = "utilization-detector"
 	neverQueueDepth     = 1e6
 )
-
-// eppPlugin is one plugin of the config: its type and parameters in the
-// order written.
-type eppPlugin struct {
-	typ    string
-	params []Carried
-}
 
 // eppProfile is what a configuration's routing and admission become in
 // llm-d: the profile's scorers with their weights, the picker, and the
@@ -122,71 +148,6 @@ func eppOf(carried []Carried) eppProfile {
 		p.note = "no scorer of the weighted profile has an llm-d plugin: the profile holds the picker alone"
 	}
 	return p
-}
-
-// WriteEPPConfig writes c's routing and admission as an llm-d
-// EndpointPickerConfig: the plugins with their parameters, one scheduling
-// profile with the scorers' weights and the picker. header lines are
-// written as comments first.
-func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
-	carried := CarriedSettings(c)
-	p := eppOf(carried)
-	var plugins []*eppPlugin
-	plugin := func(typ string) *eppPlugin {
-		for _, pl := range plugins {
-			if pl.typ == typ {
-				return pl
-			}
-		}
-		pl := &eppPlugin{typ: typ}
-		plugins = append(plugins, pl)
-		return pl
-	}
-	for _, s := range p.scorers {
-		plugin(s.typ)
-		for _, pr := range eppProducers {
-			if pr.scorer == s.typ {
-				plugin(pr.producer)
-			}
-		}
-	}
-	plugin(p.picker)
-	if p.admit != "" {
-		plugin(p.admit)
-	}
-	plugin("single-profile-handler")
-	for _, c := range carried {
-		if c.System != settings.SystemLLMD || c.Production == "" || c.Name == settings.LLMDObjective || slices.Contains([]string{settings.ParamWeight, settings.ParamType, settings.ParamProfile}, c.Param) {
-			continue
-		}
-		// A parameter of a plugin outside the profile (the prefix
-		// producer, whose index prefix-cache-scorer reads) adds it.
-		plugin(c.Name).params = append(plugin(c.Name).params, c)
-	}
-	var b strings.Builder
-	for _, h := range header {
-		fmt.Fprintf(&b, "# %s\n", h)
-	}
-	if p.note != "" {
-		fmt.Fprintf(&b, "# %s\n", p.note)
-	}
-	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nplugins:\n", EPPAPIVersions[0], EPPKind)
-	for _, pl := range plugins {
-		fmt.Fprintf(&b, "- type: %s\n", pl.typ)
-		if len(pl.params) > 0 {
-			b.WriteString("  parameters:\n")
-			for _, c := range pl.params {
-				fmt.Fprintf(&b, "    %s: %s\n", c.Param, c.Production)
-			}
-		}
-	}
-	b.WriteString("schedulingProfiles:\n- name: default\n  plugins:\n")
-	fmt.Fprintf(&b, "  - pluginRef: %s\n", p.picker)
-	for _, s := range p.scorers {
-		fmt.Fprintf(&b, "  - pluginRef: %s\n    weight: %s\n", s.typ, s.weight)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // llmdCounterparts are the settings whose counterpart is in llm-d, in table

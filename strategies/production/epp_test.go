@@ -2,14 +2,18 @@ package production
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/strategies"
 	"optimize/strategies/settings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // exportImport writes c as an EndpointPickerConfig and vLLM arguments,
@@ -131,18 +135,35 @@ schedulingProfiles:
 	}
 }
 
-// A profile of no-hit-lru-scorer alone is round-robin only without a
-// prefix producer: with one, requests can hit, and it is that scorer.
-func TestRoundRobinProfileNeedsNoPrefixProducer(t *testing.T) {
-	rr := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: no-hit-lru-scorer\n"
-	c, _ := settings.Standard()
-	c.Routing.Policy = "weighted"
-	if _, err := ApplyEPPConfig("rr.yaml", []byte(rr), &c); err != nil || c.Routing.Policy != "round-robin" {
-		t.Fatalf("no-hit-lru-scorer alone: policy %q, %v", c.Routing.Policy, err)
+// A profile of no-hit-lru-scorer alone is round-robin only when its
+// prefix producer hashes nothing: with none, llm-d's loader adds
+// approx-prefix-cache-producer at its defaults, requests can be warm, and
+// it is the weighted no-hit-lru-scorer reading that index.
+func TestRoundRobinProfileNeedsAProducerThatHashesNothing(t *testing.T) {
+	head := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: no-hit-lru-scorer\n"
+	for _, c := range []struct {
+		extra, policy string
+	}{
+		{"", "weighted"},
+		{"- type: approx-prefix-cache-producer\n", "weighted"},
+		{"- type: approx-prefix-cache-producer\n  parameters:\n    maxPrefixTokensToMatch: 64\n", "weighted"},
+		{"- type: approx-prefix-cache-producer\n  parameters:\n    maxPrefixTokensToMatch: 1\n", "round-robin"},
+		{"- type: approx-prefix-cache-producer\n  parameters:\n    maxPrefixTokensToMatch: 63\n", "round-robin"},
+	} {
+		cfg, _ := settings.Standard()
+		if _, err := ApplyEPPConfig("rr.yaml", []byte(head+c.extra), &cfg); err != nil || cfg.Routing.Policy != c.policy {
+			t.Errorf("no-hit-lru-scorer alone with %q: policy %q (%v), want %s", c.extra, cfg.Routing.Policy, err, c.policy)
+		}
 	}
-	_, err := ApplyEPPConfig("p.yaml", []byte(rr+"- type: approx-prefix-cache-producer\n"), &c)
-	if _, modelled := weightSetting(settings.RoundRobinScorer); !modelled && (err == nil || !strings.Contains(err.Error(), "not modelled")) {
-		t.Fatalf("with a prefix producer: %v, policy %q", err, c.Routing.Policy)
+	// The export of round-robin writes that producer.
+	cfg, _ := settings.Standard()
+	cfg.Routing.Policy = "round-robin"
+	var b bytes.Buffer
+	if err := WriteEPPConfig(&b, &cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "- type: approx-prefix-cache-producer\n  parameters:\n    maxPrefixTokensToMatch: 1\n") {
+		t.Errorf("round-robin's export lacks the producer that hashes nothing:\n%s", b.String())
 	}
 }
 
@@ -199,5 +220,169 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 	_, _, back := exportImport(t, &c)
 	if want, got := settings.Map(&c), settings.Map(&back); !maps.Equal(want, got) {
 		t.Errorf("round trip changed the settings:\n%v\n%v", want, got)
+	}
+}
+
+// templateConfig is built-in template name's configuration at its
+// defaults.
+func templateConfig(t *testing.T, name string) cluster.Config {
+	t.Helper()
+	reg, err := strategies.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := settings.Standard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := reg.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tpl.Config(base, tpl.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// slo-cascade orders the wait queue by class priority: its export turns
+// on llm-d's flow control with one band per distinct class priority,
+// highest first, each the priority objectives.yaml gives the class, so
+// critical is served before standard before sheddable; without the
+// feature gate the EPP would run its legacy admission, which orders
+// nothing.
+func TestSLOCascadeExportOrdersClassesWithFlowControl(t *testing.T) {
+	c := templateConfig(t, "slo-cascade")
+	if ok, why := OrdersByClass(&c); !ok {
+		t.Fatalf("slo-cascade does not order by class: %s", why)
+	}
+	var b bytes.Buffer
+	if err := WriteEPPConfig(&b, &c, nil); err != nil {
+		t.Fatal(err)
+	}
+	epp := b.String()
+	if !strings.Contains(epp, "featureGates:\n- flowControl\n") {
+		t.Fatalf("no flowControl feature gate:\n%s", epp)
+	}
+	prio, used := ClassPriorities(&c)
+	if !used || !(prio[simcore.SLOCritical] > prio[simcore.SLOStandard] && prio[simcore.SLOStandard] > prio[simcore.SLOSheddable]) {
+		t.Fatalf("class priorities %v: want critical > standard > sheddable", prio)
+	}
+	// The bands in the file, in order: each class's priority once.
+	var bands []int
+	for _, line := range strings.Split(epp, "\n") {
+		var p int
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "- priority: %d", &p); err == nil {
+			bands = append(bands, p)
+		}
+	}
+	pos := func(class simcore.SLOClass) int { return slices.Index(bands, prio[class]) }
+	if !slices.IsSortedFunc(bands, func(a, b int) int { return b - a }) || len(slices.Compact(slices.Clone(bands))) != len(bands) ||
+		!(pos(simcore.SLOCritical) < pos(simcore.SLOStandard) && pos(simcore.SLOStandard) < pos(simcore.SLOSheddable)) {
+		t.Errorf("bands %v for priorities %v: want distinct, highest first, critical before standard before sheddable", bands, prio)
+	}
+	if strings.Contains(epp, utilizationDetector) {
+		t.Errorf("flow control ordering needs a detector that reports saturation; the export wrote the one that never does:\n%s", epp)
+	}
+}
+
+// The precise prefix scorer exports as llm-d's current form: a
+// precise-prefix-cache-producer fed by the pods' KV events through the
+// data layer, with a vLLM token-producer, read by a prefix-cache-scorer;
+// vLLM publishes its KV events on the port the producer subscribes to.
+func TestPrecisePrefixExportWiresKVEvents(t *testing.T) {
+	c := templateConfig(t, "precise-routing")
+	var b bytes.Buffer
+	if err := WriteEPPConfig(&b, &c, nil); err != nil {
+		t.Fatal(err)
+	}
+	epp := b.String()
+	for _, want := range []string{
+		"- type: token-producer\n  parameters:\n    modelName: ",
+		"- type: precise-prefix-cache-producer\n  parameters:\n    tokenProcessorConfig: {blockSize: 16}\n    kvEventsConfig: {discoverPods: true, podDiscoveryConfig: {socketPort: 5557}}\n",
+		"- type: prefix-cache-scorer\n  name: precise-prefix-cache-scorer\n  parameters:\n    prefixMatchInfoProducerName: precise-prefix-cache-producer\n",
+		"dataLayer:\n  sources:\n",
+		"    - pluginRef: precise-prefix-cache-producer\n",
+		"  - pluginRef: precise-prefix-cache-scorer\n    weight: ",
+	} {
+		if !strings.Contains(epp, want) {
+			t.Errorf("export lacks %q:\n%s", want, epp)
+		}
+	}
+	args := strings.Join(VLLMArgs(&c), "\n")
+	if !strings.Contains(args, `--kv-events-config={"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5557","topic":"kv@$(POD_IP)@`) {
+		t.Errorf("vLLM args lack the KV events publisher:\n%s", args)
+	}
+}
+
+// kustomization.yaml regenerates the EPP's ConfigMap from the exported
+// config and appends every exported vLLM argument, in order, to the vllm
+// container of llm-d's vllm-d Deployment.
+func TestKustomizationPatchesLLMDsDeployment(t *testing.T) {
+	c := templateConfig(t, "slo-cascade")
+	var b bytes.Buffer
+	if err := WriteKustomization(&b, &c, []string{"header"}, "epp-config.yaml", "objectives.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion, Kind   string
+		Resources          []string
+		ConfigMapGenerator []struct {
+			Name  string
+			Files []string
+		} `yaml:"configMapGenerator"`
+		Patches []struct {
+			Target struct{ Kind, Name string }
+			Patch  string
+		}
+	}
+	if err := yaml.Unmarshal(b.Bytes(), &k); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if k.Kind != "Kustomization" || !slices.Equal(k.Resources, []string{"base", "objectives.yaml"}) ||
+		len(k.ConfigMapGenerator) != 1 || k.ConfigMapGenerator[0].Name != EPPConfigMap || !slices.Equal(k.ConfigMapGenerator[0].Files, []string{"epp-config.yaml"}) {
+		t.Fatalf("kustomization %+v", k)
+	}
+	if len(k.Patches) != 1 || k.Patches[0].Target.Kind != "Deployment" || k.Patches[0].Target.Name != VLLMDeployment {
+		t.Fatalf("patches %+v", k.Patches)
+	}
+	var ops []struct{ Op, Path, Value string }
+	if err := yaml.Unmarshal([]byte(k.Patches[0].Patch), &ops); err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for _, op := range ops {
+		if op.Op != "add" || op.Path != "/spec/template/spec/containers/0/args/-" {
+			t.Errorf("op %+v", op)
+		}
+		values = append(values, op.Value)
+	}
+	if want := VLLMArgs(&c); !slices.Equal(values, want) || len(want) < 5 {
+		t.Errorf("patched args %q, want the exported %q", values, want)
+	}
+}
+
+// A profile naming no picker gets the one llm-d's loader inserts: the
+// picker the plugins define (random-picker, defined but not referenced,
+// is the one that runs), max-score-picker when they define none, and an
+// error when they define several, since the loader takes the first of a
+// Go map, any of them.
+func TestProfileWithoutAPickerGetsTheLoadersPicker(t *testing.T) {
+	head := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: queue-scorer\n"
+	profile := "schedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: queue-scorer\n"
+	for _, c := range []struct{ extra, picker, err string }{
+		{"", "max-score-picker", ""},
+		{"- type: random-picker\n", "random-picker", ""},
+		{"- type: random-picker\n- type: weighted-random-picker\n", "", "names no picker and plugins define 2 (random-picker, weighted-random-picker)"},
+	} {
+		cfg, _ := settings.Standard()
+		_, err := ApplyEPPConfig("p.yaml", []byte(head+c.extra+profile), &cfg)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %v, want %q", c.extra, err, c.err)
+		case c.err == "" && (err != nil || cfg.Routing.Picker != c.picker):
+			t.Errorf("%q: picker %q (%v), want %s", c.extra, cfg.Routing.Picker, err, c.picker)
+		}
 	}
 }

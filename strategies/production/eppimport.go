@@ -34,17 +34,28 @@ type ImportResult struct {
 }
 
 // eppDoc is an EndpointPickerConfig as llm-d's loader reads it; fields
-// the simulator does not model are errors (KnownFields).
+// the simulator does not model are errors (KnownFields). flowControl is
+// read loosely so that a setting of it the simulator does not model gets
+// a one-line reason, not a decoder's.
 type eppDoc struct {
 	APIVersion         string          `yaml:"apiVersion"`
 	Kind               string          `yaml:"kind"`
+	FeatureGates       []string        `yaml:"featureGates"`
 	Plugins            []eppDocPlugin  `yaml:"plugins"`
+	DataLayer          *eppDataLayer   `yaml:"dataLayer"`
 	SchedulingProfiles []eppDocProfile `yaml:"schedulingProfiles"`
-	FlowControl        *struct {
-		SaturationDetector *struct {
+	FlowControl        map[string]any  `yaml:"flowControl"`
+}
+
+// eppDataLayer wires data sources to their extractors; every reference
+// must name a plugin, as llm-d's loader requires.
+type eppDataLayer struct {
+	Sources []struct {
+		PluginRef  string `yaml:"pluginRef"`
+		Extractors []struct {
 			PluginRef string `yaml:"pluginRef"`
-		} `yaml:"saturationDetector"`
-	} `yaml:"flowControl"`
+		} `yaml:"extractors"`
+	} `yaml:"sources"`
 }
 
 type eppDocPlugin struct {
@@ -80,7 +91,7 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 		if errors.Is(err, io.EOF) {
 			return res, errtext.New(file, "", "empty; want an %s", EPPKind)
 		}
-		return res, errtext.New(file, "", "%s (modelled fields: apiVersion, kind, plugins, schedulingProfiles, flowControl.saturationDetector)", oneLineYAML(err))
+		return res, errtext.New(file, "", "%s (modelled fields: apiVersion, kind, featureGates, plugins, dataLayer, schedulingProfiles, flowControl)", oneLineYAML(err))
 	}
 	if !slices.Contains(EPPAPIVersions, doc.APIVersion) {
 		return res, errtext.New(file, "", "apiVersion %q: want one of %s", doc.APIVersion, strings.Join(EPPAPIVersions, ", "))
@@ -90,6 +101,9 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	}
 	im := eppImport{file: file, c: c, byName: map[string]*eppDocPlugin{}}
 	if err := im.plugins(&doc); err != nil {
+		return res, err
+	}
+	if err := im.dataLayer(doc.DataLayer); err != nil {
 		return res, err
 	}
 	if err := im.flowControl(&doc); err != nil {
@@ -106,6 +120,9 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 		return res, err
 	}
 	if err := im.admitter(); err != nil {
+		return res, err
+	}
+	if err := im.producers(); err != nil {
 		return res, err
 	}
 	return im.res, nil
@@ -138,6 +155,9 @@ func (im *eppImport) plugins(doc *eppDoc) error {
 		if p.Type == "" {
 			return im.fail("plugins[%d]: no type", i)
 		}
+		if why, ok := unmodelledWhy(p.Type); ok {
+			return im.fail("plugin type %s: %s", p.Type, why)
+		}
 		if !slices.Contains(known, p.Type) {
 			return im.fail("plugin type %s is not modelled (modelled: %s)", p.Type, strings.Join(known, ", "))
 		}
@@ -150,37 +170,6 @@ func (im *eppImport) plugins(doc *eppDoc) error {
 		}
 		im.byName[name] = p
 		im.order = append(im.order, name)
-	}
-	return nil
-}
-
-// flowControl accepts a saturation detector only with thresholds no
-// endpoint reaches: flow control's queue is not simulated.
-func (im *eppImport) flowControl(doc *eppDoc) error {
-	for _, name := range im.order {
-		p := im.byName[name]
-		if p.Type != utilizationDetector {
-			continue
-		}
-		for k, v := range p.Parameters {
-			n, ok := numberParam(v)
-			switch {
-			case k == "queueDepthThreshold" && ok && n >= neverQueueDepth, k == "kvCacheUtilThreshold" && ok && n >= 1:
-			case k == "queueDepthThreshold" || k == "kvCacheUtilThreshold":
-				return im.fail("plugin %s: %s %v: flow control's queue is not modelled; only thresholds no endpoint reaches are (queueDepthThreshold >= %g, kvCacheUtilThreshold >= 1)", name, k, v, neverQueueDepth)
-			default:
-				return im.fail("plugin %s: parameter %s is not modelled (modelled: queueDepthThreshold, kvCacheUtilThreshold)", name, k)
-			}
-		}
-		if len(p.Parameters) < 2 {
-			return im.fail("plugin %s: flow control's queue is not modelled; give queueDepthThreshold >= %g and kvCacheUtilThreshold >= 1 so that it never holds a request", name, neverQueueDepth)
-		}
-	}
-	if fc := doc.FlowControl; fc != nil && fc.SaturationDetector != nil {
-		p, ok := im.byName[fc.SaturationDetector.PluginRef]
-		if !ok || p.Type != utilizationDetector {
-			return im.fail("flowControl.saturationDetector.pluginRef %q: want a %s plugin defined in plugins", fc.SaturationDetector.PluginRef, utilizationDetector)
-		}
 	}
 	return nil
 }
@@ -232,7 +221,7 @@ func (im *eppImport) routing(refs []eppRef) error {
 		case r.plugin.Type == settings.RoundRobinScorer:
 			scorers = append(scorers, r)
 		default:
-			if _, ok := weightSetting(r.plugin.Type); ok {
+			if _, ok := weightSetting(im.scorerType(r.plugin)); ok {
 				scorers = append(scorers, r)
 			} else if !slices.ContainsFunc(eppNoOps, func(n struct{ typ, why string }) bool { return n.typ == r.plugin.Type }) {
 				return im.fail("schedulingProfiles[0]: plugin %s (%s) is not a modelled scorer or picker", r.plugin.Name, r.plugin.Type)
@@ -242,14 +231,27 @@ func (im *eppImport) routing(refs []eppRef) error {
 	if pickers > 1 {
 		return im.fail("schedulingProfiles[0]: %d pickers; a profile has one", pickers)
 	}
-	policy, _ := settings.Lookup(keys.RoutingPolicy)
-	producer := slices.ContainsFunc(im.order, func(name string) bool { return strings.HasSuffix(im.byName[name].Type, "-producer") })
-	if len(scorers) == 1 && picker == settings.DefaultPicker && len(scorers[0].plugin.Parameters) == 0 && !producer {
-		for _, v := range policy.Production.Values {
-			if v.Fidelity == settings.Exact && v.Production == scorers[0].plugin.Type {
-				return im.set(policy, v.Value, "scheduling profile of "+v.Production+" alone")
+	if pickers == 0 {
+		// llm-d's loader gives a profile without a picker the first
+		// picker among the plugins — the first of a Go map, so any of
+		// them when there are several — else a max-score-picker.
+		var defined []string
+		for _, name := range im.order {
+			if slices.Contains(roleTypes("picker"), im.byName[name].Type) {
+				defined = append(defined, name)
 			}
 		}
+		switch len(defined) {
+		case 0:
+		case 1:
+			picker = im.byName[defined[0]].Type
+		default:
+			return im.fail("schedulingProfiles[0] names no picker and plugins define %d (%s): llm-d's loader adds any one of them; name one in the profile", len(defined), strings.Join(defined, ", "))
+		}
+	}
+	policy, _ := settings.Lookup(keys.RoutingPolicy)
+	if len(scorers) == 1 && picker == settings.DefaultPicker && im.roundRobin(scorers[0]) {
+		return im.set(policy, "round-robin", "scheduling profile of "+settings.RoundRobinScorer+" alone, its prefix producer hashing nothing")
 	}
 	if err := im.set(policy, "weighted", "scheduling profile"); err != nil {
 		return err
@@ -259,7 +261,7 @@ func (im *eppImport) routing(refs []eppRef) error {
 	// the default scorers).
 	profile := []route.ScorerWeight{}
 	for _, r := range scorers {
-		s, ok := weightSetting(r.plugin.Type)
+		s, ok := weightSetting(im.scorerType(r.plugin))
 		if !ok {
 			return im.fail("plugin %s (%s): weighted with other scorers, it is not modelled (modelled scorers: %s)", r.plugin.Name, r.plugin.Type, strings.Join(scorerTypes(), ", "))
 		}
@@ -277,6 +279,43 @@ func (im *eppImport) routing(refs []eppRef) error {
 		return im.set(s, picker, "picker "+picker)
 	}
 	return nil
+}
+
+// scorerType is the scorer plugin p computes: a prefix-cache-scorer
+// reading a precise-prefix-cache-producer is precise-prefix-cache-scorer
+// (the form that replaced it), any other its own type.
+func (im *eppImport) scorerType(p *eppDocPlugin) string {
+	if p.Type != prefixScorerType {
+		return p.Type
+	}
+	if ref, _ := p.Parameters[producerNameParam].(string); ref != "" {
+		if pr, ok := im.byName[ref]; ok && pr.Type == preciseProducer {
+			return preciseScorerName
+		}
+	}
+	return p.Type
+}
+
+// roundRobin reports whether r, alone in the profile, routes round-robin:
+// no-hit-lru-scorer with no parameters, and the one prefix producer (the
+// one llm-d's loader would add otherwise) hashing no block
+// (maxPrefixTokensToMatch below the 64-token block floor), so that every
+// request is cold.
+func (im *eppImport) roundRobin(r eppRef) bool {
+	if r.plugin.Type != settings.RoundRobinScorer || len(r.plugin.Parameters) != 0 {
+		return false
+	}
+	var producers []*eppDocPlugin
+	for _, name := range im.order {
+		if p := im.byName[name]; strings.HasSuffix(p.Type, "-producer") {
+			producers = append(producers, p)
+		}
+	}
+	if len(producers) != 1 || producers[0].Type != settings.ApproxPrefixProducer || len(producers[0].Parameters) != 1 {
+		return false
+	}
+	n, ok := numberParam(producers[0].Parameters["maxPrefixTokensToMatch"])
+	return ok && n >= 1 && n < route.MinLLMDPrefixBlockSizeTokens && n == float64(int(n))
 }
 
 // admitter sets admission.policy from an admitter plugin, and its
@@ -306,6 +345,9 @@ func (im *eppImport) params(p *eppDocPlugin) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
+		if k == producerNameParam {
+			continue // read by scorerType
+		}
 		i := slices.IndexFunc(modelled, func(s *settings.Setting) bool { return s.Production.Param == k })
 		if i < 0 {
 			names := make([]string, len(modelled))

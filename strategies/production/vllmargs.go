@@ -34,8 +34,10 @@ var vllmCompanions = []struct{ with, arg, value string }{
 }
 
 // vllmInert are vLLM arguments that change nothing the simulator
-// computes; import accepts them with a note.
-var vllmInert = []string{"--host", "--port", "--served-model-name", "--api-key", "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats"}
+// computes; import accepts them with a note. (--kv-events-config: the
+// simulated instances report their KV events to the precise prefix
+// scorer without it.)
+var vllmInert = []string{"--host", "--port", "--served-model-name", "--api-key", "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", vllmKVEventsArg}
 
 // VLLMArgs are c's vLLM arguments, one `--arg=value` (or `--arg`) each —
 // one token, so that each pastes as one item of a Kubernetes container's
@@ -45,7 +47,8 @@ func VLLMArgs(c *cluster.Config) []string {
 	for _, a := range vllmAssumed {
 		out = append(out, a.arg)
 	}
-	for _, cr := range CarriedSettings(c) {
+	carried := CarriedSettings(c)
+	for _, cr := range carried {
 		if cr.System != settings.SystemVLLM || cr.Name == "" || cr.Production == "" || cr.Fidelity == settings.NoCounterpart || cr.Via != "" {
 			continue
 		}
@@ -56,7 +59,19 @@ func VLLMArgs(c *cluster.Config) []string {
 			}
 		}
 	}
+	if slices.ContainsFunc(eppOf(carried).scorers, func(s eppWeighted) bool { return s.typ == preciseScorerName }) {
+		out = append(out, kvEventsArg(c))
+	}
 	return out
+}
+
+// kvEventsArg is vLLM's --kv-events-config for the precise prefix
+// producer: vLLM publishes every KV block it stores or evicts on ZMQ at
+// tcp://*:5557, the port the producer's pod discovery subscribes to, on
+// the topic kv@<pod IP>@<model> (POD_IP from the pod's status.podIP).
+func kvEventsArg(c *cluster.Config) string {
+	model := Carry(mustSetting("model"), c).Production
+	return fmt.Sprintf(`%s={"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:%d","topic":"kv@$(POD_IP)@%s"}`, vllmKVEventsArg, kvEventsPort, model)
 }
 
 // WriteVLLMArgs writes VLLMArgs one a line after header comment lines.

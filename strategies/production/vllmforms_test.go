@@ -3,10 +3,13 @@ package production
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"optimize/simcore"
+	"optimize/simcore/keys"
+	"optimize/simcore/latency"
 	"optimize/simcore/route"
 	"optimize/strategies/settings"
 )
@@ -139,5 +142,66 @@ func TestModelExportsItsHuggingFaceID(t *testing.T) {
 	d, _ := settings.Standard()
 	if _, err := ApplyVLLMArgs("a.txt", []byte("--model Qwen/Qwen3-14B\n--tensor-parallel-size=1\n"), &d); err != nil || d.Model != "qwen/qwen3-14b" {
 		t.Errorf("imported %s (%v)", d.Model, err)
+	}
+}
+
+// No export gives vLLM more KV blocks than the GPU can hold: over every
+// shipped model × GPU × TP that fits, with the block count either rule
+// gives (vLLM's, and BLIS's, which is TP times too large at TP > 1), a
+// written --num-gpu-blocks-override=N has N blocks' KV bytes per GPU —
+// N × block_size × KV bytes per token per GPU, KV heads split over TP —
+// within the GPU's memory, and at most 5 % above vLLM's own count.
+func TestNoExportedBlockCountExceedsTheGPU(t *testing.T) {
+	model, _ := settings.Lookup("model")
+	gpu, _ := settings.Lookup("gpu")
+	tp, _ := settings.Lookup(keys.TP)
+	latencyModel, _ := settings.Lookup(settings.LatencyModelKey)
+	blocks, _ := settings.Lookup(keys.KVTotalBlocks)
+	written, worlds := 0, 0
+	for _, m := range model.Choices {
+		for _, g := range gpu.Choices {
+			for _, n := range []string{"1", "2", "4", "8"} {
+				c, err := settings.Standard()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if latencyModel.Set(&c, latency.KindTrainedPhysics) != nil || model.Set(&c, m) != nil || gpu.Set(&c, g) != nil || tp.Set(&c, n) != nil {
+					continue
+				}
+				r, err := c.World.Resolve()
+				if err != nil {
+					continue // does not fit, or no such world
+				}
+				a, h := r.Spec.Arch, r.Spec.Hardware
+				vllmN, err1 := latency.KVBlocks(a, h, c.TP, c.BlockSize, c.GPUMemoryUtilization, latency.KVRuleVLLM)
+				blisN, err2 := latency.KVBlocks(a, h, c.TP, c.BlockSize, c.GPUMemoryUtilization, latency.KVRuleBLIS)
+				perToken, err3 := latency.KVBytesPerToken(a, c.TP)
+				if err1 != nil || err2 != nil || err3 != nil {
+					continue
+				}
+				worlds++
+				for _, count := range []int64{vllmN, blisN} {
+					if err := blocks.Set(&c, strconv.FormatInt(count, 10)); err != nil {
+						t.Fatal(err)
+					}
+					for _, arg := range VLLMArgs(&c) {
+						v, ok := strings.CutPrefix(arg, "--num-gpu-blocks-override=")
+						if !ok {
+							continue
+						}
+						written++
+						got, _ := strconv.ParseFloat(v, 64)
+						bytes := got * float64(c.BlockSize) * perToken
+						if bytes > h.MemoryGiB*(1<<30) || got > 1.05*float64(vllmN) {
+							t.Errorf("%s on %s at TP%s: exported %s blocks (%.1f GiB of KV per GPU on a %g GiB GPU; vLLM allocates %d)",
+								m, g, n, v, bytes/(1<<30), h.MemoryGiB, vllmN)
+						}
+					}
+				}
+			}
+		}
+	}
+	if worlds < 40 || written < worlds {
+		t.Errorf("%d worlds, %d block counts written: want every shipped model × GPU × TP that fits (at least 40), vLLM's count written in each", worlds, written)
 	}
 }

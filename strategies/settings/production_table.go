@@ -19,9 +19,10 @@ import (
 // and the llm-d Router's plugin types at commit ebab68792 (2026-08-21).
 
 // RoundRobinScorer is the one scorer of the llm-d profile that routes
-// round-robin: with no prefix producer every request is a cache miss, and
-// no-hit-lru-scorer then prefers the endpoint that served a cold request
-// least recently, which cycles through the endpoints.
+// round-robin: with a prefix producer that hashes no block every request
+// is a cache miss, and no-hit-lru-scorer then prefers the endpoint that
+// served a cold request least recently, which cycles through the
+// endpoints.
 const RoundRobinScorer = "no-hit-lru-scorer"
 
 // DefaultPicker is the picker llm-d's config loader adds to a profile
@@ -79,7 +80,7 @@ func productionColumn() []struct {
 		// Routing.
 		{keys.RoutingPolicy, Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
 			{Value: "round-robin", Production: RoundRobinScorer, Fidelity: Exact,
-				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker with no prefix producer: every request is a miss, and least recently used first cycles through the endpoints"},
+				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker, with approx-prefix-cache-producer at maxPrefixTokensToMatch 1 (below the 64-token block, so it hashes nothing; without it llm-d's loader adds one that does): every request is a miss, and least recently used first cycles through the endpoints"},
 			{Value: "least-loaded", Production: "queue-scorer", Fidelity: Approximate,
 				Note: "queue-scorer alone (the waiting queue, min-max normalised) with max-score-picker; BLIS's least-loaded counts waiting + running + in-flight requests"},
 			{Value: "weighted", Fidelity: Exact, Note: "the profile of the routing.weight.* scorers and the picker"},
@@ -97,7 +98,7 @@ func productionColumn() []struct {
 		{keys.Scheduler, Counterpart{System: SystemVLLM, Name: "--scheduling-policy", Fidelity: NoCounterpart, Values: []ValueCounterpart{
 			{Value: sched.FCFS, Production: "fcfs", Fidelity: Exact},
 			{Value: sched.PriorityFCFS, Production: "priority", Fidelity: Approximate,
-				Note: "vLLM orders by the request's priority field (lower first), which the client or gateway must set from the class; the simulator computes it from priority.policy (higher first)"},
+				Note: "under priority.policy slo-class the export turns on llm-d flow control (featureGates: flowControl), one priority band per class, FCFS within a band, which holds requests at the gateway in class order while the pool is saturated (utilization-detector: a waiting queue of 5 or KV use 0.8); the simulator orders each vLLM's waiting queue. vLLM's own priority order reads the request's priority field (lower first), which llm-d does not set"},
 			{Value: sched.SJF, Fidelity: NoCounterpart, Note: "vLLM has no shortest-input-first order; a scheduling policy of its own would have to be added"},
 			{Value: sched.SLODeadline, Fidelity: NoCounterpart, Note: "vLLM has no deadline order; a scheduling policy reading the class's TTFT target would have to be added"},
 		}}},
@@ -113,7 +114,7 @@ func productionColumn() []struct {
 			{Value: sched.SLOAdaptive, Fidelity: NoCounterpart, Note: "class priority scaled by the queue length: a vLLM scheduler reading its own queue would have to be built"},
 		}}},
 		{keys.PriorityBase + ".", Counterpart{System: SystemLLMD, Name: LLMDObjective, Param: "spec.priority", Fidelity: Approximate, Integer: true,
-			Note: "the class's InferenceObjective priority (objectives.yaml), a whole number llm-d's flow control orders by; vLLM needs it as the request's priority field"}},
+			Note: "the class's InferenceObjective priority (objectives.yaml), a whole number, distinct per class in the simulated order; flow control's priority bands (epp-config.yaml) serve higher first"}},
 		{keys.PriorityUrgency + ".", none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
 		{keys.PriorityAgeWeight, none("priority aging: vLLM's priority is fixed per request; a vLLM scheduler that ages requests would have to be built")},
 		{keys.PriorityLoad, none("load-scaled class priority: a vLLM scheduler reading its own queue would have to be built")},

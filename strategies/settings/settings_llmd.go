@@ -79,26 +79,31 @@ func llmdSettings(weighted Rule, scorer func(names ...string) Rule) []*Setting {
 	prefix := func(c *cluster.Config) *route.LLMDPrefixParams { return &c.Routing.LLMD.Prefix }
 	const pcs = "prefix-cache-scorer"
 	onPrefix := scorer(pcs)
+	// The approximate prefix index (approx-prefix-cache-producer) serves
+	// both scorers that read prefix matches; llm-d's loader adds it for
+	// either when the config names none.
+	onProducer := scorer(pcs, RoundRobinScorer)
+	const producer = "approx-prefix-cache-producer (the prefix index prefix-cache-scorer and no-hit-lru-scorer read): "
 	autoTune := param(ApproxPrefixProducer, "autoTune", optBool("routing.prefix-cache-scorer.auto_tune", "prefix-cache-scorer-auto-tune",
-		"prefix-cache-scorer: take the hashed block size (at least 64) and each instance's index capacity from the instances' "+
+		producer+"take the hashed block size (at least 64) and each instance's index capacity from the instances' "+
 			"kv.block_size and kv.total_blocks, as llm-d's autoTune does", true,
-		func(c *cluster.Config) **bool { return &prefix(c).AutoTune })).when(onPrefix)
-	manual := allOf(onPrefix, oneOf(autoTune, "false"))
+		func(c *cluster.Config) **bool { return &prefix(c).AutoTune })).when(onProducer)
+	manual := allOf(onProducer, oneOf(autoTune, "false"))
 	param(ApproxPrefixProducer, "blockSizeTokens", intField("routing.prefix-cache-scorer.block_size_tokens", "prefix-cache-scorer-block-size-tokens",
-		1, maxInt32, "tokens", "prefix-cache-scorer: tokens per hashed block without auto-tuning; llm-d raises it to at least 64", CompRouting,
+		1, maxInt32, "tokens", producer+"tokens per hashed block without auto-tuning; llm-d raises it to at least 64", CompRouting,
 		func(c *cluster.Config) *int { return &prefix(c).BlockSizeTokens }).zeroMeans(route.DefaultLLMDPrefixBlockSizeTokens).when(manual))
 	param(ApproxPrefixProducer, "lruCapacityPerServer", intField("routing.prefix-cache-scorer.lru_capacity_per_server", "prefix-cache-scorer-lru-capacity-per-server",
-		1, maxInt32, "blocks", "prefix-cache-scorer: hashed blocks the index keeps per instance (LRU) without auto-tuning", CompRouting,
+		1, maxInt32, "blocks", producer+"hashed blocks the index keeps per instance (LRU) without auto-tuning", CompRouting,
 		func(c *cluster.Config) *int { return &prefix(c).LRUCapacityPerServer }).zeroMeans(route.DefaultLLMDLRUCapacityPerServer).when(manual))
 	maxTokens := param(ApproxPrefixProducer, "maxPrefixTokensToMatch", optInt("routing.prefix-cache-scorer.max_prefix_tokens_to_match",
 		"prefix-cache-scorer-max-prefix-tokens-to-match", 0, maxInt32, "tokens",
-		"prefix-cache-scorer: prompt tokens hashed and matched per request, in whole blocks (0 = use max_prefix_blocks_to_match)",
-		route.DefaultLLMDMaxPrefixTokensToMatch, func(c *cluster.Config) **int { return &prefix(c).MaxPrefixTokensToMatch })).when(onPrefix)
+		producer+"prompt tokens hashed and matched per request, in whole blocks, so a cap below the block size (1-63 at the 64-token floor) hashes nothing and no request is ever a hit (0 = use max_prefix_blocks_to_match)",
+		route.DefaultLLMDMaxPrefixTokensToMatch, func(c *cluster.Config) **int { return &prefix(c).MaxPrefixTokensToMatch })).when(onProducer)
 	param(ApproxPrefixProducer, "maxPrefixBlocksToMatch", optInt("routing.prefix-cache-scorer.max_prefix_blocks_to_match",
 		"prefix-cache-scorer-max-prefix-blocks-to-match", 0, maxInt32, "blocks",
-		"prefix-cache-scorer: blocks hashed and matched per request when max_prefix_tokens_to_match is 0 (0 = the whole prompt)",
+		producer+"blocks hashed and matched per request when max_prefix_tokens_to_match is 0 (0 = the whole prompt)",
 		route.DefaultLLMDMaxPrefixBlocksToMatch, func(c *cluster.Config) **int { return &prefix(c).MaxPrefixBlocksToMatch })).
-		when(allOf(onPrefix, isZero(maxTokens)))
+		when(allOf(onProducer, isZero(maxTokens)))
 	lengthWeight := param(pcs, "matchLengthWeight", floatField(keys.PrefixMatchLengthWeight, "prefix-cache-scorer-match-length-weight",
 		0, 1, "fraction", "prefix-cache-scorer: share of the score given to the matched length (min(1, matched tokens / scale)²) "+
 			"rather than the matched fraction of the prompt", CompRouting, 0,

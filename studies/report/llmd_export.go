@@ -27,6 +27,7 @@ const (
 	EPPConfigFile  = "epp-config.yaml"
 	VLLMArgsFile   = "vllm-args.txt"
 	ObjectivesFile = "objectives.yaml"
+	KustomizeFile  = "kustomization.yaml"
 	MappingFile    = "MAPPING.md"
 )
 
@@ -73,6 +74,7 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 		return nil, err
 	}
 	files := []ExportFile{{EPPConfigFile, epp.Bytes()}, {VLLMArgsFile, args.Bytes()}}
+	objName := ""
 	if _, used := production.ClassPriorities(&cfg); used {
 		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-llm-d-inference-objective: <class>.",
 			"Set poolRef.name to your InferencePool's name.")
@@ -80,7 +82,14 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 			return nil, err
 		}
 		files = append(files, ExportFile{ObjectivesFile, objectives.Bytes()})
+		objName = ObjectivesFile
 	}
+	var kust bytes.Buffer
+	kustHeader := append(header, "kubectl apply -k on this directory deploys the strategy: the EPP's config, the vLLM arguments and the InferenceObjectives.")
+	if err := production.WriteKustomization(&kust, &cfg, kustHeader, EPPConfigFile, objName); err != nil {
+		return nil, err
+	}
+	files = append(files, ExportFile{KustomizeFile, kust.Bytes()})
 	r.writeMapping(&mapping, n, &cfg, files)
 	return append(files, ExportFile{MappingFile, mapping.Bytes()}), nil
 }
@@ -97,6 +106,12 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 		names = append(names, "`"+f.Name+"`")
 	}
 	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
+	if ok, why := production.OrdersByClass(cfg); ok {
+		b.WriteString("Class order: the simulated wait queue serves classes by priority, so epp-config.yaml turns on llm-d's flow control (featureGates: flowControl) with one priority band per class priority of objectives.yaml, FCFS within a band, higher bands first; it holds requests at the gateway only while the pool is saturated (utilization-detector: a waiting queue of 5 or KV use 0.8).\n\n")
+	} else if why != "" {
+		fmt.Fprintf(b, "Class order: no counterpart: %s.\n\n", why)
+	}
+	fmt.Fprintf(b, "Deploy: `kubectl apply -k` on this directory, with llm-d's deployment in `%s/` (%s says what it patches).\n\n", production.KustomizeBaseDir, KustomizeFile)
 	writeMappingTable(b, carried)
 	b.WriteString("\nExact: production computes what the simulator computes. Approximated: production does something close, as the note says. No counterpart: nothing in llm-d or vLLM does it; the note says what would have to be built. World: the cluster the strategy runs in, not strategy.\n\n")
 	command, inOrder := r.ReproduceCommand(cfg)
