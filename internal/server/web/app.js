@@ -477,6 +477,7 @@ function worldText(show) {
   let text = `world ${show.world.line}`;
   if (show.world_assumed) text += ' (stored before studies recorded their world: the seeds\' world, the only one there was)';
   if (show.tunes_world.length) text += ` · the baseline's; the template tunes ${show.tunes_world.join(', ')}: each trial runs in the world its parameters give`;
+  if (show.deployable) text += ' · deployable: it searches only what production carries, and every trial runs as its exported llm-d and vLLM files carry it';
   return text;
 }
 
