@@ -44,6 +44,10 @@ type Study struct {
 	// Robust is a robust study's scenarios and their baselines; nil for a
 	// study of one scenario.
 	Robust *Robust
+	// Deployable: the study searches only the settings production
+	// carries, and simulates every run as its exported files carry it
+	// (study create --deployable, or its template's deployable: true).
+	Deployable bool
 	// Failure is why the study's last run stopped before its total: the
 	// error of the trial that stopped it, one line; "" when it never
 	// failed or a run has started since (RecordFailure).
@@ -165,13 +169,13 @@ func (st *Study) row() (*studyRow, error) {
 	}
 	return &studyRow{ID: st.ID, Name: st.Name, Template: st.Template, Workload: st.Workload, Seeds: string(seeds),
 		Sampler: st.Sampler, SamplerSeed: st.SamplerSeed, TrialsTotal: st.TrialsTotal, WarmFrom: st.WarmFrom,
-		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), BaseFrom: string(baseFrom), Robust: robust, Failure: st.Failure, CreatedAt: st.CreatedAt}, nil
+		Baseline: base, BaselineSeeds: perSeed, World: string(world), BaselineFrom: string(from), BaseFrom: string(baseFrom), Robust: robust, Deployable: st.Deployable, Failure: st.Failure, CreatedAt: st.CreatedAt}, nil
 }
 
 // study decodes a study's row.
 func (r *studyRow) study() (Study, error) {
 	st := Study{ID: r.ID, Name: r.Name, Template: r.Template, Workload: r.Workload, Sampler: r.Sampler,
-		SamplerSeed: r.SamplerSeed, TrialsTotal: r.TrialsTotal, WarmFrom: r.WarmFrom, Failure: r.Failure, CreatedAt: r.CreatedAt}
+		SamplerSeed: r.SamplerSeed, TrialsTotal: r.TrialsTotal, WarmFrom: r.WarmFrom, Deployable: r.Deployable, Failure: r.Failure, CreatedAt: r.CreatedAt}
 	if err := json.Unmarshal([]byte(r.Seeds), &st.Seeds); err != nil {
 		return st, fmt.Errorf("study %s: seeds: %v", r.Name, err)
 	}

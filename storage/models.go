@@ -37,6 +37,10 @@ type studyRow struct {
 	// Robust): empty for a study of one scenario, in rows written before
 	// it existed, and in databases not migrated since.
 	Robust string `gorm:"type:text"`
+	// Deployable: the study searches only what production carries (study
+	// create --deployable); false in rows written before it existed, and
+	// in databases not migrated since.
+	Deployable bool
 	// Failure is why the study's last run stopped before its total (a
 	// trial's error, one line); empty when it never failed, once a later
 	// run starts, and in databases not migrated since it existed.

@@ -49,6 +49,9 @@ func (s *Store) studyQuery() (*gorm.DB, error) {
 	if !later.baseFrom {
 		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "base_from" })
 	}
+	if !later.deployable {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "deployable" })
+	}
 	return s.db.Select(cols), nil
 }
 
@@ -288,7 +291,7 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 // migrated before they existed has not, and workers do not migrate
 // (concurrent migrations race).
 type laterColumns struct {
-	seedRanges, violation, world, baselineFrom, robust, failure, scenario, baseFrom bool
+	seedRanges, violation, world, baselineFrom, robust, failure, scenario, baseFrom, deployable bool
 }
 
 // columns is asked of the database once per store, and again after a
@@ -301,7 +304,8 @@ func (s *Store) columns() laterColumns {
 		s.cols = &laterColumns{seedRanges: m.HasColumn(&trialRow{}, "seed_ranges"), violation: m.HasColumn(&trialRow{}, "violation"),
 			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from"),
 			robust: m.HasColumn(&studyRow{}, "robust"), failure: m.HasColumn(&studyRow{}, "failure"),
-			scenario: m.HasColumn(&trialSeedRow{}, "scenario"), baseFrom: m.HasColumn(&studyRow{}, "base_from")}
+			scenario: m.HasColumn(&trialSeedRow{}, "scenario"), baseFrom: m.HasColumn(&studyRow{}, "base_from"),
+			deployable: m.HasColumn(&studyRow{}, "deployable")}
 	}
 	return *s.cols
 }

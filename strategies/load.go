@@ -23,7 +23,7 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "robust_prune", "base_parameters"}
+	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "robust_prune", "base_parameters", "deployable"}
 	// baseParameterModes are the values of base_parameters: what becomes of
 	// the base template's parameters in a child. "freeze" (the default)
 	// fixes each at its default; "search" keeps searching them, before the
@@ -48,6 +48,9 @@ type rawTemplate struct {
 	constraints                                []rawConstraint
 	regimes                                    []string
 	robust                                     Robust
+	// deployable: its studies search only what production carries
+	// (Template.Deployable).
+	deployable bool
 	// Which inheritable sections the file sets itself.
 	hasObjectives, hasConstraints, hasRegimes bool
 }
@@ -242,6 +245,13 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 			var b string
 			if b, err = p.scalar(v, path); err == nil {
 				if t.robust.Prune, err = strconv.ParseBool(b); err != nil {
+					err = p.errorf(path, v, "%q is not true or false", b)
+				}
+			}
+		case "deployable":
+			var b string
+			if b, err = p.scalar(v, path); err == nil {
+				if t.deployable, err = strconv.ParseBool(b); err != nil {
 					err = p.errorf(path, v, "%q is not true or false", b)
 				}
 			}

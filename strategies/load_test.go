@@ -120,7 +120,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"two documents", validTemplate + "---\nname: u\n", "user/t.yaml: only one YAML document is allowed"},
 		{"not a mapping", "- a\n- b\n", "user/t.yaml: line 1: expected a mapping, got a list"},
 		{"unknown key", edit("primary: crit", "primary: crit\nprimery: crit"),
-			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints, regimes, sampler, robust_regimes, robust_worlds, robust_aggregate, robust_prune, base_parameters)"},
+			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints, regimes, sampler, robust_regimes, robust_worlds, robust_aggregate, robust_prune, base_parameters, deployable)"},
 		{"unknown sampler", edit("primary: crit", "primary: crit\nsampler: tpee"),
 			`user/t.yaml: sampler: unknown sampler "tpee" (allowed: tpe, parego, random, grid)`},
 		{"unknown robust regime", edit("primary: crit", "primary: crit\nrobust_regimes: [base, calm]"),

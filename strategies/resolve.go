@@ -184,6 +184,11 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	if err := checkEffects(t); err != nil {
 		return nil, err
 	}
+	if t.Deployable = raw.deployable; t.Deployable {
+		if _, err := t.ForProduction(); err != nil {
+			return nil, errtext.New(file, "deployable", "%v", err)
+		}
+	}
 	return t, nil
 }
 

@@ -133,6 +133,10 @@ type Template struct {
 	// given ("" for the default by objective count). Not inherited: it was
 	// chosen by measurement on this template's own space.
 	Sampler string
+	// Deployable: every study of this template searches only what
+	// production carries (study create --deployable; ForProduction). Not
+	// inherited, like Sampler.
+	Deployable bool
 
 	mechanism []fixed // inherited first, one entry per setting
 	space     search.Space

@@ -37,6 +37,9 @@ type evaluator struct {
 	// pruner, in a robust study with Prune, stops a trial's scenarios
 	// early (see pruner); nil runs every scenario in the study's order.
 	pruner *pruner
+	// deployable: every trial runs as its exported files carry it
+	// (runConfig).
+	deployable bool
 }
 
 // run simulates values on every seed in parallel; results keep seed order.
@@ -112,6 +115,18 @@ func (ev *evaluator) config(values []search.Value) (cluster.Config, error) {
 	return c, ev.scenario.ApplyWorld(&c)
 }
 
+// runConfig is the configuration a trial of values runs with: config's,
+// and in a deployable study that as its exported files carry it —
+// production.AsDeployed on the study's base, in the trial's world — so
+// that the trial measures what production gets.
+func (ev *evaluator) runConfig(values []search.Value) (cluster.Config, error) {
+	c, err := ev.config(values)
+	if err != nil || !ev.deployable {
+		return c, err
+	}
+	return production.AsDeployed(ev.base, c)
+}
+
 // knownRatio is search.Options.KnownRatio for this study: a primary
 // objective the configuration decides before it runs (cost per hour), as
 // a ratio to the baseline's; nil when the primary is measured, maximised,
@@ -127,7 +142,7 @@ func (ev *evaluator) knownRatio() func([]search.Value) (float64, bool) {
 		return nil
 	}
 	return func(values []search.Value) (float64, bool) {
-		cfg, err := ev.config(values)
+		cfg, err := ev.runConfig(values)
 		if err != nil {
 			return 0, false // the run will say why
 		}
@@ -207,11 +222,7 @@ func productionBaseline(study, base cluster.Config, from []storage.ConfigFile) (
 			return cluster.Config{}, fmt.Errorf("baseline from production configs: %v", err)
 		}
 	}
-	for _, s := range settings.All() {
-		if s.Component == settings.CompCluster || s.Production.Fidelity == settings.WorldFact {
-			s.Restore(&cfg, &study)
-		}
-	}
+	production.KeepWorld(&cfg, &study)
 	if err := settings.CheckConfig(&cfg); err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline from production configs in the study's world: %v", err)
 	}

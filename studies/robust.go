@@ -69,7 +69,7 @@ func robustEvaluators(row *storage.Study, ev *evaluator, wl *workloads.Workload)
 	for i, sc := range scs {
 		sev := ev
 		if i > 0 {
-			sev = &evaluator{tpl: ev.tpl, base: ev.base, seeds: ev.seeds}
+			sev = &evaluator{tpl: ev.tpl, base: ev.base, seeds: ev.seeds, deployable: ev.deployable}
 			ev.others = append(ev.others, sev)
 			if b := row.Robust.Baseline(sc.Key()); b != nil {
 				sev.baseline = &b.Mean
@@ -130,7 +130,7 @@ func (ev *evaluator) evaluateScenarios(values []search.Value) (trialRuns, error)
 	order := ev.pruner.order(len(scs))
 	for n, i := range order {
 		sev := scs[i]
-		cfg, err := sev.config(values)
+		cfg, err := sev.runConfig(values)
 		if err != nil {
 			return t, fmt.Errorf("scenario %s: %v", sev.scenario.Key(), err)
 		}

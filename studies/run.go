@@ -180,7 +180,7 @@ func (e *Env) evaluate(ev *evaluator, values []search.Value) (trialRuns, error) 
 		return ev.evaluateScenarios(values)
 	}
 	var t trialRuns
-	cfg, err := ev.config(values)
+	cfg, err := ev.runConfig(values)
 	if err != nil {
 		return t, err
 	}

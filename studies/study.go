@@ -84,6 +84,10 @@ type CreateOptions struct {
 	// world file (optimize calibrate --fit's), then settings given at
 	// create; nil for none.
 	BaseFrom []storage.ConfigFile
+	// Deployable searches only the settings production carries and
+	// simulates every run as its exported files carry it (--deployable;
+	// also when the template says deployable: true).
+	Deployable bool
 	// Robust runs every trial in these regimes × worlds (--regime,
 	// --worlds, --aggregate); the zero value takes the template's
 	// (Template.Robust), none there is a study of one scenario.
@@ -154,7 +158,13 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 	if err := strategies.CheckRobust(&o.Robust, strategies.RobustFlags{Regimes: "--regime", Worlds: "--worlds", Aggregate: "--aggregate", Prune: "--prune"}); err != nil {
 		return errtext.UsageError{Err: err}
 	}
-	if err := checkBaseFrom(tpl, o.BaseFrom); err != nil {
+	o.Deployable = o.Deployable || tpl.Deployable
+	if o.Deployable {
+		if _, err := tpl.ForProduction(); err != nil {
+			return errtext.Usage("--deployable: %v", err)
+		}
+	}
+	if err := checkBaseFrom(tpl, o.BaseFrom, o.Deployable); err != nil {
 		return err
 	}
 	return checkBaselineFrom(o.BaselineFrom)
@@ -164,9 +174,12 @@ func Validate(reg *strategies.Registry, o *CreateOptions, limits Limits) error {
 // template: they read onto the standard configuration, the template's
 // defaults run there, and the template neither tunes a setting they give
 // nor fixes one to another value (the study would not run as asked).
-func checkBaseFrom(tpl *strategies.Template, from []storage.ConfigFile) error {
+func checkBaseFrom(tpl *strategies.Template, from []storage.ConfigFile, deployable bool) error {
 	if len(from) == 0 {
 		return nil
+	}
+	if deployable {
+		tpl, _ = tpl.ForProduction() // Validate checked it
 	}
 	std, err := settings.StandardConfig()
 	if err != nil {
@@ -182,7 +195,7 @@ func checkBaseFrom(tpl *strategies.Template, from []storage.ConfigFile) error {
 		}
 	}
 	// A parameter tuning a given setting is pinned to its value.
-	if tpl, _, err = report.StudyTemplate(tpl, std, from); err != nil {
+	if tpl, _, err = report.StudyTemplate(tpl, std, from, false); err != nil {
 		return errtext.Usage("%s: %v", baseFlags(from), err)
 	}
 	if _, err := tpl.Config(base, tpl.Defaults()); err != nil {
@@ -266,7 +279,7 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	row := &storage.Study{
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: o.Seeds,
 		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
-		BaselineFrom: o.BaselineFrom, BaseFrom: o.BaseFrom,
+		BaselineFrom: o.BaselineFrom, BaseFrom: o.BaseFrom, Deployable: o.Deployable,
 	}
 	row.Robust = robustRecord(o.Robust)
 	var from *report.Report
@@ -277,6 +290,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		}
 		if from.Study.Template != tpl.Name {
 			return nil, errtext.Usage("--from: study %s searched template %s, not %s: a warm start needs the same parameters", o.From, from.Study.Template, tpl.Name)
+		}
+		if from.Study.Deployable != o.Deployable {
+			return nil, errtext.Usage("--from: study %s is %s and this one %s (--deployable): a warm start needs the same parameters", o.From, deployableText(from.Study.Deployable), deployableText(o.Deployable))
 		}
 	}
 	ev, err := e.evaluator(row)
@@ -313,6 +329,14 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		return nil, errors.Join(err, e.Delete(row))
 	}
 	return row, nil
+}
+
+// deployableText says which space a study searches, for errors.
+func deployableText(deployable bool) string {
+	if deployable {
+		return "deployable (only what production carries)"
+	}
+	return "not deployable (the template's whole space)"
 }
 
 // nameTaken is the usage error of a create whose name is taken, whether
@@ -354,6 +378,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--baseline-epp/--baseline-vllm-args", BaselineSource(row.BaselineFrom), BaselineSource(o.BaselineFrom)},
 		{"--world-file/--set", baseFromText(row.BaseFrom), baseFromText(o.BaseFrom)},
 		{"--regime/--worlds/--aggregate", robustText(row.Robust), robustText(robustRecord(o.Robust))},
+		{"--deployable", row.Deployable, o.Deployable},
 	} {
 		if d.have != d.ask {
 			return nil, errtext.Usage("--name: study %q exists with %s %v, not %v (resume it, or delete it first)", o.Name, d.flag, d.have, d.ask)
@@ -393,7 +418,7 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tpl, _, err = report.StudyTemplate(tpl, e.Base, row.BaseFrom); err != nil {
+	if tpl, _, err = report.StudyTemplate(tpl, e.Base, row.BaseFrom, row.Deployable); err != nil {
 		return nil, err
 	}
 	wl, err := workloads.Resolve(row.Workload)
@@ -407,7 +432,7 @@ func (e *Env) evaluator(row *storage.Study) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &evaluator{tpl: tpl, base: start, wl: wl.OnSeeds(row.Seeds), seeds: row.Seeds}
+	ev := &evaluator{tpl: tpl, base: start, wl: wl.OnSeeds(row.Seeds), seeds: row.Seeds, deployable: row.Deployable}
 	if len(row.BaselineSeeds) > 0 { // measured (not while Create runs it)
 		ev.baseline = &row.Baseline
 	}

@@ -17,6 +17,7 @@ import (
 	"optimize/simcore/metrics"
 	"optimize/storage"
 	"optimize/strategies"
+	"optimize/strategies/production"
 	"optimize/strategies/workloads"
 	"optimize/studies/report"
 )
@@ -210,6 +211,13 @@ func (e *Env) configs(r *report.Report, wl *workloads.Workload, params []search.
 		return
 	}
 	wl.ApplyConfig(&cand)
+	if r.Study.Deployable {
+		// Its trials ran as their exported files carry them: so does
+		// the evidence.
+		if cand, err = production.AsDeployed(start, cand); err != nil {
+			return
+		}
+	}
 	study, err := tpl.Config(start, tpl.Defaults())
 	if err != nil {
 		return

@@ -49,11 +49,7 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 				// Everything is built before anything is written: a mistake
 				// leaves no empty or half-written file behind.
 				if llmd {
-					files, err := r.ExportLLMD(trial, cmd.Flags().Changed("trial"))
-					if err != nil {
-						return studyError(err)
-					}
-					return writeFiles(s, out, files)
+					return writeLLMD(s, env, r, trial, cmd.Flags().Changed("trial"), out)
 				}
 				var buf bytes.Buffer
 				switch {
@@ -104,4 +100,32 @@ func newStudyExport(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&history, "history", false, "per trial: objectives, score, best so far, feasibility; and the hypervolume so far")
 	cmd.MarkFlagsMutuallyExclusive("pareto", "validation", "ablation", "history")
 	return cmd
+}
+
+// writeLLMD writes trial n's llm-d export (the best trial's when n is not
+// given) to dir, with what production gets of it — the files alone, run
+// in the study's world against its baseline — printed and in MAPPING.md.
+func writeLLMD(s Streams, env *studies.Env, r *report.Report, n int, given bool, dir string) error {
+	files, err := r.ExportLLMD(n, given)
+	if err != nil {
+		return studyError(err)
+	}
+	if n, err = r.ExportedTrial(n, given); err != nil {
+		return studyError(err)
+	}
+	var vllm, epp []byte
+	for _, f := range files {
+		switch f.Name {
+		case report.VLLMArgsFile:
+			vllm = f.Data
+		case report.EPPConfigFile:
+			epp = f.Data
+		}
+	}
+	d, err := env.Deployed(r, n, vllm, epp)
+	if err != nil {
+		return failed(err)
+	}
+	r.WriteDeployed(s.Out, d)
+	return writeFiles(s, dir, r.WithDeployed(files, d))
 }

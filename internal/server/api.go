@@ -193,6 +193,8 @@ type createRequest struct {
 	Sampler     string  `json:"sampler"`
 	SamplerSeed *int64  `json:"sampler_seed"`
 	From        string  `json:"from"`
+	// Deployable is study create --deployable.
+	Deployable bool `json:"deployable"`
 }
 
 // createStudy creates the study (its baseline runs before the answer) and
@@ -235,7 +237,7 @@ func (s *Server) createOptions(w http.ResponseWriter, r *http.Request) (studies.
 		return studies.CreateOptions{}, err
 	}
 	o := studies.Defaults()
-	o.Template, o.Name, o.Sampler, o.From = req.Template, req.Name, req.Sampler, req.From
+	o.Template, o.Name, o.Sampler, o.From, o.Deployable = req.Template, req.Name, req.Sampler, req.From, req.Deployable
 	if req.Trials != nil {
 		o.Trials = *req.Trials
 	}

@@ -31,7 +31,7 @@ func TestErrorsNameTheJSONField(t *testing.T) {
 		{`{"template": "slo-cascade", "seeds": [` + strings.Repeat("1,", 1000) + `2]}`, "seeds: 1001 is over the limit of 1000 seeds per study or command (--max-seeds raises it)"},
 		{`{"template": "slo-cascade", "from": "ghost"}`, `from: study not found: "ghost"`},
 		{`{"template": "nope"}`, `template: unknown template "nope"`},
-		{`{"template": "slo-cascade", "sampler-seed": 3}`, "sampler-seed: not a field of this request (fields: template, name, trials, seeds, workload, sampler, sampler_seed, from)"},
+		{`{"template": "slo-cascade", "sampler-seed": 3}`, "sampler-seed: not a field of this request (fields: template, name, trials, seeds, workload, sampler, sampler_seed, from, deployable)"},
 	} {
 		code, body := post(t, ts.URL+"/api/studies", "", c.body)
 		var e struct{ Error string }

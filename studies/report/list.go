@@ -137,7 +137,7 @@ func bestWorld(store *storage.Store, row *storage.Study, tpl *strategies.Templat
 	if err != nil {
 		return cluster.World{}, false
 	}
-	if tpl, _, err = StudyTemplate(tpl, std, row.BaseFrom); err != nil {
+	if tpl, _, err = StudyTemplate(tpl, std, row.BaseFrom, row.Deployable); err != nil {
 		return cluster.World{}, false
 	}
 	base, _, err := StudyBase(std, row.BaseFrom)

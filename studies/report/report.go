@@ -224,14 +224,15 @@ func Load(store *storage.Store, reg *strategies.Registry, name string) (*Report,
 		return nil, err
 	}
 	var pins []string
-	if len(row.BaseFrom) > 0 {
+	if len(row.BaseFrom) > 0 || row.Deployable {
 		// The study searched its template with the parameters its world
-		// file gives pinned: its trials are stored in that space.
+		// file gives pinned, restricted to what production carries when
+		// it is deployable: its trials are stored in that space.
 		std, err := settings.Standard()
 		if err != nil {
 			return nil, err
 		}
-		if tpl, pins, err = StudyTemplate(tpl, std, row.BaseFrom); err != nil {
+		if tpl, pins, err = StudyTemplate(tpl, std, row.BaseFrom, row.Deployable); err != nil {
 			return nil, fmt.Errorf("study %s: %v", row.Name, err)
 		}
 	}

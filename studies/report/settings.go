@@ -10,6 +10,7 @@ import (
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
 	"optimize/simcore/latency"
+	"optimize/strategies/production"
 	"optimize/strategies/settings"
 	"optimize/strategies/workloads"
 )
@@ -26,7 +27,8 @@ const SettingsFormat = "settings"
 
 // TrialConfig is the configuration complete trial c ran with, built as
 // package studies builds it: the template at c's parameters on the
-// standard configuration, moved to the study's workload regime, with the
+// standard configuration, moved to the study's workload regime (in a
+// deployable study, as its exported files carry it), with the
 // latency targets of the workload's spec filling the classes the template
 // left unset (as every run does when it starts). A study stored before
 // studies recorded their world ran in the seeds' world, as TrialWorld
@@ -54,6 +56,13 @@ func (r *Report) TrialConfig(c *Result) (cluster.Config, error) {
 		return cluster.Config{}, fmt.Errorf("study %s: workload: %v", r.Study.Name, err)
 	}
 	wl.ApplyConfig(&cfg)
+	if r.Study.Deployable {
+		// A deployable study's trials run as their exported files carry
+		// them (studies' runConfig).
+		if cfg, err = production.AsDeployed(base, cfg); err != nil {
+			return cluster.Config{}, fmt.Errorf("trial %d: %v", c.Number, err)
+		}
+	}
 	if wl.Spec != nil {
 		wl.Spec.FillTargets(&cfg.SLOTTFT, &cfg.SLOITL, &cfg.SLOE2E)
 	}
@@ -122,11 +131,18 @@ func StudyBase(base cluster.Config, from []storage.ConfigFile) (cluster.Config, 
 	return base, given, nil
 }
 
-// StudyTemplate is the template a study searches: tpl, with each
-// parameter that tunes a setting the study's configs give (a world file
-// giving the GPU a capacity template tunes) pinned to the given value;
-// pins lists them, "key=value".
-func StudyTemplate(tpl *strategies.Template, std cluster.Config, from []storage.ConfigFile) (_ *strategies.Template, pins []string, err error) {
+// StudyTemplate is the template a study searches: tpl, restricted to
+// what production carries when the study is deployable
+// (strategies.Template.ForProduction), with each parameter that tunes a
+// setting the study's configs give (a world file giving the GPU a
+// capacity template tunes) pinned to the given value; pins lists them,
+// "key=value".
+func StudyTemplate(tpl *strategies.Template, std cluster.Config, from []storage.ConfigFile, deployable bool) (_ *strategies.Template, pins []string, err error) {
+	if deployable {
+		if tpl, err = tpl.ForProduction(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(from) == 0 {
 		return tpl, nil, nil
 	}

@@ -51,6 +51,10 @@ type ShowJSON struct {
 	// given at create (--set KEY=VALUE), absent for none.
 	WorldFile string   `json:"world_file,omitempty"`
 	Settings  []string `json:"settings,omitempty"`
+	// Deployable: the study searches only what production carries, each
+	// trial run as its exported files carry it (study create
+	// --deployable); absent for a study of the template's whole space.
+	Deployable bool `json:"deployable,omitempty"`
 	// Answer is a capacity study's answer (Report.CapacityAnswer), absent
 	// for other studies.
 	Answer      string      `json:"answer,omitempty"`
@@ -126,7 +130,7 @@ func (r *Report) JSON() ShowJSON {
 		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
-		BaselineFrom: r.BaselineFrom(), WorldFile: r.worldFilePath(), Settings: r.createSettings(), Answer: r.CapacityAnswer(), MaxRate: r.MaxRate, TrialsFeasible: r.FeasibleCount(),
+		BaselineFrom: r.BaselineFrom(), WorldFile: r.worldFilePath(), Settings: r.createSettings(), Deployable: r.Study.Deployable, Answer: r.CapacityAnswer(), MaxRate: r.MaxRate, TrialsFeasible: r.FeasibleCount(),
 	}
 	for i, v := range r.Importance() {
 		out.Importance[r.Template.Params[i].Name] = v
@@ -260,6 +264,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if set := r.createSettings(); set != nil {
 		fmt.Fprintf(w, "\nsettings given at create: %s", strings.Join(set, ", "))
+	}
+	if r.Study.Deployable {
+		fmt.Fprintf(w, "\n%s", DeployableLine)
 	}
 	if from := r.BaselineFrom(); from != nil {
 		fmt.Fprintf(w, "\nbaseline from production configs: %s (in the study's world)", strings.Join(from, ", "))

@@ -343,6 +343,7 @@ async function listView() {
     el('select', { name: 'template' }, templates.map((t) => el('option', { value: t.name }, t.name))),
     el('input', { name: 'trials', type: 'number', value: '40', min: '1', style: 'width:80px' }),
     el('input', { name: 'name', placeholder: 'name (optional)' }),
+    el('label', { title: 'search only what production carries (study create --deployable)' }, el('input', { name: 'deployable', type: 'checkbox' }), ' deployable'),
     el('button', { type: 'submit' }, 'create and run'), el('span', { id: 'create-result' }));
   view.replaceChildren(
     el('h1', {}, 'Studies'), el('div', { class: 'sub' }, `${list.length} in this storage`),
@@ -359,6 +360,7 @@ async function createStudy(e) {
   const f = new FormData(e.target), out = document.getElementById('create-result');
   const body = { template: f.get('template'), trials: +f.get('trials') };
   if (f.get('name')) body.name = f.get('name');
+  if (f.get('deployable')) body.deployable = true;
   const res = await fetch('/api/studies', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const json = await res.json();
   if (!res.ok) { out.textContent = json.error; out.className = 'error'; return; }
@@ -477,6 +479,7 @@ function worldText(show) {
   let text = `world ${show.world.line}`;
   if (show.world_assumed) text += ' (stored before studies recorded their world: the seeds\' world, the only one there was)';
   if (show.tunes_world.length) text += ` · the baseline's; the template tunes ${show.tunes_world.join(', ')}: each trial runs in the world its parameters give`;
+  if (show.deployable) text += ' · deployable (study create --deployable)';
   return text;
 }
 
