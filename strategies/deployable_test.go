@@ -31,7 +31,7 @@ func TestForProductionRestrictsJointSLO(t *testing.T) {
 		names = append(names, p.Name)
 		choices[p.Name] = p.Choices
 	}
-	want := []string{"prefix_affinity_weight", "queue_depth_weight", "kv_utilization_weight", "token_load_weight", "scheduler",
+	want := []string{"prefix_affinity_weight", "queue_depth_weight", "kv_utilization_weight", "token_load_weight", "scheduler", "priority_policy",
 		"critical_base", "standard_base", "token_budget", "admission", "probabilistic_k", "probabilistic_power"}
 	if !slices.Equal(names, want) || len(tpl.Params) != 17 {
 		t.Fatalf("parameters %v (of %d), want %v", names, len(tpl.Params), want)
@@ -39,14 +39,16 @@ func TestForProductionRestrictsJointSLO(t *testing.T) {
 	if !slices.Equal(choices["scheduler"], []string{"fcfs", "priority-fcfs"}) || !slices.Equal(choices["admission"], []string{"always-admit", "probabilistic"}) {
 		t.Errorf("choices: scheduler %v, admission %v", choices["scheduler"], choices["admission"])
 	}
-	if !slices.ContainsFunc(d.Mechanism(), func(f strategies.Fixed) bool { return f.SettingKey == "priority.policy" && f.Value == "slo-class" }) {
-		t.Errorf("priority_policy not fixed at its one carried choice: %v", d.Mechanism())
+	// slo-tiered is carried as its class base priorities (flow control's
+	// bands); its ageing parameters are not.
+	if !slices.Equal(choices["priority_policy"], []string{"slo-class", "slo-tiered"}) || slices.Contains(names, "age_weight_per_ms") {
+		t.Errorf("priority_policy choices %v, parameters %v", choices["priority_policy"], names)
 	}
 	if !d.Deployable || len(d.Space()) != len(d.Params) {
 		t.Errorf("deployable %v, space of %d for %d parameters", d.Deployable, len(d.Space()), len(d.Params))
 	}
-	slo, _ := reg.Get("slo-cascade")
-	if _, err := slo.ForProduction(); err == nil || !strings.Contains(err.Error(), "nothing left to search that production carries") {
-		t.Errorf("slo-cascade restricted: %v", err)
+	kps, _ := reg.Get("kv-pressure-slo")
+	if _, err := kps.ForProduction(); err == nil || !strings.Contains(err.Error(), "nothing left to search that production carries") {
+		t.Errorf("kv-pressure-slo restricted: %v", err)
 	}
 }

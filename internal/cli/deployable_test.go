@@ -74,7 +74,7 @@ func deployedCommand(t *testing.T, dir, mapping, seeds string) []string {
 	args := strings.Fields(line)
 	for i, a := range args {
 		switch {
-		case a == report.EPPConfigFile || a == report.VLLMArgsFile:
+		case a == report.EPPConfigFile || a == report.VLLMArgsFile || a == report.ObjectivesFile:
 			args[i] = filepath.Join(dir, a)
 		case a == "--set" && !isWorldKey(args[i+1]):
 			t.Errorf("MAPPING.md's deployable command sets %s, which is not the world's", args[i+1])
@@ -115,21 +115,22 @@ func meanCriticalTTFT(t *testing.T, args ...string) float64 {
 	return m.Mean.PerSLO["critical"].TTFT.P99
 }
 
-// The demo's export says what production gets: slo-cascade's winner owes
-// its gain to settings with no counterpart (priority aging, the
-// slo-priority scorer, per-class chunks), so the files alone — run as
-// simulate imports them, in the study's world — lose it all, and the
-// export prints both Δs, warns, and writes the same near the top of
-// MAPPING.md; the figure is what MAPPING.md's command for it simulates.
+// The export says what production gets: kv-pressure-slo's winner routes
+// by this project's kv-pressure-slo scorer, which no llm-d plugin
+// computes, so the files alone — run as simulate imports them, in the
+// study's world — route otherwise and do worse than the baseline
+// (measured: critical TTFT P99 7,791 ms against 7,406, the trial's 7,355),
+// and the export prints both Δs, warns, and writes the same near the top
+// of MAPPING.md; the figure is what MAPPING.md's command for it simulates.
 func TestLLMDExportSaysWhatProductionGets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a study")
 	}
-	dsn := createTemplateStudy(t, "slo-cascade", "demo", 6)
-	dir, out, mapping := exportDeployed(t, dsn, "demo")
+	dsn := createTemplateStudy(t, "kv-pressure-slo", "kps", 6)
+	dir, out, mapping := exportDeployed(t, dsn, "kps")
 	row := deployedRows(t, out)["critical_ttft_p99"]
-	if row.trialDelta > -30 || row.deployedDelta <= 0 {
-		t.Fatalf("critical_ttft_p99: trial %+.1f%%, as deployed %+.1f%%; want the trial 30%% or more better than the baseline and production worse:\n%s", row.trialDelta, row.deployedDelta, out)
+	if row.deployedDelta <= 0 || row.trialDelta >= row.deployedDelta {
+		t.Fatalf("critical_ttft_p99: trial %+.1f%%, as deployed %+.1f%%; want production worse than the baseline and than the trial:\n%s", row.trialDelta, row.deployedDelta, out)
 	}
 	warning := "WARNING: as exported, production would be worse than the baseline on critical_ttft_p99: " + row.deployed + " ms"
 	for what, text := range map[string]string{"output": out, report.MappingFile: mapping} {
@@ -147,19 +148,21 @@ func TestLLMDExportSaysWhatProductionGets(t *testing.T) {
 	}
 }
 
-// A deployable study (joint-slo --deployable, 16 trials) searches only
-// what production carries, and its winner is what production gets: its
-// exported files alone, with the world's settings and no other --set,
-// reproduce its runs byte for byte on the study's seeds (the export's two
-// Δs are equal, with no warning), and on held-out seeds 45–47 it still
-// beats the baseline on critical TTFT P99 (measured: 282 ms against
-// 294, −4 %; on the study's seeds 274 against 303, −9.6 %).
+// A deployable study (slo-cascade --deployable, 12 trials) searches only
+// what production carries — the class base priorities, which
+// objectives.yaml and flow control's bands carry — and its winner is what
+// production gets: its exported files alone, with the world's settings
+// and no other --set, reproduce its runs byte for byte on the study's
+// seeds (the export's two Δs are equal, with no warning), and on held-out
+// seeds 45–47 it still beats the baseline on critical TTFT P99 (measured:
+// 163 ms against 294, −44 %; on the study's seeds 172 against 303,
+// −43 %).
 func TestDeployableStudyKeepsItsGain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a study")
 	}
 	dsn := filepath.Join(t.TempDir(), "d.db")
-	if code, _, errs := run(t, "study", "create", "joint-slo", "--deployable", "--trials", "16", "--name", "d", "--storage", dsn, "--workers", "1"); code != 0 {
+	if code, _, errs := run(t, "study", "create", "slo-cascade", "--deployable", "--trials", "12", "--name", "d", "--storage", dsn, "--workers", "1"); code != 0 {
 		t.Fatal(errs)
 	}
 	dir, out, mapping := exportDeployed(t, dsn, "d")
@@ -169,8 +172,8 @@ func TestDeployableStudyKeepsItsGain(t *testing.T) {
 			t.Errorf("%s: trial %s (%+.1f%%), as deployed %s (%+.1f%%): want the same", name, row.trial, row.trialDelta, row.deployed, row.deployedDelta)
 		}
 	}
-	if prim := rows["critical_ttft_p99"]; prim.trialDelta > -5 {
-		t.Errorf("critical_ttft_p99 %+.1f%%: want the deployable study 5%% or more better than the baseline", prim.trialDelta)
+	if prim := rows["critical_ttft_p99"]; prim.trialDelta > -20 {
+		t.Errorf("critical_ttft_p99 %+.1f%%: want the deployable study 20%% or more better than the baseline", prim.trialDelta)
 	}
 	if strings.Contains(out, "WARNING") || strings.Contains(mapping, "WARNING") {
 		t.Errorf("a deployable winner's export warns:\n%s", out)
@@ -194,15 +197,15 @@ func TestDeployableStudyKeepsItsGain(t *testing.T) {
 	}
 	held := meanCriticalTTFT(t, deployedCommand(t, dir, mapping, "45,46,47")...)
 	base := meanCriticalTTFT(t, "--template", "baseline", "--workload", "orthogonal-slo", "--seeds", "45,46,47")
-	if held > 0.98*base {
-		t.Errorf("held-out seeds 45-47: critical TTFT P99 %.1f ms as deployed, baseline %.1f ms: want 2%% or more better", held, base)
+	if held > 0.8*base {
+		t.Errorf("held-out seeds 45-47: critical TTFT P99 %.1f ms as deployed, baseline %.1f ms: want 20%% or more better", held, base)
 	}
 	t.Logf("critical TTFT P99: study seeds %s (%+.1f%%); held-out %.1f ms against the baseline's %.1f (%+.1f%%)",
 		rows["critical_ttft_p99"].deployed, rows["critical_ttft_p99"].deployedDelta, held, base, 100*(held/base-1))
 	checkDeployableSpace(t, dsn)
 }
 
-// checkDeployableSpace: study d (joint-slo --deployable) searched no
+// checkDeployableSpace: study d (slo-cascade --deployable) searched no
 // parameter of a setting without a production counterpart — its stored
 // trials have the restricted space's parameters, the export's columns
 // none of the others — and every trial ran with each such setting at the
@@ -211,12 +214,12 @@ func checkDeployableSpace(t *testing.T, dsn string) {
 	t.Helper()
 	_, csv, _ := run(t, "study", "export", "d", "--format", "csv", "--storage", dsn)
 	header, _, _ := strings.Cut(csv, "\n")
-	for _, gone := range []string{"slo_priority_weight", "priority_policy", "age_weight_per_ms", "sheddable_urgency_ms", "critical_prefill_chunk", "sheddable_gate"} {
+	for _, gone := range []string{"age_weight_per_ms", "sheddable_urgency_ms", "critical_blend", "critical_prefill_chunk"} {
 		if strings.Contains(header, gone) {
 			t.Errorf("the trials have parameter %s, whose setting production lacks: %s", gone, header)
 		}
 	}
-	for _, kept := range []string{"prefix_affinity_weight", "token_budget", "admission", "probabilistic_k"} {
+	for _, kept := range []string{"critical_base", "standard_base"} {
 		if !strings.Contains(header, kept) {
 			t.Errorf("the trials lack parameter %s, which production carries: %s", kept, header)
 		}
@@ -239,8 +242,8 @@ func checkDeployableSpace(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	for _, tr := range trials {
-		if len(tr.Params) != 11 {
-			t.Fatalf("trial %d stored %d parameters; want the 11 of joint-slo's 17 that production carries", tr.Number, len(tr.Params))
+		if len(tr.Params) != 2 {
+			t.Fatalf("trial %d stored %d parameters; want the 2 of slo-cascade's 6 that production carries", tr.Number, len(tr.Params))
 		}
 		_, set := trialRuns(t, dsn, "d", tr.Number)
 		for key, value := range set {
@@ -265,18 +268,18 @@ func checkDeployableSpace(t *testing.T, dsn string) {
 // the other way.
 func TestDeployableRefusals(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "r.db")
-	code, _, errs := run(t, "study", "create", "slo-cascade", "--deployable", "--trials", "2", "--storage", dsn)
-	want := "optimize: --deployable: template slo-cascade has nothing left to search that production carries: age_weight_per_ms, sheddable_urgency_ms, critical_blend, critical_prefill_chunk (no llm-d or vLLM counterpart); critical_base, standard_base (no effect once the settings production lacks take the standard values)\n"
+	code, _, errs := run(t, "study", "create", "kv-pressure-slo", "--deployable", "--trials", "2", "--storage", dsn)
+	want := "optimize: --deployable: template kv-pressure-slo has nothing left to search that production carries: kv_pressure_slo_weight, batch_transfer_factor, transfer_scale_us (no llm-d or vLLM counterpart)\n"
 	if code != 2 || errs != want {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, want)
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "cascade-prod.yaml")
-	if err := os.WriteFile(file, []byte("name: cascade-prod\ndescription: slo-cascade, deployable.\nbase: slo-cascade\nbase_parameters: search\ndeployable: true\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("name: cascade-prod\ndescription: kv-pressure-slo, deployable.\nbase: kv-pressure-slo\nbase_parameters: search\ndeployable: true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, out, _ := run(t, "template", "list", "--templates-dir", dir)
-	if want := file + ": deployable: template cascade-prod has nothing left to search that production carries: age_weight_per_ms, "; !strings.Contains(out, want) {
+	if want := file + ": deployable: template cascade-prod has nothing left to search that production carries: kv_pressure_slo_weight, "; !strings.Contains(out, want) {
 		t.Errorf("a deployable: true template with nothing production carries: want %q in\n%s", want, out)
 	}
 	// A template's deployable: true makes its studies deployable.

@@ -16,12 +16,12 @@ import (
 // a production deployment's configs read onto the base (a template, a
 // settings file, or the defaults) through the settings table's production
 // column. Precedence, lowest first: the base, --vllm-args, --epp-config,
-// the flags, --set. The two files never set the same setting (a setting
+// --objectives, the flags, --set. The files never set the same setting (a setting
 // has one counterpart); a flag that sets a setting one of them set is a
 // contradiction and an error; --set may override an imported value (it
 // is how MAPPING.md's command restores what production cannot carry).
 type productionFiles struct {
-	eppPath, vllmPath string
+	eppPath, vllmPath, objectivesPath string
 	// imported are the settings the files set, and where.
 	imported []given
 	// notes are one line per approximated or ignored item, for stderr.
@@ -31,6 +31,7 @@ type productionFiles struct {
 func (p *productionFiles) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.vllmPath, "vllm-args", "", "vLLM engine arguments as given to vllm serve (--arg value, --arg=value or --arg; lines, # comments); an argument the simulator does not model is an error")
 	fs.StringVar(&p.eppPath, "epp-config", "", "an llm-d Router EndpointPickerConfig (plugins, one scheduling profile, admitter); a plugin or parameter the simulator does not model is an error")
+	fs.StringVar(&p.objectivesPath, "objectives", "", "llm-d InferenceObjectives, one per SLO class (YAML documents, as the llm-d export's objectives.yaml): each class's priority, priority.base.<class>")
 }
 
 // apply reads the files onto c, vLLM's first.
@@ -56,7 +57,10 @@ func (p *productionFiles) apply(c *cluster.Config) error {
 	if err := read("vllm-args", p.vllmPath, production.ApplyVLLMArgs); err != nil {
 		return err
 	}
-	return read("epp-config", p.eppPath, production.ApplyEPPConfig)
+	if err := read("epp-config", p.eppPath, production.ApplyEPPConfig); err != nil {
+		return err
+	}
+	return read("objectives", p.objectivesPath, production.ApplyObjectives)
 }
 
 // contradiction is the error of a flag that sets a setting an imported

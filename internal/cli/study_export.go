@@ -113,16 +113,18 @@ func writeLLMD(s Streams, env *studies.Env, r *report.Report, n int, given bool,
 	if n, err = r.ExportedTrial(n, given); err != nil {
 		return studyError(err)
 	}
-	var vllm, epp []byte
+	var vllm, epp, objectives []byte
 	for _, f := range files {
 		switch f.Name {
 		case report.VLLMArgsFile:
 			vllm = f.Data
 		case report.EPPConfigFile:
 			epp = f.Data
+		case report.ObjectivesFile:
+			objectives = f.Data
 		}
 	}
-	d, err := env.Deployed(r, n, vllm, epp)
+	d, err := env.Deployed(r, n, vllm, epp, objectives)
 	if err != nil {
 		return failed(err)
 	}

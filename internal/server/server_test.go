@@ -145,8 +145,8 @@ func TestErrors(t *testing.T) {
 	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "trials": 0}`)
 	errorOf(code, body, 400, "trials: must be ≥ 1")
 	// The CLI's one-line refusal, naming the field.
-	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "deployable": true}`)
-	errorOf(code, body, 400, "deployable: template slo-cascade has nothing left to search that production carries: age_weight_per_ms")
+	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "kv-pressure-slo", "deployable": true}`)
+	errorOf(code, body, 400, "deployable: template kv-pressure-slo has nothing left to search that production carries: kv_pressure_slo_weight")
 	code, body = post(t, ts.URL+"/api/studies", "", `{"template": "slo-cascade", "name": "done"}`)
 	errorOf(code, body, 409, "already exists")
 	code, body = post(t, ts.URL+"/api/studies/done/resume", "", ``)

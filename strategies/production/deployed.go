@@ -48,17 +48,29 @@ func WorldSets(c *cluster.Config) []string {
 	return sets
 }
 
+// ProductionFile is one exported file as production reads it: its name
+// and its text (nil when the export has none).
+type ProductionFile struct {
+	Name string
+	Data []byte
+}
+
 // Deployed is the configuration production gets from exported files:
-// vllm (the vLLM arguments, file vllmFile) then epp (the
-// EndpointPickerConfig, file eppFile) read onto base, with world's world
-// kept (KeepWorld) and resolved again.
-func Deployed(base, world cluster.Config, vllmFile string, vllm []byte, eppFile string, epp []byte) (cluster.Config, error) {
+// vllm (the vLLM arguments), then epp (the EndpointPickerConfig), then
+// objectives (the InferenceObjectives, when written) read onto base, with
+// world's world kept (KeepWorld) and resolved again.
+func Deployed(base, world cluster.Config, vllm, epp, objectives ProductionFile) (cluster.Config, error) {
 	c := base
-	if _, err := ApplyVLLMArgs(vllmFile, vllm, &c); err != nil {
+	if _, err := ApplyVLLMArgs(vllm.Name, vllm.Data, &c); err != nil {
 		return cluster.Config{}, err
 	}
-	if _, err := ApplyEPPConfig(eppFile, epp, &c); err != nil {
+	if _, err := ApplyEPPConfig(epp.Name, epp.Data, &c); err != nil {
 		return cluster.Config{}, err
+	}
+	if objectives.Data != nil {
+		if _, err := ApplyObjectives(objectives.Name, objectives.Data, &c); err != nil {
+			return cluster.Config{}, err
+		}
 	}
 	KeepWorld(&c, &world)
 	if err := settings.CheckConfig(&c); err != nil {
@@ -67,17 +79,24 @@ func Deployed(base, world cluster.Config, vllmFile string, vllm []byte, eppFile 
 	return c, nil
 }
 
-// AsDeployed is c as production gets it: its vLLM arguments and
-// EndpointPickerConfig, as the llm-d export writes them, read onto base
-// in c's world (Deployed). A second pass changes nothing: what the files
-// carry, they carry exactly.
+// AsDeployed is c as production gets it: its vLLM arguments,
+// EndpointPickerConfig and InferenceObjectives, as the llm-d export
+// writes them, read onto base in c's world (Deployed). A second pass
+// changes nothing: what the files carry, they carry exactly.
 func AsDeployed(base, c cluster.Config) (cluster.Config, error) {
-	var epp, vllm bytes.Buffer
+	var epp, vllm, obj bytes.Buffer
 	if err := WriteVLLMArgs(&vllm, &c, nil); err != nil {
 		return cluster.Config{}, err
 	}
 	if err := WriteEPPConfig(&epp, &c, nil); err != nil {
 		return cluster.Config{}, err
 	}
-	return Deployed(base, c, "vllm-args.txt", vllm.Bytes(), "epp-config.yaml", epp.Bytes())
+	objectives := ProductionFile{Name: "objectives.yaml"}
+	if _, used := ClassPriorities(&c); used {
+		if err := WriteObjectives(&obj, &c, "pool", nil); err != nil {
+			return cluster.Config{}, err
+		}
+		objectives.Data = obj.Bytes()
+	}
+	return Deployed(base, c, ProductionFile{"vllm-args.txt", vllm.Bytes()}, ProductionFile{"epp-config.yaml", epp.Bytes()}, objectives)
 }

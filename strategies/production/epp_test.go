@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"optimize/simcore"
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
+	"optimize/simcore/sched"
 	"optimize/strategies"
 	"optimize/strategies/settings"
 
@@ -383,6 +386,46 @@ func TestProfileWithoutAPickerGetsTheLoadersPicker(t *testing.T) {
 			t.Errorf("%q: %v, want %q", c.extra, err, c.err)
 		case c.err == "" && (err != nil || cfg.Routing.Picker != c.picker):
 			t.Errorf("%q: picker %q (%v), want %s", c.extra, cfg.Routing.Picker, err, c.picker)
+		}
+	}
+}
+
+// slo-cascade's files read back give the class order production runs:
+// flow control's priority bands are the simulator's priority-fcfs under
+// slo-class, and objectives.yaml gives each class the priority its band
+// has; an objective naming no class, or a field not modelled, is one line.
+func TestFlowControlAndObjectivesImportAsClassOrder(t *testing.T) {
+	c := templateConfig(t, "slo-cascade")
+	var epp, args, obj bytes.Buffer
+	if WriteEPPConfig(&epp, &c, nil) != nil || WriteVLLMArgs(&args, &c, nil) != nil || WriteObjectives(&obj, &c, "pool", nil) != nil {
+		t.Fatal("export failed")
+	}
+	d, _ := settings.Standard()
+	if _, err := ApplyVLLMArgs("vllm-args.txt", args.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyEPPConfig("epp-config.yaml", epp.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ApplyObjectives("objectives.yaml", obj.Bytes(), &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Priority.Name != sched.ByClass || settingValue(&d, keys.Scheduler) != sched.PriorityFCFS || len(res.Given) != int(simcore.NumSLOClasses)-1 {
+		t.Fatalf("imported policy %q, scheduler %q, %d objectives", d.Priority.Name, settingValue(&d, keys.Scheduler), len(res.Given))
+	}
+	want, _ := ClassPriorities(&c)
+	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
+		if got := settingValue(&d, keys.PriorityBase+"."+class.String()); got != strconv.Itoa(want[class]) {
+			t.Errorf("%s: priority.base %s, want %d", class, got, want[class])
+		}
+	}
+	for text, want := range map[string]string{
+		"apiVersion: llm-d.ai/v1alpha2\nkind: InferenceObjective\nmetadata:\n  name: gold\nspec:\n  priority: 3\n":                          `o.yaml: document 1: InferenceObjective "gold" names no SLO class`,
+		"apiVersion: llm-d.ai/v1alpha2\nkind: InferenceObjective\nmetadata:\n  name: critical\nspec:\n  priority: 3\n  criticality: high\n": "o.yaml: document 1: line 7: field criticality not found",
+	} {
+		if _, err := ApplyObjectives("o.yaml", []byte(text), &d); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v, want one line with %q", err, want)
 		}
 	}
 }

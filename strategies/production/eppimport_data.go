@@ -3,6 +3,7 @@ package production
 import (
 	"fmt"
 	"maps"
+	"optimize/simcore/keys"
 	"optimize/simcore/sched"
 	"optimize/strategies/settings"
 	"slices"
@@ -47,8 +48,8 @@ func (im *eppImport) flowControl(doc *eppDoc) error {
 			return im.fail("plugin %s: without flow control, llm-d's legacy admission sheds requests of priority < 0 once the pool saturates, which is not modelled; give queueDepthThreshold >= %g and kvCacheUtilThreshold >= 1 so that it never does", name, neverQueueDepth)
 		}
 	}
-	keys := slices.Sorted(maps.Keys(doc.FlowControl))
-	for _, k := range keys {
+	fields := slices.Sorted(maps.Keys(doc.FlowControl))
+	for _, k := range fields {
 		v := doc.FlowControl[k]
 		switch k {
 		case "saturationDetector":
@@ -70,8 +71,13 @@ func (im *eppImport) flowControl(doc *eppDoc) error {
 		}
 	}
 	if gate {
-		im.res.Notes = append(im.res.Notes, fmt.Sprintf("%s: featureGates %s: flow control's gateway queue is not simulated; the order it gives the priority bands is the simulator's %s scheduler under priority.policy %s, with each class's InferenceObjective priority as priority.base.<class> (give them with --set)",
-			im.file, flowControlGate, sched.PriorityFCFS, sched.ByClass))
+		// Flow control serves the InferenceObjectives' priorities as
+		// bands, higher first: the simulator's class order, a fixed
+		// priority per class (--objectives gives the priorities).
+		if err := im.set(mustSetting(keys.Scheduler), sched.PriorityFCFS, "featureGates "+flowControlGate); err != nil {
+			return err
+		}
+		return im.set(mustSetting(keys.PriorityPolicy), sched.ByClass, "featureGates "+flowControlGate)
 	}
 	return nil
 }

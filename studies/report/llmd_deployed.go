@@ -113,8 +113,8 @@ func (r *Report) DeployedWarning(d *Deployed) string {
 
 // deployedIntro says what the deployable run is.
 func (r *Report) deployedIntro(d *Deployed) string {
-	return fmt.Sprintf("Trial %d as production gets it: %s and %s alone, read as simulate --epp-config --vllm-args reads them, in the study's world, without the --set lines %s's \"Run it again\" adds for what they carry only approximately or not at all; workload %s, seeds %s, against the study's baseline.",
-		d.Trial, EPPConfigFile, VLLMArgsFile, MappingFile, r.Study.Workload, seedList(r.Seeds))
+	return fmt.Sprintf("Trial %d as production gets it: %s, %s and %s (when written) alone, read as simulate --epp-config --vllm-args --objectives reads them, in the study's world, without the --set lines %s's \"Run it again\" adds for what they carry only approximately or not at all; workload %s, seeds %s, against the study's baseline.",
+		d.Trial, EPPConfigFile, VLLMArgsFile, ObjectivesFile, MappingFile, r.Study.Workload, seedList(r.Seeds))
 }
 
 // WriteDeployed writes the comparison as text: what it is, one line per
@@ -153,10 +153,13 @@ func (r *Report) deployedNotes(d *Deployed) []string {
 // gets of the trial: the files, the study's workload and seeds, and --set
 // for the world's settings alone (production.WorldSets).
 func (r *Report) DeployedCommand(d *Deployed) []string {
-	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile,
-		"--workload", r.Study.Workload, "--seeds", seedList(r.Seeds)}
+	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile}
 	if c := r.ByNumber(d.Trial); c != nil {
 		if cfg, err := r.TrialConfig(c); err == nil {
+			if _, used := production.ClassPriorities(&cfg); used {
+				out = append(out, "--objectives", ObjectivesFile)
+			}
+			out = append(out, "--workload", r.Study.Workload, "--seeds", seedList(r.Seeds))
 			for _, kv := range production.WorldSets(&cfg) {
 				out = append(out, "--set", kv)
 			}

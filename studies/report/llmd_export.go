@@ -185,8 +185,11 @@ func MappingSummary(carried []production.Carried) string {
 // configuration is cfg again from the exported files, and whether it
 // gives the weighted profile in the trial's order (production.ReproduceSets).
 func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
-	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile,
-		"--workload", r.Study.Workload, "--seeds", seedList(r.Seeds)}
+	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile}
+	if _, used := production.ClassPriorities(cfg); used {
+		out = append(out, "--objectives", ObjectivesFile)
+	}
+	out = append(out, "--workload", r.Study.Workload, "--seeds", seedList(r.Seeds))
 	sets, inOrder := production.ReproduceSets(cfg)
 	for _, kv := range sets {
 		out = append(out, "--set", kv)
