@@ -55,7 +55,9 @@ func TestRunMeasuresKnownDelays(t *testing.T) {
 		if r.ArrivalUs-start != int64(i)*20_000 {
 			t.Errorf("request %d: arrival − start %d µs, want its due time %d", i, r.ArrivalUs-start, i*20_000)
 		}
-		if lag := r.SendUs - r.ArrivalUs; lag < 0 || lag > 15_000 {
+		// A loaded 2-core machine delays a due goroutine by up to ~30 ms
+		// (measured 27 ms at load average 9); a late send is one later than that.
+		if lag := r.SendUs - r.ArrivalUs; lag < 0 || lag > 40_000 {
 			t.Errorf("request %d: sent %d µs after it was due", i, lag)
 		}
 		if ttft := ms(r.FirstChunkUs - r.SendUs); ttft < 30 || ttft > 60 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/internal/testkit"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
 	"optimize/simcore/keys"
@@ -175,22 +176,7 @@ func TestRoundRobinProfileNeedsAProducerThatHashesNothing(t *testing.T) {
 // reproduce line sets only the world, and its files read back to the
 // same settings.
 func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := settings.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := reg.Get("llm-d-default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tpl.Config(base, tpl.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := templateConfig(t, "llm-d-default")
 	tier, _ := settings.Lookup("kv.cpu_blocks")
 	if err := tier.Set(&c, "0"); err != nil {
 		t.Fatal(err)
@@ -230,14 +216,7 @@ func TestLLMDDefaultWithoutCPUTierExportsExactly(t *testing.T) {
 // defaults.
 func templateConfig(t *testing.T, name string) cluster.Config {
 	t.Helper()
-	reg, err := strategies.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := settings.Standard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, base := testkit.Builtins(t)
 	tpl, err := reg.Get(name)
 	if err != nil {
 		t.Fatal(err)

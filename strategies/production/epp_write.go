@@ -86,13 +86,17 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 	for _, h := range append(slices.Clone(header), f.comments...) {
 		fmt.Fprintf(&b, "# %s\n", h)
 	}
-	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\n", EPPAPIVersions[0], EPPKind)
-	if len(f.featureGates) > 0 {
-		b.WriteString("featureGates:\n")
-		for _, g := range f.featureGates {
-			fmt.Fprintf(&b, "- %s\n", g)
+	// section writes a top-level field of lines, each after prefix.
+	section := func(name, prefix string, lines []string) {
+		if len(lines) > 0 {
+			b.WriteString(name + ":\n")
+			for _, l := range lines {
+				b.WriteString(prefix + l + "\n")
+			}
 		}
 	}
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\n", EPPAPIVersions[0], EPPKind)
+	section("featureGates", "- ", f.featureGates)
 	b.WriteString("plugins:\n")
 	for _, p := range f.plugins {
 		fmt.Fprintf(&b, "- type: %s\n", p.typ)
@@ -110,12 +114,7 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 		fmt.Fprintf(&b, "dataLayer:\n  sources:\n  - pluginRef: %s\n    extractors:\n    - pluginRef: %s\n  - pluginRef: %s\n    extractors:\n    - pluginRef: %s\n",
 			metricsSource, metricsExtractor, notificationSource, preciseProducer)
 	}
-	if len(f.flowControl) > 0 {
-		b.WriteString("flowControl:\n")
-		for _, l := range f.flowControl {
-			fmt.Fprintf(&b, "  %s\n", l)
-		}
-	}
+	section("flowControl", "  ", f.flowControl)
 	b.WriteString("schedulingProfiles:\n- name: default\n  plugins:\n")
 	for _, s := range f.profile {
 		fmt.Fprintf(&b, "  - pluginRef: %s\n", s.typ)
