@@ -26,7 +26,10 @@ import (
 //     era counts one per decode step (output − 1 per request);
 //   - KV allocation is check-then-act in the August era: a failed
 //     admission changes nothing, where the March era's rollback moved the
-//     idle cached blocks it had committed to the LRU tail.
+//     idle cached blocks it had committed to the LRU tail;
+//   - routing signals: unless an interval is given, the August era
+//     refreshes the queue, batch and KV signals routing and admission read
+//     every 50 ms (SnapshotRefresh), the March era reads them fresh.
 type Era string
 
 // The eras, named by the BLIS commit whose behaviour they reproduce.
@@ -53,6 +56,18 @@ func (e Era) Resolve() Era {
 
 // August reports whether e is the August 2026 era.
 func (e Era) August() bool { return e.Resolve() == EraAugust2026 }
+
+// SnapshotRefresh is the era's default interval, in µs, between refreshes
+// of an instance's queue, batch and KV signals as routing and admission
+// read them: 50,000 in the August era (BLIS f90a1e3a's
+// --snapshot-refresh-interval default, llm-d's metrics refresh interval),
+// 0 (always fresh) in the March era.
+func (e Era) SnapshotRefresh() int64 {
+	if e.August() {
+		return 50_000
+	}
+	return 0
+}
 
 // Validate checks the name; the error is one line naming the setting.
 func (e Era) Validate() error {

@@ -165,7 +165,7 @@ var blisFlags = []blisFlag{
 	{name: "slo-itl", in: blisNew, do: blisOurs, reason: "class=duration,... (critical=50ms); a bare number is ms"},
 	{name: "slo-targets", in: blisNew, do: blisRejected, def: "", reason: whyFlowControl + " (slo-deadline dispatch targets)"},
 	{name: "slo-ttft", in: blisNew, do: blisOurs, reason: "class=duration,... (critical=100ms,standard=500ms); a bare number is ms"},
-	{name: "snapshot-refresh-interval", in: blisBoth, do: blisOurs},
+	{name: "snapshot-refresh-interval", in: blisBoth, do: blisOurs, reason: "µs; default as BLIS's, by era: 50000 in f90a1e3a's (the physics latency models), 0 (always fresh) in 7fd7a88d's"},
 	{name: "summarize-trace", in: blisBoth, do: blisIgnored, boolean: true, reason: whyTraceLevel},
 	{name: "think-time-ms", in: blisNew, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
 	{name: "timeout", in: blisNew, do: blisRejected, def: "300", reason: "no request deadline is modelled"},

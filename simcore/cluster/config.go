@@ -37,7 +37,7 @@ type Config struct {
 	Scheduler          string
 	Priority           sched.PolicyConfig
 	Admission          admit.Config
-	SnapshotRefresh    int64 // µs; 0 = signals always fresh
+	SnapshotRefresh    int64 // µs; 0 = signals always fresh, SnapshotRefreshOfEra = the era's (EffectiveSnapshotRefresh)
 	Horizon            int64 // µs; 0 = run until every request is done
 	Seed               int64
 
@@ -74,6 +74,11 @@ type Config struct {
 	KVTransferBaseLatency int64   // µs per reloaded block
 }
 
+// SnapshotRefreshOfEra, as Config.SnapshotRefresh, leaves the interval to
+// the era (simcore.Era.SnapshotRefresh), as BLIS's default differs
+// between its commits.
+const SnapshotRefreshOfEra int64 = -1
+
 // Defaults returns BLIS's defaults (each policy's first name is its
 // default) with the world (model, GPU, TP, latency model) left for the
 // caller to fill in and resolve.
@@ -90,6 +95,7 @@ func Defaults() Config {
 		PreemptionPolicy:    batch.PreemptionPolicyNames()[0],
 		KVOffloadThreshold:  0.9,
 		KVTransferBandwidth: 100,
+		SnapshotRefresh:     SnapshotRefreshOfEra,
 		Admission:           admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
 		Seed:                42,
 	}
@@ -128,7 +134,7 @@ func (c *Config) checkIn(w latency.Resolved) error {
 		return errtext.BadSetting(keys.MaxRunning, "must be ≥ 1, got %d", c.MaxRunning)
 	case c.MaxScheduledTokens < 1:
 		return errtext.BadSetting(keys.MaxScheduledTokens, "must be ≥ 1, got %d", c.MaxScheduledTokens)
-	case c.SnapshotRefresh < 0:
+	case c.SnapshotRefresh < 0 && c.SnapshotRefresh != SnapshotRefreshOfEra:
 		return errtext.BadSetting(keys.SnapshotRefresh, "must be ≥ 0 µs, got %d", c.SnapshotRefresh)
 	case c.Horizon < 0:
 		return errtext.BadSetting(keys.RunHorizon, "must be ≥ 0 µs (0 = unlimited), got %d", c.Horizon)
@@ -191,6 +197,16 @@ func (c *Config) EffectiveEra(w latency.Resolved) simcore.Era {
 		return simcore.EraAugust2026
 	}
 	return simcore.EraMarch2026
+}
+
+// EffectiveSnapshotRefresh is the snapshot refresh interval given, else
+// the era's in world w (EffectiveEra): 50 ms for the physics latency
+// models (BLIS f90a1e3a), always fresh for the blackbox (7fd7a88d).
+func (c *Config) EffectiveSnapshotRefresh(w latency.Resolved) int64 {
+	if c.SnapshotRefresh == SnapshotRefreshOfEra {
+		return c.EffectiveEra(w).SnapshotRefresh()
+	}
+	return c.SnapshotRefresh
 }
 
 // ContextWindow is the context window in tokens (0 = none): max_model_len

@@ -48,14 +48,15 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// From here on the era, the context window and the KV capacity are
-	// values, derived or given.
+	// From here on the era, the context window, the KV capacity and the
+	// snapshot refresh interval are values, derived or given.
 	if cfg.MaxModelLen, err = cfg.ContextWindow(world); err != nil {
 		return nil, err
 	}
 	if cfg.TotalKVBlocks, err = cfg.KVBlocks(world); err != nil {
 		return nil, err
 	}
+	cfg.SnapshotRefresh = cfg.EffectiveSnapshotRefresh(world)
 	cfg.Era = cfg.EffectiveEra(world)
 	// llm-d's approximate prefix index, auto-tuned, reads the engine's
 	// block size and GPU block count.

@@ -162,3 +162,39 @@ func TestAugustJoinsStepAtItsQueuedTime(t *testing.T) {
 		t.Errorf("March mean scheduling delay %v ms, want 5.9565", got)
 	}
 }
+
+// TestSnapshotRefreshFollowsEra: left to the era, routing signals are
+// refreshed every 50 ms in the August era (BLIS f90a1e3a's default) and
+// read fresh in the March era (7fd7a88d's); an interval given, 0
+// included, holds in both, and a negative one other than the era's mark is
+// an error naming the setting.
+func TestSnapshotRefreshFollowsEra(t *testing.T) {
+	for _, c := range []struct {
+		era         simcore.Era
+		given, want int64
+	}{
+		{simcore.EraMarch2026, SnapshotRefreshOfEra, 0},
+		{simcore.EraAugust2026, SnapshotRefreshOfEra, 50_000},
+		{simcore.EraAugust2026, 0, 0},
+		{simcore.EraMarch2026, 20_000, 20_000},
+		{simcore.EraAugust2026, 20_000, 20_000},
+	} {
+		cfg := testConfig(4, 1000)
+		cfg.Era, cfg.SnapshotRefresh = c.era, c.given
+		eng, err := New(cfg, simtest.NewSliceSource(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := eng.cfg.SnapshotRefresh; got != c.want {
+			t.Errorf("era %s, given %d: refresh every %d µs, want %d", c.era, c.given, got, c.want)
+		}
+	}
+	if got := Defaults().SnapshotRefresh; got != SnapshotRefreshOfEra {
+		t.Errorf("default refresh %d, want the era's (%d)", got, SnapshotRefreshOfEra)
+	}
+	cfg := testConfig(1, 100)
+	cfg.SnapshotRefresh = -2
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "routing.snapshot_refresh_us") {
+		t.Errorf("refresh −2: error %v, want one naming routing.snapshot_refresh_us", err)
+	}
+}

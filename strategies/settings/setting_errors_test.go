@@ -43,7 +43,7 @@ func TestSimulatorErrorsNameATableKey(t *testing.T) {
 		{"kv.block_size", func(c *cluster.Config) { c.BlockSize = 0 }},
 		{"batch.max_num_running_reqs", func(c *cluster.Config) { c.MaxRunning = 0 }},
 		{"batch.max_num_scheduled_tokens", func(c *cluster.Config) { c.MaxScheduledTokens = 0 }},
-		{"routing.snapshot_refresh_us", func(c *cluster.Config) { c.SnapshotRefresh = -1 }},
+		{"routing.snapshot_refresh_us", func(c *cluster.Config) { c.SnapshotRefresh = -2 }},
 		{"run.horizon_us", func(c *cluster.Config) { c.Horizon = -1 }},
 		{"kv.cpu_blocks", func(c *cluster.Config) { c.KVCPUBlocks = -1 }},
 		{"kv.offload_threshold", func(c *cluster.Config) { c.KVOffloadThreshold = 2 }},

@@ -129,8 +129,9 @@ func settingsTable() []*Setting {
 		"token-load scorer: in-flight input + output tokens at which an instance scores 0; the default, 128 requests of 1,024 tokens (llm-d: 128 of 32K), is above the 111K an instance reaches at most on orthogonal-slo (8 instances; 55K on average), so the score never bottoms out there", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.TokenLoadThreshold }).zeroMeans(route.DefaultTokenLoadThreshold).
 		when(scorer("token-load")))
-	add(int64Field(keys.SnapshotRefresh, "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
+	add(int64Field(keys.SnapshotRefresh, "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh); default: the era's, 50,000 in f90a1e3a's (the physics latency models, as BLIS f90a1e3a and llm-d's metrics refresh), 0 in 7fd7a88d's (blackbox)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
+		effective(func(c *cluster.Config) float64 { return float64(c.EffectiveSnapshotRefresh(resolved(c))) }).
 		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic))))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
 	add(floatField(keys.KVPressureTransferScale, "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
