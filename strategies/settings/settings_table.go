@@ -72,6 +72,7 @@ func settingsTable() []*Setting {
 		n, _ := c.KVBlocks(resolved(c))
 		return float64(n)
 	}))
+	add(pdSettings()...)
 	add(int64Field(keys.KVBlockSize, "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,
 		func(c *cluster.Config) *int64 { return &c.BlockSize }))
 	for i := range 3 {
