@@ -32,6 +32,11 @@ type Engine struct {
 	now       simcore.Tick
 	stepSub   uint8    // event.sub of a step: 1 in the August era
 	pd        *pdState // prefill/decode disaggregation; nil when off
+	// cacheCopied is when the router's and the P/D decider's views of the
+	// prefix caches were last copied (BLIS f90a1e3a's periodic copies,
+	// every routing.cache_signal_delay_us at most); nil: no copies (the
+	// March era, or no delay).
+	cacheCopied *simcore.Tick
 }
 
 // OnCompleted hands every completed request's record to sink as it
@@ -63,6 +68,11 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	// block size and GPU block count.
 	routing := cfg.Routing
 	routing.KVBlockSize, routing.KVBlocksPerInstance = cfg.BlockSize, cfg.TotalKVBlocks
+	var copied *simcore.Tick
+	if cfg.Era.August() && cfg.Routing.CacheSignalDelay > 0 {
+		copied = new(simcore.Tick)
+		routing.CacheCopied = copied
+	}
 	router, err := route.New(routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
 	if err != nil {
 		return nil, err
@@ -81,14 +91,15 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg:       cfg,
-		world:     world,
-		src:       src,
-		router:    router,
-		admission: admission,
-		latency:   lat,
-		snaps:     make([]route.Snapshot, cfg.NumInstances),
-		refreshed: make([]simcore.Tick, cfg.NumInstances),
+		cfg:         cfg,
+		world:       world,
+		src:         src,
+		router:      router,
+		admission:   admission,
+		latency:     lat,
+		snaps:       make([]route.Snapshot, cfg.NumInstances),
+		refreshed:   make([]simcore.Tick, cfg.NumInstances),
+		cacheCopied: copied,
 	}
 	if cfg.Era.August() {
 		e.stepSub = 1
@@ -280,8 +291,8 @@ func (e *Engine) refreshSnapshots() {
 		}
 		inst.fillSnapshot(s)
 	}
-	if e.pd != nil && e.pd.view != nil {
-		e.pd.view.refresh(e.now)
+	if c := e.cacheCopied; c != nil && e.now-*c >= e.cfg.Routing.CacheSignalDelay {
+		*c = e.now
 	}
 }
 

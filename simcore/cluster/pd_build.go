@@ -67,7 +67,7 @@ func (e *Engine) assemblePD(cfg *Config, routing route.Config, scheduler sched.S
 				s.sink.KVEvent(s.local, h, stored, e.now)
 			}
 			if view != nil {
-				view.observe(i, h, stored)
+				view.observe(i, h, stored, e.now)
 			}
 		})
 		if len(at) > 0 {
@@ -105,7 +105,7 @@ func newPD(e *Engine, cfg *Config, routing route.Config) (*pdState, error) {
 		return nil, err
 	}
 	if pd.Decider == PDPrefixThreshold {
-		p.view = newPDView(cfg.NumInstances, cfg.Routing.CacheSignalDelay)
+		p.view = newPDView(cfg.NumInstances, e.cacheCopied)
 	}
 	return p, nil
 }

@@ -6,46 +6,45 @@ import (
 )
 
 // pdView is the prefix-cache view the prefix-threshold decider reads, as
-// BLIS f90a1e3a keeps it: with a delay D > 0, a frozen copy of every
-// instance's block hashes, all copied again at the first routing or
-// admission decision at least D µs after the last copy (the first copy,
-// at time 0, is empty); with D = 0, the caches themselves.
+// BLIS f90a1e3a keeps it: with a delay, copies of every instance's block
+// hashes taken at the time copied points to (the engine advances it; the
+// first copies, at time 0, are empty); without, the caches themselves.
 type pdView struct {
-	delay   simcore.Tick
-	last    simcore.Tick
-	held    []map[uint64]int32 // per instance: hash → copies, as of last
-	pending []pdViewEvent      // changes since last, in order
+	copied  *simcore.Tick      // nil: live
+	held    []map[uint64]int32 // per instance: hash → copies, as of *copied
+	pending []pdViewEvent      // changes not in held yet, in time order
 	hashes  []uint64           // scratch
 }
 
 type pdViewEvent struct {
+	at       simcore.Tick
 	hash     uint64
 	instance int32
 	stored   bool
 }
 
-func newPDView(n int, delay simcore.Tick) *pdView {
-	v := &pdView{delay: delay, held: make([]map[uint64]int32, n)}
+func newPDView(n int, copied *simcore.Tick) *pdView {
+	v := &pdView{copied: copied, held: make([]map[uint64]int32, n)}
 	for i := range v.held {
 		v.held[i] = map[uint64]int32{}
 	}
 	return v
 }
 
-// observe records a change of instance i's prefix cache.
-func (v *pdView) observe(i int, hash uint64, stored bool) {
-	if v.delay > 0 {
-		v.pending = append(v.pending, pdViewEvent{hash: hash, instance: int32(i), stored: stored})
+// observe records a change of instance i's prefix cache at time at.
+func (v *pdView) observe(i int, hash uint64, stored bool, at simcore.Tick) {
+	if v.copied != nil {
+		v.pending = append(v.pending, pdViewEvent{at: at, hash: hash, instance: int32(i), stored: stored})
 	}
 }
 
-// refresh copies the caches again when the last copy is delay old.
-func (v *pdView) refresh(now simcore.Tick) {
-	if v.delay == 0 || now-v.last < v.delay {
-		return
-	}
-	v.last = now
-	for _, ev := range v.pending {
+// catchUp brings the copies up to the last copy time: every change
+// before it (a copy taken at a routing decision precedes what the
+// instances do at that microsecond).
+func (v *pdView) catchUp() {
+	k := 0
+	for ; k < len(v.pending) && v.pending[k].at < *v.copied; k++ {
+		ev := &v.pending[k]
 		m := v.held[ev.instance]
 		if ev.stored {
 			m[ev.hash]++
@@ -55,20 +54,21 @@ func (v *pdView) refresh(now simcore.Tick) {
 			m[ev.hash]--
 		}
 	}
-	v.pending = v.pending[:0]
+	v.pending = v.pending[:copy(v.pending, v.pending[k:])]
 }
 
 // cachedBlocks is how many of r's first input blocks instance i holds,
 // as the view shows it (live cache c when there is no delay).
 func (v *pdView) cachedBlocks(i int, r *simcore.Request, c *kv.Cache) int {
 	n := int(min(r.Content.Input, r.Content.Shared))
-	if v.delay == 0 {
+	if v.copied == nil {
 		k := 0
 		for k < n && c.Contains(&r.Content, k) {
 			k++
 		}
 		return k
 	}
+	v.catchUp()
 	v.hashes = r.Content.AppendHashes(v.hashes[:0], n)
 	m := v.held[i]
 	for k, h := range v.hashes {
