@@ -32,10 +32,10 @@ type Engine struct {
 	now       simcore.Tick
 	stepSub   uint8    // event.sub of a step: 1 in the August era
 	pd        *pdState // prefill/decode disaggregation; nil when off
-	// cacheCopied is when the router's and the P/D decider's views of the
-	// prefix caches were last copied (BLIS f90a1e3a's periodic copies,
-	// every routing.cache_signal_delay_us at most); nil: no copies (the
-	// March era, or no delay).
+	// cacheCopied is when the router's (August era) and the P/D decider's
+	// views of the prefix caches were last copied (BLIS f90a1e3a's
+	// periodic copies, every routing.cache_signal_delay_us at most); nil:
+	// no copies (no delay, or no view that reads them).
 	cacheCopied *simcore.Tick
 }
 
@@ -69,9 +69,11 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	routing := cfg.Routing
 	routing.KVBlockSize, routing.KVBlocksPerInstance = cfg.BlockSize, cfg.TotalKVBlocks
 	var copied *simcore.Tick
-	if cfg.Era.August() && cfg.Routing.CacheSignalDelay > 0 {
+	if cfg.Routing.CacheSignalDelay > 0 && (cfg.Era.August() || cfg.PD.Decider == PDPrefixThreshold) {
 		copied = new(simcore.Tick)
-		routing.CacheCopied = copied
+		if cfg.Era.August() {
+			routing.CacheCopied = copied
+		}
 	}
 	router, err := route.New(routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
 	if err != nil {
