@@ -112,3 +112,27 @@ func runBench(b *testing.B, spec *workload.Spec, cfg Config, n int) {
 // builtinWorkloads are the binary's built-in workloads, read from the
 // source tree (the simulator does not embed them).
 var builtinWorkloads = workload.Library{FS: os.DirFS("../../data"), Dir: "workloads"}
+
+// BenchmarkPD runs 100,000 requests of the baseline's workload on 16
+// instances in BLIS f90a1e3a's world (trained-physics, TP2) aggregated,
+// and disaggregated 8 prefill : 8 decode with every request split: the
+// P/D cluster's simulated requests per second should stay at least half
+// the aggregated one's.
+func BenchmarkPD(b *testing.B) {
+	spec, err := builtinWorkloads.Spec("orthogonal-slo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	agg := baselineConfig()
+	inWorld(&agg, latency.KindTrainedPhysics)
+	agg.TotalKVBlocks = 0
+	agg.NumInstances = 16
+	pd := agg
+	pd.PD.Prefill, pd.PD.Decode, pd.PD.Decider = 8, 8, PDAlways
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"aggregated/requests=100000", agg}, {"pd=8P8D/requests=100000", pd}} {
+		b.Run(c.name, func(b *testing.B) { runBench(b, spec, c.cfg, 100_000) })
+	}
+}
