@@ -122,9 +122,9 @@ func (p *PDConfig) check(n int) error {
 	}
 	if p.Shared == 0 && (p.Prefill == 0 || p.Decode == 0) {
 		if p.Prefill == 0 {
-			return errtext.BadSetting(keys.PDPrefillInstances, "must be ≥ 1 beside %d decode instances and no shared one (a request needs a prefill pool), got 0", p.Decode)
+			return errtext.BadSetting(keys.PDDecodeInstances, "%d decode instances need a prefill pool: pd.prefill_instances or pd.shared_instances ≥ 1, got 0", p.Decode)
 		}
-		return errtext.BadSetting(keys.PDDecodeInstances, "must be ≥ 1 beside %d prefill instances and no shared one (a request needs a decode pool), got 0", p.Prefill)
+		return errtext.BadSetting(keys.PDPrefillInstances, "%d prefill instances need a decode pool: pd.decode_instances or pd.shared_instances ≥ 1, got 0", p.Prefill)
 	}
 	if sum := p.Prefill + p.Decode + p.Shared; sum > n {
 		return errtext.BadSetting(keys.NumInstances, "must be ≥ the pools' %d instances (%d prefill + %d decode + %d shared), got %d", sum, p.Prefill, p.Decode, p.Shared, n)

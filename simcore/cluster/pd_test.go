@@ -102,7 +102,7 @@ func TestPDConfigErrors(t *testing.T) {
 		n    int
 		want string
 	}{
-		{PDConfig{Prefill: 2}, 4, "pd.decode_instances: must be ≥ 1 beside 2 prefill instances and no shared one (a request needs a decode pool), got 0"},
+		{PDConfig{Prefill: 2}, 4, "pd.prefill_instances: 2 prefill instances need a decode pool: pd.decode_instances or pd.shared_instances ≥ 1, got 0"},
 		{PDConfig{Prefill: 2, Decode: 3}, 4, "num_instances: must be ≥ the pools' 5 instances (2 prefill + 3 decode + 0 shared), got 4"},
 		{PDConfig{Prefill: 1, Decode: 1, Decider: "sometimes"}, 2, `pd.decider: unknown value "sometimes" (allowed: never, always, prefix-threshold)`},
 		{PDConfig{Prefill: 1, Decode: 1, TransferBandwidth: -1}, 2, "pd.transfer_bandwidth_gbps: must be a finite number > 0 GB/s (0 = 25), got -1"},
