@@ -123,9 +123,9 @@ func (p *pdState) routePrefill(e *Engine, sub *simcore.Request) {
 	e.dispatch(sub, i)
 }
 
-// retired handles a request that completed at time left on its
-// instance: a prefill sub-request is recycled and its transfer is due
-// (true); a decode sub-request leaves P/D (false: it completes as any).
+// retired handles a request that completed on its instance: a prefill
+// sub-request is recycled and its transfer is due (true); a split
+// request's decode leaves P/D (false: it completes as any request does).
 func (p *pdState) retired(e *Engine, r *simcore.Request) bool {
 	slot, ok := p.byID[r.ID]
 	if !ok {
