@@ -49,7 +49,7 @@ const (
 // Reasons shared by several flags.
 const (
 	whyDistribution = "BLIS's synthesised distribution and preset workloads are not built in: write the workload as a --workload-spec"
-	whyPD           = "prefill/decode disaggregation is not modelled"
+	whyPD           = "a pool's own hardware, latency model or context window is not modelled (its TP is: --prefill-tp, --decode-tp)"
 	whyFlowControl  = "the gateway queue (flow control) is not modelled"
 	whyLoRA         = "LoRA adapters are not modelled"
 	whyMoE          = "data and expert parallelism of MoE models is not modelled"
@@ -71,11 +71,11 @@ var blisFlags = []blisFlag{
 	{name: "concurrency", in: blisNew, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
 	{name: "counterfactual-k", in: blisBoth, do: blisIgnored, reason: whyTraceLevel},
 	{name: "decode-hardware", in: blisNew, do: blisRejected, def: "", reason: whyPD},
-	{name: "decode-instances", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "decode-instances", in: blisNew, do: blisOurs},
 	{name: "decode-latency-model", in: blisNew, do: blisRejected, def: "", reason: whyPD},
 	{name: "decode-max-model-len", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
-	{name: "decode-routing-scorers", in: blisNew, do: blisRejected, def: "", reason: whyPD},
-	{name: "decode-tp", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "decode-routing-scorers", in: blisNew, do: blisOurs, reason: "name:weight,... as --routing-scorers: the decode pool's own weighted policy (on the decode-router stream)"},
+	{name: "decode-tp", in: blisNew, do: blisOurs},
 	{name: "defaults-filepath", in: blisBoth, do: blisIgnored, reason: "the models, GPUs and latency profiles are built in (data/models, data/hardware, data/latency)"},
 	{name: "detectors", in: blisNew, do: blisIgnored, reason: whySaturation},
 	{name: "dispatch-order", in: blisNew, do: blisRejected, def: "fifo", reason: whyFlowControl},
@@ -126,21 +126,21 @@ var blisFlags = []blisFlag{
 	{name: "output-tokens-max", in: blisBoth, do: blisWorkloadOnly, def: "7000", reason: whyDistribution},
 	{name: "output-tokens-min", in: blisBoth, do: blisWorkloadOnly, def: "2", reason: whyDistribution},
 	{name: "output-tokens-stdev", in: blisBoth, do: blisWorkloadOnly, def: "256", reason: whyDistribution},
-	{name: "pd-decider", in: blisNew, do: blisRejected, def: "never", reason: whyPD},
-	{name: "pd-prefix-threshold", in: blisNew, do: blisRejected, def: "16", reason: whyPD},
-	{name: "pd-transfer-bandwidth", in: blisNew, do: blisRejected, def: "25", reason: whyPD},
-	{name: "pd-transfer-base-latency", in: blisNew, do: blisRejected, def: "0.05", reason: whyPD},
-	{name: "pd-transfer-contention", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyPD},
+	{name: "pd-decider", in: blisNew, do: blisOurs},
+	{name: "pd-prefix-threshold", in: blisNew, do: blisOurs},
+	{name: "pd-transfer-bandwidth", in: blisNew, do: blisOurs},
+	{name: "pd-transfer-base-latency", in: blisNew, do: blisOurs},
+	{name: "pd-transfer-contention", in: blisNew, do: blisOurs},
 	{name: "per-band-capacity", in: blisNew, do: blisRejected, def: "0", reason: whyFlowControl},
 	{name: "policy-config", in: blisBoth, do: blisRejected, def: "", reason: "BLIS policy bundles are not read: give the policies as flags, or as a strategy template (--template)"},
 	{name: "preemption-policy", in: blisNew, do: blisOurs},
-	{name: "prefill-decode-instances", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefill-decode-instances", in: blisNew, do: blisOurs},
 	{name: "prefill-hardware", in: blisNew, do: blisRejected, def: "", reason: whyPD},
-	{name: "prefill-instances", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefill-instances", in: blisNew, do: blisOurs},
 	{name: "prefill-latency-model", in: blisNew, do: blisRejected, def: "", reason: whyPD},
 	{name: "prefill-max-model-len", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
-	{name: "prefill-routing-scorers", in: blisNew, do: blisRejected, def: "", reason: whyPD},
-	{name: "prefill-tp", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
+	{name: "prefill-routing-scorers", in: blisNew, do: blisOurs, reason: "name:weight,... as --routing-scorers: the prefill pool's own weighted policy (on the prefill-router stream)"},
+	{name: "prefill-tp", in: blisNew, do: blisOurs},
 	{name: "prefix-tokens", in: blisBoth, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
 	{name: "priority-policy", in: blisOld, do: blisOurs},
 	{name: "prompt-tokens", in: blisBoth, do: blisWorkloadOnly, def: "512", reason: whyDistribution},

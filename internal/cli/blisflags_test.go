@@ -186,7 +186,7 @@ func TestBLISFlagsRejectedAndVerb(t *testing.T) {
 		want string
 	}{
 		{[]string{"--flow-control"}, "optimize: --flow-control true: the gateway queue (flow control) is not modelled (BLIS's default, false, is accepted)"},
-		{[]string{"--prefill-instances", "2"}, "optimize: --prefill-instances 2: prefill/decode disaggregation is not modelled (BLIS's default, 0, is accepted)"},
+		{[]string{"--prefill-hardware", "A100-80"}, "optimize: --prefill-hardware A100-80: " + whyPD + ` (BLIS's default, "", is accepted)`},
 		{[]string{"--rate", "5"}, "optimize: --rate 5: " + whyDistribution + " (BLIS's default, 1, is accepted)"},
 		{[]string{"--max-num-seqs", "8", "--max-num-running-reqs", "8"}, "optimize: --max-num-seqs: --max-num-running-reqs is given too, its other name; give one"},
 		{[]string{"walk"}, `optimize: invalid argument "walk" for "optimize simulate"`},
@@ -215,7 +215,7 @@ func TestBLISFlagsTable(t *testing.T) {
 	var o simulateOptions
 	o.flags.bind(ours)
 	o.wl.bind(ours)
-	for _, n := range []string{"seed", "seeds", "output", "template", "param"} {
+	for _, n := range []string{"seed", "seeds", "output", "template", "param", "prefill-routing-scorers", "decode-routing-scorers"} {
 		ours.String(n, "", "")
 	}
 	for i, f := range blisFlags {

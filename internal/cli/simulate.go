@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 
 	"optimize/simcore/cluster"
 	"optimize/simcore/metrics"
+	"optimize/simcore/route"
 	"optimize/simcore/workload"
 	"optimize/strategies/workloads"
 	"optimize/studies"
@@ -28,6 +30,8 @@ type simulateOptions struct {
 	params       []string
 	templatesDir *string
 	limits       studies.Limits
+	// The P/D pools' own routing scorers, as given.
+	prefillScorers, decodeScorers string
 }
 
 func newSimulateCommand(s Streams, templatesDir *string) *cobra.Command {
@@ -77,6 +81,8 @@ not model is an error; an approximated value is a note on stderr.`,
 	fs.StringVar(&o.requestsOut, "requests-out", "", "write every completed request to FILE as it completes, a row each (.csv, or .jsonl: a JSON object a line): seed, id, class, instance, arrival, scheduled, first token and finish times in µs, input and output tokens, preemptions (BLIS's --results-path); several seeds run one after another into the one file")
 	fs.StringVar(&o.template, "template", "", "run one point of a strategy template (policy flags given too override it)")
 	fs.StringArrayVar(&o.params, "param", nil, "template parameter name=value (repeatable; others take their defaults)")
+	fs.StringVar(&o.prefillScorers, "prefill-routing-scorers", "", "prefill/decode disaggregation: the prefill pool's own weighted policy, name:weight,... as --routing-scorers (default: the pools share the routing policy)")
+	fs.StringVar(&o.decodeScorers, "decode-routing-scorers", "", "prefill/decode disaggregation: the decode pool's own weighted policy, name:weight,... as --routing-scorers (default: the pools share the routing policy)")
 	o.blis.bind(fs)
 	bindLimits(fs, &o.limits, studies.LimitSeeds, studies.LimitRequests)
 	return cmd
@@ -150,6 +156,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	}
 	cfg, err := o.flags.apply(fs, base, wl.applyConfig)
 	if err != nil {
+		return err
+	}
+	if err := o.poolScorers(fs, &cfg); err != nil {
 		return err
 	}
 	for _, n := range o.flags.production.notes {
@@ -288,4 +297,30 @@ func (o *simulateOptions) checkLimits(wl *workloadChoice) error {
 		return o.limits.Check(studies.LimitRequests, "--num-requests", int64(wl.numRequests))
 	}
 	return o.limits.CheckSpec(wl.spec)
+}
+
+// poolScorers reads --prefill-routing-scorers and --decode-routing-scorers
+// (BLIS f90a1e3a's): a pool's own weighted policy.
+func (o *simulateOptions) poolScorers(fs *pflag.FlagSet, cfg *cluster.Config) error {
+	for _, f := range []struct {
+		name string
+		raw  string
+		dst  *[]route.ScorerWeight
+	}{{"prefill-routing-scorers", o.prefillScorers, &cfg.PD.PrefillScorers}, {"decode-routing-scorers", o.decodeScorers, &cfg.PD.DecodeScorers}} {
+		if !changed(fs, f.name) || strings.TrimSpace(f.raw) == "" {
+			continue
+		}
+		if !cfg.PD.Enabled() {
+			return fmt.Errorf("--%s: has no effect without prefill/decode pools (--prefill-instances, --decode-instances, --prefill-decode-instances)", f.name)
+		}
+		list, err := route.ParseScorers(f.raw)
+		if err != nil {
+			return fmt.Errorf("--%s: %v", f.name, err)
+		}
+		if err := (&route.Config{Policy: "weighted", Scorers: list}).Validate(); err != nil {
+			return fmt.Errorf("--%s: %v", f.name, err)
+		}
+		*f.dst = list
+	}
+	return nil
 }

@@ -38,6 +38,17 @@ var (
 		{"Jain fairness", "jain_fairness", "%.3f"},
 		{"SLO attainment", "attainment", "%.3f"},
 		{"goodput req/s", "goodput", "%.1f"},
+		{"P/D split", "pd.disaggregated", "%.0f"},
+		{"P/D kept whole", "pd.local", "%.0f"},
+		{"P/D dropped at decode KV", "pd.dropped_at_decode_kv", "%.0f"},
+		{"P/D transfer mean ms", "pd.transfer_mean_ms", "%.2f"},
+		{"P/D transfer p50 ms", "pd.transfer_p50_ms", "%.2f"},
+		{"P/D transfer p95 ms", "pd.transfer_p95_ms", "%.2f"},
+		{"P/D transfer p99 ms", "pd.transfer_p99_ms", "%.2f"},
+		{"prefill pool done/s", "pd.prefill_completions_per_sec", "%.2f"},
+		{"decode pool done/s", "pd.decode_completions_per_sec", "%.2f"},
+		{"P/D peak transfers", "pd.peak_transfers", "%.0f"},
+		{"P/D mean transfer depth", "pd.mean_transfer_depth", "%.2f"},
 		{"GPUs", "gpu_count", "%.0f"},
 		{"cost USD/h", "cost_per_hour", "%.2f"},
 		{"trace rows: no output", "trace_zero_output", "%.0f"},
@@ -55,8 +66,8 @@ var (
 
 // writeText prints a human summary: one column per seed and the mean.
 func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
-	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s\n",
-		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, cfg.Admission.Policy)
+	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s%s\n",
+		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, cfg.Admission.Policy, pdLabel(cfg))
 	world := cfg.Where()
 	fmt.Fprintf(w, "world %s · %d KV blocks per instance\n\n", world.Line(), world.KVBlocks)
 	cols := append([]metrics.Summary(nil), runs...)
@@ -127,6 +138,22 @@ func routingLabel(cfg cluster.Config) string {
 		return "weighted(no scorer)" + picker
 	}
 	return "weighted(" + strings.Join(parts, ",") + ")" + picker
+}
+
+// pdLabel describes the P/D pools, "" when there are none.
+func pdLabel(cfg cluster.Config) string {
+	pd := cfg.PD
+	if !pd.Enabled() {
+		return ""
+	}
+	decider := pd.Decider
+	if decider == "" {
+		decider = cluster.PDNever
+	}
+	if decider == cluster.PDPrefixThreshold {
+		decider += fmt.Sprintf(" %d", pd.PrefixThreshold)
+	}
+	return fmt.Sprintf(" · P/D %d prefill + %d decode + %d shared, decider %s", pd.Prefill, pd.Decode, pd.Shared, decider)
 }
 
 // classesIn lists the SLO classes present in any run, in class order.

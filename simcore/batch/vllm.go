@@ -182,6 +182,20 @@ func (f *Former) admit(running *[]*simcore.Request, wait *simcore.WaitQueue, cac
 	bs := cache.BlockSize()
 	for len(*running) < f.cfg.MaxRunning && wait.Len() > 0 && budget > 0 && f.res.Preempted == 0 {
 		r := wait.Front()
+		if r.Progress > 0 && r.Progress == r.InputLen {
+			// A P/D decode sub-request: its prompt's KV came by transfer;
+			// it takes the KV of its first decode token (BLIS f90a1e3a).
+			if !cache.Allocate(&r.KV, &r.Content, kv.Hit{}, 1) {
+				break
+			}
+			wait.PopFront()
+			*running = append(*running, r)
+			f.res.Scheduled = append(f.res.Scheduled, r)
+			budget--
+			r.NewTokens = 1
+			r.Computed = r.Progress + 1
+			continue
+		}
 		cached := cache.Lookup(&r.KV, &r.Content)
 		// The prefix may go on in the CPU tier: those blocks are reloaded,
 		// not recomputed.

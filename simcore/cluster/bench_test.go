@@ -112,3 +112,46 @@ func runBench(b *testing.B, spec *workload.Spec, cfg Config, n int) {
 // builtinWorkloads are the binary's built-in workloads, read from the
 // source tree (the simulator does not embed them).
 var builtinWorkloads = workload.Library{FS: os.DirFS("../../data"), Dir: "workloads"}
+
+// BenchmarkPD runs 100,000 requests of the baseline's workload on 16
+// instances in BLIS f90a1e3a's world (trained-physics, TP2) aggregated,
+// and disaggregated 8 prefill : 8 decode with every request split: the
+// P/D cluster's simulated requests per second should stay at least half
+// the aggregated one's. Split, the baseline's load overruns the decode
+// instances' KV (each transfer reserves its whole prompt, shared prefix
+// included), so some requests are dropped: every request must complete
+// or be dropped.
+func BenchmarkPD(b *testing.B) {
+	spec, err := builtinWorkloads.Spec("orthogonal-slo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	agg := baselineConfig()
+	inWorld(&agg, latency.KindTrainedPhysics)
+	agg.TotalKVBlocks = 0
+	agg.NumInstances = 16
+	pd := agg
+	pd.PD.Prefill, pd.PD.Decode, pd.PD.Decider = 8, 8, PDAlways
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"aggregated/requests=100000", agg}, {"pd=8P8D/requests=100000", pd}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: 100_000})
+				if err != nil {
+					b.Fatal(err)
+				}
+				eng, err := New(c.cfg, src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s := eng.Run(); s.Completed+s.Dropped != 100_000 {
+					b.Fatalf("completed %v and dropped %v of 100000", s.Completed, s.Dropped)
+				}
+			}
+			b.ReportMetric(100_000*float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}

@@ -72,6 +72,9 @@ type Config struct {
 	KVOffloadThreshold    float64 // GPU utilisation above which idle cached blocks move to CPU
 	KVTransferBandwidth   float64 // blocks per µs, BLIS's unit: a block costs ceil(blockSize/bandwidth) µs
 	KVTransferBaseLatency int64   // µs per reloaded block
+
+	// PD is prefill/decode disaggregation (off unless it names pools).
+	PD PDConfig
 }
 
 // SnapshotRefreshOfEra, as Config.SnapshotRefresh, leaves the interval to
@@ -98,6 +101,8 @@ func Defaults() Config {
 		SnapshotRefresh:     SnapshotRefreshOfEra,
 		Admission:           admit.Config{Policy: admit.PolicyNames()[0], BucketCapacity: admit.DefaultBucketCapacity, RefillRate: admit.DefaultRefillRate},
 		Seed:                42,
+		PD: PDConfig{Decider: PDNever, PrefixThreshold: DefaultPDPrefixThreshold,
+			TransferBandwidth: DefaultPDTransferBandwidth, TransferBaseLatency: DefaultPDTransferBaseLatency},
 	}
 }
 
@@ -152,6 +157,9 @@ func (c *Config) checkIn(w latency.Resolved) error {
 	if err := c.Era.Validate(); err != nil {
 		return err
 	}
+	if err := c.PD.check(c.NumInstances); err != nil {
+		return err
+	}
 	if err := (batch.Config{PrefillThreshold: c.PrefillThreshold, ClassThreshold: c.SLOPrefillThreshold, PreemptionPolicy: c.PreemptionPolicy}).Validate(); err != nil {
 		return err
 	}
@@ -184,7 +192,13 @@ func (c *Config) checkIn(w latency.Resolved) error {
 // runs: its GPUs (instances × TP; 0 without a TP: no count, no cost) and
 // the price of one per hour.
 func (c *Config) ClusterCost(w latency.Resolved) (gpus int, pricePerGPUHour float64) {
-	return c.NumInstances * c.TP, w.PricePerGPUHour
+	if c.TP == 0 || !c.PD.Enabled() {
+		return c.NumInstances * c.TP, w.PricePerGPUHour
+	}
+	for i := range c.NumInstances {
+		gpus += c.PD.tpOf(c.PD.role(i), c.TP)
+	}
+	return gpus, w.PricePerGPUHour
 }
 
 // EffectiveEra is the era given, else the latency model's in world w: the

@@ -30,7 +30,13 @@ type Engine struct {
 	metrics   metrics.Collector
 	requests  simcore.RequestPool // every Request of the run, queued ones folded
 	now       simcore.Tick
-	stepSub   uint8 // event.sub of a step: 1 in the August era
+	stepSub   uint8    // event.sub of a step: 1 in the August era
+	pd        *pdState // prefill/decode disaggregation; nil when off
+	// cacheCopied is when the router's (August era) and the P/D decider's
+	// views of the prefix caches were last copied (BLIS f90a1e3a's
+	// periodic copies, every routing.cache_signal_delay_us at most); nil:
+	// no copies (no delay, or no view that reads them).
+	cacheCopied *simcore.Tick
 }
 
 // OnCompleted hands every completed request's record to sink as it
@@ -53,6 +59,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if cfg.MaxModelLen, err = cfg.ContextWindow(world); err != nil {
 		return nil, err
 	}
+	kvGiven := cfg.TotalKVBlocks
 	if cfg.TotalKVBlocks, err = cfg.KVBlocks(world); err != nil {
 		return nil, err
 	}
@@ -62,6 +69,13 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	// block size and GPU block count.
 	routing := cfg.Routing
 	routing.KVBlockSize, routing.KVBlocksPerInstance = cfg.BlockSize, cfg.TotalKVBlocks
+	var copied *simcore.Tick
+	if cfg.Routing.CacheSignalDelay > 0 && (cfg.Era.August() || cfg.PD.Decider == PDPrefixThreshold) {
+		copied = new(simcore.Tick)
+		if cfg.Era.August() {
+			routing.CacheCopied = copied
+		}
+	}
 	router, err := route.New(routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
 	if err != nil {
 		return nil, err
@@ -80,14 +94,15 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg:       cfg,
-		world:     world,
-		src:       src,
-		router:    router,
-		admission: admission,
-		latency:   lat,
-		snaps:     make([]route.Snapshot, cfg.NumInstances),
-		refreshed: make([]simcore.Tick, cfg.NumInstances),
+		cfg:         cfg,
+		world:       world,
+		src:         src,
+		router:      router,
+		admission:   admission,
+		latency:     lat,
+		snaps:       make([]route.Snapshot, cfg.NumInstances),
+		refreshed:   make([]simcore.Tick, cfg.NumInstances),
+		cacheCopied: copied,
 	}
 	if cfg.Era.August() {
 		e.stepSub = 1
@@ -100,6 +115,12 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		// A cap is a bound, not a promise (a horizon may end the run
 		// first): past a million, the records grow as requests come.
 		e.metrics.Reserve(min(max(sized.MaxRequests(), 0), 1<<20))
+	}
+	if cfg.PD.Enabled() {
+		if err := e.assemblePD(&cfg, routing, scheduler, kvGiven); err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	for i := 0; i < cfg.NumInstances; i++ {
 		// Each instance owns its policy: a load-aware one reads its queue.
@@ -166,6 +187,12 @@ func (e *Engine) stepOnce() bool {
 		e.instances[ev.rank-rankInstance0].enqueue(e, e.transit.take(ev.slot))
 	case evStep:
 		e.instances[ev.rank-rankInstance0].step(e)
+	case evPrefillRouting:
+		e.pd.routePrefill(e, e.transit.take(ev.slot))
+	case evTransferStart:
+		e.pd.transferStart(e, ev.slot)
+	case evTransferDone:
+		e.pd.transferDone(e, ev.slot)
 	}
 	return true
 }
@@ -220,10 +247,18 @@ func (e *Engine) admit(r *simcore.Request) {
 // whether the snapshots must be read again (not when they were read at
 // this instant with nothing handled since).
 func (e *Engine) route(r *simcore.Request, refresh bool) {
+	if e.pd != nil {
+		e.pd.route(e, r, refresh)
+		return
+	}
 	if refresh {
 		e.refreshSnapshots()
 	}
-	i := e.router.Route(r, e.snaps, e.now)
+	e.dispatch(r, e.router.Route(r, e.snaps, e.now))
+}
+
+// dispatch sends r to instance i.
+func (e *Engine) dispatch(r *simcore.Request, i int) {
 	// Only class-based policies rescore from the hint each step; with any
 	// other, a copied hint would stick forever.
 	if e.cfg.PriorityBridge && e.cfg.Priority.UsesClassBase() {
@@ -239,7 +274,7 @@ func (e *Engine) route(r *simcore.Request, refresh bool) {
 	e.instances[i].routed++
 	e.snaps[i].InFlight++
 	e.snaps[i].InFlightTokens += tokens
-	at := e.now + e.latency.QueueingTime(int64(r.InputLen))
+	at := e.now + e.instances[i].latency.QueueingTime(int64(r.InputLen))
 	e.events.push(event{time: at, rank: rankInstance0 + int32(i), kind: evQueued, slot: e.transit.park(r)})
 }
 
@@ -258,6 +293,9 @@ func (e *Engine) refreshSnapshots() {
 			e.refreshed[i] = e.now
 		}
 		inst.fillSnapshot(s)
+	}
+	if c := e.cacheCopied; c != nil && e.now-*c >= e.cfg.Routing.CacheSignalDelay {
+		*c = e.now
 	}
 }
 
@@ -287,5 +325,8 @@ func (e *Engine) summarize() metrics.Summary {
 	}
 	info.KV.ThrashingRate /= n // unweighted mean over instances, as BLIS
 	info.GPUs, info.PricePerGPUHour = e.cfg.ClusterCost(e.world)
+	if e.pd != nil {
+		info.PD = e.pd.counts(e)
+	}
 	return e.metrics.Summarize(info)
 }

@@ -8,10 +8,13 @@ import (
 type eventKind uint8
 
 const (
-	evAdmission eventKind = iota // cluster: admission decision
-	evRouting                    // cluster: routing decision
-	evQueued                     // instance: request reaches the wait queue
-	evStep                       // instance: run one step
+	evAdmission      eventKind = iota // cluster: admission decision
+	evRouting                         // cluster: routing decision
+	evQueued                          // instance: request reaches the wait queue
+	evStep                            // instance: run one step
+	evPrefillRouting                  // cluster (P/D): route a prefill sub-request
+	evTransferStart                   // cluster (P/D): a KV transfer starts (slot: the split request's)
+	evTransferDone                    // cluster (P/D): a KV transfer ends
 )
 
 // event is a value in the heap; no interface boxing, no allocation. It
@@ -21,7 +24,7 @@ const (
 type event struct {
 	time simcore.Tick
 	seq  uint64 // FIFO among equal (time, rank)
-	rank int32  // same-time order: admission 1, routing 2, instance i at 3+i
+	rank int32  // same-time order: admission 1, routing 2, P/D 3–5, instance i at 6+i
 	slot int32  // the request's inTransit slot (admission, routing, queued)
 	kind eventKind
 	// sub orders an instance's events of one time before seq does: 0 for
@@ -56,10 +59,12 @@ func (t *inTransit) take(s int32) *simcore.Request {
 // at one instant every arrival precedes every admission, every admission
 // precedes every routing decision, and cluster events precede instance
 // events, which run in instance order (as in BLIS's shared-clock loop).
+// Prefill/decode disaggregation's cluster events rank between routing and
+// the instances (pd.go).
 const (
 	rankAdmission = 1
 	rankRouting   = 2
-	rankInstance0 = 3
+	rankInstance0 = rankRouting + 4
 )
 
 func (a *event) before(b *event) bool {

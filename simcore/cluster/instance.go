@@ -43,11 +43,15 @@ type instance struct {
 	touched  int32        // what kv.Touch returned, kept so the loads stay
 
 	stepPending    bool
-	inFlight       int32        // routed here and not yet completed or dropped
-	inFlightTokens int64        // their input + output tokens (inFlightTokens)
-	routed         int64        // requests ever routed here
-	clock          simcore.Tick // time of the last event, request departures included
-	transfer       simcore.Tick // CPU→GPU reload time inside the current step
+	inFlight       int32 // routed here and not yet completed or dropped
+	inFlightTokens int64 // their input + output tokens (inFlightTokens)
+	routed         int64 // requests ever routed here
+	completed      int64 // requests (and P/D sub-requests) completed here
+	// pdStarts are the P/D decode sub-requests admitted in this step: their
+	// first decode step's token is their first token.
+	pdStarts []*simcore.Request
+	clock    simcore.Tick // time of the last event, request departures included
+	transfer simcore.Tick // CPU→GPU reload time inside the current step
 
 	batchStep latency.Step // the step being run, reused
 	// idleContext is Σ over idle decodes of (progress when idled − the step
@@ -184,11 +188,25 @@ func (in *instance) step(e *Engine) {
 	for i := 0; i < res.Preempted; i++ {
 		e.metrics.Preempted()
 	}
-	for _, r := range res.Scheduled {
-		e.metrics.Scheduled(r, now)
+	if e.pd == nil {
+		for _, r := range res.Scheduled {
+			e.metrics.Scheduled(r, now)
+		}
+	} else {
+		for _, r := range res.Scheduled {
+			if isDecodeSub(r) {
+				// Its scheduling delay is its prefill's.
+				in.pdStarts = append(in.pdStarts, r)
+				continue
+			}
+			e.metrics.Scheduled(r, now)
+		}
 	}
 
 	dt := in.execute(e, idle)
+	if e.pd != nil && len(e.pd.done) > 0 {
+		e.pd.startTransfers(e)
+	}
 
 	if len(in.running) > 0 || in.wait.Len() > 0 {
 		e.events.push(event{time: now + dt, rank: in.rank, kind: evStep, sub: e.stepSub})
@@ -313,6 +331,9 @@ func (in *instance) execute(e *Engine, idle int) simcore.Tick {
 	in.transfer = in.kv.TakeTransfer()
 	dt := max(1, in.latency.StepTime(st)+in.transfer)
 	itl := dt + in.latency.OutputTokenTime()
+	if len(in.pdStarts) > 0 {
+		in.firstDecodeTokens(e, itl)
+	}
 	decoded := idle
 	in.gone = in.gone[:0]
 	for _, i := range in.active {
@@ -332,7 +353,7 @@ func (in *instance) execute(e *Engine, idle int) simcore.Tick {
 			r.ITLSum += itl
 			decoded++
 		}
-		if r.Progress == input+max(r.OutputLen, 1)-1 {
+		if r.Progress >= input+max(r.OutputLen, 1)-1 {
 			in.retire(e, r, dt)
 			in.running[i] = nil
 			in.gone = append(in.gone, i)
@@ -380,8 +401,45 @@ func (in *instance) retire(e *Engine, r *simcore.Request, dt simcore.Tick) {
 	}
 	in.kv.Retire(&r.KV)
 	in.release(r)
-	e.metrics.Completed(r)
+	in.completed++
 	left := e.now + dt
 	in.clock = max(in.clock, left)
+	if e.pd != nil && e.pd.retired(e, r) {
+		return // a prefill sub-request: its transfer follows
+	}
+	e.metrics.Completed(r)
 	e.leave(r, left, true)
+}
+
+// isDecodeSub reports whether r, just admitted from the wait queue, is a
+// P/D decode sub-request: its whole prompt's KV came by transfer.
+func isDecodeSub(r *simcore.Request) bool { return r.Progress > 0 && r.Progress == r.InputLen }
+
+// firstDecodeTokens gives the decode sub-requests admitted in this step
+// their first token at its end, after itl: arrival to the first token the
+// decode instance emits is their TTFT (BLIS f90a1e3a's projection), and
+// this step's ITL is in it rather than in their ITL sum (execute adds it).
+func (in *instance) firstDecodeTokens(e *Engine, itl simcore.Tick) {
+	for _, r := range in.pdStarts {
+		r.FirstToken = e.now + itl - r.Arrival
+		r.ITLSum -= itl
+		e.metrics.FirstToken(r)
+	}
+	clear(in.pdStarts)
+	in.pdStarts = in.pdStarts[:0]
+}
+
+// injectDecode puts decode sub-request r, its prompt's KV in place, into
+// the wait queue (no queueing delay, no size check: BLIS f90a1e3a's
+// path); an idle instance starts stepping at once.
+func (in *instance) injectDecode(e *Engine, r *simcore.Request) {
+	in.clock = max(in.clock, e.now)
+	r.Instance = int32(in.id)
+	in.inFlight++
+	in.inFlightTokens += inFlightTokens(r)
+	in.wait.PushBack(r)
+	if !in.stepPending {
+		in.stepPending = true
+		e.events.push(event{time: e.now, rank: in.rank, kind: evStep, sub: e.stepSub})
+	}
 }

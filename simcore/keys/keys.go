@@ -91,5 +91,19 @@ const (
 	ProbK            = "admission.probabilistic.k"
 )
 
+// Prefill/decode disaggregation.
+const (
+	PDPrefillInstances    = "pd.prefill_instances"
+	PDDecodeInstances     = "pd.decode_instances"
+	PDSharedInstances     = "pd.shared_instances"
+	PDDecider             = "pd.decider"
+	PDPrefixThreshold     = "pd.prefix_threshold_tokens"
+	PDTransferBandwidth   = "pd.transfer_bandwidth_gbps"
+	PDTransferBaseLatency = "pd.transfer_base_latency_ms"
+	PDTransferContention  = "pd.transfer_contention"
+	PDPrefillTP           = "pd.prefill_tp"
+	PDDecodeTP            = "pd.decode_tp"
+)
+
 // Member is the key of a family's member: family.member.
 func Member(family, member string) string { return family + "." + member }

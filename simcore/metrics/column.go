@@ -46,6 +46,15 @@ func (c *column) set(i int64, v int64) {
 	c.wide[i] = v
 }
 
+// clear unsets request i's value.
+func (c *column) clear(i int64) {
+	if c.wide != nil {
+		c.wide[i] = unset
+		return
+	}
+	c.narrow[i] = narrowUnset
+}
+
 func (c *column) get(i int) int64 {
 	if c.wide != nil {
 		return c.wide[i]

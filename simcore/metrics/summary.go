@@ -55,6 +55,9 @@ type Summary struct {
 	TraceZeroOutput  *float64 `json:"trace_zero_output,omitempty" unit:"requests"`
 	TraceZeroInput   *float64 `json:"trace_zero_input,omitempty" unit:"requests"`
 	TraceOverContext *float64 `json:"trace_over_context,omitempty" unit:"requests"`
+	// PD is a prefill/decode disaggregated run's own figures (absent
+	// otherwise).
+	PD PDSummary `json:"pd,omitzero"`
 }
 
 // KVSummary reports the CPU offload tier's activity.
@@ -97,6 +100,8 @@ type RunInfo struct {
 	// GPUs serving and their price in USD per GPU-hour (0: no price).
 	GPUs            int
 	PricePerGPUHour float64
+	// PD is a prefill/decode disaggregated run's counts; nil otherwise.
+	PD *PDCounts
 }
 
 // Summarize computes the summary.
@@ -114,6 +119,9 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 		InputTokens:      float64(c.inputTokens),
 		OutputTokens:     float64(c.outputTokens),
 		MakespanMs:       float64(info.Makespan) / 1000,
+	}
+	if info.PD != nil {
+		s.PD = pdSummary(info.PD, info.Makespan)
 	}
 	done, rej, drop, open := c.Counts()
 	s.Completed, s.Rejected, s.Dropped, s.InFlight = float64(done), float64(rej), float64(drop), float64(open)

@@ -20,7 +20,11 @@ import (
 // (u64map deletes without tombstones) and is reused.
 type kvMirror struct {
 	delay simcore.Tick
-	words int // uint64 words per holder bitset
+	// copied, when set (and delay > 0), is when the router last copied
+	// the instances' caches (BLIS f90a1e3a's periodic copies, which the
+	// engine times): the mirror then shows the events before it.
+	copied *simcore.Tick
+	words  int // uint64 words per holder bitset
 
 	pending eventRing
 	gpu     holderTable
@@ -94,7 +98,11 @@ func (m *kvMirror) queue(ev kvEvent) {
 func (m *kvMirror) catchUp(now simcore.Tick) {
 	for !m.pending.empty() {
 		ev := m.pending.front()
-		if now-ev.at < m.delay {
+		if m.copied != nil {
+			if ev.at >= *m.copied {
+				return
+			}
+		} else if now-ev.at < m.delay {
 			return
 		}
 		m.apply(ev)

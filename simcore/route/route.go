@@ -93,6 +93,12 @@ type Config struct {
 	// CacheSignalDelay is how old (µs) the instances' KV events are when the
 	// precise-prefix scorer sees them; 0 = live.
 	CacheSignalDelay int64
+	// CacheCopied, when set, makes the delay BLIS f90a1e3a's: the router
+	// sees copies of the instances' caches taken at the time it points
+	// to, which the caller advances (at a routing or admission decision
+	// at least CacheSignalDelay after the last copy), instead of each
+	// event CacheSignalDelay after it happened.
+	CacheCopied *simcore.Tick
 	// SLOPriorityBlend is, per SLO class, the weight in [0,1] of the
 	// prefix-affinity score in the slo-priority scorer (1 − it goes to
 	// queue-depth); classes not given take critical 0.2, standard 0.6,

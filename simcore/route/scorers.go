@@ -142,6 +142,9 @@ func (p *profileParts) approxPrefix() *llmdPrefixIndex {
 func (p *profileParts) kvMirror() *kvMirror {
 	if p.mirror == nil {
 		p.mirror = newKVMirror(p.instances, p.cfg.CacheSignalDelay)
+		if p.cfg.CacheSignalDelay > 0 {
+			p.mirror.copied = p.cfg.CacheCopied
+		}
 	}
 	return p.mirror
 }

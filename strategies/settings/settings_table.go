@@ -72,6 +72,9 @@ func settingsTable() []*Setting {
 		n, _ := c.KVBlocks(resolved(c))
 		return float64(n)
 	}))
+	pd := pdSettings()
+	add(pd...)
+	pdPrefixThreshold := allOf(anyPositive(pd[0], pd[1], pd[2]), oneOf(pd[3], cluster.PDPrefixThreshold))
 	add(int64Field(keys.KVBlockSize, "block-size-in-tokens", 1, 4096, "tokens", "tokens per KV block", CompCluster,
 		func(c *cluster.Config) *int64 { return &c.BlockSize }))
 	for i := range 3 {
@@ -123,8 +126,8 @@ func settingsTable() []*Setting {
 	add(intField(keys.PrefixIndexCapacity, "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
 		func(c *cluster.Config) *int { return &c.Routing.PrefixIndexCapacity }).zeroMeans(route.DefaultPrefixIndexCapacity).
 		when(scorer("prefix-affinity", "slo-priority")))
-	add(int64Field(keys.CacheSignalDelay, "cache-signal-delay", 0, huge, "µs", "age of the KV events the precise-prefix scorer sees (0 = live)", CompRouting,
-		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(scorer("precise-prefix", "precise-prefix-cache-scorer")))
+	add(int64Field(keys.CacheSignalDelay, "cache-signal-delay", 0, huge, "µs", "age of the prefix-cache view the precise-prefix scorer and the P/D prefix-threshold decider read (0 = live): in the f90a1e3a era (and always for the decider) copies of the caches taken at a routing or admission decision at least this long after the last, as BLIS f90a1e3a; otherwise each KV event seen this long after it happened", CompRouting,
+		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(anyOf(scorer("precise-prefix", "precise-prefix-cache-scorer"), pdPrefixThreshold)))
 	add(int64Field(keys.TokenLoadThreshold, "token-load-threshold", 1, huge, "tokens",
 		"token-load scorer: in-flight input + output tokens at which an instance scores 0; the default, 128 requests of 1,024 tokens (llm-d: 128 of 32K), is above the 111K an instance reaches at most on orthogonal-slo (8 instances; 55K on average), so the score never bottoms out there", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.TokenLoadThreshold }).zeroMeans(route.DefaultTokenLoadThreshold).

@@ -94,6 +94,7 @@ var unitWords = []UnitWord{
 	{"ratio", "a quotient of two like numbers, without unit"},
 	{"index", "Jain's fairness index over the classes' output tokens per request: 1 is equal, 1/n is all to one of n classes"},
 	{"GPUs", "a count of GPUs"},
+	{"transfers", "a count of prefill/decode KV transfers in flight"},
 	{"USD/h", "US dollars per hour of the cluster's operation"},
 	{"USD/Mtok", "US dollars per million output tokens"},
 }

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// pdWorld is BLIS f90a1e3a's world for a `blis run` line that names no
+// latency model: the trained-physics latency model with BLIS's KV
+// estimate.
+var pdWorld = []string{"--model", "meta-llama/llama-3.1-8b-instruct", "--hardware", "H100", "--tp", "1",
+	"--latency-model", "trained-physics", "--kv-capacity-rule", "blis-f90a1e3a"}
+
+// pdWeighted is BLIS f90a1e3a's weighted routing by default: its profile
+// (precise prefix 2, waiting queue 1, KV utilisation 1, in llm-d's names)
+// reading signals 50 ms stale.
+var pdWeighted = []string{"--routing-scorers", "precise-prefix-cache-scorer:2,queue-scorer:1,kv-cache-utilization-scorer:1",
+	"--snapshot-refresh-interval", "50000", "--cache-signal-delay", "50000"}
+
+// BLIS f90a1e3a's prefill/decode disaggregation, request for request: the
+// four P/D command lines (always on 2P:2D and 1P:3D, prefix-threshold 256
+// on a mixed workload, a slower transfer with contention) and always on
+// 2P:2D under round-robin (one counter for both pools pins every request
+// to one instance of each), seeds 42–44, run through `simulate run` and
+// compared with BLIS's cluster figures (testdata/blis_f90a1e3a/pd.json).
+func TestBLISf90a1e3aPD(t *testing.T) {
+	raw, err := os.ReadFile("testdata/blis_f90a1e3a/pd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs []struct {
+			Name, Spec, BLIS string
+			Seed             int64
+			Args             []string
+			BLISCluster      map[string]float64 `json:"blis_cluster"`
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) < 13 {
+		t.Fatalf("%d runs; want 4 command lines × 3 seeds and round-robin", len(doc.Runs))
+	}
+	for _, r := range doc.Runs {
+		args := append([]string{"simulate", "run"}, pdWorld...)
+		args = append(args, "--seed", strconv.FormatInt(r.Seed, 10), "--workload-spec", filepath.Join("testdata", "blis_f90a1e3a", r.Spec), "--output", "json")
+		args = append(args, r.Args...)
+		if slices.Contains(r.Args, "weighted") {
+			args = append(args, pdWeighted...)
+		}
+		code, out, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%s seed %d: exit %d: %s", r.Name, r.Seed, code, errs)
+		}
+		var got struct {
+			Completed, Dropped, Preemptions float64
+			TokensPerSec                    float64                     `json:"tokens_per_sec"`
+			TTFT                            struct{ Mean, P99 float64 } `json:"ttft_ms"`
+			E2E                             struct{ Mean, P99 float64 } `json:"e2e_ms"`
+			PD                              struct {
+				Disaggregated float64
+				TransferMean  float64 `json:"transfer_mean_ms"`
+				TransferP99   float64 `json:"transfer_p99_ms"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		w := r.BLISCluster
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"completed", got.Completed, w["completed_requests"]},
+			{"dropped", got.Dropped, w["dropped_unservable"]},
+			{"preemptions", got.Preemptions, w["preemption_count"]},
+			{"tokens/s", got.TokensPerSec, w["tokens_per_sec"]},
+			{"TTFT mean ms", got.TTFT.Mean, w["ttft_mean_ms"]},
+			{"TTFT p99 ms", got.TTFT.P99, w["ttft_p99_ms"]},
+			{"E2E mean ms", got.E2E.Mean, w["e2e_mean_ms"]},
+			{"E2E p99 ms", got.E2E.P99, w["e2e_p99_ms"]},
+			{"disaggregated", got.PD.Disaggregated, w["disaggregated"]},
+			// BLIS prints µs to 0.1.
+			{"transfer mean µs", math.Round(got.PD.TransferMean * 10000), math.Round(w["transfer_mean_us"] * 10)},
+			{"transfer p99 µs", math.Round(got.PD.TransferP99 * 10000), math.Round(w["transfer_p99_us"] * 10)},
+		} {
+			if math.Abs(c.got-c.want) > 1e-9*math.Abs(c.want) {
+				t.Errorf("%s seed %d: %s = %v, BLIS f90a1e3a %v (%s)", r.Name, r.Seed, c.name, c.got, c.want, r.BLIS)
+			}
+		}
+	}
+}
+
+// The same P/D run gives byte-identical output at GOMAXPROCS 1 and 2, run
+// after run.
+func TestPDDeterministic(t *testing.T) {
+	args := append(append([]string{"simulate", "run", "--routing-policy", "weighted"}, pdWorld...), pdWeighted...)
+	args = append(args, "--workload-spec", "testdata/blis_f90a1e3a/pd-mixed.yaml", "--num-requests", "400", "--num-instances", "5",
+		"--prefill-instances", "2", "--decode-instances", "2", "--prefill-decode-instances", "1", "--pd-decider", "prefix-threshold",
+		"--pd-prefix-threshold", "256", "--pd-transfer-contention", "--decode-routing-scorers", "precise-prefix-cache-scorer:1,queue-scorer:1",
+		"--seeds", "42,43", "--output", "json")
+	var first string
+	for i, procs := range []int{1, 2, 1, 2} {
+		prev := runtime.GOMAXPROCS(procs)
+		code, out, errs := run(t, args...)
+		runtime.GOMAXPROCS(prev)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if i == 0 {
+			first = out
+			continue
+		}
+		if out != first {
+			t.Fatalf("run %d (GOMAXPROCS %d) differs from the first:\n%s\n---\n%s", i, procs, out, first)
+		}
+	}
+	if !json.Valid([]byte(first)) {
+		t.Fatalf("not JSON: %s", first)
+	}
+}
