@@ -7,6 +7,7 @@ import (
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
 	"optimize/simcore/errtext"
+	"optimize/simcore/flow"
 	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
@@ -72,6 +73,10 @@ type Config struct {
 	KVOffloadThreshold    float64 // GPU utilisation above which idle cached blocks move to CPU
 	KVTransferBandwidth   float64 // blocks per µs, BLIS's unit: a block costs ceil(blockSize/bandwidth) µs
 	KVTransferBaseLatency int64   // µs per reloaded block
+
+	// FlowControl, when enabled, queues admitted requests at the gateway
+	// (package flow) and replaces the admission policy.
+	FlowControl flow.Config
 }
 
 // Defaults returns BLIS's defaults (each policy's first name is its
@@ -142,6 +147,9 @@ func (c *Config) checkIn(w latency.Resolved) error {
 		return errtext.BadSetting(keys.KVTransferBaseLatency, "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
 	case c.MaxModelLen < 0 || c.MaxModelLen > math.MaxInt32:
 		return errtext.BadSetting(keys.MaxModelLen, "must be in [0, 2^31) tokens (0 = derived from the model), got %d", c.MaxModelLen)
+	}
+	if err := c.FlowControl.Validate(); err != nil {
+		return err
 	}
 	if err := c.Era.Validate(); err != nil {
 		return err

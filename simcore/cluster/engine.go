@@ -30,7 +30,8 @@ type Engine struct {
 	metrics   metrics.Collector
 	requests  simcore.RequestPool // every Request of the run, queued ones folded
 	now       simcore.Tick
-	stepSub   uint8 // event.sub of a step: 1 in the August era
+	stepSub   uint8    // event.sub of a step: 1 in the August era
+	gw        *gateway // flow control; nil when off
 }
 
 // OnCompleted hands every completed request's record to sink as it
@@ -91,6 +92,10 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if cfg.Era.August() {
 		e.stepSub = 1
 		e.metrics.CountOutputAtCompletion()
+	}
+	if cfg.FlowControl.Enabled {
+		e.gw = newGateway(cfg.FlowControl, src)
+		e.metrics.EnableGateway()
 	}
 	e.load.Instances = e.snaps
 	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})
@@ -165,6 +170,10 @@ func (e *Engine) stepOnce() bool {
 		e.instances[ev.rank-rankInstance0].enqueue(e, e.transit.take(ev.slot))
 	case evStep:
 		e.instances[ev.rank-rankInstance0].step(e)
+	case evGatewayTTL:
+		e.gatewayExpire()
+	case evGatewayTick:
+		e.gatewayTick(ev.time)
 	}
 	return true
 }
@@ -195,8 +204,13 @@ func (e *Engine) pastHorizon(t simcore.Tick) bool {
 }
 
 // admit asks the admission policy; a rejected request leaves at once.
+// With flow control the gateway queue takes the policy's place.
 func (e *Engine) admit(r *simcore.Request) {
 	e.refreshSnapshots()
+	if e.gw != nil {
+		e.gatewayAdmit(r)
+		return
+	}
 	var queued int64
 	for i := range e.snaps {
 		queued += int64(e.snaps[i].QueueDepth)

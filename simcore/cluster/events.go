@@ -8,10 +8,12 @@ import (
 type eventKind uint8
 
 const (
-	evAdmission eventKind = iota // cluster: admission decision
-	evRouting                    // cluster: routing decision
-	evQueued                     // instance: request reaches the wait queue
-	evStep                       // instance: run one step
+	evAdmission   eventKind = iota // cluster: admission decision
+	evRouting                      // cluster: routing decision
+	evQueued                       // instance: request reaches the wait queue
+	evStep                         // instance: run one step
+	evGatewayTTL                   // flow control: a queued request's TTL ends
+	evGatewayTick                  // flow control: periodic dispatch attempt
 )
 
 // event is a value in the heap; no interface boxing, no allocation. It
@@ -21,7 +23,7 @@ const (
 type event struct {
 	time simcore.Tick
 	seq  uint64 // FIFO among equal (time, rank)
-	rank int32  // same-time order: admission 1, routing 2, instance i at 3+i
+	rank int32  // same-time order: admission 1, routing 2, gateway 6–7, instance i at 10+i
 	slot int32  // the request's inTransit slot (admission, routing, queued)
 	kind eventKind
 	// sub orders an instance's events of one time before seq does: 0 for
@@ -56,10 +58,14 @@ func (t *inTransit) take(s int32) *simcore.Request {
 // at one instant every arrival precedes every admission, every admission
 // precedes every routing decision, and cluster events precede instance
 // events, which run in instance order (as in BLIS's shared-clock loop).
+// Flow control's TTL and dispatch-tick events follow routing, as BLIS
+// ranks them (6 and 7; its P/D and autoscaler events sit between).
 const (
-	rankAdmission = 1
-	rankRouting   = 2
-	rankInstance0 = 3
+	rankAdmission   = 1
+	rankRouting     = 2
+	rankGatewayTTL  = 6
+	rankGatewayTick = 7
+	rankInstance0   = 10
 )
 
 func (a *event) before(b *event) bool {

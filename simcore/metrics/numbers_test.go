@@ -22,7 +22,8 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate", "routing_imbalance",
 		"kv.offloaded_blocks", "kv.reloaded_blocks", "kv.transfer_ms", "kv.thrashing_rate",
 		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
-		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context"}
+		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context",
+		"gateway_rejected", "gateway_shed", "gateway_expired", "gateway_evicted", "gateway_queue_delay_mean_ms", "gateway_queue_delay_p99_ms"}
 	if !slices.Equal(names, want) {
 		t.Errorf("summary numbers\n %v\nwant\n %v", names, want)
 	}
@@ -31,7 +32,8 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		names = append(names, n.Name)
 	}
 	want = []string{"count", "completed", "rejected", "ttft_ms.mean", "ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99",
-		"e2e_ms.mean", "e2e_ms.p50", "e2e_ms.p90", "e2e_ms.p99", "ttft_attainment", "attainment", "goodput"}
+		"e2e_ms.mean", "e2e_ms.p50", "e2e_ms.p90", "e2e_ms.p99", "ttft_attainment", "attainment", "goodput",
+		"gateway_rejected", "gateway_shed", "gateway_expired", "gateway_evicted", "gateway_queue_delay_mean_ms", "gateway_queue_delay_p99_ms"}
 	if !slices.Equal(names, want) {
 		t.Errorf("class numbers\n %v\nwant\n %v", names, want)
 	}
