@@ -96,7 +96,7 @@ func flowSettings(enabled *Setting) []*Setting {
 	add(boolField(keys.FlowQueueShedding, "queue-shedding", "a full queue drops its newest request of the lowest sheddable band (priority < 0) for a request of higher priority instead of rejecting it", CompFlowControl,
 		func(c *cluster.Config) *bool { return &c.FlowControl.QueueShedding }).when(allOf(on, positive(depth))).
 		production(none("BLIS's own: llm-d rejects a request past flowControl.maxRequests; shedding a queued one would need a flow-control change")))
-	add(int64Field(keys.FlowDispatchTick, "dispatch-tick-interval", 1, huge, "µs", "interval of the periodic dispatch attempt while requests wait (one request per attempt; every enqueue attempts one too)", CompFlowControl,
+	add(int64Field(keys.FlowDispatchTick, "dispatch-tick-interval", 0, huge, "µs", "interval of the periodic dispatch attempt while requests wait (one request per attempt; every enqueue attempts one too; 0 = 1000, as BLIS)", CompFlowControl,
 		func(c *cluster.Config) *int64 { return &c.FlowControl.DispatchTick }).zeroMeans(flow.DefaultTick).when(on).
 		production(simulationOnly("how often the simulated dispatcher looks; llm-d's dispatch loop polls every 1 ms when idle")))
 	return out
