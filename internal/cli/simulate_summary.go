@@ -21,6 +21,8 @@ type summaryRow struct{ label, number, format string }
 // runRows and classRows are the text summary's lines, for the run and for
 // each class present. A row of an optional number (attainment, goodput)
 // is shown only when some column has it; a column without it prints NaN.
+// The gateway rows (flow control's outcomes and queue delay) are such
+// rows: present when flow control is on.
 var (
 	runRows = []summaryRow{
 		{"completed", "completed", "%.0f"},
@@ -54,6 +56,12 @@ var (
 		{"trace rows: no output", "trace_zero_output", "%.0f"},
 		{"trace rows: no prompt", "trace_zero_input", "%.0f"},
 		{"trace rows: over context", "trace_over_context", "%.0f"},
+		{"gateway rejected", "gateway_rejected", "%.0f"},
+		{"gateway shed", "gateway_shed", "%.0f"},
+		{"gateway expired", "gateway_expired", "%.0f"},
+		{"gateway evicted", "gateway_evicted", "%.0f"},
+		{"gateway delay mean ms", "gateway_queue_delay_mean_ms", "%.1f"},
+		{"gateway delay p99 ms", "gateway_queue_delay_p99_ms", "%.1f"},
 	}
 	classRows = []summaryRow{
 		{"TTFT p99 ms", "ttft_ms.p99", "%.1f"},
@@ -61,13 +69,23 @@ var (
 		{"TTFT attainment", "ttft_attainment", "%.3f"},
 		{"SLO attainment", "attainment", "%.3f"},
 		{"goodput req/s", "goodput", "%.1f"},
+		{"gateway rejected", "gateway_rejected", "%.0f"},
+		{"gateway shed", "gateway_shed", "%.0f"},
+		{"gateway expired", "gateway_expired", "%.0f"},
+		{"gateway evicted", "gateway_evicted", "%.0f"},
+		{"gateway delay mean ms", "gateway_queue_delay_mean_ms", "%.1f"},
+		{"gateway delay p99 ms", "gateway_queue_delay_p99_ms", "%.1f"},
 	}
 )
 
 // writeText prints a human summary: one column per seed and the mean.
 func writeText(w io.Writer, cfg cluster.Config, workload string, seeds []int64, runs []metrics.Summary) {
+	admission := cfg.Admission.Policy
+	if fc := cfg.FlowControl.WithDefaults(); fc.Enabled {
+		admission = "flow control (" + fc.Detector + " detector)"
+	}
 	fmt.Fprintf(w, "workload %s · %d instances · routing %s · scheduler %s/%s · admission %s%s\n",
-		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, cfg.Admission.Policy, pdLabel(cfg))
+		workload, cfg.NumInstances, routingLabel(cfg), cfg.Scheduler, cfg.Priority.Name, admission, pdLabel(cfg))
 	world := cfg.Where()
 	fmt.Fprintf(w, "world %s · %d KV blocks per instance\n\n", world.Line(), world.KVBlocks)
 	cols := append([]metrics.Summary(nil), runs...)

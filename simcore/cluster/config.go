@@ -7,6 +7,7 @@ import (
 	"optimize/simcore/admit"
 	"optimize/simcore/batch"
 	"optimize/simcore/errtext"
+	"optimize/simcore/flow"
 	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/route"
@@ -75,6 +76,9 @@ type Config struct {
 
 	// PD is prefill/decode disaggregation (off unless it names pools).
 	PD PDConfig
+	// FlowControl, when enabled, queues admitted requests at the gateway
+	// (package flow) and replaces the admission policy.
+	FlowControl flow.Config
 }
 
 // SnapshotRefreshOfEra, as Config.SnapshotRefresh, leaves the interval to
@@ -153,6 +157,9 @@ func (c *Config) checkIn(w latency.Resolved) error {
 		return errtext.BadSetting(keys.KVTransferBaseLatency, "must be ≥ 0 µs, got %d", c.KVTransferBaseLatency)
 	case c.MaxModelLen < 0 || c.MaxModelLen > math.MaxInt32:
 		return errtext.BadSetting(keys.MaxModelLen, "must be in [0, 2^31) tokens (0 = derived from the model), got %d", c.MaxModelLen)
+	}
+	if err := c.FlowControl.Validate(); err != nil {
+		return err
 	}
 	if err := c.Era.Validate(); err != nil {
 		return err

@@ -37,6 +37,7 @@ type Engine struct {
 	// periodic copies, every routing.cache_signal_delay_us at most); nil:
 	// no copies (no delay, or no view that reads them).
 	cacheCopied *simcore.Tick
+	gw          *gateway // flow control; nil when off
 }
 
 // OnCompleted hands every completed request's record to sink as it
@@ -107,6 +108,10 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if cfg.Era.August() {
 		e.stepSub = 1
 		e.metrics.CountOutputAtCompletion()
+	}
+	if cfg.FlowControl.Enabled {
+		e.gw = newGateway(cfg.FlowControl, src)
+		e.metrics.EnableGateway()
 	}
 	e.load.Instances = e.snaps
 	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})
@@ -193,6 +198,10 @@ func (e *Engine) stepOnce() bool {
 		e.pd.transferStart(e, ev.slot)
 	case evTransferDone:
 		e.pd.transferDone(e, ev.slot)
+	case evGatewayTTL:
+		e.gatewayExpire()
+	case evGatewayTick:
+		e.gatewayTick(ev.time)
 	}
 	return true
 }
@@ -223,8 +232,13 @@ func (e *Engine) pastHorizon(t simcore.Tick) bool {
 }
 
 // admit asks the admission policy; a rejected request leaves at once.
+// With flow control the gateway queue takes the policy's place.
 func (e *Engine) admit(r *simcore.Request) {
 	e.refreshSnapshots()
+	if e.gw != nil {
+		e.gatewayAdmit(r)
+		return
+	}
 	var queued int64
 	for i := range e.snaps {
 		queued += int64(e.snaps[i].QueueDepth)

@@ -15,6 +15,8 @@ const (
 	evPrefillRouting                  // cluster (P/D): route a prefill sub-request
 	evTransferStart                   // cluster (P/D): a KV transfer starts (slot: the split request's)
 	evTransferDone                    // cluster (P/D): a KV transfer ends
+	evGatewayTTL                      // flow control: a queued request's TTL ends
+	evGatewayTick                     // flow control: periodic dispatch attempt
 )
 
 // event is a value in the heap; no interface boxing, no allocation. It
@@ -24,7 +26,7 @@ const (
 type event struct {
 	time simcore.Tick
 	seq  uint64 // FIFO among equal (time, rank)
-	rank int32  // same-time order: admission 1, routing 2, P/D 3–5, instance i at 6+i
+	rank int32  // same-time order: admission 1, routing 2, P/D 3–5, gateway 6–7, instance i at 10+i
 	slot int32  // the request's inTransit slot (admission, routing, queued)
 	kind eventKind
 	// sub orders an instance's events of one time before seq does: 0 for
@@ -60,11 +62,14 @@ func (t *inTransit) take(s int32) *simcore.Request {
 // precedes every routing decision, and cluster events precede instance
 // events, which run in instance order (as in BLIS's shared-clock loop).
 // Prefill/decode disaggregation's cluster events rank between routing and
-// the instances (pd.go).
+// flow control's (pd.go); flow control's TTL and dispatch-tick events
+// follow, as BLIS ranks them (6 and 7), then the instances.
 const (
-	rankAdmission = 1
-	rankRouting   = 2
-	rankInstance0 = rankRouting + 4
+	rankAdmission   = 1
+	rankRouting     = 2
+	rankGatewayTTL  = 6
+	rankGatewayTick = 7
+	rankInstance0   = 10
 )
 
 func (a *event) before(b *event) bool {

@@ -16,6 +16,10 @@ type Collector struct {
 	ttft  column  // unset if prefill never finished
 	e2e   column  // unset unless completed
 	sched column  // from arrival to the (last) admission into a batch
+	// gateway: flow control is on; gwDelay holds each request's wait in
+	// the gateway queue, set when it was dispatched to routing.
+	gateway bool
+	gwDelay column
 	// served counts the output tokens requested by each class's completed
 	// requests (what Jain's index compares).
 	served [simcore.NumSLOClasses]int64
@@ -58,6 +62,13 @@ const (
 	completed
 	rejected
 	dropped
+	// A request that left through flow control's gateway queue without
+	// being served: rejected by a full band or queue, shed for a higher
+	// priority, expired (TTL), or evicted from its instance.
+	gwRejected
+	gwShed
+	gwExpired
+	gwEvicted
 )
 
 // Reserve makes room for n requests' records, so that a run of a known
@@ -68,6 +79,9 @@ func (c *Collector) Reserve(n int) {
 	c.ttft.reserve(n)
 	c.e2e.reserve(n)
 	c.sched.reserve(n)
+	if c.gateway {
+		c.gwDelay.reserve(n)
+	}
 }
 
 // Arrived registers a request that entered the cluster.
@@ -77,6 +91,9 @@ func (c *Collector) Arrived(r *simcore.Request) {
 	c.ttft.appendUnset()
 	c.e2e.appendUnset()
 	c.sched.appendUnset()
+	if c.gateway {
+		c.gwDelay.appendUnset()
+	}
 }
 
 // Rejected records a request refused by admission.
@@ -144,7 +161,9 @@ func (c *Collector) Preempted() { c.preemptions++ }
 // Requests returns the number of requests that arrived.
 func (c *Collector) Requests() int { return len(c.state) }
 
-// Counts returns completed, rejected, dropped and still-in-flight requests.
+// Counts returns completed, rejected, dropped and still-in-flight
+// requests (in flight: queued at the gateway or on an instance, or
+// running, when the run ended); the gateway's outcomes are GatewayCounts.
 func (c *Collector) Counts() (done, rej, drop, open int) {
 	for _, s := range c.state {
 		switch s {
@@ -154,6 +173,7 @@ func (c *Collector) Counts() (done, rej, drop, open int) {
 			rej++
 		case dropped:
 			drop++
+		case gwRejected, gwShed, gwExpired, gwEvicted:
 		default:
 			open++
 		}

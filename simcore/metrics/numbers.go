@@ -80,7 +80,8 @@ var (
 
 // numbersOf walks T's exported fields by their json tags: float64 and
 // *float64 are numbers, structs (Dist, KVSummary) are walked with their
-// name as a prefix, anything else (the per-class map) is left out.
+// name as a prefix, embedded structs (GatewayNumbers) without one, anything
+// else (the per-class map) is left out.
 func numbersOf[T any]() []Number[T] {
 	var out []Number[T]
 	var walk func(t reflect.Type, prefix string, index []int, dist, unit string)
@@ -88,10 +89,14 @@ func numbersOf[T any]() []Number[T] {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			idx := append(index[:len(index):len(index)], i)
+			if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, prefix, idx, "", "") // embedded: its fields are the parent's, as in JSON
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}
-			idx := append(index[:len(index):len(index)], i)
 			n := Number[T]{Name: prefix + name, Unit: f.Tag.Get("unit"), Same: f.Tag.Get("mean") == "same", index: idx}
 			if dist != "" {
 				n.Dist, n.Stat, n.Unit = dist, name, unit

@@ -24,7 +24,8 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
 		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context",
 		"pd.disaggregated", "pd.local", "pd.dropped_at_decode_kv", "pd.transfer_mean_ms", "pd.transfer_p50_ms", "pd.transfer_p95_ms", "pd.transfer_p99_ms",
-		"pd.prefill_completions_per_sec", "pd.decode_completions_per_sec", "pd.peak_transfers", "pd.mean_transfer_depth"}
+		"pd.prefill_completions_per_sec", "pd.decode_completions_per_sec", "pd.peak_transfers", "pd.mean_transfer_depth",
+		"gateway_rejected", "gateway_shed", "gateway_expired", "gateway_evicted", "gateway_queue_delay_mean_ms", "gateway_queue_delay_p99_ms"}
 	if !slices.Equal(names, want) {
 		t.Errorf("summary numbers\n %v\nwant\n %v", names, want)
 	}
@@ -33,7 +34,8 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		names = append(names, n.Name)
 	}
 	want = []string{"count", "completed", "rejected", "ttft_ms.mean", "ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99",
-		"e2e_ms.mean", "e2e_ms.p50", "e2e_ms.p90", "e2e_ms.p99", "ttft_attainment", "attainment", "goodput"}
+		"e2e_ms.mean", "e2e_ms.p50", "e2e_ms.p90", "e2e_ms.p99", "ttft_attainment", "attainment", "goodput",
+		"gateway_rejected", "gateway_shed", "gateway_expired", "gateway_evicted", "gateway_queue_delay_mean_ms", "gateway_queue_delay_p99_ms"}
 	if !slices.Equal(names, want) {
 		t.Errorf("class numbers\n %v\nwant\n %v", names, want)
 	}

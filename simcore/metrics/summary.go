@@ -58,6 +58,8 @@ type Summary struct {
 	// PD is a prefill/decode disaggregated run's own figures (absent
 	// otherwise).
 	PD PDSummary `json:"pd,omitzero"`
+	// Flow control's gateway queue, absent without it.
+	GatewayNumbers
 }
 
 // KVSummary reports the CPU offload tier's activity.
@@ -87,6 +89,8 @@ type ClassSummary struct {
 	// makespan. Both absent without a target.
 	Attainment *float64 `json:"attainment,omitempty" unit:"fraction"`
 	Goodput    *float64 `json:"goodput,omitempty" unit:"req/s"`
+	// Flow control's gateway queue, absent without it.
+	GatewayNumbers
 }
 
 // RunInfo is what the engine knows beyond per-request outcomes.
@@ -149,6 +153,7 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 	s.JainFairness = jain(served)
 	c.goodput(&s, info.Makespan)
 	s.GPUCount, s.CostPerHour = info.ClusterCost()
+	s.GatewayNumbers = c.gatewayNumbers(allClasses)
 	return s
 }
 
@@ -186,6 +191,7 @@ func (c *Collector) classSummary(cl simcore.SLOClass) (ClassSummary, float64) {
 	if cs.Count > 0 {
 		cs.TTFT = c.dist(&c.ttft, cl)
 		cs.E2E = c.dist(&c.e2e, cl)
+		cs.GatewayNumbers = c.gatewayNumbers(cl)
 	}
 	return cs, float64(c.served[cl])
 }

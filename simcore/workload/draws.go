@@ -20,7 +20,8 @@ type layout struct {
 	clientCap int64 // BLIS's per-client generation cap (2·limit) for open-loop clients
 	prefixes  []prefixGroup
 	plans     []clientPlan
-	seeds     []int64 // each client's stream seed
+	seeds     []int64  // each client's stream seed
+	tenants   []string // each client's tenant_id
 }
 
 // newLayout validates spec and options and draws the master stream: the
@@ -66,8 +67,10 @@ func newLayout(spec *Spec, opt Options) (*layout, error) {
 	}
 	l.plans = make([]clientPlan, len(spec.Clients))
 	l.seeds = make([]int64, len(spec.Clients))
+	l.tenants = make([]string, len(spec.Clients))
 	for i := range spec.Clients {
 		c := &spec.Clients[i]
+		l.tenants[i] = c.TenantID
 		// Same float operations as BLIS, for bit-identical rates.
 		rate := spec.AggregateRate * (c.RateFraction / totalFraction) / 1e6
 		l.seeds[i] = master.Int63()

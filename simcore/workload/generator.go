@@ -322,6 +322,15 @@ func (c *clientStream) uid(r int32) uint64 {
 	return uint64(c.index+1)<<40 | uint64(c.generated+int64(r)+1)
 }
 
+// Tenant is the tenant_id of the client whose requests have Client
+// client ("" for none): flow control keeps one flow per tenant.
+func (g *Generator) Tenant(client int32) string {
+	if client < 0 || int(client) >= len(g.tenants) {
+		return ""
+	}
+	return g.tenants[client]
+}
+
 // MaxRequests is the request cap (0 = none, the horizon ends the run),
 // at most 2^30 so that it fits an int anywhere.
 func (g *Generator) MaxRequests() int { return int(min(g.limit, 1<<30)) }

@@ -44,7 +44,7 @@ type SLOTarget struct {
 // Client is one traffic source of a spec.
 type Client struct {
 	ID           string       `yaml:"id"`
-	TenantID     string       `yaml:"tenant_id"` // carried by BLIS, unused here
+	TenantID     string       `yaml:"tenant_id"` // flow control's flow of the client's requests
 	SLOClass     string       `yaml:"slo_class"`
 	Model        string       `yaml:"model"` // carried by BLIS, unused here
 	RateFraction float64      `yaml:"rate_fraction"`

@@ -185,7 +185,7 @@ func buildEPPFile(c *cluster.Config) *eppFile {
 	}
 	f.plugin("single-profile-handler", "")
 	for _, cr := range carried {
-		if cr.System != settings.SystemLLMD || cr.Production == "" || cr.Name == settings.LLMDObjective || slices.Contains([]string{settings.ParamWeight, settings.ParamType, settings.ParamProfile}, cr.Param) {
+		if cr.System != settings.SystemLLMD || cr.Production == "" || cr.Name == settings.LLMDObjective || cr.Name == settings.LLMDFlowControl || slices.Contains([]string{settings.ParamWeight, settings.ParamType, settings.ParamProfile}, cr.Param) {
 			continue
 		}
 		// A parameter of a plugin outside the profile (the prefix

@@ -121,8 +121,10 @@ func settingsTable() []*Setting {
 		return allOf(weightedPolicy, anyPositive(ws...))
 	}
 	add(llmdSettings(weightedPolicy, scorer)...)
-	admission := choiceField(keys.AdmissionPolicy, "admission-policy", admit.PolicyNames(), "admission policy", CompAdmission,
-		func(c *cluster.Config) *string { return &c.Admission.Policy })
+	flowControl := flowEnabledSetting()
+	flowOff := oneOf(flowControl, "false")
+	admission := choiceField(keys.AdmissionPolicy, "admission-policy", admit.PolicyNames(), "admission policy (flow control's gateway queue takes its place)", CompAdmission,
+		func(c *cluster.Config) *string { return &c.Admission.Policy }).when(flowOff)
 	add(intField(keys.PrefixIndexCapacity, "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
 		func(c *cluster.Config) *int { return &c.Routing.PrefixIndexCapacity }).zeroMeans(route.DefaultPrefixIndexCapacity).
 		when(scorer("prefix-affinity", "slo-priority")))
@@ -135,7 +137,8 @@ func settingsTable() []*Setting {
 	add(int64Field(keys.SnapshotRefresh, "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh); default: the era's, 50,000 in f90a1e3a's (the physics latency models, as BLIS f90a1e3a and llm-d's metrics refresh), 0 in 7fd7a88d's (blackbox)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
 		effective(func(c *cluster.Config) float64 { return float64(c.EffectiveSnapshotRefresh(resolved(c))) }).
-		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic))))
+		when(anyOf(oneOf(policy, "least-loaded", "weighted"), allOf(flowOff, oneOf(admission, admit.SLOGated, admit.Probabilistic)),
+			flowUtilization())))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
 	add(floatField(keys.KVPressureTransferScale, "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).
@@ -209,6 +212,10 @@ func settingsTable() []*Setting {
 	add(floatField(keys.ProbK, "probabilistic-k", 0.001, huge, "",
 		"probabilistic: factor k in min(saturation^power · k, 1)", CompAdmission, admit.DefaultK,
 		func(c *cluster.Config) *float64 { return &c.Admission.Probabilistic.K }).when(probabilistic))
+
+	// Flow control.
+	add(flowControl)
+	add(flowSettings(flowControl)...)
 
 	// Reporting and the run.
 	// Latency targets define attainment and goodput; they change no event
