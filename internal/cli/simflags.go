@@ -28,6 +28,7 @@ type simFlags struct {
 	sets                        []string
 	file                        settingsFile // --settings FILE
 	worldFile                   string       // --world-file FILE
+	policyConfig                string       // --policy-config FILE: BLIS's policy bundle (blispolicy.go)
 	production                  productionFiles
 	// user are the settings the user gave, and how, once apply has run:
 	// a simulator error about one of them names the flag (blame).
@@ -88,6 +89,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	}
 	f.file.bind(fs)
 	f.production.bind(fs)
+	fs.StringVar(&f.policyConfig, "policy-config", "", "BLIS's policy bundle (YAML): its routing policy, node pools, instance lifecycle and autoscaler, which the flags override")
 	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template settings` lists them)")
 }
 
@@ -143,6 +145,13 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 	}
 	if err := f.production.apply(&c); err != nil {
 		return c, err
+	}
+	if f.policyConfig != "" {
+		notes, err := readBLISPolicy(f.policyConfig, &c)
+		if err != nil {
+			return c, err
+		}
+		f.production.notes = append(f.production.notes, notes...)
 	}
 	before := c // what each flag would be without it (CheckGiven)
 	var user []given

@@ -72,6 +72,10 @@ type Config struct {
 	KVOffloadThreshold    float64 // GPU utilisation above which idle cached blocks move to CPU
 	KVTransferBandwidth   float64 // blocks per µs, BLIS's unit: a block costs ceil(blockSize/bandwidth) µs
 	KVTransferBaseLatency int64   // µs per reloaded block
+
+	// Autoscale is the model autoscaler (autoscale_config.go); off unless
+	// its interval is set.
+	Autoscale Autoscale
 }
 
 // Defaults returns BLIS's defaults (each policy's first name is its
@@ -170,8 +174,10 @@ func (c *Config) checkIn(w latency.Resolved) error {
 	if _, err := latency.New(w.Spec, c.TP); err != nil {
 		return err
 	}
-	_, err := c.KVBlocks(w)
-	return err
+	if _, err := c.KVBlocks(w); err != nil {
+		return err
+	}
+	return c.checkAutoscale(w)
 }
 
 // ClusterCost is what the cluster costs in world w, decided before it

@@ -8,10 +8,13 @@ import (
 type eventKind uint8
 
 const (
-	evAdmission eventKind = iota // cluster: admission decision
-	evRouting                    // cluster: routing decision
-	evQueued                     // instance: request reaches the wait queue
-	evStep                       // instance: run one step
+	evAdmission      eventKind = iota // cluster: admission decision
+	evRouting                         // cluster: routing decision
+	evQueued                          // instance: request reaches the wait queue
+	evStep                            // instance: run one step
+	evScaleTick                       // cluster: the autoscaler's tick (autoscale.go)
+	evScaleActuate                    // cluster: a tick's decision applied (slot: the instances to add, < 0 to drain)
+	evInstanceLoaded                  // cluster: an instance done loading (slot: the instance)
 )
 
 // event is a value in the heap; no interface boxing, no allocation. It
@@ -56,10 +59,16 @@ func (t *inTransit) take(s int32) *simcore.Request {
 // at one instant every arrival precedes every admission, every admission
 // precedes every routing decision, and cluster events precede instance
 // events, which run in instance order (as in BLIS's shared-clock loop).
+// The autoscaler's events keep BLIS's same-time order: an instance's
+// loading completes before the arrivals, a tick follows every request
+// event and precedes an actuation.
 const (
-	rankAdmission = 1
-	rankRouting   = 2
-	rankInstance0 = 3
+	rankInstanceLoaded = -1
+	rankAdmission      = 1
+	rankRouting        = 2
+	rankScaleTick      = 8
+	rankScaleActuate   = 9
+	rankInstance0      = 16
 )
 
 func (a *event) before(b *event) bool {

@@ -46,6 +46,7 @@ type instance struct {
 	inFlight       int32        // routed here and not yet completed or dropped
 	inFlightTokens int64        // their input + output tokens (inFlightTokens)
 	routed         int64        // requests ever routed here
+	completed      int64        // requests completed here
 	clock          simcore.Tick // time of the last event, request departures included
 	transfer       simcore.Tick // CPU→GPU reload time inside the current step
 
@@ -380,6 +381,7 @@ func (in *instance) retire(e *Engine, r *simcore.Request, dt simcore.Tick) {
 	}
 	in.kv.Retire(&r.KV)
 	in.release(r)
+	in.completed++
 	e.metrics.Completed(r)
 	left := e.now + dt
 	in.clock = max(in.clock, left)

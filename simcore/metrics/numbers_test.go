@@ -22,7 +22,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate", "routing_imbalance",
 		"kv.offloaded_blocks", "kv.reloaded_blocks", "kv.transfer_ms", "kv.thrashing_rate",
 		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
-		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context"}
+		"gpu_count", "cost_per_hour", "gpu_hours", "cost_usd", "trace_zero_output", "trace_zero_input", "trace_over_context"}
 	if !slices.Equal(names, want) {
 		t.Errorf("summary numbers\n %v\nwant\n %v", names, want)
 	}
@@ -48,7 +48,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 			if !ok || v == 0 {
 				t.Errorf("%s = %v, %v", n.Name, v, ok)
 			}
-		case "attainment", "goodput", "gpu_count", "cost_per_hour":
+		case "attainment", "goodput", "gpu_count", "cost_per_hour", "gpu_hours", "cost_usd":
 			if ok || !n.Optional {
 				t.Errorf("%s: unset optional reads as present", n.Name)
 			}

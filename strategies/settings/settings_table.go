@@ -102,6 +102,11 @@ func settingsTable() []*Setting {
 	add(int64Field(keys.KVTransferBaseLatency, "kv-transfer-base-latency", 0, huge, "µs", "fixed µs per reloaded block", CompKVOffload,
 		func(c *cluster.Config) *int64 { return &c.KVTransferBaseLatency }).when(tiered))
 
+	// The autoscaler (autoscale_settings.go); its ticks read the routing
+	// snapshots.
+	autoscaler := autoscaleSettings()
+	add(autoscaler...)
+
 	// Routing.
 	policy := add(choiceField(keys.RoutingPolicy, "routing-policy", route.PolicyNames(), "round-robin, least-loaded, or weighted: the sum of the routing.weight.* scorers", CompRouting,
 		func(c *cluster.Config) *string { return &c.Routing.Policy }))
@@ -131,7 +136,7 @@ func settingsTable() []*Setting {
 		when(scorer("token-load")))
 	add(int64Field(keys.SnapshotRefresh, "snapshot-refresh-interval", 0, huge, "µs", "interval between refreshes of the load and KV signals routing and admission read (0 = always fresh)", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
-		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic))))
+		when(anyOf(oneOf(policy, "least-loaded", "weighted"), oneOf(admission, admit.SLOGated, admit.Probabilistic), positive(autoscaler[0]))))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
 	add(floatField(keys.KVPressureTransferScale, "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).
