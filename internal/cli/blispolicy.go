@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
 	"optimize/simcore/route"
 )
 
@@ -72,17 +73,18 @@ type blisAutoscaler struct {
 }
 
 // readBLISPolicy reads the bundle at path onto c, before the flags, which
-// override it (BLIS's order). It returns the notes to print.
-func readBLISPolicy(path string, c *cluster.Config) ([]string, error) {
+// override it (BLIS's order). It returns the notes to print and the keys
+// of the settings it set (an error about one names the file).
+func readBLISPolicy(path string, c *cluster.Config) (notes, set []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--policy-config: %v", err)
+		return nil, nil, fmt.Errorf("--policy-config: %v", err)
 	}
 	var p blisPolicy
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && err.Error() != "EOF" {
-		return nil, fmt.Errorf("--policy-config %s: %v", path, oneLine(err))
+		return nil, nil, fmt.Errorf("--policy-config %s: %v", path, oneLine(err))
 	}
 	fail := func(section, format string, args ...any) error {
 		return fmt.Errorf("--policy-config %s: %s: %s", path, section, fmt.Sprintf(format, args...))
@@ -95,35 +97,38 @@ func readBLISPolicy(path string, c *cluster.Config) ([]string, error) {
 		{"tenant_budgets", "", &p.TenantBudgets}, {"routing.scorers", "--routing-scorers (llm-d plugin types)", &p.Routing.Scorers}} {
 		if !emptyNode(s.node) {
 			if s.flag == "" {
-				return nil, fail(s.name, "tenant budgets are not modelled")
+				return nil, nil, fail(s.name, "tenant budgets are not modelled")
 			}
-			return nil, fail(s.name, "not read here: give it as %s", s.flag)
+			return nil, nil, fail(s.name, "not read here: give it as %s", s.flag)
 		}
 	}
 	if p.Routing.Policy != "" {
 		if !slices.Contains(route.PolicyNames(), p.Routing.Policy) {
-			return nil, fail("routing.policy", "unknown value %q (allowed: %s)", p.Routing.Policy, strings.Join(route.PolicyNames(), ", "))
+			return nil, nil, fail("routing.policy", "unknown value %q (allowed: %s)", p.Routing.Policy, strings.Join(route.PolicyNames(), ", "))
 		}
 		c.Routing.Policy = p.Routing.Policy
+		set = append(set, keys.RoutingPolicy)
 	}
 	a := &c.Autoscale
-	var notes []string
 	for _, np := range p.NodePools {
 		a.Pools = append(a.Pools, cluster.NodePool{Name: np.Name, GPUType: np.GPUType, GPUsPerNode: np.GPUsPerNode,
 			GPUMemoryGiB: np.GPUMemoryGiB, InitialNodes: np.InitialNodes, MinNodes: np.MinNodes, MaxNodes: np.MaxNodes, CostPerHour: np.CostPerHour})
 	}
 	a.LoadingDelay = cluster.Delay(p.InstanceLifecycle.LoadingDelay)
 	a.WarmStart = p.InstanceLifecycle.WarmStart
+	set = append(set, keys.AutoscaleLoadingDelay, keys.AutoscaleLoadingDelayStddev)
 	as := &p.Autoscaler
 	if as.IntervalUs > 0 {
 		a.IntervalUs, a.ScaleUpWindowUs, a.ScaleDownWindowUs = as.IntervalUs, as.ScaleUpWindowUs, as.ScaleDownWindowUs
 		a.HPADelay = cluster.Delay(as.HPAScrapeDelay)
 		a.KVCacheThreshold, a.ScaleUpThreshold = as.Analyzer.KVCacheThreshold, as.Analyzer.ScaleUpThreshold
 		a.ScaleDownBoundary, a.AvgInputTokens = as.Analyzer.ScaleDownBoundary, as.Analyzer.AvgInputTokens
+		set = append(set, keys.AutoscaleInterval, keys.AutoscaleUpWindow, keys.AutoscaleDownWindow, keys.AutoscaleHPADelay,
+			keys.AutoscaleHPADelayStddev, keys.AutoscaleKVThreshold, keys.AutoscaleUpThreshold, keys.AutoscaleDownBoundary, keys.AutoscaleAvgInput)
 	} else if *as != (blisAutoscaler{}) {
 		notes = append(notes, "--policy-config: autoscaler.interval_us is not > 0, so its other fields are ignored, as BLIS ignores them")
 	}
-	return notes, nil
+	return notes, set, nil
 }
 
 func emptyNode(n *yaml.Node) bool {
