@@ -248,3 +248,45 @@ func TestPolicyConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Without node pools, our default adds instances up to
+// autoscaler.max_replicas (BLIS adds none), and GPU-hours are the sum of
+// each instance's GPUs × its life: here TP1, so Σ (ended − created).
+func TestAutoscalerWithoutPools(t *testing.T) {
+	code, out, errs := run(t, "simulate", "--tp", "1", "--num-instances", "2", "--workload-spec", filepath.Join(autoscalerDir, "as-ramp.yaml"),
+		"--total-kv-blocks", "4000", "--model-autoscaler-interval-us", "1000000", "--autoscaler-max-replicas", "6",
+		"--autoscaler-loading-delay-s", "10", "--routing-policy", "weighted", "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct {
+		GPUHours   float64 `json:"gpu_hours"`
+		Autoscaler struct {
+			ScaleUps  int `json:"scale_ups"`
+			Replicas  []struct{ Routable, Loading int }
+			Instances []struct {
+				CreatedMs float64 `json:"created_ms"`
+				EndedMs   float64 `json:"ended_ms"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Autoscaler.ScaleUps == 0 {
+		t.Errorf("no instance added")
+	}
+	for _, r := range got.Autoscaler.Replicas {
+		if r.Routable+r.Loading > 6 || r.Routable < 1 {
+			t.Errorf("%d routable + %d loading: want 1 to 6 placed (%+v)", r.Routable, r.Loading, got.Autoscaler.Replicas)
+			break
+		}
+	}
+	var ms float64
+	for _, in := range got.Autoscaler.Instances {
+		ms += in.EndedMs - in.CreatedMs
+	}
+	if math.Abs(got.GPUHours-ms/3.6e6) > 1e-9 {
+		t.Errorf("gpu_hours %v; Σ lives %v ms = %v GPU-hours at TP1", got.GPUHours, ms, ms/3.6e6)
+	}
+}
