@@ -64,8 +64,9 @@ type Summary struct {
 	TraceZeroOutput  *float64 `json:"trace_zero_output,omitempty" unit:"requests"`
 	TraceZeroInput   *float64 `json:"trace_zero_input,omitempty" unit:"requests"`
 	TraceOverContext *float64 `json:"trace_over_context,omitempty" unit:"requests"`
-	// Autoscaler is what the autoscaler did; absent without one.
-	Autoscaler *ScaleSummary `json:"autoscaler,omitempty"`
+	// Autoscaler is what the autoscaler did, absent without one: a report
+	// (series and lists), not metrics, so objectives do not read it.
+	Autoscaler *ScaleSummary `json:"autoscaler,omitempty" metric:"-"`
 }
 
 // KVSummary reports the CPU offload tier's activity.
