@@ -33,7 +33,7 @@ func autoscaleSettings() []*Setting {
 		"the autoscaler's tick period (0 = no autoscaler): each tick compares the routable instances' KV demand with their capacity and adds or drains instances (BLIS f90a1e3a's model autoscaler)", CompAutoscaler, 0,
 		func(c *cluster.Config) *float64 { return &c.Autoscale.IntervalUs }).
 		production(Counterpart{System: SystemAutoscaler, Name: "WVA reconcile interval", Fidelity: Approximate,
-			Note: "the WVA reconciles on its own period (" + wvaConfig + "); the HPA then syncs every 15 s by default",
+			Note:   "the WVA reconciles on its own period (" + wvaConfig + "); the HPA then syncs every 15 s by default",
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no autoscaler: the replica count is fixed, as without a WVA and an HPA"}}})
 	on := positive(interval)
 	a := func(c *cluster.Config) *cluster.Autoscale { return &c.Autoscale }
