@@ -28,6 +28,8 @@ type simFlags struct {
 	sets                        []string
 	file                        settingsFile // --settings FILE
 	worldFile                   string       // --world-file FILE
+	policyConfig                string       // --policy-config FILE: BLIS's policy bundle (blispolicy.go)
+	policySet                   []string     // the setting keys it set
 	production                  productionFiles
 	// user are the settings the user gave, and how, once apply has run:
 	// a simulator error about one of them names the flag (blame).
@@ -88,6 +90,7 @@ func (f *simFlags) bind(fs *pflag.FlagSet) {
 	}
 	f.file.bind(fs)
 	f.production.bind(fs)
+	fs.StringVar(&f.policyConfig, "policy-config", "", "BLIS's policy bundle (YAML): its routing policy, node pools, instance lifecycle and autoscaler, which the flags override")
 	fs.StringArrayVar(&f.sets, "set", nil, "any setting by its key, KEY=VALUE (repeatable; `optimize template settings` lists them)")
 }
 
@@ -143,6 +146,14 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 	}
 	if err := f.production.apply(&c); err != nil {
 		return c, err
+	}
+	if f.policyConfig != "" {
+		notes, set, err := readBLISPolicy(f.policyConfig, &c)
+		if err != nil {
+			return c, err
+		}
+		f.policySet = set
+		f.production.notes = append(f.production.notes, notes...)
 	}
 	before := c // what each flag would be without it (CheckGiven)
 	var user []given
@@ -201,12 +212,18 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 func (f *simFlags) blame(err error) error {
 	var bad *errtext.Setting
 	if !errors.As(err, &bad) {
+		if f.policyConfig != "" && strings.HasPrefix(err.Error(), "node_pools[") {
+			return fmt.Errorf("--policy-config %s: %w", f.policyConfig, err)
+		}
 		return err
 	}
 	for _, g := range append(slices.Clone(f.user), f.production.imported...) {
 		if g.setting.Key == bad.Key {
 			return fmt.Errorf("%s: %w", g.source, err)
 		}
+	}
+	if slices.Contains(f.policySet, bad.Key) {
+		return fmt.Errorf("--policy-config %s: %w", f.policyConfig, err)
 	}
 	return err
 }

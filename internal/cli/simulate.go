@@ -164,6 +164,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 	for _, n := range o.flags.production.notes {
 		fmt.Fprintln(s.Err, "note: "+n)
 	}
+	if n := autoscalerNote(&cfg); n != "" {
+		fmt.Fprintln(s.Err, "note: "+n)
+	}
 	seeds := o.seeds
 	if !changed(fs, "seeds") {
 		seeds = []int64{o.seed}
@@ -190,6 +193,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 		return writeJSON(s, seeds, runs)
 	}
 	writeText(s.Out, cfg, wl.name, seeds, runs)
+	writeScaleText(s.Out, seeds, runs)
 	return nil
 }
 

@@ -53,6 +53,8 @@ var (
 		{"P/D mean transfer depth", "pd.mean_transfer_depth", "%.2f"},
 		{"GPUs", "gpu_count", "%.0f"},
 		{"cost USD/h", "cost_per_hour", "%.2f"},
+		{"GPU-hours", "gpu_hours", "%.3f"},
+		{"cost USD", "cost_usd", "%.2f"},
 		{"trace rows: no output", "trace_zero_output", "%.0f"},
 		{"trace rows: no prompt", "trace_zero_input", "%.0f"},
 		{"trace rows: over context", "trace_over_context", "%.0f"},

@@ -79,6 +79,9 @@ type Config struct {
 	// FlowControl, when enabled, queues admitted requests at the gateway
 	// (package flow) and replaces the admission policy.
 	FlowControl flow.Config
+	// Autoscale is the model autoscaler (autoscale_config.go); off unless
+	// its interval is set.
+	Autoscale Autoscale
 }
 
 // SnapshotRefreshOfEra, as Config.SnapshotRefresh, leaves the interval to
@@ -191,8 +194,10 @@ func (c *Config) checkIn(w latency.Resolved) error {
 	if _, err := latency.New(w.Spec, c.TP); err != nil {
 		return err
 	}
-	_, err := c.KVBlocks(w)
-	return err
+	if _, err := c.KVBlocks(w); err != nil {
+		return err
+	}
+	return c.checkAutoscale(w)
 }
 
 // ClusterCost is what the cluster costs in world w, decided before it

@@ -7,6 +7,8 @@ package cluster
 import (
 	"optimize/simcore"
 	"optimize/simcore/admit"
+	"optimize/simcore/errtext"
+	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/metrics"
 	"optimize/simcore/route"
@@ -30,7 +32,8 @@ type Engine struct {
 	metrics   metrics.Collector
 	requests  simcore.RequestPool // every Request of the run, queued ones folded
 	now       simcore.Tick
-	stepSub   uint8    // event.sub of a step: 1 in the August era
+	stepSub   uint8 // event.sub of a step: 1 in the August era
+	scheduler sched.Scheduler
 	pd        *pdState // prefill/decode disaggregation; nil when off
 	// cacheCopied is when the router's (August era) and the P/D decider's
 	// views of the prefix caches were last copied (BLIS f90a1e3a's
@@ -38,6 +41,7 @@ type Engine struct {
 	// no copies (no delay, or no view that reads them).
 	cacheCopied *simcore.Tick
 	gw          *gateway // flow control; nil when off
+	scale       *scaler  // the autoscaler, nil without one (autoscale.go)
 }
 
 // OnCompleted hands every completed request's record to sink as it
@@ -77,7 +81,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 			routing.CacheCopied = copied
 		}
 	}
-	router, err := route.New(routing, cfg.NumInstances, simcore.SubsystemRNG(cfg.Seed, "router"))
+	router, err := route.New(routing, cfg.routerSlots(), simcore.SubsystemRNG(cfg.Seed, "router"))
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +105,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		router:      router,
 		admission:   admission,
 		latency:     lat,
-		snaps:       make([]route.Snapshot, cfg.NumInstances),
-		refreshed:   make([]simcore.Tick, cfg.NumInstances),
+		scheduler:   scheduler,
 		cacheCopied: copied,
 	}
 	if cfg.Era.August() {
@@ -113,7 +116,6 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		e.gw = newGateway(cfg.FlowControl, src)
 		e.metrics.EnableGateway()
 	}
-	e.load.Instances = e.snaps
 	e.metrics.SetTargets(metrics.Targets{TTFT: cfg.SLOTTFT, ITL: cfg.SLOITL, E2E: cfg.SLOE2E})
 	e.metrics.SetPostDecode(lat.PostDecodeTime())
 	if sized, ok := src.(simcore.Sized); ok {
@@ -122,32 +124,57 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		e.metrics.Reserve(min(max(sized.MaxRequests(), 0), 1<<20))
 	}
 	if cfg.PD.Enabled() {
+		if cfg.Autoscale.On() {
+			return nil, errtext.BadSetting(keys.PDPrefillInstances, "prefill/decode pools with the autoscaler are not modelled yet (llm-d scales each pool role to a target of its own): give one or the other")
+		}
+		e.snaps = make([]route.Snapshot, cfg.NumInstances)
+		e.refreshed = make([]simcore.Tick, cfg.NumInstances)
+		e.load.Instances = e.snaps
 		if err := e.assemblePD(&cfg, routing, scheduler, kvGiven); err != nil {
 			return nil, err
 		}
 		return e, nil
 	}
-	for i := 0; i < cfg.NumInstances; i++ {
-		// Each instance owns its policy: a load-aware one reads its queue.
-		priority, _ := sched.NewPolicy(cfg.Priority)
-		inst, err := newInstance(i, &cfg, lat, scheduler, priority, &e.requests)
-		if err != nil {
+	for range cfg.NumInstances {
+		if _, err := e.addInstance(); err != nil {
 			return nil, err
 		}
-		e.instances = append(e.instances, inst)
 	}
-	if sink, ok := router.(route.KVEventSink); ok {
-		// precise-prefix: the router mirrors every instance's prefix index.
-		for i, inst := range e.instances {
-			inst.kv.Observe(func(h uint64, stored bool) { sink.KVEvent(i, h, stored, e.now) })
-			inst.kv.ObserveCPU(func(h uint64, stored bool) { sink.KVCPUEvent(i, h, stored, e.now) })
+	e.load.Instances = e.snaps
+	if cfg.Autoscale.On() {
+		if e.scale, err = newScaler(e); err != nil {
+			return nil, err
 		}
 	}
 	return e, nil
 }
 
+// addInstance builds the next instance (its index is its rank among
+// them), with its snapshot, and returns it.
+func (e *Engine) addInstance() (*instance, error) {
+	// Each instance owns its policy: a load-aware one reads its queue.
+	priority, _ := sched.NewPolicy(e.cfg.Priority)
+	i := len(e.instances)
+	inst, err := newInstance(i, &e.cfg, e.latency, e.scheduler, priority, &e.requests)
+	if err != nil {
+		return nil, err
+	}
+	if sink, ok := e.router.(route.KVEventSink); ok {
+		// precise-prefix: the router mirrors every instance's prefix index.
+		inst.kv.Observe(func(h uint64, stored bool) { sink.KVEvent(i, h, stored, e.now) })
+		inst.kv.ObserveCPU(func(h uint64, stored bool) { sink.KVCPUEvent(i, h, stored, e.now) })
+	}
+	e.instances = append(e.instances, inst)
+	e.snaps = append(e.snaps, route.Snapshot{})
+	e.refreshed = append(e.refreshed, 0)
+	return inst, nil
+}
+
 // Run replays the whole workload and returns the summary.
 func (e *Engine) Run() metrics.Summary {
+	if e.scale != nil {
+		e.scale.start(e)
+	}
 	for e.stepOnce() {
 	}
 	return e.summarize()
@@ -157,7 +184,9 @@ func (e *Engine) Run() metrics.Summary {
 // is left before the horizon.
 func (e *Engine) stepOnce() bool {
 	at, ok := e.src.Peek()
-	if ok && (e.events.Len() == 0 || at <= e.events.top().time) {
+	// An arrival precedes every event of its time but an instance's
+	// loading completing (rank < 0).
+	if ok && (e.events.Len() == 0 || at < e.events.top().time || at == e.events.top().time && e.events.top().rank >= 0) {
 		if e.pastHorizon(at) {
 			return false
 		}
@@ -190,8 +219,14 @@ func (e *Engine) stepOnce() bool {
 		e.route(e.transit.take(ev.slot), true)
 	case evQueued:
 		e.instances[ev.rank-rankInstance0].enqueue(e, e.transit.take(ev.slot))
+		if e.scale != nil {
+			e.scale.afterInstanceEvent(e, int(ev.rank-rankInstance0))
+		}
 	case evStep:
 		e.instances[ev.rank-rankInstance0].step(e)
+		if e.scale != nil {
+			e.scale.afterInstanceEvent(e, int(ev.rank-rankInstance0))
+		}
 	case evPrefillRouting:
 		e.pd.routePrefill(e, e.transit.take(ev.slot))
 	case evTransferStart:
@@ -202,6 +237,8 @@ func (e *Engine) stepOnce() bool {
 		e.gatewayExpire()
 	case evGatewayTick:
 		e.gatewayTick(ev.time)
+	default:
+		e.scale.handle(e, ev)
 	}
 	return true
 }
@@ -240,8 +277,8 @@ func (e *Engine) admit(r *simcore.Request) {
 		return
 	}
 	var queued int64
-	for i := range e.snaps {
-		queued += int64(e.snaps[i].QueueDepth)
+	for i := range e.load.Instances {
+		queued += int64(e.load.Instances[i].QueueDepth)
 	}
 	e.load.QueueDepthTotal = queued
 	if !e.admission.Admit(r, e.now, &e.load) {
@@ -268,7 +305,15 @@ func (e *Engine) route(r *simcore.Request, refresh bool) {
 	if refresh {
 		e.refreshSnapshots()
 	}
-	e.dispatch(r, e.router.Route(r, e.snaps, e.now))
+	i := 0
+	if e.scale == nil {
+		i = e.router.Route(r, e.snaps, e.now)
+	} else if i = e.scale.pick(e, r); i < 0 {
+		e.metrics.Rejected(r) // no instance is routable
+		e.leave(r, e.now, false)
+		return
+	}
+	e.dispatch(r, i)
 }
 
 // dispatch sends r to instance i.
@@ -297,6 +342,10 @@ func (e *Engine) dispatch(r *simcore.Request, i int) {
 // signals read as zero until the first interval elapses). InFlight and
 // InFlightTokens are cluster counters and always current.
 func (e *Engine) refreshSnapshots() {
+	if e.scale != nil {
+		e.scale.refresh(e)
+		return
+	}
 	for i, inst := range e.instances {
 		s := &e.snaps[i]
 		s.InFlight, s.InFlightTokens = inst.inFlight, inst.inFlightTokens
@@ -341,6 +390,9 @@ func (e *Engine) summarize() metrics.Summary {
 	info.GPUs, info.PricePerGPUHour = e.cfg.ClusterCost(e.world)
 	if e.pd != nil {
 		info.PD = e.pd.counts(e)
+	}
+	if e.scale != nil {
+		return e.scale.summarize(e, info)
 	}
 	return e.metrics.Summarize(info)
 }

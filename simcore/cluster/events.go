@@ -17,6 +17,9 @@ const (
 	evTransferDone                    // cluster (P/D): a KV transfer ends
 	evGatewayTTL                      // flow control: a queued request's TTL ends
 	evGatewayTick                     // flow control: periodic dispatch attempt
+	evScaleTick                       // cluster: the autoscaler's tick (autoscale.go)
+	evScaleActuate                    // cluster: a tick's decision applied (slot: the instances to add, < 0 to drain)
+	evInstanceLoaded                  // cluster: an instance done loading (slot: the instance)
 )
 
 // event is a value in the heap; no interface boxing, no allocation. It
@@ -26,7 +29,7 @@ const (
 type event struct {
 	time simcore.Tick
 	seq  uint64 // FIFO among equal (time, rank)
-	rank int32  // same-time order: admission 1, routing 2, P/D 3–5, gateway 6–7, instance i at 10+i
+	rank int32  // same-time order: loaded −1, admission 1, routing 2, P/D 3–5, gateway 6–7, autoscaler 8–9, instance i at 16+i
 	slot int32  // the request's inTransit slot (admission, routing, queued)
 	kind eventKind
 	// sub orders an instance's events of one time before seq does: 0 for
@@ -61,15 +64,19 @@ func (t *inTransit) take(s int32) *simcore.Request {
 // at one instant every arrival precedes every admission, every admission
 // precedes every routing decision, and cluster events precede instance
 // events, which run in instance order (as in BLIS's shared-clock loop).
-// Prefill/decode disaggregation's cluster events rank between routing and
-// flow control's (pd.go); flow control's TTL and dispatch-tick events
-// follow, as BLIS ranks them (6 and 7), then the instances.
+// Same-time order, as BLIS ranks its cluster events: an instance's loading
+// completes before the arrivals; admission, routing, then prefill/decode
+// disaggregation's events (pd.go), flow control's TTL and dispatch tick,
+// the autoscaler's tick and actuation; then the instances.
 const (
-	rankAdmission   = 1
-	rankRouting     = 2
-	rankGatewayTTL  = 6
-	rankGatewayTick = 7
-	rankInstance0   = 10
+	rankInstanceLoaded = -1
+	rankAdmission      = 1
+	rankRouting        = 2
+	rankGatewayTTL     = 6
+	rankGatewayTick    = 7
+	rankScaleTick      = 8
+	rankScaleActuate   = 9
+	rankInstance0      = 16
 )
 
 func (a *event) before(b *event) bool {

@@ -125,3 +125,22 @@ const (
 
 // Member is the key of a family's member: family.member.
 func Member(family, member string) string { return family + "." + member }
+
+// The autoscaler (BLIS f90a1e3a's model autoscaler, llm-d's
+// workload-variant-autoscaler and HPA).
+const (
+	AutoscaleInterval           = "autoscaler.interval_us"
+	AutoscaleUpWindow           = "autoscaler.scale_up_window_us"
+	AutoscaleDownWindow         = "autoscaler.scale_down_window_us"
+	AutoscaleHPADelay           = "autoscaler.hpa_delay_s"
+	AutoscaleHPADelayStddev     = "autoscaler.hpa_delay_stddev_s"
+	AutoscaleKVThreshold        = "autoscaler.kv_cache_threshold"
+	AutoscaleUpThreshold        = "autoscaler.scale_up_threshold"
+	AutoscaleDownBoundary       = "autoscaler.scale_down_boundary"
+	AutoscaleAvgInput           = "autoscaler.avg_input_tokens"
+	AutoscaleMinReplicas        = "autoscaler.min_replicas"
+	AutoscaleMaxReplicas        = "autoscaler.max_replicas"
+	AutoscaleLoadingDelay       = "autoscaler.loading_delay_s"
+	AutoscaleLoadingDelayStddev = "autoscaler.loading_delay_stddev_s"
+	AutoscaleWarmStart          = "autoscaler.warm_start"
+)

@@ -22,7 +22,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 		"tokens_per_sec", "responses_per_sec", "preemptions", "cache_hit_rate", "routing_imbalance",
 		"kv.offloaded_blocks", "kv.reloaded_blocks", "kv.transfer_ms", "kv.thrashing_rate",
 		"slo_gap", "jain_fairness", "attainment", "goodput", "in_flight", "makespan_ms", "input_tokens", "output_tokens",
-		"gpu_count", "cost_per_hour", "trace_zero_output", "trace_zero_input", "trace_over_context",
+		"gpu_count", "cost_per_hour", "gpu_hours", "cost_usd", "trace_zero_output", "trace_zero_input", "trace_over_context",
 		"pd.disaggregated", "pd.local", "pd.dropped_at_decode_kv", "pd.transfer_mean_ms", "pd.transfer_p50_ms", "pd.transfer_p95_ms", "pd.transfer_p99_ms",
 		"pd.prefill_completions_per_sec", "pd.decode_completions_per_sec", "pd.peak_transfers", "pd.mean_transfer_depth",
 		"gateway_rejected", "gateway_shed", "gateway_expired", "gateway_evicted", "gateway_queue_delay_mean_ms", "gateway_queue_delay_p99_ms"}
@@ -52,7 +52,7 @@ func TestNumbersFollowTheJSONTags(t *testing.T) {
 			if !ok || v == 0 {
 				t.Errorf("%s = %v, %v", n.Name, v, ok)
 			}
-		case "attainment", "goodput", "gpu_count", "cost_per_hour":
+		case "attainment", "goodput", "gpu_count", "cost_per_hour", "gpu_hours", "cost_usd":
 			if ok || !n.Optional {
 				t.Errorf("%s: unset optional reads as present", n.Name)
 			}

@@ -45,8 +45,17 @@ type Summary struct {
 	// keeps them (mean:"same") rather than averaging. CostPerHour is
 	// absent when the GPU has no price, both are absent from results
 	// stored before they were recorded.
+	//
+	// With an autoscaler the GPUs change over the run: GPUCount is their
+	// mean over the run (GPUHours / the run's hours), CostPerHour its
+	// price, and Mean averages them over runs that differ.
 	GPUCount    *float64 `json:"gpu_count,omitempty" unit:"GPUs" mean:"same"`
 	CostPerHour *float64 `json:"cost_per_hour,omitempty" unit:"USD/h" mean:"same"`
+	// GPUHours is Σ over instances of their GPUs × the hours from their
+	// placement to their termination or the end of the run, and CostUSD
+	// its price: present with an autoscaler.
+	GPUHours *float64 `json:"gpu_hours,omitempty" unit:"GPU-h"`
+	CostUSD  *float64 `json:"cost_usd,omitempty" unit:"USD"`
 	// A replayed trace's rows that cannot be served, skipped and counted
 	// here (never requests of the run): no output tokens (a failed
 	// request), no prompt tokens, or longer than the model's context
@@ -60,6 +69,9 @@ type Summary struct {
 	PD PDSummary `json:"pd,omitzero"`
 	// Flow control's gateway queue, absent without it.
 	GatewayNumbers
+	// Autoscaler is what the autoscaler did, absent without one: a report
+	// (series and lists), not metrics, so objectives do not read it.
+	Autoscaler *ScaleSummary `json:"autoscaler,omitempty" metric:"-"`
 }
 
 // KVSummary reports the CPU offload tier's activity.
@@ -106,6 +118,9 @@ type RunInfo struct {
 	PricePerGPUHour float64
 	// PD is a prefill/decode disaggregated run's counts; nil otherwise.
 	PD *PDCounts
+	// GPUHours and RunHours, when RunHours > 0 (an autoscaler ran): the
+	// GPU-hours used and the run's length; the cost follows them.
+	GPUHours, RunHours float64
 }
 
 // Summarize computes the summary.
@@ -154,6 +169,14 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 	c.goodput(&s, info.Makespan)
 	s.GPUCount, s.CostPerHour = info.ClusterCost()
 	s.GatewayNumbers = c.gatewayNumbers(allClasses)
+	if info.RunHours > 0 {
+		hours, mean := info.GPUHours, info.GPUHours/info.RunHours
+		s.GPUHours, s.GPUCount, s.CostPerHour = &hours, &mean, nil
+		if info.PricePerGPUHour > 0 {
+			cost, perHour := hours*info.PricePerGPUHour, mean*info.PricePerGPUHour
+			s.CostUSD, s.CostPerHour = &cost, &perHour
+		}
+	}
 	return s
 }
 
@@ -254,6 +277,25 @@ func Mean(runs []Summary) Summary {
 			num.set(&m, v*(1/n))
 		default:
 			num.set(&m, v/n)
+		}
+	}
+	// A number of the configuration that differs between runs (the mean
+	// GPUs of an autoscaled run) is averaged.
+	for _, num := range tops {
+		if !num.Same {
+			continue
+		}
+		first, ok := num.Get(&runs[0])
+		for i := 1; ok && i < len(runs); i++ {
+			if v, has := num.Get(&runs[i]); !has || v != first {
+				sum := 0.0
+				for j := range runs {
+					v, _ := num.Get(&runs[j])
+					sum += v
+				}
+				num.set(&m, sum/n)
+				break
+			}
 		}
 	}
 	for k, c := range m.PerSLO {

@@ -64,6 +64,7 @@ type weighted struct {
 	ties      tieBreaker
 	dim       []float64 // scratch: one scorer's values
 	composite []float64 // scratch: the weighted sum
+	slots     []float64 // scratch: a slot scorer's values over every slot (subset.go)
 }
 
 // weightedWithKVEvents is the weighted router of a profile that reads the
@@ -92,6 +93,7 @@ func newWeighted(cfg *Config, n int, rng *rand.Rand) Router {
 		ties:      tieBreaker{rng: rng, tied: make([]int, 0, n)},
 		dim:       make([]float64, n),
 		composite: make([]float64, n),
+		slots:     make([]float64, n),
 	}
 	parts := &profileParts{cfg: cfg, instances: n}
 	for _, sw := range profile {

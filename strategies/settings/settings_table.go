@@ -105,6 +105,11 @@ func settingsTable() []*Setting {
 	add(int64Field(keys.KVTransferBaseLatency, "kv-transfer-base-latency", 0, huge, "µs", "fixed µs per reloaded block", CompKVOffload,
 		func(c *cluster.Config) *int64 { return &c.KVTransferBaseLatency }).when(tiered))
 
+	// The autoscaler (autoscale_settings.go); its ticks read the routing
+	// snapshots.
+	autoscaler := autoscaleSettings()
+	add(autoscaler...)
+
 	// Routing.
 	policy := add(choiceField(keys.RoutingPolicy, "routing-policy", route.PolicyNames(), "round-robin, least-loaded, or weighted: the sum of the routing.weight.* scorers", CompRouting,
 		func(c *cluster.Config) *string { return &c.Routing.Policy }))
@@ -138,7 +143,7 @@ func settingsTable() []*Setting {
 		func(c *cluster.Config) *int64 { return &c.SnapshotRefresh }).
 		effective(func(c *cluster.Config) float64 { return float64(c.EffectiveSnapshotRefresh(resolved(c))) }).
 		when(anyOf(oneOf(policy, "least-loaded", "weighted"), allOf(flowOff, oneOf(admission, admit.SLOGated, admit.Probabilistic)),
-			flowUtilization())))
+			flowUtilization(), positive(autoscaler[0]))))
 	pressure := allOf(scorer("kv-pressure", "kv-pressure-slo"), tiered)
 	add(floatField(keys.KVPressureTransferScale, "kv-pressure-transfer-scale", 1, huge, "µs", "kv-pressure scorers: pending reload µs that cost a whole point", CompRouting, 0,
 		func(c *cluster.Config) *float64 { return &c.Routing.KVPressureTransferScale }).

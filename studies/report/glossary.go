@@ -54,6 +54,8 @@ func terms() []Term {
 		{"goodput", "req/s", "The requests that met their class's targets (as attainment counts them) per second of the run's makespan."},
 		{"gpu_count", "GPUs", "The GPUs the cluster serves on: instances × TP (GPUs per instance). A property of the configuration, the same on every seed."},
 		{"cost_per_hour", "USD/h", "What the cluster costs per hour: gpu_count × the price of its GPU per GPU-hour (setting cost.gpu_hour.<GPU>; defaults are on-demand cloud list prices, their source and date in `optimize template settings --output json`). Cost has no vLLM or llm-d counterpart: it is priced here, not measured. Absent when the GPU has no price."},
+		{"gpu_hours", "GPU-h", "With the autoscaler: Σ over the instances of their GPUs × the hours from their placement to their termination or the end of the run, so the cost follows the instances actually running; gpu_count and cost_per_hour are then their means over the run."},
+		{"cost_usd", "USD", "With the autoscaler: what the run cost, gpu_hours × the price of the GPU per GPU-hour. Absent when the GPU has no price."},
 		{"cost_per_million_tokens", "USD/Mtok", "cost_per_hour / (tokens_per_sec × 3600) × 1,000,000: US dollars per million output tokens at the simulated throughput (no vLLM or llm-d counterpart). A run with no output tokens has no finite cost per token: reading the metric is then an error that fails the trial, never a number a search could rank as cheap. Compare it only between runs of one latency model (the latency model sets the throughput)."},
 		{"trace_zero_output", "requests", "Rows of a replayed trace with no output tokens (a failed request): counted, never replayed. Absent for generated workloads."},
 		{"trace_zero_input", "requests", "Rows of a replayed trace with no prompt tokens: counted, never replayed. Absent for generated workloads."},
@@ -96,6 +98,8 @@ var unitWords = []UnitWord{
 	{"GPUs", "a count of GPUs"},
 	{"transfers", "a count of prefill/decode KV transfers in flight"},
 	{"USD/h", "US dollars per hour of the cluster's operation"},
+	{"GPU-h", "GPU-hours: one GPU for one hour"},
+	{"USD", "US dollars"},
 	{"USD/Mtok", "US dollars per million output tokens"},
 }
 
