@@ -24,7 +24,7 @@ type summaryRow struct{ label, number, format string }
 // The gateway rows (flow control's outcomes and queue delay) are such
 // rows: present when flow control is on.
 var (
-	runRows = []summaryRow{
+	runRows = append([]summaryRow{
 		{"completed", "completed", "%.0f"},
 		{"rejected", "rejected", "%.0f"},
 		{"TTFT mean ms", "ttft_ms.mean", "%.1f"},
@@ -58,19 +58,15 @@ var (
 		{"trace rows: no output", "trace_zero_output", "%.0f"},
 		{"trace rows: no prompt", "trace_zero_input", "%.0f"},
 		{"trace rows: over context", "trace_over_context", "%.0f"},
-		{"gateway rejected", "gateway_rejected", "%.0f"},
-		{"gateway shed", "gateway_shed", "%.0f"},
-		{"gateway expired", "gateway_expired", "%.0f"},
-		{"gateway evicted", "gateway_evicted", "%.0f"},
-		{"gateway delay mean ms", "gateway_queue_delay_mean_ms", "%.1f"},
-		{"gateway delay p99 ms", "gateway_queue_delay_p99_ms", "%.1f"},
-	}
-	classRows = []summaryRow{
+	}, gatewayRows...)
+	classRows = append([]summaryRow{
 		{"TTFT p99 ms", "ttft_ms.p99", "%.1f"},
 		{"E2E p99 ms", "e2e_ms.p99", "%.1f"},
 		{"TTFT attainment", "ttft_attainment", "%.3f"},
 		{"SLO attainment", "attainment", "%.3f"},
 		{"goodput req/s", "goodput", "%.1f"},
+	}, gatewayRows...)
+	gatewayRows = []summaryRow{
 		{"gateway rejected", "gateway_rejected", "%.0f"},
 		{"gateway shed", "gateway_shed", "%.0f"},
 		{"gateway expired", "gateway_expired", "%.0f"},
