@@ -49,7 +49,7 @@ func TestProductionImportErrors(t *testing.T) {
 		{"unknown feature gate", []string{"--epp-config", writeTemp(t, "g.yaml", eppHead+"featureGates: [x]\nplugins:\n- type: no-hit-lru-scorer\n")},
 			"g.yaml: featureGates: x is not modelled (modelled: flowControl)"},
 		{"P/D plugin", []string{"--epp-config", writeTemp(t, "pdf.yaml", eppHead+"plugins:\n- type: prefill-filter\n")},
-			"pdf.yaml: plugin type prefill-filter: prefill/decode disaggregation is not modelled yet"},
+			"pdf.yaml: plugin type prefill-filter: reading llm-d's prefill/decode profiles"},
 		{"two profiles", []string{"--epp-config", writeTemp(t, "pd.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\nschedulingProfiles:\n- name: prefill\n- name: decode\n")},
 			"pd.yaml: 2 schedulingProfiles: one is modelled"},
 		{"flow control queue", []string{"--epp-config", writeTemp(t, "fc.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\n- type: utilization-detector\n  parameters:\n    queueDepthThreshold: 5\n    kvCacheUtilThreshold: 0.8\n")},
@@ -138,7 +138,7 @@ schedulingProfiles:
 // and why.
 func TestLLMDSampleConfigsRun(t *testing.T) {
 	samples := testkit.SharedData(t, "llm-d/deploy-config")
-	const pd = "plugin type prefill-filter: prefill/decode disaggregation is not modelled yet"
+	const pd = "plugin type prefill-filter: reading llm-d's prefill/decode profiles into the simulator's pd.* settings is not built yet"
 	want := map[string]string{
 		"epp-config.yaml":                         "routing weighted(prefix-cache-scorer:2) max-score-picker · scheduler fcfs/constant · admission always-admit",
 		"epp-estimate-prefix-cache-config.yaml":   "routing weighted(prefix-cache-scorer:1,load-aware-scorer:1) max-score-picker ·",
@@ -158,7 +158,7 @@ func TestLLMDSampleConfigsRun(t *testing.T) {
 		"sim-e-pd-epp-config.yaml":                "plugin type encode-filter: encode disaggregation",
 		"sim-epp-gpu-config.yaml":                 "plugin type dcgm-data-source: scoring by GPU attributes",
 		"sim-program-aware-config.yaml":           "plugin type program-aware-fairness: flow control's fairness between programs is not modelled",
-		"soft-reflective-ceiling-epp-config.yaml": "plugin type soft-reflective-ceiling-policy: flow control's usage-limit policies are not modelled",
+		"soft-reflective-ceiling-epp-config.yaml": "plugin type soft-reflective-ceiling-policy: flow control's adaptive usage-limit policies are not modelled",
 	}
 	files, err := filepath.Glob(filepath.Join(samples, "*.yaml"))
 	if err != nil || len(files) != 19 {

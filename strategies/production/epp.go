@@ -42,7 +42,7 @@ var eppNoOps = []struct{ typ, why string }{
 // with why: an import stops at the first with that one line.
 var eppUnmodelled = []struct{ types, why string }{
 	{"prefill-filter disagg-profile-handler prefix-based-pd-decider pd-profile-handler",
-		"prefill/decode disaggregation is not modelled yet: every simulated instance prefills and decodes"},
+		"reading llm-d's prefill/decode profiles into the simulator's pd.* settings is not built yet (simulate disaggregates with --prefill-instances, --decode-instances, --pd-decider)"},
 	{"encode-filter always-disagg-multimodal-decider",
 		"encode disaggregation (multimodal encoders on their own pods) is not modelled: the simulator serves text"},
 	{"mm-embeddings-cache-producer mm-embeddings-cache-scorer",
@@ -56,9 +56,9 @@ var eppUnmodelled = []struct{ types, why string }{
 	{"topology-extractor topology-affinity-filter topology-affinity-scorer",
 		"network topology affinity is not modelled: every simulated instance is equally near"},
 	{"program-aware-fairness",
-		"flow control's fairness between programs is not modelled: the simulator has no gateway queue"},
+		"flow control's fairness between programs is not modelled (the simulator's flow control has global-strict and round-robin between tenants)"},
 	{"soft-reflective-ceiling-policy",
-		"flow control's usage-limit policies are not modelled: the simulator has no gateway queue"},
+		"flow control's adaptive usage-limit policies are not modelled (the simulator's is a static threshold, flow_control.usage_limit_threshold)"},
 }
 
 // unmodelledWhy is why plugin type typ is not modelled, if it is listed.

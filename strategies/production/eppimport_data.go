@@ -63,11 +63,11 @@ func (im *eppImport) flowControl(doc *eppDoc) error {
 			for i, b := range bands {
 				m, _ := b.(map[string]any)
 				if _, ok := m["priority"].(int); !ok || len(m) != 1 {
-					return im.fail("flowControl.priorityBands[%d]: want only an integer priority (a band's capacity, fairness and ordering policies are not modelled: the simulator has no gateway queue)", i)
+					return im.fail("flowControl.priorityBands[%d]: want only an integer priority (reading a band's capacity and policies into the simulator's flow_control.* settings is not built yet)", i)
 				}
 			}
 		default:
-			return im.fail("flowControl.%s is not modelled: the simulator has no gateway queue (modelled: saturationDetector, priorityBands)", k)
+			return im.fail("flowControl.%s: reading it into the simulator's flow_control.* settings is not built yet (read: saturationDetector, priorityBands)", k)
 		}
 	}
 	if gate {
