@@ -399,6 +399,15 @@ func TestFlowControlAndObjectivesImportAsClassOrder(t *testing.T) {
 			t.Errorf("%s: priority.base %s, want %d", class, got, want[class])
 		}
 	}
+	// A class no objective names has llm-d's priority 0, whatever the
+	// configuration read onto held.
+	one := "apiVersion: llm-d.ai/v1alpha2\nkind: InferenceObjective\nmetadata:\n  name: critical\nspec:\n  priority: 7\n"
+	if _, err := ApplyObjectives("one.yaml", []byte(one), &d); err != nil {
+		t.Fatal(err)
+	}
+	if got, other := settingValue(&d, keys.PriorityBase+".critical"), settingValue(&d, keys.PriorityBase+".standard"); got != "7" || other != "0" {
+		t.Errorf("one objective: critical %s (want 7), standard %s (want 0, it was %d)", got, other, want[simcore.SLOStandard])
+	}
 	for text, want := range map[string]string{
 		"apiVersion: llm-d.ai/v1alpha2\nkind: InferenceObjective\nmetadata:\n  name: gold\nspec:\n  priority: 3\n":                          `o.yaml: document 1: InferenceObjective "gold" names no SLO class`,
 		"apiVersion: llm-d.ai/v1alpha2\nkind: InferenceObjective\nmetadata:\n  name: critical\nspec:\n  priority: 3\n  criticality: high\n": "o.yaml: document 1: line 7: field criticality not found",

@@ -88,5 +88,13 @@ func ApplyObjectives(file string, data []byte, c *cluster.Config) (res ImportRes
 	if len(seen) == 0 {
 		return res, errtext.New(file, "", "empty; want one %s per SLO class", ObjectiveKind)
 	}
+	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
+		if !seen[class] {
+			s := mustSetting(keys.PriorityBase + "." + class.String())
+			if err := setImported(&res, file, c, s, "0", "no InferenceObjective named "+class.String()+" (llm-d's priority 0)"); err != nil {
+				return res, err
+			}
+		}
+	}
 	return res, nil
 }
