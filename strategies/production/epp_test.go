@@ -399,6 +399,15 @@ func TestFlowControlAndObjectivesImportAsClassOrder(t *testing.T) {
 			t.Errorf("%s: priority.base %s, want %d", class, got, want[class])
 		}
 	}
+	// Read without the class order, the priorities are said to order nothing.
+	hasNote := func(r ImportResult) bool {
+		return slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "priorities order nothing") })
+	}
+	plain, _ := settings.Standard()
+	alone, err := ApplyObjectives("objectives.yaml", obj.Bytes(), &plain)
+	if err != nil || !hasNote(alone) || hasNote(res) {
+		t.Errorf("the note that priorities order nothing: alone %v, with flow control %v (%v)", hasNote(alone), hasNote(res), err)
+	}
 	// A class no objective names has llm-d's priority 0, whatever the
 	// configuration read onto held.
 	one := "apiVersion: llm-d.ai/v1alpha2\nkind: InferenceObjective\nmetadata:\n  name: critical\nspec:\n  priority: 7\n"

@@ -88,6 +88,9 @@ func ApplyObjectives(file string, data []byte, c *cluster.Config) (res ImportRes
 	if len(seen) == 0 {
 		return res, errtext.New(file, "", "empty; want one %s per SLO class", ObjectiveKind)
 	}
+	if !mustSetting(keys.PriorityBase + "." + simcore.SLOCritical.String()).Active.Holds(c) {
+		res.Notes = append(res.Notes, file+": the classes' priorities order nothing unless the class order is on: llm-d's flow control (featureGates: [flowControl] in --epp-config), or --scheduler priority-fcfs under a class priority policy")
+	}
 	for class := simcore.SLOCritical; class < simcore.NumSLOClasses; class++ {
 		if !seen[class] {
 			s := mustSetting(keys.PriorityBase + "." + class.String())
