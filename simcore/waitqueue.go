@@ -238,3 +238,118 @@ func (q *WaitQueue) frontRecord() *Waiting {
 	}
 	return &q.chunks[0][q.first]
 }
+
+// Remove takes the waiting request with the given ID out of the queue,
+// the others keeping their order, and returns it whole; false when it
+// does not wait here. It costs O(n): flow control's in-flight eviction
+// is its only caller.
+func (q *WaitQueue) Remove(id int64) (*Request, bool) {
+	q.dropFront()
+	q.settle()
+	var w Waiting
+	if q.rank != nil {
+		if !q.rankedRemove(id, &w) {
+			return nil, false
+		}
+	} else if !q.fifoRemove(id, &w) {
+		return nil, false
+	}
+	if h := w.heldSlot(); h >= 0 {
+		r := q.held[h]
+		q.held[h] = nil
+		q.freeHeld = append(q.freeHeld, h)
+		r.Priority, r.PriorityHint = w.Priority, w.PriorityHint
+		return r, true
+	}
+	r := q.pool.Take()
+	q.pool.unfold(&w, r, q.instance, q.blockSize)
+	return r, true
+}
+
+// fifoRemove removes the record of id from the chunks into w, moving the
+// records behind it one place forward.
+func (q *WaitQueue) fifoRemove(id int64, w *Waiting) bool {
+	at := func(k int) *Waiting {
+		k += q.first
+		if k < len(q.chunks[0]) {
+			return &q.chunks[0][k]
+		}
+		k -= len(q.chunks[0])
+		return &q.chunks[1+k/waitChunk][k%waitChunk]
+	}
+	k := 0
+	for ; k < q.n && at(k).ID != id; k++ {
+	}
+	if k == q.n {
+		return false
+	}
+	*w = *at(k)
+	for ; k+1 < q.n; k++ {
+		*at(k) = *at(k + 1)
+	}
+	*at(q.n - 1) = Waiting{}
+	q.n--
+	last := len(q.chunks) - 1
+	q.chunks[last] = q.chunks[last][:len(q.chunks[last])-1]
+	if len(q.chunks[last]) == 0 || q.n == 0 {
+		if len(q.spare) < maxSpareChunks {
+			q.spare = append(q.spare, q.chunks[last][:0])
+		}
+		q.chunks[last] = nil
+		q.chunks = q.chunks[:last]
+		if last == 0 {
+			q.first = 0
+		}
+	}
+	return true
+}
+
+// rankedRemove removes the record of id from its group's heap into w.
+func (q *WaitQueue) rankedRemove(id int64, w *Waiting) bool {
+	for g, h := range q.groups {
+		for i := range h {
+			if h[i].ID != id {
+				continue
+			}
+			*w = h[i]
+			last := len(h) - 1
+			h[i] = h[last]
+			h[last] = Waiting{}
+			h = h[:last]
+			q.groups[g] = h
+			q.n--
+			q.head = -1
+			if i < last {
+				q.sift(h, i)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// sift restores the heap h after its record i was replaced: up, or down.
+func (q *WaitQueue) sift(h []Waiting, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.rank.Less(&h[i], &h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && q.rank.Less(&h[c+1], &h[c]) {
+			c++
+		}
+		if !q.rank.Less(&h[c], &h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}

@@ -50,7 +50,6 @@ const (
 const (
 	whyDistribution = "BLIS's synthesised distribution and preset workloads are not built in: write the workload as a --workload-spec"
 	whyPD           = "a pool's own hardware, latency model or context window is not modelled (its TP is: --prefill-tp, --decode-tp)"
-	whyEviction     = "flow control's in-flight eviction (ending a running sheddable request for a waiting one) is not modelled"
 	whyLoRA         = "LoRA adapters are not modelled"
 	whyMoE          = "data and expert parallelism of MoE models is not modelled"
 	whyEncode       = "the multimodal encode pool is not modelled"
@@ -91,7 +90,7 @@ var blisFlags = []blisFlag{
 	{name: "hardware", in: blisBoth, do: blisOurs},
 	{name: "hardware-config", in: blisBoth, do: blisDiffers, reason: "ours reads a YAML file holding one GPU (like data/hardware/gpus.yaml) instead of --hardware; BLIS reads a JSON file of GPUs by name, --hardware choosing one"},
 	{name: "horizon", in: blisBoth, do: blisOurs, reason: "µs; 0 = until every request is done (BLIS's default, the largest int64)"},
-	{name: "in-flight-eviction", in: blisNew, do: blisRejected, def: "false", boolean: true, reason: whyEviction},
+	{name: "in-flight-eviction", in: blisNew, do: blisOurs},
 	{name: "kv-cache-util-threshold", in: blisNew, do: blisOurs},
 	{name: "kv-cpu-blocks", in: blisBoth, do: blisOurs},
 	{name: "kv-offload-config", in: blisNew, do: blisRejected, def: "", reason: "multi-tier offload files are not read: the CPU tier is --kv-cpu-blocks and its --kv-* flags"},

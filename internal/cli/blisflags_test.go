@@ -186,7 +186,7 @@ func TestBLISFlagsRejectedAndVerb(t *testing.T) {
 		want string
 	}{
 		{[]string{"--prefill-hardware", "A100-80"}, "optimize: --prefill-hardware A100-80: " + whyPD + ` (BLIS's default, "", is accepted)`},
-		{[]string{"--in-flight-eviction"}, "optimize: --in-flight-eviction true: " + whyEviction + " (BLIS's default, false, is accepted)"},
+		{[]string{"--enable-expert-parallel"}, "optimize: --enable-expert-parallel true: " + whyMoE + " (BLIS's default, false, is accepted)"},
 		{[]string{"--rate", "5"}, "optimize: --rate 5: " + whyDistribution + " (BLIS's default, 1, is accepted)"},
 		{[]string{"--max-num-seqs", "8", "--max-num-running-reqs", "8"}, "optimize: --max-num-seqs: --max-num-running-reqs is given too, its other name; give one"},
 		{[]string{"walk"}, `optimize: invalid argument "walk" for "optimize simulate"`},

@@ -237,6 +237,8 @@ func (e *Engine) stepOnce() bool {
 		e.gatewayExpire()
 	case evGatewayTick:
 		e.gatewayTick(ev.time)
+	case evGatewayEvict:
+		e.gatewayEvict()
 	default:
 		e.scale.handle(e, ev)
 	}
@@ -260,6 +262,9 @@ func (e *Engine) nextAt(now simcore.Tick, rank int32) bool {
 
 // leave tells the source that r left the system at time at and recycles it.
 func (e *Engine) leave(r *simcore.Request, at simcore.Tick, completed bool) {
+	if e.gw != nil && e.gw.tracker != nil {
+		e.gw.tracker.Untrack(r.ID)
+	}
 	e.src.Done(r, at, completed)
 	e.requests.Put(r)
 }
@@ -335,6 +340,9 @@ func (e *Engine) dispatch(r *simcore.Request, i int) {
 	e.snaps[i].InFlightTokens += tokens
 	at := e.now + e.instances[i].latency.QueueingTime(int64(r.InputLen))
 	e.events.push(event{time: at, rank: rankInstance0 + int32(i), kind: evQueued, slot: e.transit.park(r)})
+	if e.gw != nil && e.gw.tracker != nil {
+		e.gatewayTrack(r, i)
+	}
 }
 
 // refreshSnapshots re-reads each instance's queue, batch and KV signals,

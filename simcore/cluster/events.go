@@ -17,6 +17,7 @@ const (
 	evTransferDone                    // cluster (P/D): a KV transfer ends
 	evGatewayTTL                      // flow control: a queued request's TTL ends
 	evGatewayTick                     // flow control: periodic dispatch attempt
+	evGatewayEvict                    // flow control: an in-flight eviction (evict.go)
 	evScaleTick                       // cluster: the autoscaler's tick (autoscale.go)
 	evScaleActuate                    // cluster: a tick's decision applied (slot: the instances to add, < 0 to drain)
 	evInstanceLoaded                  // cluster: an instance done loading (slot: the instance)
@@ -66,12 +67,15 @@ func (t *inTransit) take(s int32) *simcore.Request {
 // events, which run in instance order (as in BLIS's shared-clock loop).
 // Same-time order, as BLIS ranks its cluster events: an instance's loading
 // completes before the arrivals; admission, routing, then prefill/decode
-// disaggregation's events (pd.go), flow control's TTL and dispatch tick,
+// disaggregation's events (pd.go), flow control's in-flight eviction (at
+// BLIS's priority 5, shared with a KV transfer's start, in push order),
+// its TTL and dispatch tick,
 // the autoscaler's tick and actuation; then the instances.
 const (
 	rankInstanceLoaded = -1
 	rankAdmission      = 1
 	rankRouting        = 2
+	rankGatewayEvict   = rankRouting + 2 // = rankTransferStart (pd.go)
 	rankGatewayTTL     = 6
 	rankGatewayTick    = 7
 	rankScaleTick      = 8

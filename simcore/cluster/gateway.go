@@ -20,6 +20,11 @@ type gateway struct {
 	// they fire in enqueue order.
 	ttl     []int64
 	ttlHead int
+	// In-flight eviction (evict.go), nil and empty when off: the routed
+	// sheddable requests, and the victims whose eviction events are
+	// pending, in the order the events fire.
+	tracker  *flow.Tracker
+	evicting []victim
 }
 
 // tenantSource is a Source that knows each client's tenant (a spec's
@@ -34,6 +39,9 @@ const defaultTenant = "default"
 func newGateway(cfg flow.Config, src simcore.Source) *gateway {
 	g := &gateway{cfg: cfg.WithDefaults(), queue: flow.NewQueue(cfg)}
 	g.tenants, _ = src.(tenantSource)
+	if cfg.InFlightEviction {
+		g.tracker = flow.NewTracker()
+	}
 	return g
 }
 
@@ -69,7 +77,8 @@ func (e *Engine) gatewayAdmit(r *simcore.Request) {
 }
 
 // gatewayDispatch is one dispatch attempt: it keeps the tick going, reads
-// the pool's saturation and sends at most one request on to routing.
+// the pool's saturation and sends at most one request on to routing, or,
+// with in-flight eviction, evicts one (evict.go).
 func (e *Engine) gatewayDispatch() {
 	g := e.gw
 	if g.queue.Len() == 0 {
@@ -80,7 +89,12 @@ func (e *Engine) gatewayDispatch() {
 		e.events.push(event{time: e.now + g.cfg.DispatchTick, rank: rankGatewayTick, kind: evGatewayTick})
 	}
 	e.refreshSnapshots()
-	entry, ok := g.queue.Dequeue(g.cfg.Saturation(e.snaps))
+	sat := g.cfg.Saturation(e.snaps)
+	if sat >= 1 && g.tracker != nil && g.tracker.Len() > 0 && g.queue.NonSheddableWaiting() {
+		e.gatewayEvictOne() // instead of a dispatch
+		return
+	}
+	entry, ok := g.queue.Dequeue(sat)
 	if !ok {
 		return
 	}

@@ -169,6 +169,13 @@ func (in *instance) neverFits(r *simcore.Request) bool {
 func (in *instance) step(e *Engine) {
 	now := e.now
 	in.clock = max(in.clock, now)
+	if len(in.running) == 0 && in.wait.Len() == 0 {
+		// In-flight eviction emptied the instance since this step was
+		// scheduled: no step runs (BLIS's Step returns).
+		in.stepPending = false
+		in.transfer = 0
+		return
+	}
 	in.kv.SetClock(now)
 	// The queue scores each request it hands out at now, and ranks only
 	// the requests it is asked for (see sched.Scheduler's Rank).

@@ -107,20 +107,21 @@ const (
 
 // Flow control: the gateway queue in front of routing.
 const (
-	FlowControl         = "flow_control.enabled"
-	FlowDetector        = "flow_control.saturation_detector"
-	FlowQueueDepth      = "flow_control.queue_depth_threshold"
-	FlowKVUtil          = "flow_control.kv_cache_util_threshold"
-	FlowMaxConcurrency  = "flow_control.max_concurrency"
-	FlowDispatchOrder   = "flow_control.dispatch_order"
-	FlowSLOTarget       = "flow_control.slo_target_us" // per SLO class
-	FlowFairness        = "flow_control.fairness_policy"
-	FlowPerBandCapacity = "flow_control.per_band_capacity"
-	FlowMaxQueueDepth   = "flow_control.max_queue_depth"
-	FlowUsageLimit      = "flow_control.usage_limit_threshold"
-	FlowRequestTTL      = "flow_control.request_ttl_us"
-	FlowQueueShedding   = "flow_control.queue_shedding"
-	FlowDispatchTick    = "flow_control.dispatch_tick_us"
+	FlowControl          = "flow_control.enabled"
+	FlowDetector         = "flow_control.saturation_detector"
+	FlowQueueDepth       = "flow_control.queue_depth_threshold"
+	FlowKVUtil           = "flow_control.kv_cache_util_threshold"
+	FlowMaxConcurrency   = "flow_control.max_concurrency"
+	FlowDispatchOrder    = "flow_control.dispatch_order"
+	FlowSLOTarget        = "flow_control.slo_target_us" // per SLO class
+	FlowFairness         = "flow_control.fairness_policy"
+	FlowPerBandCapacity  = "flow_control.per_band_capacity"
+	FlowMaxQueueDepth    = "flow_control.max_queue_depth"
+	FlowUsageLimit       = "flow_control.usage_limit_threshold"
+	FlowRequestTTL       = "flow_control.request_ttl_us"
+	FlowQueueShedding    = "flow_control.queue_shedding"
+	FlowInFlightEviction = "flow_control.in_flight_eviction"
+	FlowDispatchTick     = "flow_control.dispatch_tick_us"
 )
 
 // Member is the key of a family's member: family.member.

@@ -96,6 +96,9 @@ func flowSettings(enabled *Setting) []*Setting {
 	add(boolField(keys.FlowQueueShedding, "queue-shedding", "a full queue drops its newest request of the lowest sheddable band (priority < 0) for a request of higher priority instead of rejecting it", CompFlowControl,
 		func(c *cluster.Config) *bool { return &c.FlowControl.QueueShedding }).when(allOf(on, positive(depth))).
 		production(none("BLIS's own: llm-d rejects a request past flowControl.maxRequests; shedding a queued one would need a flow-control change")))
+	add(boolField(keys.FlowInFlightEviction, "in-flight-eviction", "a dispatch attempt that reads saturation ≥ 1 while a non-sheddable request waits dispatches nothing and evicts one routed sheddable request instead (the lowest band's, then the one dispatched last): it leaves its instance's wait queue or running batch, freeing its KV blocks and batch slot, and counts as evicted (a first token it already had stays in the TTFT figures)", CompFlowControl,
+		func(c *cluster.Config) *bool { return &c.FlowControl.InFlightEviction }).when(on).
+		production(none("BLIS-only, llm-d has no in-flight eviction: its flow control never ends a request it dispatched; a model server would need an abort of the running request")))
 	add(int64Field(keys.FlowDispatchTick, "dispatch-tick-interval", 0, huge, "µs", "interval of the periodic dispatch attempt while requests wait (one request per attempt; every enqueue attempts one too; 0 = 1000, as BLIS)", CompFlowControl,
 		func(c *cluster.Config) *int64 { return &c.FlowControl.DispatchTick }).zeroMeans(flow.DefaultTick).when(on).
 		production(simulationOnly("how often the simulated dispatcher looks; llm-d's dispatch loop polls every 1 ms when idle")))
