@@ -14,7 +14,8 @@ import (
 // BLIS f90a1e3a's flow control, command line for command line: three SLO
 // classes in three tenants in heavy overload on 4 instances, under the
 // utilization detector (no caps; per-band and global capacity; queue
-// shedding; in-flight eviction alone, and with queue shedding and a TTL)
+// shedding; in-flight eviction alone, with queue shedding and a TTL, and
+// with P/D pools, whose split requests it never evicts)
 // and the concurrency detector (slo-deadline order, round-robin fairness,
 // usage-limit ceilings, TTL), seeds 42–44.
 // testdata/blis_f90a1e3a/flow_control.json holds each BLIS command line
@@ -142,8 +143,8 @@ func TestBLISf90a1e3aFlowControl(t *testing.T) {
 			runs++
 		}
 	}
-	if runs < 6*3 {
-		t.Fatalf("%d runs; want 6 command lines × 3 seeds", runs)
+	if runs < 7*3 {
+		t.Fatalf("%d runs; want 7 command lines × 3 seeds", runs)
 	}
 }
 

@@ -263,3 +263,32 @@ func TestValidate(t *testing.T) {
 		t.Errorf("zero config: %v", err)
 	}
 }
+
+// The tracker pops the lowest band first, then the request dispatched
+// last; it ignores non-sheddable bands and forgets untracked requests.
+func TestTrackerOrder(t *testing.T) {
+	tr := NewTracker()
+	tr.Track(1, Priority(simcore.SLOSheddable), 100, 0)
+	tr.Track(2, Priority(simcore.SLOSheddable), 300, 1)
+	tr.Track(3, Priority(simcore.SLOBackground), 50, 2)
+	tr.Track(4, Priority(simcore.SLOCritical), 400, 3) // not sheddable
+	tr.Track(5, Priority(simcore.SLOBatch), 500, 0)
+	tr.Track(6, Priority(simcore.SLOSheddable), 200, 1)
+	tr.Untrack(2)
+	tr.Untrack(4) // never tracked: ignored
+	if tr.Len() != 4 {
+		t.Fatalf("tracking %d, want 4", tr.Len())
+	}
+	for _, want := range []struct {
+		id       int64
+		instance int
+	}{{3, 2}, {6, 1}, {1, 0}, {5, 0}} {
+		id, i, ok := tr.Pop()
+		if !ok || id != want.id || i != want.instance {
+			t.Fatalf("popped %d on %d (ok %v), want %d on %d", id, i, ok, want.id, want.instance)
+		}
+	}
+	if _, _, ok := tr.Pop(); ok {
+		t.Fatal("popped from an empty tracker")
+	}
+}
