@@ -168,6 +168,7 @@ func TestInertNonDefaultStaysAnError(t *testing.T) {
 		{[]string{"--routing-scorers", "queue-depth:2"}, "--routing-scorers sets routing.weight.queue-depth, which has no effect unless routing.policy is weighted (it is round-robin)"},
 		{[]string{"--gpu-memory-utilization", "0.8"}, "--gpu-memory-utilization sets gpu_memory_utilization, which has no effect unless latency.model is trained-physics or roofline (it is blackbox)"},
 		{[]string{"--set", "admission.token_bucket.capacity=20000"}, "--set admission.token_bucket.capacity=20000 sets admission.token_bucket.capacity, which has no effect unless admission.policy is token-bucket (it is always-admit)"},
+		{[]string{"--in-flight-eviction"}, "--in-flight-eviction sets flow_control.in_flight_eviction, which has no effect unless flow_control.enabled is true (it is false)"},
 	} {
 		code, _, errs := run(t, append(slices.Clone(base), c.args...)...)
 		if code != 2 || strings.TrimSpace(errs) != "optimize: "+c.want {
