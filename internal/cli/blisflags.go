@@ -87,6 +87,10 @@ func (b *blisFlagSet) check(fs *pflag.FlagSet, stderr io.Writer) error {
 			}
 		case blisIgnored:
 			fmt.Fprintf(stderr, "optimize: note: --%s ignored: %s\n", f.name, f.reason)
+		case blisDistribution:
+			if workloadGiven {
+				fmt.Fprintf(stderr, "optimize: note: --%s ignored beside a workload spec or trace, as BLIS ignores it there\n", f.name)
+			}
 		case blisWorkloadOnly, blisRejected:
 			v := b.values[f.name].raw
 			if f.do == blisWorkloadOnly && workloadGiven {
@@ -133,6 +137,8 @@ func (f *blisFlag) doText() string {
 		return "ours differs"
 	case blisIgnored:
 		return "ignored, with a note"
+	case blisDistribution:
+		return "shapes BLIS's distribution workload, synthesised as BLIS does when no workload is named (default `" + f.def + "`); ignored beside --workload-spec"
 	case blisWorkloadOnly:
 		return "ignored beside --workload-spec, else rejected unless `" + quoteEmpty(f.def) + "`"
 	}
