@@ -172,8 +172,24 @@ const blisSectionHeading = "### BLIS command lines\n\n"
 func blisREADME() string {
 	var b strings.Builder
 	b.WriteString(blisSectionHeading)
-	b.WriteString("A `blis run` command line of BLIS 7fd7a88d or f90a1e3a runs here with `blis` replaced by\n" +
-		"`optimize simulate`: `run` is accepted as simulate's only argument, and a flag that restates\n" +
+	b.WriteString("A `blis run` command line of BLIS 7fd7a88d runs here with `blis` replaced by `optimize simulate`;\n" +
+		"one of BLIS f90a1e3a with `--era f90a1e3a` added too, since f90a1e3a changed `blis run`'s defaults\n" +
+		"and the era given takes them for what the line leaves unset: the trained-physics latency model,\n" +
+		"BLIS's KV estimate (`kv.capacity_rule` blis-f90a1e3a), the weighted profile\n" +
+		"precise-prefix-cache-scorer 2, queue-scorer 1, kv-cache-utilization-scorer 1, a 50 ms\n" +
+		"cache-signal delay and a 50 ms snapshot refresh. BLIS's default workload, `--workload\n" +
+		"distribution`, is synthesised from `--rate`, `--num-requests` (BLIS's default 100),\n" +
+		"`--prompt-tokens…`, `--output-tokens…` and `--prefix-tokens` as BLIS synthesises it (one client,\n" +
+		"constant arrivals, gaussian lengths, the run's seed). The P/D, flow-control and autoscaler lines\n" +
+		"of BENCHMARKS.md run so, unchanged, and equal BLIS's figures (TestBLISf90a1e3aPD,\n" +
+		"TestBLISf90a1e3aFlowControl, TestBLISf90a1e3aAutoscaler). A spec's clients with lifecycle\n" +
+		"windows share the aggregate rate with the clients whose windows overlap theirs, as in f90a1e3a\n" +
+		"(7fd7a88d divided it among all clients). Not carried over: f90a1e3a's scorer names that\n" +
+		"7fd7a88d lacks (`precise-prefix-cache`, `no-hit-lru`, `active-requests`, … — name the llm-d\n" +
+		"plugin type) and its `queue-depth`, which reads the waiting queue alone (refused under\n" +
+		"`--era f90a1e3a`, naming queue-scorer, llm-d's scorer of the same arithmetic); BLIS's preset\n" +
+		"workloads (`--workload chatbot`, …) and its closed-loop `--concurrency` workload.\n\n" +
+		"`run` is accepted as simulate's only argument, and a flag that restates\n" +
 		"its default is never an error (an inert non-default value still is). Each flag of `blis run`\n" +
 		"is accepted (BLIS's name and meaning), ignored with a one-line note on stderr, or rejected\n" +
 		"with a one-line error; a rejected flag at BLIS's default is accepted, as it leaves the\n" +
