@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"optimize/simcore"
 	"optimize/strategies/settings"
 )
 
@@ -68,6 +69,9 @@ func (b *blisFlagSet) bind(fs *pflag.FlagSet) {
 // check writes a note for each ignored BLIS flag given and rejects a
 // rejected one given at other than BLIS's default.
 func (b *blisFlagSet) check(fs *pflag.FlagSet, stderr io.Writer) error {
+	if err := checkAugustScorers(fs); err != nil {
+		return err
+	}
 	workloadGiven := changed(fs, "workload-spec") || changed(fs, "trace")
 	for i := range blisFlags {
 		f := &blisFlags[i]
@@ -201,4 +205,27 @@ func blisREADME() string {
 		fmt.Fprintf(&b, "| `--%s` | %s | %s | %s |\n", f.name, f.in, f.doText(), strings.ReplaceAll(why, "|", "\\|"))
 	}
 	return b.String()
+}
+
+// checkAugustScorers refuses, on a command line that names era f90a1e3a,
+// the scorer name whose meaning BLIS f90a1e3a changed: its queue-depth
+// reads the waiting queue alone (llm-d's queue-scorer), where this
+// simulator's is 7fd7a88d's (waiting + running + in flight). Run
+// silently, an f90a1e3a line would score another signal. (A settings
+// file names this simulator's scorers, whatever its era.)
+func checkAugustScorers(fs *pflag.FlagSet) error {
+	if !changed(fs, "era") || fs.Lookup("era").Value.String() != string(simcore.EraAugust2026) {
+		return nil
+	}
+	for _, flag := range []string{"routing-scorers", "prefill-routing-scorers", "decode-routing-scorers"} {
+		if !changed(fs, flag) {
+			continue
+		}
+		for _, term := range strings.Split(fs.Lookup(flag).Value.String(), ",") {
+			if name, _, _ := strings.Cut(strings.TrimSpace(term), ":"); name == "queue-depth" {
+				return fmt.Errorf("--%s: queue-depth under --era f90a1e3a: BLIS f90a1e3a's reads the waiting queue alone; name it queue-scorer (llm-d's, the same arithmetic); queue-depth here is 7fd7a88d's (waiting + running + in-flight requests)", flag)
+			}
+		}
+	}
+	return nil
 }

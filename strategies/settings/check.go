@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"optimize/simcore"
 	"optimize/simcore/admit"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
@@ -25,9 +24,6 @@ func CheckConfig(c *cluster.Config) error {
 		return err
 	}
 	c.Model, c.GPU = w.Model, w.GPU
-	if err := checkEraScorers(c); err != nil {
-		return err
-	}
 	routing := c.RoutingInEffect()
 	if err := routing.Validate(); err != nil {
 		return inPart("routing", err)
@@ -49,21 +45,4 @@ func inPart(part string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", part, err)
-}
-
-// checkEraScorers refuses, under an era given as f90a1e3a, the scorer
-// name whose meaning f90a1e3a changed: its queue-depth reads the waiting
-// queue alone (llm-d's queue-scorer), where this simulator's is
-// 7fd7a88d's (waiting + running + in flight). Run silently, an f90a1e3a
-// command line would score another signal.
-func checkEraScorers(c *cluster.Config) error {
-	if c.Era != simcore.EraAugust2026 {
-		return nil
-	}
-	for _, sw := range c.ScorersInEffect() {
-		if sw.Name == "queue-depth" {
-			return errtext.BadSetting(WeightPrefix+sw.Name, "under era f90a1e3a BLIS's queue-depth reads the waiting queue alone: name it queue-scorer (llm-d's, the same arithmetic); queue-depth here is 7fd7a88d's (waiting + running + in-flight requests)")
-		}
-	}
-	return nil
 }
