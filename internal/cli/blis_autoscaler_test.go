@@ -17,6 +17,7 @@ const autoscalerDir = "testdata/blis_f90a1e3a/autoscaler"
 // BLIS f90a1e3a's figures on three autoscaler command lines, seeds 42–44.
 type autoscalerParity struct {
 	OursExtra map[string]string `json:"ours_extra"`
+	OursSpec  map[string]string `json:"ours_spec"`
 	Runs      []struct {
 		Case        string   `json:"case"`
 		Seed        int64    `json:"seed"`
@@ -37,10 +38,20 @@ type autoscalerParity struct {
 
 // autoscalerArgs turns a BLIS command line of expected.json into
 // simulate's arguments: `blis` replaced by `optimize simulate`, the files
-// read from autoscalerDir, plus the case's ours_extra flags and JSON
-// output.
-func autoscalerArgs(t *testing.T, p *autoscalerParity, kase, command string) []string {
-	args := blisF90Line(t, command, autoscalerDir)
+// read from autoscalerDir (the ours_spec copy where there is one), plus
+// the case's ours_extra flags and JSON output.
+func autoscalerArgs(p *autoscalerParity, kase, command string) []string {
+	fields := strings.Fields(command)[1:] // "run", then BLIS's flags
+	args := []string{"simulate"}
+	for i, f := range fields {
+		if i > 0 && (fields[i-1] == "--workload-spec" || fields[i-1] == "--policy-config") {
+			if f == "as-gap.yaml" && p.OursSpec[kase] != "" {
+				f = p.OursSpec[kase]
+			}
+			f = filepath.Join(autoscalerDir, f)
+		}
+		args = append(args, f)
+	}
 	args = append(args, strings.Fields(p.OursExtra[kase])...)
 	return append(args, "--output", "json")
 }
@@ -71,7 +82,7 @@ func readAutoscalerParity(t *testing.T) *autoscalerParity {
 func TestBLISf90a1e3aAutoscaler(t *testing.T) {
 	p := readAutoscalerParity(t)
 	for _, want := range p.Runs {
-		args := autoscalerArgs(t, p, want.Case, want.Command)
+		args := autoscalerArgs(p, want.Case, want.Command)
 		code, out, errs := run(t, args...)
 		if code != 0 {
 			t.Fatalf("%s seed %d: exit %d: %s", want.Case, want.Seed, code, errs)
@@ -127,7 +138,7 @@ func TestAutoscalerKeepsMinReplicas(t *testing.T) {
 		if want.Case != "c" {
 			continue
 		}
-		args := autoscalerArgs(t, p, want.Case, want.Command)
+		args := autoscalerArgs(p, want.Case, want.Command)
 		args = append(slicesWithout(args, "--era", "f90a1e3a"), "--snapshot-refresh-interval", "50000")
 		code, out, errs := run(t, args...)
 		if code != 0 {
@@ -196,7 +207,7 @@ func TestAutoscalerDeterminism(t *testing.T) {
 	var args []string
 	for _, r := range p.Runs {
 		if r.Case == "b" {
-			args = append(autoscalerArgs(t, p, r.Case, r.Command), "--seeds", "42,43,44")
+			args = append(autoscalerArgs(p, r.Case, r.Command), "--seeds", "42,43,44")
 			break
 		}
 	}

@@ -61,7 +61,10 @@ func newLayout(spec *Spec, opt Options) (*layout, error) {
 
 	master := rand.New(rand.NewSource(opt.Seed ^ fnv1a64("workload-gen")))
 	groupOf := l.drawPrefixes(spec, master)
-	shares := rateShares(spec.Clients)
+	totalFraction := 0.0
+	for i := range spec.Clients {
+		totalFraction += spec.Clients[i].RateFraction
+	}
 	l.plans = make([]clientPlan, len(spec.Clients))
 	l.seeds = make([]int64, len(spec.Clients))
 	l.tenants = make([]string, len(spec.Clients))
@@ -69,7 +72,7 @@ func newLayout(spec *Spec, opt Options) (*layout, error) {
 		c := &spec.Clients[i]
 		l.tenants[i] = c.TenantID
 		// Same float operations as BLIS, for bit-identical rates.
-		rate := spec.AggregateRate * (c.RateFraction / shares[i]) / 1e6
+		rate := spec.AggregateRate * (c.RateFraction / totalFraction) / 1e6
 		l.seeds[i] = master.Int63()
 		l.plans[i] = makePlan(c, rate, groupOf)
 		if g := l.plans[i].group; g >= 0 {
@@ -234,51 +237,4 @@ func (d *clientDraws) session(p *clientPlan, rounds []roundLen) {
 		}
 	}
 	d.generated += int64(p.rounds)
-}
-
-// rateShares is, per client, the sum of rate fractions its share of the
-// aggregate rate is taken over: every client's, unless a client has
-// lifecycle windows, then those of the clients whose windows overlap its
-// own (itself included; a client without windows overlaps all). So the
-// aggregate rate is the arrival rate while clients are active: two
-// clients at fraction 1 in disjoint windows each arrive at the whole rate
-// (BLIS f90a1e3a's per-phase normalisation; 7fd7a88d divided by every
-// client's fraction, half the rate here).
-func rateShares(clients []Client) []float64 {
-	shares := make([]float64, len(clients))
-	total, windows := 0.0, false
-	for i := range clients {
-		total += clients[i].RateFraction
-		windows = windows || clients[i].windowed()
-	}
-	for i := range clients {
-		if !windows {
-			shares[i] = total
-			continue
-		}
-		for j := range clients {
-			if clients[i].overlaps(&clients[j]) {
-				shares[i] += clients[j].RateFraction
-			}
-		}
-	}
-	return shares
-}
-
-func (c *Client) windowed() bool { return c.Lifecycle != nil && len(c.Lifecycle.Windows) > 0 }
-
-// overlaps reports whether two clients' windows overlap ([start, end)
-// intervals); a client without windows is always active.
-func (c *Client) overlaps(o *Client) bool {
-	if !c.windowed() || !o.windowed() {
-		return true
-	}
-	for _, a := range c.Lifecycle.Windows {
-		for _, b := range o.Lifecycle.Windows {
-			if a.StartUs < b.EndUs && b.StartUs < a.EndUs {
-				return true
-			}
-		}
-	}
-	return false
 }
