@@ -185,10 +185,13 @@ func blisREADME() string {
 		"distribution`, is synthesised from `--rate`, `--num-requests` (BLIS's default 100),\n" +
 		"`--prompt-tokens…`, `--output-tokens…` and `--prefix-tokens` as BLIS synthesises it (one client,\n" +
 		"constant arrivals, gaussian lengths, the run's seed). The P/D, flow-control and autoscaler lines\n" +
-		"of BENCHMARKS.md run so, unchanged, and equal BLIS's figures (TestBLISf90a1e3aPD,\n" +
-		"TestBLISf90a1e3aFlowControl, TestBLISf90a1e3aAutoscaler). A spec's clients with lifecycle\n" +
-		"windows share the aggregate rate with the clients whose windows overlap theirs, as in f90a1e3a\n" +
-		"(7fd7a88d divided it among all clients). Not carried over: f90a1e3a's scorer names that\n" +
+		"of BENCHMARKS.md run so, unchanged (but one, below), and equal BLIS's figures (TestBLISf90a1e3aPD,\n" +
+		"TestBLISf90a1e3aFlowControl, TestBLISf90a1e3aAutoscaler). Not carried over: f90a1e3a's\n" +
+		"division of a spec's aggregate rate among the clients whose lifecycle windows overlap (here,\n" +
+		"as in 7fd7a88d, among all clients: `workload fit` writes a rate curve as clients in disjoint\n" +
+		"windows whose fractions are the curve; two clients in disjoint windows arrive here at half\n" +
+		"f90a1e3a's rate, so the autoscaler's gap line runs a copy of its spec at twice the rate);\n" +
+		"f90a1e3a's scorer names that\n" +
 		"7fd7a88d lacks (`precise-prefix-cache`, `no-hit-lru`, `active-requests`, … — name the llm-d\n" +
 		"plugin type) and its `queue-depth`, which reads the waiting queue alone (refused under\n" +
 		"`--era f90a1e3a`, naming queue-scorer, llm-d's scorer of the same arithmetic); BLIS's preset\n" +
