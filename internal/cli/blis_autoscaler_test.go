@@ -139,7 +139,7 @@ func TestAutoscalerKeepsMinReplicas(t *testing.T) {
 			continue
 		}
 		args := autoscalerArgs(p, want.Case, want.Command)
-		args = slicesWithout(args, "--latency-model", "trained-physics", "--kv-capacity-rule", "blis-f90a1e3a")
+		args = append(slicesWithout(args, "--era", "f90a1e3a"), "--snapshot-refresh-interval", "50000")
 		code, out, errs := run(t, args...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)

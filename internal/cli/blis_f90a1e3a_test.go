@@ -146,3 +146,21 @@ func checkBLISFigures(t *testing.T, name string, args []string, want map[string]
 		}
 	}
 }
+
+// blisF90Line is a `blis run` command line as simulate's arguments: `blis`
+// replaced by `optimize simulate`, the files it names (--workload-spec,
+// --policy-config) read from dir.
+func blisF90Line(t *testing.T, line, dir string) []string {
+	t.Helper()
+	fields := strings.Fields(line)
+	if len(fields) < 2 || fields[0] != "blis" || fields[1] != "run" {
+		t.Fatalf("not a blis run line: %q", line)
+	}
+	args := append([]string{"simulate"}, fields[1:]...)
+	for i := 1; i < len(args); i++ {
+		if args[i-1] == "--workload-spec" || args[i-1] == "--policy-config" {
+			args[i] = filepath.Join(dir, args[i])
+		}
+	}
+	return args
+}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -64,16 +63,7 @@ func TestBLISf90a1e3aFlowControl(t *testing.T) {
 		cfg := file.Configs[name]
 		for _, seed := range sortedKeys(cfg.Seeds) {
 			c := cfg.Seeds[seed]
-			fields := strings.Fields(c.BLISCommand)
-			if len(fields) < 2 || fields[0] != "blis" || fields[1] != "run" {
-				t.Fatalf("%s seed %s: not a blis run line: %q", name, seed, c.BLISCommand)
-			}
-			args := append([]string{"simulate"}, fields[1:]...)
-			for i, a := range args {
-				if a == "fc-three-class.yaml" {
-					args[i] = filepath.Join(dir, a)
-				}
-			}
+			args := blisF90Line(t, c.BLISCommand, dir)
 			args = append(append(args, cfg.OursExtra...), "--output", "json")
 			code, out, errs := run(t, args...)
 			if code != 0 {

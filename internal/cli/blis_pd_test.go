@@ -4,24 +4,14 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"testing"
 )
 
 // pdWorld is BLIS f90a1e3a's world for a `blis run` line that names no
-// latency model: the trained-physics latency model with BLIS's KV
-// estimate.
-var pdWorld = []string{"--model", "meta-llama/llama-3.1-8b-instruct", "--hardware", "H100", "--tp", "1",
-	"--latency-model", "trained-physics", "--kv-capacity-rule", "blis-f90a1e3a"}
-
-// pdWeighted is BLIS f90a1e3a's weighted routing by default: its profile
-// (precise prefix 2, waiting queue 1, KV utilisation 1, in llm-d's names)
-// reading signals 50 ms stale.
-var pdWeighted = []string{"--routing-scorers", "precise-prefix-cache-scorer:2,queue-scorer:1,kv-cache-utilization-scorer:1",
-	"--snapshot-refresh-interval", "50000", "--cache-signal-delay", "50000"}
+// latency model: the era's defaults (trained-physics, BLIS's KV estimate,
+// its weighted profile and signal delays) on one H100 per instance.
+var pdWorld = []string{"--model", "meta-llama/llama-3.1-8b-instruct", "--hardware", "H100", "--tp", "1", "--era", "f90a1e3a"}
 
 // BLIS f90a1e3a's prefill/decode disaggregation, request for request: the
 // four P/D command lines (always on 2P:2D and 1P:3D, prefix-threshold 256
@@ -49,12 +39,8 @@ func TestBLISf90a1e3aPD(t *testing.T) {
 		t.Fatalf("%d runs; want 4 command lines × 3 seeds and round-robin", len(doc.Runs))
 	}
 	for _, r := range doc.Runs {
-		args := append([]string{"simulate", "run"}, pdWorld...)
-		args = append(args, "--seed", strconv.FormatInt(r.Seed, 10), "--workload-spec", filepath.Join("testdata", "blis_f90a1e3a", r.Spec), "--output", "json")
-		args = append(args, r.Args...)
-		if slices.Contains(r.Args, "weighted") {
-			args = append(args, pdWeighted...)
-		}
+		args := blisF90Line(t, r.BLIS, "testdata/blis_f90a1e3a")
+		args = append(args, "--era", "f90a1e3a", "--output", "json")
 		code, out, errs := run(t, args...)
 		if code != 0 {
 			t.Fatalf("%s seed %d: exit %d: %s", r.Name, r.Seed, code, errs)
@@ -101,7 +87,7 @@ func TestBLISf90a1e3aPD(t *testing.T) {
 // The same P/D run gives byte-identical output at GOMAXPROCS 1 and 2, run
 // after run.
 func TestPDDeterministic(t *testing.T) {
-	args := append(append([]string{"simulate", "run", "--routing-policy", "weighted"}, pdWorld...), pdWeighted...)
+	args := append([]string{"simulate", "run", "--routing-policy", "weighted"}, pdWorld...)
 	args = append(args, "--workload-spec", "testdata/blis_f90a1e3a/pd-mixed.yaml", "--num-requests", "400", "--num-instances", "5",
 		"--prefill-instances", "2", "--decode-instances", "2", "--prefill-decode-instances", "1", "--pd-decider", "prefix-threshold",
 		"--pd-prefix-threshold", "256", "--pd-transfer-contention", "--decode-routing-scorers", "precise-prefix-cache-scorer:1,queue-scorer:1",

@@ -19,6 +19,12 @@ const (
 	// ignored with a note (BLIS ignores it there too), without one it is
 	// rejected as blisRejected is.
 	blisWorkloadOnly
+	// blisDistribution: a parameter of BLIS's distribution workload
+	// (--workload distribution, its default), which simulate synthesises
+	// as BLIS does when no workload is named (blisdistribution.go); beside
+	// --workload-spec or --trace it is ignored with a note, as BLIS
+	// ignores it there.
+	blisDistribution
 	// blisRejected: a mechanism this simulator does not model; a one-line
 	// error, unless the value restates BLIS's default (def), which leaves
 	// the mechanism off as it is here.
@@ -48,7 +54,8 @@ const (
 
 // Reasons shared by several flags.
 const (
-	whyDistribution = "BLIS's synthesised distribution and preset workloads are not built in: write the workload as a --workload-spec"
+	whySynthesis    = "BLIS's distribution workload: one client at --rate, constant arrivals, gaussian prompt and output lengths, a shared prefix of --prefix-tokens"
+	whyDistribution = "BLIS's closed-loop (concurrency) workload is not built in: give --rate, or write the workload as a --workload-spec"
 	whyPD           = "a pool's own hardware, latency model or context window is not modelled (its TP is: --prefill-tp, --decode-tp)"
 	whyLoRA         = "LoRA adapters are not modelled"
 	whyMoE          = "data and expert parallelism of MoE models is not modelled"
@@ -121,10 +128,10 @@ var blisFlags = []blisFlag{
 	{name: "moe-comm-backend", in: blisNew, do: blisRejected, def: "", reason: whyMoE},
 	{name: "num-instances", in: blisBoth, do: blisOurs},
 	{name: "num-requests", in: blisBoth, do: blisOurs, reason: "given, it caps the workload's requests as in BLIS"},
-	{name: "output-tokens", in: blisBoth, do: blisWorkloadOnly, def: "512", reason: whyDistribution},
-	{name: "output-tokens-max", in: blisBoth, do: blisWorkloadOnly, def: "7000", reason: whyDistribution},
-	{name: "output-tokens-min", in: blisBoth, do: blisWorkloadOnly, def: "2", reason: whyDistribution},
-	{name: "output-tokens-stdev", in: blisBoth, do: blisWorkloadOnly, def: "256", reason: whyDistribution},
+	{name: "output-tokens", in: blisBoth, do: blisDistribution, def: "512", reason: whySynthesis},
+	{name: "output-tokens-max", in: blisBoth, do: blisDistribution, def: "7000", reason: whySynthesis},
+	{name: "output-tokens-min", in: blisBoth, do: blisDistribution, def: "2", reason: whySynthesis},
+	{name: "output-tokens-stdev", in: blisBoth, do: blisDistribution, def: "256", reason: whySynthesis},
 	{name: "pd-decider", in: blisNew, do: blisOurs},
 	{name: "pd-prefix-threshold", in: blisNew, do: blisOurs},
 	{name: "pd-transfer-bandwidth", in: blisNew, do: blisOurs},
@@ -140,15 +147,15 @@ var blisFlags = []blisFlag{
 	{name: "prefill-max-model-len", in: blisNew, do: blisRejected, def: "0", reason: whyPD},
 	{name: "prefill-routing-scorers", in: blisNew, do: blisOurs, reason: "name:weight,... as --routing-scorers: the prefill pool's own weighted policy (on the prefill-router stream)"},
 	{name: "prefill-tp", in: blisNew, do: blisOurs},
-	{name: "prefix-tokens", in: blisBoth, do: blisWorkloadOnly, def: "0", reason: whyDistribution},
+	{name: "prefix-tokens", in: blisBoth, do: blisDistribution, def: "0", reason: whySynthesis},
 	{name: "priority-policy", in: blisOld, do: blisOurs},
-	{name: "prompt-tokens", in: blisBoth, do: blisWorkloadOnly, def: "512", reason: whyDistribution},
-	{name: "prompt-tokens-max", in: blisBoth, do: blisWorkloadOnly, def: "7000", reason: whyDistribution},
-	{name: "prompt-tokens-min", in: blisBoth, do: blisWorkloadOnly, def: "2", reason: whyDistribution},
-	{name: "prompt-tokens-stdev", in: blisBoth, do: blisWorkloadOnly, def: "256", reason: whyDistribution},
+	{name: "prompt-tokens", in: blisBoth, do: blisDistribution, def: "512", reason: whySynthesis},
+	{name: "prompt-tokens-max", in: blisBoth, do: blisDistribution, def: "7000", reason: whySynthesis},
+	{name: "prompt-tokens-min", in: blisBoth, do: blisDistribution, def: "2", reason: whySynthesis},
+	{name: "prompt-tokens-stdev", in: blisBoth, do: blisDistribution, def: "256", reason: whySynthesis},
 	{name: "queue-depth-threshold", in: blisNew, do: blisOurs},
 	{name: "queue-shedding", in: blisNew, do: blisOurs},
-	{name: "rate", in: blisBoth, do: blisWorkloadOnly, def: "1", reason: whyDistribution},
+	{name: "rate", in: blisBoth, do: blisDistribution, def: "1", reason: whySynthesis},
 	{name: "request-ttl", in: blisNew, do: blisOurs},
 	{name: "results-path", in: blisOld, do: blisIgnored, reason: "BLIS's per-request JSON is not written: --requests-out writes each request as CSV or JSONL; the summary goes to stdout"},
 	{name: "routing-latency", in: blisBoth, do: blisRejected, def: "0", reason: "a fixed routing delay is not modelled"},
@@ -176,7 +183,7 @@ var blisFlags = []blisFlag{
 	{name: "trace-output", in: blisNew, do: blisIgnored, reason: "the workload is not exported as a TraceV2 trace"},
 	{name: "usage-limit-threshold", in: blisNew, do: blisOurs},
 	{name: "vllm-version", in: blisOld, do: blisIgnored, reason: "it picks a coefficient set of BLIS's defaults.yaml; ours has one blackbox profile per model, GPU and TP, whose vLLM version data/models records"},
-	{name: "workload", in: blisBoth, do: blisDiffers, reason: "ours names a built-in workload (NAME or NAME@REGIME); BLIS's presets are not built in. BLIS's default, distribution, beside --workload-spec is ignored as BLIS ignores it"},
+	{name: "workload", in: blisBoth, do: blisDiffers, reason: "ours names a built-in workload (NAME or NAME@REGIME); BLIS's presets are not built in. BLIS's default, distribution, is synthesised from --rate, --prompt-tokens… and --output-tokens… as BLIS does; beside --workload-spec it is ignored as BLIS ignores it"},
 	{name: "workload-spec", in: blisBoth, do: blisOurs},
 	{name: "workload-traces-filepath", in: blisOld, do: blisRejected, def: "", reason: "7fd7a88d's CSV traces workload: replay traces with --trace"},
 }

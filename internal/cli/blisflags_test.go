@@ -188,7 +188,12 @@ func TestBLISFlagsRejectedAndVerb(t *testing.T) {
 	}{
 		{[]string{"--prefill-hardware", "A100-80"}, "optimize: --prefill-hardware A100-80: " + whyPD + ` (BLIS's default, "", is accepted)`},
 		{[]string{"--enable-expert-parallel"}, "optimize: --enable-expert-parallel true: " + whyMoE + " (BLIS's default, false, is accepted)"},
-		{[]string{"--rate", "5"}, "optimize: --rate 5: " + whyDistribution + " (BLIS's default, 1, is accepted)"},
+		{[]string{"--era", "f90a1e3a", "--routing-scorers", "queue-depth:2,kv-utilization:1"}, "optimize: --routing-scorers: queue-depth under --era f90a1e3a: BLIS f90a1e3a's reads the waiting queue alone; name it queue-scorer (llm-d's, the same arithmetic); queue-depth here is 7fd7a88d's (waiting + running + in-flight requests)"},
+		{[]string{"--concurrency", "5"}, "optimize: --concurrency 5: " + whyDistribution + " (BLIS's default, 0, is accepted)"},
+		{[]string{"--rate", "0"}, "optimize: --rate: must be a finite number > 0 requests/s, got 0"},
+		{[]string{"--prompt-tokens-min", "600"}, "optimize: --prompt-tokens: must be in [--prompt-tokens-min, --prompt-tokens-max] = [600, 7000], got 512"},
+		{[]string{"--output-tokens-max", "1"}, "optimize: --output-tokens-max: must be ≥ --output-tokens-min (2), got 1"},
+		{[]string{"--workload", "orthogonal-slo", "--rate", "5"}, "optimize: --rate: it shapes BLIS's distribution workload, and --workload orthogonal-slo names a built-in one; drop one (--workload distribution, or no --workload, synthesises BLIS's)"},
 		{[]string{"--max-num-seqs", "8", "--max-num-running-reqs", "8"}, "optimize: --max-num-seqs: --max-num-running-reqs is given too, its other name; give one"},
 		{[]string{"walk"}, `optimize: invalid argument "walk" for "optimize simulate"`},
 	} {

@@ -50,7 +50,8 @@ slo_targets are the default per-class latency targets; --slo-ttft,
 --slo-itl and --slo-e2e override them per class. Several seeds run in
 parallel; the JSON output then holds every seed's summary and their mean.
 
-A BLIS command line runs with "blis" replaced by "optimize simulate":
+A BLIS command line runs with "blis" replaced by "optimize simulate"
+(BLIS f90a1e3a's with --era f90a1e3a added: its defaults differ):
 "run", BLIS's verb, is the one argument accepted, and every flag of
 "blis run" (BLIS 7fd7a88d and f90a1e3a) is accepted, ignored with a note
 on stderr, or rejected with its reason (docs/fidelity.md's BLIS command lines
@@ -141,6 +142,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, s Streams) error {
 		}
 	} else if len(o.params) > 0 {
 		return fmt.Errorf("--param: needs --template")
+	}
+	if o.wl.distribution, err = o.blis.distribution(fs); err != nil {
+		return err
 	}
 	wl, err := o.wl.resolve(fs)
 	if err != nil {

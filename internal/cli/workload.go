@@ -21,6 +21,9 @@ type workloadFlags struct {
 	// replay holds the replay controls' flags by control key
 	// (workload.ReplayControls: each is declared there once).
 	replay map[string]*string
+	// distribution is BLIS's distribution workload when the BLIS flags
+	// ask for it (blisFlagSet.distribution), else nil.
+	distribution *workload.Spec
 }
 
 func (w *workloadFlags) bind(fs *pflag.FlagSet) {
@@ -122,6 +125,8 @@ func (w *workloadFlags) resolve(fs *pflag.FlagSet) (*workloadChoice, error) {
 	case w.specFile != "":
 		c.name = w.specFile
 		c.spec, err = workload.LoadSpecFile(w.specFile)
+	case w.distribution != nil:
+		c.name, c.spec = distributionName, w.distribution
 	default:
 		c.name = w.name
 		if c.name == "" {

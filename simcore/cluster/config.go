@@ -99,7 +99,7 @@ func Defaults() Config {
 		BlockSize:           16,
 		MaxRunning:          256,
 		MaxScheduledTokens:  2048,
-		Routing:             route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity},
+		Routing:             route.Config{Policy: route.PolicyNames()[0], PrefixIndexCapacity: route.DefaultPrefixIndexCapacity, CacheSignalDelay: CacheSignalDelayOfEra},
 		Scheduler:           sched.SchedulerNames()[0],
 		Priority:            sched.PolicyConfig{Name: sched.PolicyNames()[0]},
 		PreemptionPolicy:    batch.PreemptionPolicyNames()[0],
@@ -268,7 +268,7 @@ func (c *Config) KVBlocks(w latency.Resolved) (int64, error) {
 		}
 		return w.Spec.ProfileBlocks, nil
 	}
-	n, err := latency.KVBlocks(w.Spec.Arch, w.Spec.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization, c.KVCapacityRule)
+	n, err := latency.KVBlocks(w.Spec.Arch, w.Spec.Hardware, c.TP, c.BlockSize, c.GPUMemoryUtilization, c.KVCapacityRuleInEffect())
 	if err != nil {
 		return 0, errtext.BadSetting(keys.TP, "%s on %s at TP%d: %v", w.Model, w.GPU, c.TP, err)
 	}

@@ -55,6 +55,9 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The era given decides the router's defaults (era_defaults.go), before
+	// the era in effect replaces it below.
+	cfg.Routing = cfg.RoutingInEffect()
 	lat, err := latency.New(world.Spec, cfg.TP)
 	if err != nil {
 		return nil, err

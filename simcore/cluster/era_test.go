@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"optimize/simcore"
+	"optimize/simcore/latency"
+	"optimize/simcore/route"
 	"optimize/simcore/simtest"
 )
 
@@ -197,4 +199,56 @@ func TestSnapshotRefreshFollowsEra(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "routing.snapshot_refresh_us") {
 		t.Errorf("refresh −2: error %v, want one naming routing.snapshot_refresh_us", err)
 	}
+}
+
+// An era given as f90a1e3a makes BLIS f90a1e3a's `blis run` defaults the
+// defaults of what is left unset (trained-physics, BLIS's KV estimate, its
+// weighted profile, a 50 ms cache-signal delay); set values win, and
+// without the era the simulator's own defaults hold.
+func TestEraGivenTakesBLISDefaults(t *testing.T) {
+	base := Defaults()
+	base.Model, base.GPU, base.TP, base.Data = "meta-llama/llama-3.1-8b-instruct", "H100", 1, testData()
+	own := base
+	w, err := own.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Kind() != "blackbox" || own.KVCapacityRuleInEffect() != "vllm" || own.CacheSignalDelayInEffect() != 0 ||
+		own.ScorersInEffect()[0].Name != "prefix-affinity" {
+		t.Fatalf("own defaults: %s, %s, %d µs, %v", w.Kind(), own.KVCapacityRuleInEffect(), own.CacheSignalDelayInEffect(), own.ScorersInEffect())
+	}
+	blis := base
+	blis.Era = simcore.EraAugust2026
+	if w, err = blis.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	scorers := blis.ScorersInEffect()
+	if w.Kind() != "trained-physics" || blis.KVCapacityRuleInEffect() != "blis-f90a1e3a" || blis.CacheSignalDelayInEffect() != 50_000 ||
+		len(scorers) != 3 || scorers[0] != (route.ScorerWeight{Name: "precise-prefix-cache-scorer", Weight: 2}) || scorers[1].Weight != 1 {
+		t.Fatalf("f90a1e3a defaults: %s, %s, %d µs, %v", w.Kind(), blis.KVCapacityRuleInEffect(), blis.CacheSignalDelayInEffect(), scorers)
+	}
+	// The blocks are BLIS's estimate: 26,312 on H100 at TP1, the figure
+	// BLIS f90a1e3a prints for this world, where vLLM's rule gives 28,796.
+	own.LatencyModel = "trained-physics"
+	ownBlocks, err1 := own.KVBlocks(mustResolve(t, &own))
+	blisBlocks, err2 := blis.KVBlocks(mustResolve(t, &blis))
+	if err1 != nil || err2 != nil || blisBlocks != 26_312 || ownBlocks != 28_796 {
+		t.Fatalf("KV blocks: BLIS's %d (%v), vLLM's %d (%v); want 26312 and 28796", blisBlocks, err2, ownBlocks, err1)
+	}
+	set := blis
+	set.LatencyModel, set.KVCapacityRule, set.Routing.CacheSignalDelay = "roofline", "vllm", 0
+	set.Routing.Scorers = []route.ScorerWeight{{Name: "queue-depth", Weight: 1}}
+	if w, err = set.Resolve(); err != nil || w.Kind() != "roofline" || set.KVCapacityRuleInEffect() != "vllm" ||
+		set.CacheSignalDelayInEffect() != 0 || set.ScorersInEffect()[0].Name != "queue-depth" {
+		t.Fatalf("set values under the era: %v %v %s %d %v", w.Kind(), err, set.KVCapacityRuleInEffect(), set.CacheSignalDelayInEffect(), set.ScorersInEffect())
+	}
+}
+
+func mustResolve(t *testing.T, c *Config) latency.Resolved {
+	t.Helper()
+	w, err := c.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -24,7 +24,8 @@ func CheckConfig(c *cluster.Config) error {
 		return err
 	}
 	c.Model, c.GPU = w.Model, w.GPU
-	if err := c.Routing.Validate(); err != nil {
+	routing := c.RoutingInEffect()
+	if err := routing.Validate(); err != nil {
 		return inPart("routing", err)
 	}
 	if err := c.Priority.Validate(); err != nil {

@@ -58,7 +58,7 @@ func TestSimulatorErrorsNameATableKey(t *testing.T) {
 		{"latency.alpha.1", func(c *cluster.Config) { c.Coefficients.Alpha[1], c.Coefficients.AlphaSet[1] = -1, true }},
 		{"latency.beta.2", func(c *cluster.Config) { c.Coefficients.Beta[2], c.Coefficients.BetaSet[2] = math.NaN(), true }},
 		{"routing.prefix_index_capacity", func(c *cluster.Config) { c.Routing.PrefixIndexCapacity = -1 }},
-		{"routing.cache_signal_delay_us", func(c *cluster.Config) { c.Routing.CacheSignalDelay = -1 }},
+		{"routing.cache_signal_delay_us", func(c *cluster.Config) { c.Routing.CacheSignalDelay = -2 }},
 		{"routing.token_load.threshold_tokens", func(c *cluster.Config) { c.Routing.TokenLoadThreshold = -1 }},
 		{"routing.kv_pressure.transfer_scale", func(c *cluster.Config) { c.Routing.KVPressureTransferScale = -1 }},
 		{"routing.kv_pressure.thrash_weight", func(c *cluster.Config) { c.Routing.KVPressureThrashWeight = -1 }},

@@ -132,7 +132,7 @@ func settingLine(s *Setting, c *cluster.Config) Line {
 func profileOrder(c *cluster.Config) []*Setting {
 	list := c.Routing.Scorers
 	if list == nil {
-		list = route.DefaultScorers()
+		list = c.DefaultScorers()
 	}
 	var out []*Setting
 	for _, sw := range list {

@@ -133,8 +133,9 @@ func settingsTable() []*Setting {
 	add(intField(keys.PrefixIndexCapacity, "prefix-index-capacity", 1, maxInt32, "blocks", "blocks per instance in the router's approximate prefix index (LRU)", CompRouting,
 		func(c *cluster.Config) *int { return &c.Routing.PrefixIndexCapacity }).zeroMeans(route.DefaultPrefixIndexCapacity).
 		when(scorer("prefix-affinity", "slo-priority")))
-	add(int64Field(keys.CacheSignalDelay, "cache-signal-delay", 0, huge, "µs", "age of the prefix-cache view the precise-prefix scorer and the P/D prefix-threshold decider read (0 = live): in the f90a1e3a era (and always for the decider) copies of the caches taken at a routing or admission decision at least this long after the last, as BLIS f90a1e3a; otherwise each KV event seen this long after it happened", CompRouting,
-		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).when(anyOf(scorer("precise-prefix", "precise-prefix-cache-scorer"), pdPrefixThreshold)))
+	add(int64Field(keys.CacheSignalDelay, "cache-signal-delay", 0, huge, "µs", "age of the prefix-cache view the precise-prefix scorer and the P/D prefix-threshold decider read (0 = live): in the f90a1e3a era (and always for the decider) copies of the caches taken at a routing or admission decision at least this long after the last, as BLIS f90a1e3a; otherwise each KV event seen this long after it happened; default 0, 50,000 (BLIS f90a1e3a's) when era f90a1e3a is given", CompRouting,
+		func(c *cluster.Config) *int64 { return &c.Routing.CacheSignalDelay }).
+		effective(func(c *cluster.Config) float64 { return float64(c.CacheSignalDelayInEffect()) }).when(anyOf(scorer("precise-prefix", "precise-prefix-cache-scorer"), pdPrefixThreshold)))
 	add(int64Field(keys.TokenLoadThreshold, "token-load-threshold", 1, huge, "tokens",
 		"token-load scorer: in-flight input + output tokens at which an instance scores 0; the default, 128 requests of 1,024 tokens (llm-d: 128 of 32K), is above the 111K an instance reaches at most on orthogonal-slo (8 instances; 55K on average), so the score never bottoms out there", CompRouting,
 		func(c *cluster.Config) *int64 { return &c.Routing.TokenLoadThreshold }).zeroMeans(route.DefaultTokenLoadThreshold).
@@ -362,7 +363,7 @@ func scorerWeight(name string) *Setting {
 	weightOf := func(c *cluster.Config) float64 {
 		list := c.Routing.Scorers
 		if list == nil {
-			list = route.DefaultScorers()
+			list = c.DefaultScorers()
 		}
 		for _, sw := range list {
 			if sw.Name == name {
@@ -388,7 +389,7 @@ func scorerWeight(name string) *Setting {
 func setScorerWeight(c *cluster.Config, name string, w float64) {
 	list := c.Routing.Scorers
 	if list == nil {
-		list = route.DefaultScorers()
+		list = c.DefaultScorers()
 	}
 	out := make([]route.ScorerWeight, 0, len(list)+1)
 	found := false

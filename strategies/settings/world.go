@@ -53,7 +53,7 @@ func worldSettings() []*Setting {
 	models, gpus := worldNames()
 	kinds := latencyKinds()
 	kind := &Setting{Key: LatencyModelKey, Flag: "latency-model", Kind: search.Categorical, Choices: kinds,
-		Doc: "step-time model: blackbox (BLIS's per-profile alpha/beta fit; no vLLM counterpart), trained-physics (roofline terms × learned corrections, BLIS's default) or roofline (the uncorrected bound); default: blackbox where the world has a trained profile, else trained-physics", Component: CompCluster,
+		Doc: "step-time model: blackbox (BLIS's per-profile alpha/beta fit; no vLLM counterpart), trained-physics (roofline terms × learned corrections, BLIS's default) or roofline (the uncorrected bound); default: blackbox where the world has a trained profile, else trained-physics; trained-physics when era f90a1e3a is given, as BLIS f90a1e3a's blis run", Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
 			k := c.LatencyModel
 			if k == "" {
@@ -91,8 +91,10 @@ func worldSettings() []*Setting {
 		}),
 		floatField(keys.GPUMemoryUtilization, "gpu-memory-utilization", 1e-6, 1, "fraction", "vLLM's --gpu-memory-utilization: the share of each GPU's memory for weights, activations and KV; sets the KV capacity derived from memory", CompCluster, 0,
 			func(c *cluster.Config) *float64 { return &c.GPUMemoryUtilization }).when(physical),
-		choiceField(keys.KVCapacityRule, "kv-capacity-rule", latency.KVRules(), "how an instance's GPU KV blocks are derived from memory (kv.total_blocks unset): vllm, vLLM's per-worker rule (each GPU's memory × gpu_memory_utilization, less its 1/TP of the weights and its profiled overhead, over its share of the KV bytes per token: within 1.5 % of the num_gpu_blocks real vLLM logged on H100 at TP1, 2 and 4), or blis-f90a1e3a, BLIS's estimate (the memory of every GPU over KV bytes per token split by TP: TP times too many blocks at TP > 1)", CompCluster,
-			func(c *cluster.Config) *string { return &c.KVCapacityRule }).when(physical),
+		choiceField(keys.KVCapacityRule, "kv-capacity-rule", latency.KVRules(), "how an instance's GPU KV blocks are derived from memory (kv.total_blocks unset): vllm, vLLM's per-worker rule (each GPU's memory × gpu_memory_utilization, less its 1/TP of the weights and its profiled overhead, over its share of the KV bytes per token: within 1.5 % of the num_gpu_blocks real vLLM logged on H100 at TP1, 2 and 4), or blis-f90a1e3a, BLIS's estimate (the memory of every GPU over KV bytes per token split by TP: TP times too many blocks at TP > 1); default vllm, blis-f90a1e3a when era f90a1e3a is given", CompCluster,
+			func(c *cluster.Config) *string { return &c.KVCapacityRule }).effective(func(c *cluster.Config) float64 {
+			return float64(slices.Index(latency.KVRules(), c.KVCapacityRuleInEffect()))
+		}).when(physical),
 	)
 }
 
@@ -113,7 +115,7 @@ func resolved(c *cluster.Config) latency.Resolved {
 func eraSetting() *Setting {
 	eras := simcore.EraNames()
 	return &Setting{Key: keys.Era, Flag: "era", Kind: search.Categorical, Choices: eras,
-		Doc: "BLIS behaviour reproduced where it changed: 7fd7a88d (the blackbox world) or f90a1e3a (the trained-physics world: a request queued at a step's time joins it, output tokens counted at completion with the first, a preempted request's ITLs dropped, check-then-act KV allocation); default: the latency model's", Component: CompCluster,
+		Doc: "BLIS behaviour reproduced where it changed: 7fd7a88d (the blackbox world) or f90a1e3a (the trained-physics world: a request queued at a step's time joins it, output tokens counted at completion with the first, a preempted request's ITLs dropped, check-then-act KV allocation); default: the latency model's. Given as f90a1e3a, what is not set takes BLIS f90a1e3a's blis run defaults: trained-physics, its KV estimate (kv.capacity_rule blis-f90a1e3a), the weighted profile precise-prefix-cache-scorer 2, queue-scorer 1, kv-cache-utilization-scorer 1, a 50,000 µs cache-signal delay", Component: CompCluster,
 		get: func(c *cluster.Config) (float64, bool) {
 			return float64(slices.Index(eras, string(c.EffectiveEra(resolved(c))))), true
 		},
