@@ -180,3 +180,30 @@ func TestPDRoundRobinPerPool(t *testing.T) {
 		}
 	}
 }
+
+// Node pools hold each pool role's instances at its own TP (llm-d's
+// behaviour): on one 8-GPU node, 2 prefill at TP4 and 2 decode at TP1
+// need 10 GPUs and are refused in one line naming num_instances; 2
+// prefill and 2 decode at TP1 with tp 4 fit (BLIS places every instance
+// at tp, 16 GPUs, and its era refuses them).
+func TestPDAutoscalerPlacementByRole(t *testing.T) {
+	check := func(era simcore.Era, tp, prefillTP, decodeTP int) error {
+		cfg := Defaults()
+		inWorld(&cfg, latency.KindTrainedPhysics)
+		cfg.Era, cfg.TP, cfg.NumInstances = era, tp, 4
+		cfg.PD = PDConfig{Prefill: 2, Decode: 2, PrefillTP: prefillTP, DecodeTP: decodeTP}
+		cfg.Autoscale = Autoscale{IntervalUs: 1_000_000,
+			Pools: []NodePool{{Name: "h100", GPUType: "H100", GPUsPerNode: 8, GPUMemoryGiB: 80, InitialNodes: 1, MaxNodes: 1}}}
+		return cfg.Validate()
+	}
+	err := check(simcore.EraMarch2026, 1, 4, 1)
+	if err == nil || !strings.Contains(err.Error(), "num_instances") || !strings.Contains(err.Error(), "instance_2 at TP1") {
+		t.Errorf("2 × TP4 + 2 × TP1 on 8 GPUs: %v", err)
+	}
+	if err := check(simcore.EraMarch2026, 4, 1, 1); err != nil {
+		t.Errorf("4 × TP1 on 8 GPUs: %v", err)
+	}
+	if err := check(simcore.EraAugust2026, 4, 1, 1); err == nil || !strings.Contains(err.Error(), "at TP4 do not fit") {
+		t.Errorf("era f90a1e3a, 4 instances at tp 4 on 8 GPUs: %v", err)
+	}
+}

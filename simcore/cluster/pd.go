@@ -243,7 +243,7 @@ func (p *pdState) dropped(e *Engine, slot int32) {
 	e.metrics.DroppedAfterPrefill(r, e.now-r.Arrival, p.august)
 	p.release(slot)
 	e.leave(r, e.now, false)
-	if e.scale != nil {
+	if e.scale != nil && !e.scale.blis {
 		e.scale.afterInstanceEvent(e, d) // a draining instance it was the last work of ends
 	}
 }
