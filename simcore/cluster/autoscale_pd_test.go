@@ -29,7 +29,7 @@ func pdRamp(n int) *workload.Spec {
 // runPDScale runs pdRamp on 1 prefill and 1 decode instance (TP1, 4,000
 // KV blocks each) with the autoscaler ticking every 0.5 s over one 8-GPU
 // node, instances loading for 2 s, a scale-down window of downWindow µs.
-func runPDScale(t *testing.T, era simcore.Era, minReplicas int, downWindow float64) metrics.Summary {
+func runPDScale(t *testing.T, era simcore.Era, minReplicas int, downWindow float64, tweak ...func(*Config)) metrics.Summary {
 	t.Helper()
 	cfg := Defaults()
 	inWorld(&cfg, latency.KindTrainedPhysics)
@@ -39,6 +39,9 @@ func runPDScale(t *testing.T, era simcore.Era, minReplicas int, downWindow float
 	cfg.Autoscale = Autoscale{IntervalUs: 500_000, ScaleDownWindowUs: downWindow, MinReplicas: minReplicas,
 		LoadingDelay: Delay{Mean: 2}, WarmStart: true,
 		Pools: []NodePool{{Name: "h100", GPUType: "H100", GPUsPerNode: 8, GPUMemoryGiB: 80, InitialNodes: 1, MaxNodes: 1}}}
+	for _, f := range tweak {
+		f(&cfg)
+	}
 	src, err := workload.NewGenerator(pdRamp(5000), workload.Options{Seed: 7, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +103,28 @@ func TestPDAutoscalerScalesEachPool(t *testing.T) {
 	}
 	if prefills != int64(s.Completed) || 10*added < prefills {
 		t.Errorf("added prefill instances served %d of %d prefills; want more than a tenth, of all %v requests", added, prefills, s.Completed)
+	}
+}
+
+// tp 2 with a prefill pool at TP1: the prefill instance the autoscaler
+// adds at the peak is TP1 too (its latency model, one GPU), so the
+// prefill role's GPU-hours are 1 × its instances' hours and the decode
+// role's 2 ×.
+func TestPDAutoscalerAddsAtTheRolesTP(t *testing.T) {
+	s := runPDScale(t, simcore.EraMarch2026, 0, 5_000_000, func(c *Config) { c.TP, c.PD.PrefillTP = 2, 1 })
+	a := s.Autoscaler
+	hours := map[string]float64{}
+	for _, in := range a.Instances {
+		hours[in.Role] += (in.EndedMs - in.CreatedMs) / 3.6e6
+	}
+	for _, r := range a.Roles {
+		gpus := map[string]float64{"prefill": 1, "decode": 2}[r.Role]
+		if math.Abs(r.GPUHours-gpus*hours[r.Role]) > 1e-12 {
+			t.Errorf("%s: %v GPU-hours; want %v × %v hours", r.Role, r.GPUHours, gpus, hours[r.Role])
+		}
+	}
+	if a.Roles[0].Role != "prefill" || a.Roles[0].ScaleUps < 1 || s.Rejected != 0 {
+		t.Errorf("roles %+v, rejected %v; want a prefill instance added, nothing rejected", a.Roles, s.Rejected)
 	}
 }
 

@@ -52,12 +52,13 @@ func (p *pdState) roleBuild(e *Engine, role uint8) (pdRole, error) {
 				return b, err
 			}
 		}
+		shared := false
 		for _, o := range p.byRole {
 			if o.cfg != nil && o.cfg.TP == tp {
-				b.lat = o.lat // one model per TP
+				b.lat, shared = o.lat, true // one model per TP
 			}
 		}
-		if b.lat == e.latency {
+		if !shared {
 			var err error
 			if b.lat, err = latency.New(e.world.Spec, tp); err != nil {
 				return b, err
