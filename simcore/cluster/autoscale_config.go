@@ -167,7 +167,7 @@ func (c *Config) checkAutoscale(w latency.Resolved) error {
 			return errtext.BadSetting(d.key, "must be a finite number ≥ 0 s, got %v", d.v)
 		}
 	}
-	room := 0
+	room, gpus := 0, 0
 	for i, p := range a.Pools {
 		bad := func(f, format string, args ...any) error {
 			return fmt.Errorf("node_pools[%d].%s: %s", i, f, fmt.Sprintf(format, args...))
@@ -192,9 +192,35 @@ func (c *Config) checkAutoscale(w latency.Resolved) error {
 			}
 		}
 		room += p.InitialNodes * (p.GPUsPerNode / max(c.TP, 1))
+		gpus += p.InitialNodes * p.GPUsPerNode
 	}
-	if len(a.Pools) > 0 && room < c.NumInstances {
-		return errtext.BadSetting(keys.NumInstances, "%d instances at TP%d do not fit the node pools' initial nodes (room for %d); BLIS would silently never start the rest", c.NumInstances, max(c.TP, 1), room)
+	if len(a.Pools) == 0 {
+		return nil
+	}
+	if !c.PD.Enabled() || c.EffectiveEra(w).August() && a.MinReplicas == 0 {
+		if room < c.NumInstances { // every instance at tp, as BLIS places them
+			return errtext.BadSetting(keys.NumInstances, "%d instances at TP%d do not fit the node pools' initial nodes (room for %d); BLIS would silently never start the rest", c.NumInstances, max(c.TP, 1), room)
+		}
+		return nil
+	}
+	// Each pool role's instances at its TP, first fit as they are placed.
+	var free []int
+	for _, p := range a.Pools {
+		for range p.InitialNodes {
+			free = append(free, p.GPUsPerNode)
+		}
+	}
+	for i := range c.NumInstances {
+		tp, placed := max(c.PD.tpOf(c.PD.role(i), c.TP), 1), false
+		for n := range free {
+			if free[n] >= tp {
+				free[n], placed = free[n]-tp, true
+				break
+			}
+		}
+		if !placed {
+			return errtext.BadSetting(keys.NumInstances, "%d instances at their pools' TP do not fit the node pools' initial nodes (%d GPUs): instance_%d at TP%d finds no node with %d free GPUs", c.NumInstances, gpus, i, tp, tp)
+		}
 	}
 	return nil
 }

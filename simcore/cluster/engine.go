@@ -7,8 +7,6 @@ package cluster
 import (
 	"optimize/simcore"
 	"optimize/simcore/admit"
-	"optimize/simcore/errtext"
-	"optimize/simcore/keys"
 	"optimize/simcore/latency"
 	"optimize/simcore/metrics"
 	"optimize/simcore/route"
@@ -77,6 +75,7 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 	// block size and GPU block count.
 	routing := cfg.Routing
 	routing.KVBlockSize, routing.KVBlocksPerInstance = cfg.BlockSize, cfg.TotalKVBlocks
+	routing.RoundRobinResume = !cfg.Era.August()
 	var copied *simcore.Tick
 	if cfg.Routing.CacheSignalDelay > 0 && (cfg.Era.August() || cfg.PD.Decider == PDPrefixThreshold) {
 		copied = new(simcore.Tick)
@@ -127,20 +126,14 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		e.metrics.Reserve(min(max(sized.MaxRequests(), 0), 1<<20))
 	}
 	if cfg.PD.Enabled() {
-		if cfg.Autoscale.On() {
-			return nil, errtext.BadSetting(keys.PDPrefillInstances, "prefill/decode pools with the autoscaler are not modelled yet (llm-d scales each pool role to a target of its own): give one or the other")
-		}
-		e.snaps = make([]route.Snapshot, cfg.NumInstances)
-		e.refreshed = make([]simcore.Tick, cfg.NumInstances)
-		e.load.Instances = e.snaps
-		if err := e.assemblePD(&cfg, routing, scheduler, kvGiven); err != nil {
+		if err := e.assemblePD(&cfg, routing, kvGiven); err != nil {
 			return nil, err
 		}
-		return e, nil
-	}
-	for range cfg.NumInstances {
-		if _, err := e.addInstance(); err != nil {
-			return nil, err
+	} else {
+		for range cfg.NumInstances {
+			if _, err := e.addInstance(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	e.load.Instances = e.snaps
@@ -355,18 +348,18 @@ func (e *Engine) dispatch(r *simcore.Request, i int) {
 func (e *Engine) refreshSnapshots() {
 	if e.scale != nil {
 		e.scale.refresh(e)
-		return
-	}
-	for i, inst := range e.instances {
-		s := &e.snaps[i]
-		s.InFlight, s.InFlightTokens = inst.inFlight, inst.inFlightTokens
-		if iv := e.cfg.SnapshotRefresh; iv > 0 {
-			if e.now-e.refreshed[i] < iv {
-				continue
+	} else {
+		for i, inst := range e.instances {
+			s := &e.snaps[i]
+			s.InFlight, s.InFlightTokens = inst.inFlight, inst.inFlightTokens
+			if iv := e.cfg.SnapshotRefresh; iv > 0 {
+				if e.now-e.refreshed[i] < iv {
+					continue
+				}
+				e.refreshed[i] = e.now
 			}
-			e.refreshed[i] = e.now
+			inst.fillSnapshot(s)
 		}
-		inst.fillSnapshot(s)
 	}
 	if c := e.cacheCopied; c != nil && e.now-*c >= e.cfg.Routing.CacheSignalDelay {
 		*c = e.now

@@ -25,13 +25,24 @@ import (
 type pdState struct {
 	cfg    *PDConfig
 	august bool // BLIS f90a1e3a's accounting (see dropped)
-	// The pools' instances in index order, and scratch snapshots of them.
+	// The pools' routable instances in index order, as indices and as
+	// slots, and scratch snapshots of them.
 	decodeIDs, prefillIDs       []int
+	decodeSlots, prefillSlots   []int32
 	decodeSnaps, prefillSnaps   []route.Snapshot
 	decodeRouter, prefillRouter route.Router
-	view                        *pdView // prefix-threshold's cache view; nil otherwise
-	blockSize                   int64
-	bytesPerToken               float64 // KV bytes per token a transfer carries
+	// subset: instances come and go (the autoscaler); the routers are
+	// built for every slot and route among the pools' routable members.
+	subset bool
+	roles  []uint8 // each instance's pool bits, added instances' too
+	// awaiting counts, per instance, the split requests it is the decode
+	// instance of that have not reached its wait queue yet.
+	awaiting      []int32
+	byRole        [4]pdRole // what each role's instances are built from
+	kvGiven       int64     // kv.total_blocks as given (0 = derived)
+	view          *pdView   // prefix-threshold's cache view; nil otherwise
+	blockSize     int64
+	bytesPerToken float64 // KV bytes per token a transfer carries
 
 	parents []pdParent
 	free    []int32
@@ -68,8 +79,12 @@ func (p *pdState) route(e *Engine, r *simcore.Request, refresh bool) {
 	if refresh {
 		e.refreshSnapshots()
 	}
-	j := p.decodeRouter.Route(r, p.gather(e, p.decodeIDs, p.decodeSnaps), e.now)
-	d := p.decodeIDs[j]
+	if len(p.decodeIDs) == 0 { // no decode instance routable: rejected, as BLIS rejects it
+		e.metrics.Rejected(r)
+		e.leave(r, e.now, false)
+		return
+	}
+	d := p.decodeIDs[p.pick(e, p.decodeRouter, r, p.decodeIDs, p.decodeSlots, p.decodeSnaps)]
 	if !p.disaggregate(e, r, d) {
 		p.stats.Local++
 		e.dispatch(r, d)
@@ -78,6 +93,7 @@ func (p *pdState) route(e *Engine, r *simcore.Request, refresh bool) {
 	slot := freelist.Take(&p.parents, &p.free)
 	p.parents[slot] = pdParent{req: r, decode: d, prefill: -1}
 	p.byID[r.ID] = slot
+	p.awaiting[d]++
 	sub := e.requests.Take()
 	sub.ID, sub.Arrival, sub.SLO, sub.InputLen = r.ID, r.Arrival, r.SLO, r.InputLen
 	sub.Client, sub.Round, sub.Session = r.Client, r.Round, r.Session
@@ -87,12 +103,27 @@ func (p *pdState) route(e *Engine, r *simcore.Request, refresh bool) {
 	e.events.push(event{time: e.now, rank: rankPrefillRouting, kind: evPrefillRouting, slot: e.transit.park(sub)})
 }
 
-// gather copies the snapshots of a pool's instances into snaps.
-func (p *pdState) gather(e *Engine, ids []int, snaps []route.Snapshot) []route.Snapshot {
+// pick routes r within a pool (its routable members ids, as slots too):
+// the position in ids of the instance chosen.
+func (p *pdState) pick(e *Engine, router route.Router, r *simcore.Request, ids []int, slots []int32, snaps []route.Snapshot) int {
 	for k, i := range ids {
 		snaps[k] = e.snaps[i]
 	}
-	return snaps
+	if p.subset {
+		return router.(route.Subset).RouteAmong(r, snaps, slots, e.now)
+	}
+	return router.Route(r, snaps, e.now)
+}
+
+// setMembers makes the routable instances members (ascending) the pools'
+// members, each in the pools of its role.
+func (p *pdState) setMembers(members []int32) {
+	p.decodeIDs, p.prefillIDs = p.decodeIDs[:0], p.prefillIDs[:0]
+	p.decodeSlots, p.prefillSlots = p.decodeSlots[:0], p.prefillSlots[:0]
+	p.decodeSnaps, p.prefillSnaps = p.decodeSnaps[:0], p.prefillSnaps[:0]
+	for _, i := range members {
+		p.join(int(i))
+	}
 }
 
 // disaggregate is the decider, judging r against decode instance d.
@@ -117,9 +148,20 @@ func nonCached(r *simcore.Request, cached int, blockSize int64) int64 {
 // routePrefill routes a prefill sub-request within the prefill pool.
 func (p *pdState) routePrefill(e *Engine, sub *simcore.Request) {
 	e.refreshSnapshots()
-	j := p.prefillRouter.Route(sub, p.gather(e, p.prefillIDs, p.prefillSnaps), e.now)
-	i := p.prefillIDs[j]
-	p.parents[p.byID[sub.ID]].prefill = i
+	slot := p.byID[sub.ID]
+	if len(p.prefillIDs) == 0 {
+		// No prefill instance routable: the request is rejected, as BLIS
+		// rejects it at its prefill's routing.
+		r := p.parents[slot].req
+		p.awaiting[p.parents[slot].decode]--
+		p.release(slot)
+		e.requests.Put(sub)
+		e.metrics.Rejected(r)
+		e.leave(r, e.now, false)
+		return
+	}
+	i := p.prefillIDs[p.pick(e, p.prefillRouter, sub, p.prefillIDs, p.prefillSlots, p.prefillSnaps)]
+	p.parents[slot].prefill = i
 	e.dispatch(sub, i)
 }
 
@@ -164,6 +206,10 @@ func (p *pdState) startTransfers(e *Engine) {
 func (p *pdState) transferStart(e *Engine, slot int32) {
 	pr := &p.parents[slot]
 	r, dec := pr.req, e.instances[pr.decode]
+	if e.scale.gone(pr.decode) {
+		p.dropped(e, slot) // BLIS f90a1e3a: its decode instance was drained
+		return
+	}
 	if r.InputLen > 0 {
 		dec.kv.SetClock(e.now)
 		// A brand-new sequence: no prefix lookup, every block fresh.
@@ -191,11 +237,15 @@ func (p *pdState) transferStart(e *Engine, slot int32) {
 // in the distributions (TTFT its prefill's, E2E up to the drop), which the
 // August era reproduces.
 func (p *pdState) dropped(e *Engine, slot int32) {
-	r := p.parents[slot].req
+	r, d := p.parents[slot].req, p.parents[slot].decode
 	p.stats.DroppedAtDecodeKV++
+	p.awaiting[d]--
 	e.metrics.DroppedAfterPrefill(r, e.now-r.Arrival, p.august)
 	p.release(slot)
 	e.leave(r, e.now, false)
+	if e.scale != nil && !e.scale.blis {
+		e.scale.afterInstanceEvent(e, d) // a draining instance it was the last work of ends
+	}
 }
 
 // transferDone puts the request, its prompt's KV in place, into its decode
@@ -206,6 +256,14 @@ func (p *pdState) transferDone(e *Engine, slot int32) {
 	}
 	p.stats.Disaggregated++
 	pr := &p.parents[slot]
+	if e.scale.gone(pr.decode) {
+		// BLIS f90a1e3a: its decode instance was drained meanwhile; the
+		// KV reserved there is released.
+		e.instances[pr.decode].kv.Retire(&pr.req.KV)
+		p.dropped(e, slot)
+		return
+	}
+	p.awaiting[pr.decode]--
 	e.instances[pr.decode].injectDecode(e, pr.req)
 	e.snaps[pr.decode].InFlight++
 	e.snaps[pr.decode].InFlightTokens += inFlightTokens(pr.req)
@@ -216,7 +274,7 @@ func (p *pdState) counts(e *Engine) *metrics.PDCounts {
 	c := p.stats
 	c.Contention = p.cfg.TransferContention
 	for i, inst := range e.instances {
-		role := p.cfg.role(i)
+		role := p.roles[i]
 		if role&rolePrefill != 0 {
 			c.PrefillCompleted += inst.completed
 		}

@@ -31,6 +31,13 @@ func newPDView(n int, copied *simcore.Tick) *pdView {
 	return v
 }
 
+// grow makes room for n instances.
+func (v *pdView) grow(n int) {
+	for len(v.held) < n {
+		v.held = append(v.held, map[uint64]int32{})
+	}
+}
+
 // observe records a change of instance i's prefix cache at time at.
 func (v *pdView) observe(i int, hash uint64, stored bool, at simcore.Tick) {
 	if v.copied != nil {

@@ -6,8 +6,15 @@ import (
 	"optimize/simcore"
 )
 
-// roundRobin sends request k to instance k mod N.
-type roundRobin struct{ counter int }
+// roundRobin sends request k to instance k mod N. Among a changing set
+// (RouteAmong) it either keeps that counter over the set as it is now
+// (BLIS) or, resuming, picks the first candidate after the slot it chose
+// last, wrapping (subset.go).
+type roundRobin struct {
+	counter int
+	resume  bool
+	last    int32 // slot chosen last (resume); -1 before the first
+}
 
 func (rr *roundRobin) Route(_ *simcore.Request, snaps []Snapshot, _ simcore.Tick) int {
 	target := rr.counter % len(snaps)

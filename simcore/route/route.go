@@ -129,6 +129,14 @@ type Config struct {
 	// lruCapacityPerServer).
 	KVBlockSize         int64
 	KVBlocksPerInstance int64
+	// RoundRobinResume makes round-robin among a changing set of
+	// instances (RouteAmong) resume after the instance it chose last, by
+	// slot, so an instance joining or leaving neither skips nor repeats
+	// another's turn; false: BLIS f90a1e3a's counter modulo the routable
+	// instances, whose position jumps when their number changes. The
+	// engine sets it outside era f90a1e3a. Route, over a fixed set, is
+	// the same either way.
+	RoundRobinResume bool
 }
 
 // Validate checks the values New would reject, with one-line errors that
@@ -196,7 +204,7 @@ type policyKind struct {
 // row is the default.
 func policyKinds() []policyKind {
 	return []policyKind{
-		{"round-robin", func(*Config, int, *rand.Rand) Router { return &roundRobin{} }},
+		{"round-robin", func(c *Config, _ int, _ *rand.Rand) Router { return &roundRobin{resume: c.RoundRobinResume, last: -1} }},
 		{"least-loaded", func(_ *Config, n int, rng *rand.Rand) Router {
 			return &leastLoaded{ties: tieBreaker{rng: rng, tied: make([]int, 0, n)}}
 		}},

@@ -54,8 +54,26 @@ func CheckSubset(cfg Config) error {
 	return nil
 }
 
-func (rr *roundRobin) RouteAmong(r *simcore.Request, snaps []Snapshot, _ []int32, now simcore.Tick) int {
-	return rr.Route(r, snaps, now)
+// RouteAmong is round-robin among the candidates. BLIS f90a1e3a takes
+// counter mod len(ids) over the routable instances as they are now, so
+// when one joins or leaves the position jumps: an instance may be
+// skipped or chosen twice running. Resuming, the pick is the first
+// candidate whose slot follows the one chosen last (the lowest slot after
+// the highest): every routable instance gets its turn once per round
+// whatever joins or leaves, and over a fixed set the picks are Route's.
+func (rr *roundRobin) RouteAmong(r *simcore.Request, snaps []Snapshot, ids []int32, now simcore.Tick) int {
+	if !rr.resume {
+		return rr.Route(r, snaps, now)
+	}
+	k := 0
+	for k < len(ids) && ids[k] <= rr.last {
+		k++
+	}
+	if k == len(ids) {
+		k = 0
+	}
+	rr.last = ids[k]
+	return k
 }
 
 func (ll *leastLoaded) RouteAmong(r *simcore.Request, snaps []Snapshot, _ []int32, now simcore.Tick) int {

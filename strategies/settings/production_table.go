@@ -80,7 +80,7 @@ func productionColumn() []struct {
 		// Routing.
 		{keys.RoutingPolicy, Counterpart{System: SystemLLMD, Name: "profile", Param: ParamProfile, Fidelity: Exact, Values: []ValueCounterpart{
 			{Value: "round-robin", Production: RoundRobinScorer, Fidelity: Exact,
-				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker, with approx-prefix-cache-producer at maxPrefixTokensToMatch 1 (below the 64-token block, so it hashes nothing; without it llm-d's loader adds one that does): every request is a miss, and least recently used first cycles through the endpoints"},
+				Note: "a profile of only no-hit-lru-scorer (weight 1) and max-score-picker, with approx-prefix-cache-producer at maxPrefixTokensToMatch 1 (below the 64-token block, so it hashes nothing; without it llm-d's loader adds one that does): every request is a miss, and least recently used first cycles through the endpoints; with P/D each profile (prefill, decode) has its own, as each pool counts on its own here outside era f90a1e3a (BLIS f90a1e3a shares one counter between the pools), and while the autoscaler adds and drains instances the turn resumes after the instance chosen last (BLIS: the counter modulo the routable instances)"},
 			{Value: "least-loaded", Production: "queue-scorer", Fidelity: Approximate,
 				Note: "queue-scorer alone (the waiting queue, min-max normalised) with max-score-picker; BLIS's least-loaded counts waiting + running + in-flight requests"},
 			{Value: "weighted", Fidelity: Exact, Note: "the profile of the routing.weight.* scorers and the picker"},
