@@ -123,7 +123,7 @@ var blisFlags = []blisFlag{
 	{name: "max-num-seqs", in: blisNew, do: blisAlias, target: "max-num-running-reqs", reason: "f90a1e3a's vLLM name"},
 	{name: "metrics-path", in: blisNew, do: blisIgnored, reason: "no metrics file is written: --output json prints the summary"},
 	{name: "model", in: blisBoth, do: blisOurs},
-	{name: "model-autoscaler-interval-us", in: blisNew, do: blisOurs, reason: "BLIS's model autoscaler; under era f90a1e3a exactly BLIS's, otherwise at least autoscaler.min_replicas (1) stay routable, an idle drained instance terminates at once and, with P/D, each pool role is scaled on its own"},
+	{name: "model-autoscaler-interval-us", in: blisNew, do: blisOurs, reason: "BLIS's model autoscaler; with --era f90a1e3a exactly BLIS's, otherwise at least autoscaler.min_replicas (1) stay routable, an idle drained instance terminates at once and, with P/D, each pool role is scaled on its own"},
 	{name: "model-config-folder", in: blisBoth, do: blisRejected, def: "", reason: "give the folder's config.json as --model-config instead of --model (built-in models carry their own)"},
 	{name: "moe-comm-backend", in: blisNew, do: blisRejected, def: "", reason: whyMoE},
 	{name: "num-instances", in: blisBoth, do: blisOurs},

@@ -16,11 +16,6 @@ func autoscalerNote(cfg *cluster.Config) string {
 	if !cfg.Autoscale.On() {
 		return ""
 	}
-	resolved := *cfg
-	if w, err := cfg.Resolve(); err == nil {
-		resolved.Era = cfg.EffectiveEra(w)
-	}
-	cfg = &resolved
 	pools := ""
 	if cfg.PD.Enabled() {
 		if cfg.BLISDegenerate() {
@@ -30,9 +25,9 @@ func autoscalerNote(cfg *cluster.Config) string {
 		}
 	}
 	if cfg.BLISDegenerate() {
-		return "autoscaler: era f90a1e3a reproduces BLIS where it is degenerate: no minimum replica count (an idle cluster is drained to zero and every later request is rejected), an instance drained while idle stays draining and keeps its GPUs, no instance is added without a node pool; --set autoscaler.min_replicas=1 keeps llm-d's minimum instead" + pools
+		return "autoscaler: era f90a1e3a, given, reproduces BLIS where it is degenerate: no minimum replica count (an idle cluster is drained to zero and every later request is rejected), an instance drained while idle stays draining and keeps its GPUs, no instance is added without a node pool; --set autoscaler.min_replicas=1 keeps llm-d's minimum instead" + pools
 	}
-	return fmt.Sprintf("autoscaler: at least %d instance(s) stay routable (llm-d's minReplicas; BLIS f90a1e3a keeps none and drains an idle cluster to zero) and an instance drained while idle terminates at once (BLIS's stays draining, holding its GPUs); era f90a1e3a with autoscaler.min_replicas 0 reproduces BLIS%s",
+	return fmt.Sprintf("autoscaler: at least %d instance(s) stay routable (llm-d's minReplicas; BLIS f90a1e3a keeps none and drains an idle cluster to zero) and an instance drained while idle terminates at once (BLIS's stays draining, holding its GPUs); era f90a1e3a given with autoscaler.min_replicas 0 reproduces BLIS%s",
 		cfg.MinReplicasInEffect(), pools)
 }
 

@@ -104,7 +104,7 @@ func or(v, def float64) float64 {
 }
 
 // BLISDegenerate reports whether the autoscaler reproduces BLIS
-// f90a1e3a's behaviour where it is degenerate: under era f90a1e3a with no
+// f90a1e3a's behaviour where it is degenerate: under era f90a1e3a given (BLISQuirks), with no
 // minReplicas given, nothing keeps an instance routable (an idle cluster
 // is drained to zero and every later request is rejected), an instance
 // drained while idle stays draining and keeps its GPUs, and without node
@@ -112,7 +112,7 @@ func or(v, def float64) float64 {
 // does: at least MinReplicas (≥ 1) stay routable and an idle drained
 // instance terminates at once.
 func (c *Config) BLISDegenerate() bool {
-	return c.Era.August() && c.Autoscale.MinReplicas == 0
+	return c.BLISQuirks() && c.Autoscale.MinReplicas == 0
 }
 
 // MinReplicasInEffect is the fewest routable instances the autoscaler

@@ -82,6 +82,10 @@ type Config struct {
 	// Autoscale is the model autoscaler (autoscale_config.go); off unless
 	// its interval is set.
 	Autoscale Autoscale
+
+	// eraResolved marks the engine's copy, whose era New replaced by the
+	// one in effect; givenAugust then records that era f90a1e3a was given.
+	eraResolved, givenAugust bool
 }
 
 // SnapshotRefreshOfEra, as Config.SnapshotRefresh, leaves the interval to

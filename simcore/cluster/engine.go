@@ -70,12 +70,13 @@ func New(cfg Config, src simcore.Source) (*Engine, error) {
 		return nil, err
 	}
 	cfg.SnapshotRefresh = cfg.EffectiveSnapshotRefresh(world)
+	cfg.givenAugust, cfg.eraResolved = cfg.eraGivenAugust(), true
 	cfg.Era = cfg.EffectiveEra(world)
 	// llm-d's approximate prefix index, auto-tuned, reads the engine's
 	// block size and GPU block count.
 	routing := cfg.Routing
 	routing.KVBlockSize, routing.KVBlocksPerInstance = cfg.BlockSize, cfg.TotalKVBlocks
-	routing.RoundRobinResume = !cfg.Era.August()
+	routing.RoundRobinResume = !cfg.BLISQuirks()
 	var copied *simcore.Tick
 	if cfg.Routing.CacheSignalDelay > 0 && (cfg.Era.August() || cfg.PD.Decider == PDPrefixThreshold) {
 		copied = new(simcore.Tick)

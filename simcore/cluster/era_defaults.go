@@ -38,8 +38,26 @@ const CacheSignalDelayOfEra int64 = -1
 const blisAugustCacheSignalDelay int64 = 50_000
 
 // eraGivenAugust reports whether the configuration names era f90a1e3a
-// itself (rather than implying it by its latency model).
-func (c *Config) eraGivenAugust() bool { return c.Era == simcore.EraAugust2026 }
+// itself (rather than implying it by its latency model). The engine
+// replaces the era by the one in effect, so it keeps the answer first
+// (Config.givenAugust).
+func (c *Config) eraGivenAugust() bool {
+	if c.eraResolved {
+		return c.givenAugust
+	}
+	return c.Era == simcore.EraAugust2026
+}
+
+// BLISQuirks reports whether the simulator reproduces BLIS f90a1e3a where
+// BLIS is degenerate and llm-d does otherwise: only when era f90a1e3a is
+// given. Then round-robin shares one counter across the P/D pools and
+// takes the counter modulo the routable instances while the autoscaler
+// changes them, and the autoscaler keeps no minimum unless
+// autoscaler.min_replicas is set (BLISDegenerate); otherwise each pool
+// has its own round-robin (llm-d's picker per profile), round-robin
+// resumes after the instance chosen last, and the autoscaler keeps
+// llm-d's minReplicas.
+func (c *Config) BLISQuirks() bool { return c.eraGivenAugust() }
 
 // Resolve resolves the world (latency.World.Resolve) with the era's
 // default latency model when none is given.

@@ -204,7 +204,7 @@ func pdRouters(cfg *Config, routing route.Config, nDecode, nPrefill int) (decode
 		return route.New(own, n, simcore.SubsystemRNG(cfg.Seed, stream))
 	}
 	pd := &cfg.PD
-	if pd.DecodeScorers == nil && pd.PrefillScorers == nil && cfg.Era.August() && isRoundRobin(routing.Policy) {
+	if pd.DecodeScorers == nil && pd.PrefillScorers == nil && cfg.BLISQuirks() && isRoundRobin(routing.Policy) {
 		r, err := route.New(routing, max(nDecode, nPrefill), main)
 		return r, r, err
 	}

@@ -75,7 +75,7 @@ func autoscaleSettings() []*Setting {
 			func(c *cluster.Config) *float64 { return &a(c).AvgInputTokens }).
 			production(none("the WVA measures each replica's average input tokens; nothing configures a constant")),
 		intField(keys.AutoscaleMinReplicas, "autoscaler-min-replicas", 0, 4096, "instances",
-			"fewest routable instances the autoscaler leaves, per pool role with prefill/decode pools (0 = 1, or none under era f90a1e3a, as BLIS, which drains an idle cluster to zero and, with P/D, scales the cluster as one, may drain the only prefill instance and adds instances in no pool)", CompAutoscaler,
+			"fewest routable instances the autoscaler leaves, per pool role with prefill/decode pools (0 = 1, or none with era f90a1e3a given, as BLIS, which drains an idle cluster to zero and, with P/D, scales the cluster as one, may drain the only prefill instance and adds instances in no pool)", CompAutoscaler,
 			func(c *cluster.Config) *int { return &a(c).MinReplicas }).
 			production(Counterpart{System: SystemAutoscaler, Name: "HPA minReplicas", Fidelity: Exact,
 				Note: "the WVA also keeps the cheapest variant at ≥ 1 replica; with P/D each role's Deployment (prefill, decode) is a scale target with its own HPA, as each pool role is here (" + hpaSpec + ")"}),
