@@ -44,8 +44,13 @@ type Request struct {
 	// Preemptions counts the times the request was evicted from a batch
 	// and sent back to its wait queue (vLLM's recompute preemption).
 	Preemptions int32
+	// Transferred marks a P/D decode sub-request, whose prompt's KV came
+	// from its prefill instance: the decode instance admits it with one
+	// token's KV, even after a preemption (which then re-prefills it
+	// there as a running request, as BLIS f90a1e3a does).
+	Transferred bool
 
-	_ [12]byte // to 192 bytes
+	_ [11]byte // to 192 bytes
 }
 
 // Reset clears the request so that a source can reuse the struct.

@@ -182,9 +182,14 @@ func (f *Former) admit(running *[]*simcore.Request, wait *simcore.WaitQueue, cac
 	bs := cache.BlockSize()
 	for len(*running) < f.cfg.MaxRunning && wait.Len() > 0 && budget > 0 && f.res.Preempted == 0 {
 		r := wait.Front()
-		if r.Progress > 0 && r.Progress == r.InputLen {
+		if r.Transferred && (r.Progress > 0 || r.Preemptions > 0) {
 			// A P/D decode sub-request: its prompt's KV came by transfer;
 			// it takes the KV of its first decode token (BLIS f90a1e3a).
+			// Preempted, it lost that KV and its progress: it takes one
+			// token's KV at input position 0 and re-prefills as a running
+			// request, as in BLIS, rather than waiting at the queue's head
+			// for its whole prompt's KV while the transfers queued behind
+			// it hold every block (a deadlock).
 			if !cache.Allocate(&r.KV, &r.Content, kv.Hit{}, 1) {
 				break
 			}

@@ -218,7 +218,7 @@ func (p *pdState) transferStart(e *Engine, slot int32) {
 			return
 		}
 	}
-	r.Progress, r.Computed = r.InputLen, r.InputLen
+	r.Progress, r.Computed, r.Transferred = r.InputLen, r.InputLen, true
 	active := 0
 	if p.cfg.TransferContention {
 		p.active++
