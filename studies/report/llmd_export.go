@@ -24,11 +24,14 @@ const LLMDFormat = "llm-d"
 
 // The files an llm-d export writes, in the order written.
 const (
-	EPPConfigFile  = "epp-config.yaml"
-	VLLMArgsFile   = "vllm-args.txt"
-	ObjectivesFile = "objectives.yaml"
-	KustomizeFile  = "kustomization.yaml"
-	MappingFile    = "MAPPING.md"
+	EPPConfigFile = "epp-config.yaml"
+	VLLMArgsFile  = "vllm-args.txt"
+	// Under P/D, one vLLM arguments file per role replaces VLLMArgsFile.
+	VLLMArgsPrefillFile = "vllm-args-prefill.txt"
+	VLLMArgsDecodeFile  = "vllm-args-decode.txt"
+	ObjectivesFile      = "objectives.yaml"
+	KustomizeFile       = "kustomization.yaml"
+	MappingFile         = "MAPPING.md"
 )
 
 // LLMDRouterCommit is the llm-d Router commit whose plugin types and
@@ -69,11 +72,26 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 	if err := production.WriteEPPConfig(&epp, &cfg, eppHeader); err != nil {
 		return nil, err
 	}
-	argsHeader := append(header, "vLLM engine arguments, one a line: append them to `vllm serve` in the model server's container args.")
-	if err := production.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
-		return nil, err
+	files := []ExportFile{{EPPConfigFile, epp.Bytes()}}
+	if cfg.PD.Enabled() {
+		for _, role := range []struct{ role, file, deployment string }{
+			{production.RolePrefill, VLLMArgsPrefillFile, production.VLLMPrefillDeployment},
+			{production.RoleDecode, VLLMArgsDecodeFile, production.VLLMDeployment},
+		} {
+			var b bytes.Buffer
+			h := append(slices.Clone(header), fmt.Sprintf("vLLM engine arguments of the %s pods (Deployment %s, label llm-d.ai/role: %s), one a line: append them to `vllm serve` in the model server's container args.", role.role, role.deployment, role.role))
+			if err := production.WriteVLLMRoleArgs(&b, &cfg, role.role, h); err != nil {
+				return nil, err
+			}
+			files = append(files, ExportFile{role.file, b.Bytes()})
+		}
+	} else {
+		argsHeader := append(slices.Clone(header), "vLLM engine arguments, one a line: append them to `vllm serve` in the model server's container args.")
+		if err := production.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
+			return nil, err
+		}
+		files = append(files, ExportFile{VLLMArgsFile, args.Bytes()})
 	}
-	files := []ExportFile{{EPPConfigFile, epp.Bytes()}, {VLLMArgsFile, args.Bytes()}}
 	objName := ""
 	if _, used := production.ClassPriorities(&cfg); used {
 		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-llm-d-inference-objective: <class>.",
@@ -185,16 +203,29 @@ func MappingSummary(carried []production.Carried) string {
 // configuration is cfg again from the exported files, and whether it
 // gives the weighted profile in the trial's order (production.ReproduceSets).
 func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
-	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile}
+	out := simulateFiles(cfg)
 	if _, used := production.ClassPriorities(cfg); used {
 		out = append(out, "--objectives", ObjectivesFile)
 	}
 	out = append(out, "--workload", r.Study.Workload, "--seeds", seedList(r.Seeds))
 	sets, inOrder := production.ReproduceSets(cfg)
+	sets = append(sets, production.PDTPSets(cfg)...)
 	for _, kv := range sets {
 		out = append(out, "--set", kv)
 	}
 	return out, inOrder
+}
+
+// simulateFiles is simulate's command line up to the exported files it
+// reads: the EndpointPickerConfig and the vLLM arguments (under P/D the
+// decode pods' with --vllm-args, the prefill pods' with
+// --vllm-args-prefill).
+func simulateFiles(cfg *cluster.Config) []string {
+	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile}
+	if cfg.PD.Enabled() {
+		return append(out, "--vllm-args", VLLMArgsDecodeFile, "--vllm-args-prefill", VLLMArgsPrefillFile)
+	}
+	return append(out, "--vllm-args", VLLMArgsFile)
 }
 
 // productionText says where a setting's value goes in production.
