@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"optimize/studies/report"
+)
+
+// pdStudy is a study of llm-d's default profile on 8 instances split 3
+// prefill, 5 decode, with the prefix-threshold decider at 32 tokens and
+// prefill pods at TP 1 (the decode pods at the template's TP 2).
+func pdStudy(t *testing.T) string {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), "pd.db")
+	if code, _, errs := run(t, "study", "create", "llm-d-default", "--trials", "2", "--name", "pd", "--storage", dsn, "--workers", "1",
+		"--set", "num_instances=8", "--set", "pd.prefill_instances=3", "--set", "pd.decode_instances=5",
+		"--set", "pd.decider=prefix-threshold", "--set", "pd.prefix_threshold_tokens=32", "--set", "pd.prefill_tp=1"); code != 0 {
+		t.Fatal(errs)
+	}
+	return dsn
+}
+
+// A P/D trial's llm-d export: llm-d's P/D profile handler with the
+// prefix decider at the threshold + 1 (llm-d splits at ≥, BLIS at >), a
+// prefill and a decode profile each behind its role's filter with the
+// trial's scorers, one vLLM file per role (the prefill pods at TP 1, both
+// with NIXL), a kustomization patching both Deployments, and a MAPPING.md
+// row for every pd.* setting; run again with MAPPING.md's command, the
+// files reproduce the trial byte for byte, as the aggregated exports do.
+func TestLLMDExportPDRoundTripReproducesTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a study")
+	}
+	dsn := pdStudy(t)
+	for n := range 2 {
+		dir, mapping := exportLLMD(t, dsn, "pd", n)
+		read := func(name string) string {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(data)
+		}
+		epp := read(report.EPPConfigFile)
+		for _, want := range []string{
+			"- type: prefix-based-pd-decider\n  parameters:\n    nonCachedTokens: 33\n",
+			"- type: disagg-profile-handler\n  parameters:\n    deciders: {prefill: prefix-based-pd-decider}\n",
+			"- name: prefill\n  plugins:\n  - pluginRef: prefill-filter\n  - pluginRef: max-score-picker\n  - pluginRef: queue-scorer\n",
+			"- name: decode\n  plugins:\n  - pluginRef: decode-filter\n  - pluginRef: max-score-picker\n  - pluginRef: queue-scorer\n",
+		} {
+			if !strings.Contains(epp, want) {
+				t.Errorf("trial %d: epp-config.yaml lacks %q:\n%s", n, want, epp)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, report.VLLMArgsFile)); err == nil {
+			t.Errorf("trial %d: a P/D export wrote %s beside the role files", n, report.VLLMArgsFile)
+		}
+		nixl := `--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_both"}`
+		prefill, decode := read(report.VLLMArgsPrefillFile), read(report.VLLMArgsDecodeFile)
+		if !strings.Contains(prefill, "\n--tensor-parallel-size=1\n") || !strings.Contains(decode, "\n--tensor-parallel-size=2\n") ||
+			!strings.Contains(prefill, nixl) || !strings.Contains(decode, nixl) {
+			t.Errorf("trial %d: want TP 1 prefill, TP 2 decode, both with NIXL:\n%s\n%s", n, prefill, decode)
+		}
+		kust := read(report.KustomizeFile)
+		if !strings.Contains(kust, "    name: vllm-p\n  patch: |-\n    - op: add\n      path: /spec/template/metadata/labels/llm-d.ai~1role\n      value: prefill\n") ||
+			!strings.Contains(kust, "    name: vllm-d\n  patch: |-\n    - op: add\n      path: /spec/template/metadata/labels/llm-d.ai~1role\n      value: decode\n") ||
+			strings.Count(kust, strconv.Quote(nixl)) != 2 {
+			t.Errorf("trial %d: the kustomization does not patch vllm-p and vllm-d with their roles and NIXL:\n%s", n, kust)
+		}
+		for _, key := range []string{"pd.prefill_instances", "pd.decode_instances", "pd.shared_instances", "pd.decider", "pd.prefix_threshold_tokens",
+			"pd.transfer_bandwidth_gbps", "pd.transfer_base_latency_ms", "pd.transfer_contention", "pd.prefill_tp", "pd.decode_tp"} {
+			if !strings.Contains(mapping, "| `"+key+"` |") {
+				t.Errorf("trial %d: MAPPING.md has no row for %s", n, key)
+			}
+		}
+		if !strings.Contains(mapping, "| `pd.prefix_threshold_tokens` | 32 | llm-d `prefix-based-pd-decider` nonCachedTokens 33 | approximated") {
+			t.Errorf("trial %d: the threshold's row does not say nonCachedTokens 33:\n%s", n, mapping)
+		}
+		want, _ := trialRuns(t, dsn, "pd", n)
+		args := reproduceArgs(t, dir, mapping)
+		if !strings.Contains(strings.Join(args, " "), "--vllm-args-prefill "+filepath.Join(dir, report.VLLMArgsPrefillFile)) {
+			t.Fatalf("trial %d: MAPPING.md's command does not read the prefill pods' arguments: %v", n, args)
+		}
+		got := simulateRuns(t, args...)
+		if len(got) != len(want) || len(want) != 3 {
+			t.Fatalf("trial %d: %d runs, want %d", n, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("trial %d, seed %d: the exported P/D configs simulate differently:\n%s\nwant\n%s\nMAPPING.md:\n%s", n, 42+i, got[i], want[i], mapping)
+			}
+		}
+		if !bytes.Contains(want[0], []byte(`"pd":{"disaggregated":`)) {
+			t.Errorf("trial %d: the trial split no request: %s", n, want[0])
+		}
+	}
+}
+
+// The P/D import's own errors and defaults: the prefill pods' arguments
+// must be the decode pods' but for the TP; a decider off (nonCachedTokens
+// 0) splits nothing, with a note; always-disagg-pd-decider is always; the
+// pools default to halves, and with one instance there are none to give.
+func TestLLMDPDImport(t *testing.T) {
+	const profiles = "schedulingProfiles:\n- name: prefill\n  plugins:\n  - pluginRef: prefill-filter\n  - pluginRef: queue-scorer\n- name: decode\n  plugins:\n  - pluginRef: decode-filter\n  - pluginRef: queue-scorer\n"
+	pd := func(name, decider string) string {
+		return writeTemp(t, name, eppHead+"plugins:\n- type: queue-scorer\n- type: prefill-filter\n- type: decode-filter\n"+decider+
+			"- type: disagg-profile-handler\n  parameters:\n    deciders:\n      prefill: d\n"+profiles)
+	}
+	always := pd("always.yaml", "- type: always-disagg-pd-decider\n  name: d\n")
+	code, out, errs := run(t, "simulate", "--epp-config", always, "--num-instances", "5", "--num-requests", "50")
+	if code != 0 || !strings.Contains(out, "P/D 2 prefill + 3 decode + 0 shared, decider always") ||
+		!strings.Contains(errs, "the first half of the 5 instances prefill, the rest decode") {
+		t.Errorf("always-disagg-pd-decider: exit %d:\n%s%s", code, out, errs)
+	}
+	off := pd("off.yaml", "- type: prefix-based-pd-decider\n  name: d\n  parameters:\n    nonCachedTokens: 0\n")
+	code, out, errs = run(t, "simulate", "--epp-config", off, "--prefill-instances", "1", "--decode-instances", "3", "--num-instances", "4", "--num-requests", "50")
+	if code != 0 || !strings.Contains(out, "decider never") || !strings.Contains(errs, "nonCachedTokens 0 (or not given) turns llm-d's decider off") {
+		t.Errorf("nonCachedTokens 0: exit %d:\n%s%s", code, out, errs)
+	}
+	_, _, errs = run(t, "simulate", "--epp-config", always, "--num-requests", "50")
+	if !strings.Contains(errs, "P/D profiles need a prefill and a decode pool: give --num-instances ≥ 2") {
+		t.Errorf("one instance: %q", errs)
+	}
+	decode := writeTemp(t, "d.txt", "--max-num-seqs=64\n--tensor-parallel-size=2\n")
+	for _, c := range []struct{ prefill, want string }{
+		{"--max-num-seqs=32\n--tensor-parallel-size=1\n", "p.txt: line 1: --max-num-seqs 32 differs from the decode pods' 64"},
+		{"--tensor-parallel-size=1\n", "p.txt: --max-num-seqs (line 1 of " + decode + ", the decode pods' arguments) is not given"},
+	} {
+		code, _, errs := run(t, "simulate", "--vllm-args", decode, "--vllm-args-prefill", writeTemp(t, "p.txt", c.prefill), "--epp-config", always, "--num-instances", "4")
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("prefill args %q: exit %d, %q; want one line with %q", c.prefill, code, errs, c.want)
+		}
+	}
+	code, out, errs = run(t, "simulate", "--vllm-args", decode, "--vllm-args-prefill", writeTemp(t, "p.txt", "--max-num-seqs=64\n--tensor-parallel-size=1\n"), "--epp-config", always, "--num-instances", "4", "--num-requests", "50")
+	if code != 0 || !strings.Contains(out, "P/D 2 prefill + 2 decode") || !strings.Contains(out, "TP2") {
+		t.Errorf("matching prefill args: exit %d: %s%s", code, out, errs)
+	}
+}
