@@ -141,3 +141,56 @@ func TestLLMDPDImport(t *testing.T) {
 		t.Errorf("matching prefill args: exit %d: %s%s", code, out, errs)
 	}
 }
+
+// A trial with the simulated gateway queue exports it as llm-d's flow
+// control — the detector and its thresholds, every band with the
+// trial's capacity and policies (a band listed in priorityBands does not
+// take defaultPriorityBand's), the global capacity, the TTL, the usage
+// limit — with objectives.yaml giving each class its band (the one class
+// map), and the files re-run the trial byte for byte.
+func TestLLMDExportFlowControlRoundTripReproducesTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a study")
+	}
+	dsn := filepath.Join(t.TempDir(), "fc.db")
+	if code, _, errs := run(t, "study", "create", "llm-d-default", "--trials", "2", "--name", "fc", "--storage", dsn, "--workers", "1",
+		"--set", "flow_control.enabled=true", "--set", "flow_control.saturation_detector=utilization", "--set", "flow_control.per_band_capacity=50",
+		"--set", "flow_control.max_queue_depth=200", "--set", "flow_control.fairness_policy=round-robin", "--set", "flow_control.request_ttl_us=2000000",
+		"--set", "flow_control.usage_limit_threshold=0.9"); code != 0 {
+		t.Fatal(errs)
+	}
+	for n := range 2 {
+		dir, mapping := exportLLMD(t, dsn, "fc", n)
+		epp, _ := os.ReadFile(filepath.Join(dir, report.EPPConfigFile))
+		objectives, _ := os.ReadFile(filepath.Join(dir, report.ObjectivesFile))
+		policies := "maxRequests: 50, fairnessPolicyRef: round-robin-fairness-policy, orderingPolicyRef: fcfs-ordering-policy}"
+		for _, want := range []string{"featureGates:\n- flowControl\n", "  maxRequests: 200\n", "  defaultRequestTTL: 2s\n",
+			"  usageLimitPolicyPluginRef: static-usage-limit-policy\n", "  - {priority: 4, " + policies + "  # critical\n",
+			"  - {priority: -3, " + policies + "  # background\n", "    queueDepthThreshold: 5\n    kvCacheUtilThreshold: 0.8\n"} {
+			if !strings.Contains(string(epp), want) {
+				t.Errorf("trial %d: epp-config.yaml lacks %q:\n%s", n, want, epp)
+			}
+		}
+		for _, want := range []string{"name: critical\nspec:\n  priority: 4\n", "name: standard\nspec:\n  priority: 3\n", "name: background\nspec:\n  priority: -3\n"} {
+			if !strings.Contains(string(objectives), want) {
+				t.Errorf("trial %d: objectives.yaml lacks the band %q:\n%s", n, want, objectives)
+			}
+		}
+		want, _ := trialRuns(t, dsn, "fc", n)
+		args := reproduceArgs(t, dir, mapping)
+		for i, a := range args {
+			if a == report.ObjectivesFile {
+				args[i] = filepath.Join(dir, a)
+			}
+		}
+		got := simulateRuns(t, args...)
+		if len(got) != 3 || len(want) != 3 {
+			t.Fatalf("trial %d: %d runs, want 3", n, len(got))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("trial %d, seed %d: the exported flow control simulates differently:\n%s\nwant\n%s\nMAPPING.md:\n%s", n, 42+i, got[i], want[i], mapping)
+			}
+		}
+	}
+}

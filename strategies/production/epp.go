@@ -251,6 +251,9 @@ func EPPPluginTypes() []string {
 		add(n.typ)
 	}
 	add(utilizationDetector)
+	for _, t := range flowPluginTypes() {
+		add(t)
+	}
 	add(settings.PDPrefillFilter)
 	for _, h := range pdHandlerTypes {
 		add(h)

@@ -225,6 +225,10 @@ func buildEPPFile(c *cluster.Config) *eppFile {
 // so requests wait at the gateway in class order while the pool is
 // saturated.
 func (f *eppFile) admission(c *cluster.Config, p eppProfile) {
+	if c.FlowControl.Enabled {
+		f.gatewayQueue(c)
+		return
+	}
 	prio, objectives := ClassPriorities(c)
 	if ok, _ := OrdersByClass(c); ok && p.admit == "" {
 		f.featureGates = append(f.featureGates, flowControlGate)

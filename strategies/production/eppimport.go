@@ -129,6 +129,9 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	if err := im.admitter(); err != nil {
 		return res, err
 	}
+	if err := im.gatewayQueue(&doc); err != nil {
+		return res, err
+	}
 	if h != nil {
 		if err := im.pdDecider(h); err != nil {
 			return res, err

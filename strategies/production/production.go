@@ -176,6 +176,11 @@ func CarriedSettings(c *cluster.Config) []Carried {
 // it does not, the run equals the trial's up to the float rounding of the
 // weighted sum.
 func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
+	sets, inOrder = reproduceSets(c)
+	return append(sets, flowSets(c)...), inOrder
+}
+
+func reproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
 	var weights []*settings.Setting
 	var values []string
 	restate := false

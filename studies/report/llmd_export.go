@@ -124,7 +124,9 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 		names = append(names, "`"+f.Name+"`")
 	}
 	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
-	if ok, why := production.OrdersByClass(cfg); ok {
+	if cfg.FlowControl.Enabled {
+		b.WriteString("Flow control: the simulated gateway queue is llm-d's flow control (featureGates: flowControl): its detector, capacities, TTL, fairness and ordering policies in epp-config.yaml's flowControl, and one band per class band. One class map serves both: each class's InferenceObjective priority in objectives.yaml is its band (critical 4, standard 3, batch −1, sheddable −2, background −3), so a request naming its class's objective waits in the band the simulator puts it in.\n\n")
+	} else if ok, why := production.OrdersByClass(cfg); ok {
 		b.WriteString("Class order: the simulated wait queue serves classes by priority, so epp-config.yaml turns on llm-d's flow control (featureGates: flowControl) with one priority band per class priority of objectives.yaml, FCFS within a band, higher bands first; it holds requests at the gateway only while the pool is saturated (utilization-detector: a waiting queue of 5 or KV use 0.8).\n\n")
 	} else if why != "" {
 		fmt.Fprintf(b, "Class order: no counterpart: %s.\n\n", why)
