@@ -194,3 +194,36 @@ func TestLLMDExportFlowControlRoundTripReproducesTrials(t *testing.T) {
 		}
 	}
 }
+
+// A trial with the autoscaler exports its WVA thresholds as the WVA's
+// saturation-scaling ConfigMap (analyzerName saturation, the V2 analyzer
+// the simulator models), which the kustomization applies; MAPPING.md
+// names the ConfigMap's fields and says the HPA's are not exported.
+func TestLLMDExportWVAConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a study")
+	}
+	dsn := filepath.Join(t.TempDir(), "w.db")
+	if code, _, errs := run(t, "study", "create", "llm-d-default", "--trials", "1", "--name", "w", "--storage", dsn, "--workers", "1",
+		"--set", "autoscaler.interval_us=1000000", "--set", "autoscaler.scale_up_threshold=0.7", "--set", "autoscaler.scale_down_boundary=0.3"); code != 0 {
+		t.Fatal(errs)
+	}
+	dir, mapping := exportLLMD(t, dsn, "w", 0)
+	wva, err := os.ReadFile(filepath.Join(dir, report.WVAConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(wva), "kind: ConfigMap\nmetadata:\n  name: wva-saturation-scaling-config\ndata:\n  default: |\n    analyzerName: saturation\n    kvCacheThreshold: 0.8\n    scaleDownBoundary: 0.3\n    scaleUpThreshold: 0.7\n") {
+		t.Errorf("wva-config.yaml:\n%s", wva)
+	}
+	kust, _ := os.ReadFile(filepath.Join(dir, report.KustomizeFile))
+	if !strings.Contains(string(kust), "resources:\n- base\n- wva-config.yaml\n") {
+		t.Errorf("the kustomization does not apply wva-config.yaml:\n%s", kust)
+	}
+	for _, want := range []string{"| `autoscaler.scale_up_threshold` | 0.7 | wva-config.yaml `scaleUpThreshold: 0.7` | approximated",
+		"| `autoscaler.max_replicas` | 0 | HPA maxReplicas (not exported) |"} {
+		if !strings.Contains(mapping, want) {
+			t.Errorf("MAPPING.md lacks %q:\n%s", want, mapping)
+		}
+	}
+}

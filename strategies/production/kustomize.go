@@ -33,14 +33,15 @@ const (
 )
 
 // WriteKustomization writes kustomization.yaml for the export whose files
-// are eppFile and objectivesFile ("" when none is written): `kubectl
+// are eppFile and resources (the InferenceObjectives, the WVA's ConfigMap;
+// "" when not written): `kubectl
 // apply -k` on the directory regenerates the EPP's ConfigMap from the
 // EndpointPickerConfig (its name gets kustomize's content hash, so the
 // EPP Deployment that mounts it is rolled), appends c's vLLM arguments
 // to the vllm container of vllm-d (rolling the vLLM pods), and applies
-// the InferenceObjectives. The llm-d deployment it patches is the
+// the resources. The llm-d deployment it patches is the
 // directory's base/.
-func WriteKustomization(w io.Writer, c *cluster.Config, header []string, eppFile, objectivesFile string) error {
+func WriteKustomization(w io.Writer, c *cluster.Config, header []string, eppFile string, resources ...string) error {
 	var b strings.Builder
 	for _, h := range header {
 		fmt.Fprintf(&b, "# %s\n", h)
@@ -54,8 +55,10 @@ func WriteKustomization(w io.Writer, c *cluster.Config, header []string, eppFile
 	}
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
 	fmt.Fprintf(&b, "- %s\n", KustomizeBaseDir)
-	if objectivesFile != "" {
-		fmt.Fprintf(&b, "- %s\n", objectivesFile)
+	for _, r := range resources {
+		if r != "" {
+			fmt.Fprintf(&b, "- %s\n", r)
+		}
 	}
 	// Created here, as llm-d's scripts create it beside the kustomization
 	// (kubectl create configmap epp-config --from-file=epp-config.yaml).

@@ -31,6 +31,7 @@ const (
 	VLLMArgsDecodeFile  = "vllm-args-decode.txt"
 	ObjectivesFile      = "objectives.yaml"
 	KustomizeFile       = "kustomization.yaml"
+	WVAConfigFile       = "wva-config.yaml"
 	MappingFile         = "MAPPING.md"
 )
 
@@ -102,9 +103,19 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 		files = append(files, ExportFile{ObjectivesFile, objectives.Bytes()})
 		objName = ObjectivesFile
 	}
+	wvaName := ""
+	if production.HasWVAConfig(&cfg) {
+		var wva bytes.Buffer
+		h := append(slices.Clone(header), "The autoscaler's thresholds for llm-d's workload-variant-autoscaler: a ConfigMap of this name in the model's namespace overrides the controller's defaults. The HPA's windows and replica bounds are not in it (MAPPING.md).")
+		if err := production.WriteWVAConfig(&wva, &cfg, h); err != nil {
+			return nil, err
+		}
+		files = append(files, ExportFile{WVAConfigFile, wva.Bytes()})
+		wvaName = WVAConfigFile
+	}
 	var kust bytes.Buffer
 	kustHeader := append(header, "kubectl apply -k on this directory deploys the strategy: the EPP's config, the vLLM arguments and the InferenceObjectives.")
-	if err := production.WriteKustomization(&kust, &cfg, kustHeader, EPPConfigFile, objName); err != nil {
+	if err := production.WriteKustomization(&kust, &cfg, kustHeader, EPPConfigFile, objName, wvaName); err != nil {
 		return nil, err
 	}
 	files = append(files, ExportFile{KustomizeFile, kust.Bytes()})
@@ -243,6 +254,11 @@ func productionText(c production.Carried) string {
 		return "vLLM default (no " + c.Name + ")"
 	case c.System == settings.SystemVLLM:
 		return "vLLM `" + c.Name + "=" + c.Production + "`"
+	case c.System == settings.SystemAutoscaler:
+		if field, ok := strings.CutPrefix(c.Name, settings.WVASaturation); ok {
+			return fmt.Sprintf("%s `%s: %s`", WVAConfigFile, field, c.Production)
+		}
+		return c.Name + " (not exported)"
 	}
 	switch c.Param {
 	case settings.ParamWeight:
