@@ -227,3 +227,37 @@ func TestLLMDExportWVAConfig(t *testing.T) {
 		}
 	}
 }
+
+// The other deciders re-run byte for byte too: always (llm-d's
+// always-disagg-pd-decider) and never (one profile behind decode-filter,
+// no handler).
+func TestLLMDExportPDDecidersReproduceTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs studies")
+	}
+	for _, c := range []struct{ decider, want string }{
+		{"always", "- type: always-disagg-pd-decider\n- type: disagg-profile-handler\n  parameters:\n    deciders: {prefill: always-disagg-pd-decider}\n"},
+		{"never", "- type: decode-filter\n- type: single-profile-handler\n"},
+	} {
+		dsn := filepath.Join(t.TempDir(), c.decider+".db")
+		if code, _, errs := run(t, "study", "create", "llm-d-default", "--trials", "1", "--name", "d", "--storage", dsn, "--workers", "1",
+			"--set", "num_instances=8", "--set", "pd.prefill_instances=2", "--set", "pd.decode_instances=6", "--set", "pd.decider="+c.decider); code != 0 {
+			t.Fatal(errs)
+		}
+		dir, mapping := exportLLMD(t, dsn, "d", 0)
+		epp, _ := os.ReadFile(filepath.Join(dir, report.EPPConfigFile))
+		if !strings.Contains(string(epp), c.want) {
+			t.Errorf("%s: epp-config.yaml lacks %q:\n%s", c.decider, c.want, epp)
+		}
+		want, _ := trialRuns(t, dsn, "d", 0)
+		got := simulateRuns(t, reproduceArgs(t, dir, mapping)...)
+		if len(got) != 3 || len(want) != 3 {
+			t.Fatalf("%s: %d runs, want 3", c.decider, len(got))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%s, seed %d: the export simulates differently:\n%s\nwant\n%s\nMAPPING.md:\n%s", c.decider, 42+i, got[i], want[i], mapping)
+			}
+		}
+	}
+}
