@@ -261,3 +261,27 @@ func TestLLMDExportPDDecidersReproduceTrials(t *testing.T) {
 		}
 	}
 }
+
+// The flowControl block's import errors: gateway-queue settings without
+// the feature gate, and bands whose policies differ (the simulator's
+// bands share one template).
+func TestLLMDFlowControlImportErrors(t *testing.T) {
+	base := eppHead + "plugins:\n- type: queue-scorer\n- type: utilization-detector\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"no gate", eppHead + "plugins:\n- type: queue-scorer\nflowControl:\n  maxRequests: 10\n", "ng.yaml: flowControl holds the gateway queue's settings but featureGates does not list flowControl"},
+		{"bands differ", "featureGates: [flowControl]\n" + base + "flowControl:\n  defaultPriorityBand: {maxRequests: 10}\n  priorityBands:\n  - {priority: 4, maxRequests: 20}\n",
+			"bd.yaml: flowControl.priorityBands[0].maxRequests 20: the simulator's bands share one template, flowControl.defaultPriorityBand's (maxRequests 10)"},
+	} {
+		file := map[string]string{"no gate": "ng.yaml", "bands differ": "bd.yaml"}[c.name]
+		code, _, errs := run(t, "simulate", "--epp-config", writeTemp(t, file, c.text), "--num-requests", "20")
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%s: exit %d, %q; want one line with %q", c.name, code, errs, c.want)
+		}
+	}
+	ok := writeTemp(t, "ok.yaml", "featureGates: [flowControl]\n"+base+"- type: round-robin-fairness-policy\n- type: fcfs-ordering-policy\nflowControl:\n  maxRequests: 10\n  defaultRequestTTL: 1500ms\n  defaultPriorityBand: {maxRequests: 3, fairnessPolicyRef: round-robin-fairness-policy, orderingPolicyRef: fcfs-ordering-policy}\n  saturationDetector:\n    pluginRef: utilization-detector\n")
+	code, out, errs := run(t, "simulate", "--epp-config", ok, "--num-requests", "20")
+	if code != 0 || !strings.Contains(out, "admission flow control (utilization detector)") ||
+		!strings.Contains(errs, "flowControl.defaultRequestTTL → flow_control.request_ttl_us=1500000") {
+		t.Errorf("a gateway queue: exit %d:\n%s%s", code, out, errs)
+	}
+}

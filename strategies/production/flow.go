@@ -147,6 +147,9 @@ func (im *eppImport) gatewayQueue(doc *eppDoc) error {
 	if !slices.ContainsFunc(gatewayQueueFields, func(k string) bool { _, ok := doc.FlowControl[k]; return ok }) {
 		return nil
 	}
+	if !slices.Contains(doc.FeatureGates, flowControlGate) {
+		return im.fail("flowControl holds the gateway queue's settings but featureGates does not list %s: llm-d runs no flow control without it", flowControlGate)
+	}
 	set := func(key, text, where string) error { return im.set(mustSetting(key), text, "flowControl."+where) }
 	if err := set(keys.FlowControl, "true", "defaultPriorityBand"); err != nil {
 		return err
