@@ -135,6 +135,10 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 		names = append(names, "`"+f.Name+"`")
 	}
 	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
+	if cfg.PD.Enabled() {
+		fmt.Fprintf(b, "P/D: %s runs llm-d's P/D profile handler over the prefill and decode pods (their llm-d.ai/role labels); %s and %s are the two vLLM Deployments' arguments. The pools' sizes (%d prefill, %d decode, %d both), their TP and the NIXL link are the world: the pods you deploy and measure.\n\n",
+			EPPConfigFile, VLLMArgsPrefillFile, VLLMArgsDecodeFile, cfg.PD.Prefill, cfg.PD.Decode, cfg.PD.Shared)
+	}
 	if cfg.FlowControl.Enabled {
 		b.WriteString("Flow control: the simulated gateway queue is llm-d's flow control (featureGates: flowControl): its detector, capacities, TTL, fairness and ordering policies in epp-config.yaml's flowControl, and one band per class band. One class map serves both: each class's InferenceObjective priority in objectives.yaml is its band (critical 4, standard 3, batch −1, sheddable −2, background −3), so a request naming its class's objective waits in the band the simulator puts it in.\n\n")
 	} else if ok, why := production.OrdersByClass(cfg); ok {
