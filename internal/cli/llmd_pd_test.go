@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -283,5 +284,25 @@ func TestLLMDFlowControlImportErrors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "admission flow control (utilization detector)") ||
 		!strings.Contains(errs, "flowControl.defaultRequestTTL → flow_control.request_ttl_us=1500000") {
 		t.Errorf("a gateway queue: exit %d:\n%s%s", code, out, errs)
+	}
+}
+
+// Topology affinity changes nothing among equally near simulated
+// instances, with a note; beside a weighted-random-picker its constant
+// score would change the odds, and the import refuses it.
+func TestLLMDTopologyPlugins(t *testing.T) {
+	profile := "schedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: %s\n  - pluginRef: queue-scorer\n  - pluginRef: topology-affinity-scorer\n"
+	for _, c := range []struct {
+		picker string
+		ok     bool
+	}{{"max-score-picker", true}, {"weighted-random-picker", false}} {
+		epp := writeTemp(t, "t.yaml", eppHead+"plugins:\n- type: queue-scorer\n- type: topology-extractor\n- type: topology-affinity-scorer\n- type: "+c.picker+"\n"+fmt.Sprintf(profile, c.picker))
+		code, out, errs := run(t, "simulate", "--epp-config", epp, "--num-requests", "20")
+		switch {
+		case c.ok && (code != 0 || !strings.Contains(out, "routing weighted(queue-scorer:1) max-score-picker") || !strings.Contains(errs, "plugin topology-affinity-scorer taken as changing nothing")):
+			t.Errorf("%s: exit %d:\n%s%s", c.picker, code, out, errs)
+		case !c.ok && (code == 0 || !strings.Contains(errs, "t.yaml: schedulingProfiles[0]: topology-affinity-scorer with a weighted-random-picker")):
+			t.Errorf("%s: exit %d, %q", c.picker, code, errs)
+		}
 	}
 }

@@ -219,6 +219,9 @@ func (im *eppImport) profile(doc *eppDoc, h *pdHandler) ([]eppRef, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := im.topologyScores(0, refs); err != nil {
+		return nil, err
+	}
 	if i := slices.IndexFunc(refs, func(r eppRef) bool { return r.plugin.Type == settings.PDPrefillFilter }); i >= 0 {
 		return nil, im.fail("schedulingProfiles[0]: %s without a P/D profile handler (%s) routes every request to the prefill pods, which is not modelled", nameOf(refs[i].plugin), settings.PDProfileHandler)
 	}

@@ -62,7 +62,8 @@ func (im *eppImport) handler() (*pdHandler, error) {
 		if n, ok := numberParam(p.Parameters["primaryPort"]); ok && n != 0 {
 			return nil, im.fail("plugin %s: primaryPort %v: routing to vLLM's data-parallel ranks behind one pod is not modelled", name, n)
 		}
-		for k, v := range sub("profiles") {
+		for _, k := range slices.Sorted(maps.Keys(sub("profiles"))) {
+			v := sub("profiles")[k]
 			switch k {
 			case "decode":
 				h.decode = str(v)
@@ -72,7 +73,8 @@ func (im *eppImport) handler() (*pdHandler, error) {
 				return nil, im.fail("plugin %s: profiles.%s: encode disaggregation (multimodal encoders on their own pods) is not modelled: the simulator serves text", name, k)
 			}
 		}
-		for k, v := range sub("deciders") {
+		for _, k := range slices.Sorted(maps.Keys(sub("deciders"))) {
+			v := sub("deciders")[k]
 			if k != "prefill" {
 				return nil, im.fail("plugin %s: deciders.%s: encode disaggregation (multimodal encoders on their own pods) is not modelled: the simulator serves text", name, k)
 			}
@@ -107,6 +109,9 @@ func (im *eppImport) pdProfiles(doc *eppDoc, h *pdHandler) ([]eppRef, error) {
 	for i, sp := range doc.SchedulingProfiles {
 		refs, err := im.profileRefs(doc, i)
 		if err != nil {
+			return nil, err
+		}
+		if err := im.topologyScores(i, refs); err != nil {
 			return nil, err
 		}
 		switch sp.Name {
@@ -187,4 +192,25 @@ func DefaultPools(c *cluster.Config) (string, error) {
 	}
 	c.PD.Prefill, c.PD.Decode = n/2, n-n/2
 	return fmt.Sprintf("an EndpointPickerConfig does not size the P/D pools (--prefill-instances, --decode-instances give them): the first half of the %d instances prefill, the rest decode (pd.prefill_instances=%d, pd.decode_instances=%d)", n, c.PD.Prefill, c.PD.Decode), nil
+}
+
+// weightedRandomPicker is llm-d's picker that draws an endpoint with
+// probability proportional to its weighted score (route.PickerNames).
+const weightedRandomPicker = "weighted-random-picker"
+
+// topologyScores refuses a topology-affinity-scorer in a profile a
+// weighted-random-picker picks from: the same score added to every
+// endpoint changes the draw's odds, which taking it as changing nothing
+// would hide.
+func (im *eppImport) topologyScores(i int, refs []eppRef) error {
+	scorer := slices.IndexFunc(refs, func(r eppRef) bool { return r.plugin.Type == topologyTypes[2] && r.weight != 0 })
+	if scorer < 0 {
+		return nil
+	}
+	for _, name := range im.order {
+		if im.byName[name].Type == weightedRandomPicker {
+			return im.fail("schedulingProfiles[%d]: %s with a %s: its score, the same for every simulated endpoint, changes the picker's odds, which is not modelled", i, nameOf(refs[scorer].plugin), weightedRandomPicker)
+		}
+	}
+	return nil
 }
