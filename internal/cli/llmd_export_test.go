@@ -50,7 +50,7 @@ func reproduceArgs(t *testing.T, dir, mapping string) []string {
 	line, _, _ := strings.Cut(after, "\n")
 	args := strings.Fields(line)
 	for i, a := range args {
-		if a == report.EPPConfigFile || a == report.VLLMArgsFile {
+		if a == report.EPPConfigFile || a == report.VLLMArgsFile || a == report.VLLMArgsPrefillFile || a == report.VLLMArgsDecodeFile {
 			args[i] = filepath.Join(dir, a)
 		}
 	}

@@ -48,10 +48,14 @@ func TestProductionImportErrors(t *testing.T) {
 			"f.yaml: line 3: field gates not found"},
 		{"unknown feature gate", []string{"--epp-config", writeTemp(t, "g.yaml", eppHead+"featureGates: [x]\nplugins:\n- type: no-hit-lru-scorer\n")},
 			"g.yaml: featureGates: x is not modelled (modelled: flowControl)"},
-		{"P/D plugin", []string{"--epp-config", writeTemp(t, "pdf.yaml", eppHead+"plugins:\n- type: prefill-filter\n")},
-			"pdf.yaml: plugin type prefill-filter: reading llm-d's prefill/decode profiles"},
+		{"prefill filter alone", []string{"--epp-config", writeTemp(t, "pdf.yaml", eppHead+"plugins:\n- type: prefill-filter\n- type: queue-scorer\nschedulingProfiles:\n- name: p\n  plugins:\n  - pluginRef: prefill-filter\n  - pluginRef: queue-scorer\n")},
+			"pdf.yaml: schedulingProfiles[0]: prefill-filter without a P/D profile handler (disagg-profile-handler) routes every request to the prefill pods, which is not modelled"},
 		{"two profiles", []string{"--epp-config", writeTemp(t, "pd.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\nschedulingProfiles:\n- name: prefill\n- name: decode\n")},
-			"pd.yaml: 2 schedulingProfiles: one is modelled"},
+			"pd.yaml: 2 schedulingProfiles and no P/D profile handler (disagg-profile-handler): one profile is modelled without it"},
+		{"P/D profiles differ", []string{"--epp-config", writeTemp(t, "pdd.yaml", eppHead+"plugins:\n- type: queue-scorer\n- type: prefix-cache-scorer\n- type: prefill-filter\n- type: decode-filter\n- type: always-disagg-pd-decider\n- type: disagg-profile-handler\n  parameters:\n    deciders: {prefill: always-disagg-pd-decider}\nschedulingProfiles:\n- name: prefill\n  plugins:\n  - pluginRef: prefill-filter\n  - pluginRef: queue-scorer\n- name: decode\n  plugins:\n  - pluginRef: decode-filter\n  - pluginRef: prefix-cache-scorer\n")},
+			"pdd.yaml: profiles prefill and decode weigh different plugins (queue-scorer:1; prefix-cache-scorer:1): the simulator's prefill and decode pools route with one profile"},
+		{"P/D decider parameter", []string{"--epp-config", writeTemp(t, "pdp.yaml", eppHead+"plugins:\n- type: queue-scorer\n- type: prefill-filter\n- type: decode-filter\n- type: prefix-based-pd-decider\n  parameters:\n    nonCachedTokens: 8\n    promptTokens: 100\n- type: disagg-profile-handler\n  parameters:\n    deciders: {prefill: prefix-based-pd-decider}\nschedulingProfiles:\n- name: prefill\n  plugins:\n  - pluginRef: queue-scorer\n- name: decode\n  plugins:\n  - pluginRef: queue-scorer\n"), "--num-instances", "2"},
+			"pdp.yaml: plugin prefix-based-pd-decider: parameter promptTokens is not modelled (modelled: nonCachedTokens)"},
 		{"flow control queue", []string{"--epp-config", writeTemp(t, "fc.yaml", eppHead+"plugins:\n- type: no-hit-lru-scorer\n- type: utilization-detector\n  parameters:\n    queueDepthThreshold: 5\n    kvCacheUtilThreshold: 0.8\n")},
 			"fc.yaml: plugin utilization-detector: "},
 		{"unknown argument", []string{"--vllm-args", writeTemp(t, "a.txt", "--max-num-seqs 64\n--enforce-eager\n")},
@@ -132,13 +136,15 @@ schedulingProfiles:
 // llm-d's own sample EndpointPickerConfigs (the llm-d Router's
 // deploy/config/ at ebab68792, in the shared test data): every one of the
 // 19 either imports and runs with the routing it configures (including
-// the probabilistic admitter's, whose profile is random-picker alone, and
-// the precise prefix producer's, bound to a prefix-cache-scorer), or
+// the probabilistic admitter's, whose profile is random-picker alone, the
+// precise prefix producer's, bound to a prefix-cache-scorer, and the three
+// P/D ones, nonCachedTokens 16 being a threshold of 15), or
 // stops on one line naming the one construct the simulator does not model
 // and why.
 func TestLLMDSampleConfigsRun(t *testing.T) {
 	samples := testkit.SharedData(t, "llm-d/deploy-config")
-	const pd = "plugin type prefill-filter: reading llm-d's prefill/decode profiles into the simulator's pd.* settings is not built yet"
+	// The P/D samples size no pools: the 4 instances split in halves.
+	const pd = "routing weighted(prefix-cache-scorer:2,queue-scorer:1) max-score-picker · scheduler fcfs/constant · admission always-admit · P/D 2 prefill + 2 decode + 0 shared, decider prefix-threshold 15"
 	want := map[string]string{
 		"epp-config.yaml":                         "routing weighted(prefix-cache-scorer:2) max-score-picker · scheduler fcfs/constant · admission always-admit",
 		"epp-estimate-prefix-cache-config.yaml":   "routing weighted(prefix-cache-scorer:1,load-aware-scorer:1) max-score-picker ·",
@@ -184,7 +190,7 @@ func TestLLMDSampleConfigsRun(t *testing.T) {
 			t.Errorf("%s: exit %d, want one line with %q, got %q", file, code, w, errs)
 		}
 	}
-	if imported != 8 {
-		t.Errorf("%d samples import, want 8", imported)
+	if imported != 11 {
+		t.Errorf("%d samples import, want 11 (8 refused)", imported)
 	}
 }

@@ -147,7 +147,7 @@ func TestTemplateSettingsListsEverySettingAndFlag(t *testing.T) {
 	}
 	// Every simulate flag is a setting's, or one of the few that are not
 	// simulator settings.
-	notSettings := []string{"model-config", "hardware-config", "world-file", "set", "settings", "epp-config", "vllm-args", "objectives", "policy-config", "seed", "seeds", "output", "requests-out", "template", "param", "templates-dir", "help",
+	notSettings := []string{"model-config", "hardware-config", "world-file", "set", "settings", "epp-config", "vllm-args", "vllm-args-prefill", "objectives", "policy-config", "seed", "seeds", "output", "requests-out", "template", "param", "templates-dir", "help",
 		"workload", "workload-spec", "trace", "trace-data", "trace-format", "num-requests",
 		"prefill-routing-scorers", "decode-routing-scorers"} // a P/D pool's own profile: routing.weight.*'s spelling, not a setting of its own
 	for _, c := range workload.ReplayControls() {

@@ -191,6 +191,9 @@ func (f *simFlags) apply(fs *pflag.FlagSet, base cluster.Config, workload func(*
 		user = append(user, given{"--set " + pair, s})
 	}
 	f.user = user
+	if err := f.production.pools(&c); err != nil {
+		return c, err
+	}
 	// Each setting's effect is read before the configuration is checked
 	// (reading one never fails), but a bad value is the error reported
 	// first: it is what the user must mend.

@@ -22,6 +22,10 @@ import (
 // is how MAPPING.md's command restores what production cannot carry).
 type productionFiles struct {
 	eppPath, vllmPath, objectivesPath string
+	// prefillPath is the P/D prefill pods' vLLM arguments.
+	prefillPath string
+	// pd: the EndpointPickerConfig splits requests between P/D pools.
+	pd bool
 	// imported are the settings the files set, and where.
 	imported []given
 	// notes are one line per approximated or ignored item, for stderr.
@@ -30,6 +34,7 @@ type productionFiles struct {
 
 func (p *productionFiles) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.vllmPath, "vllm-args", "", "vLLM engine arguments as given to vllm serve (--arg value, --arg=value or --arg; lines, # comments); an argument the simulator does not model is an error")
+	fs.StringVar(&p.prefillPath, "vllm-args-prefill", "", "prefill/decode disaggregation: the prefill pods' vLLM arguments (the llm-d export's vllm-args-prefill.txt; --vllm-args then gives the decode pods'): every argument but --tensor-parallel-size (read into pd.prefill_tp) and --kv-transfer-config as --vllm-args's")
 	fs.StringVar(&p.eppPath, "epp-config", "", "an llm-d Router EndpointPickerConfig (plugins, one scheduling profile, admitter); a plugin or parameter the simulator does not model is an error")
 	fs.StringVar(&p.objectivesPath, "objectives", "", "llm-d InferenceObjectives, one per SLO class (YAML documents, as the llm-d export's objectives.yaml): each class's priority, priority.base.<class>")
 }
@@ -57,7 +62,27 @@ func (p *productionFiles) apply(c *cluster.Config) error {
 	if err := read("vllm-args", p.vllmPath, production.ApplyVLLMArgs); err != nil {
 		return err
 	}
-	if err := read("epp-config", p.eppPath, production.ApplyEPPConfig); err != nil {
+	if p.prefillPath != "" {
+		if p.vllmPath == "" {
+			return fmt.Errorf("--vllm-args-prefill: give the decode pods' arguments with --vllm-args too")
+		}
+		decode, err := os.ReadFile(p.vllmPath)
+		if err != nil {
+			return fmt.Errorf("--vllm-args: %v", err)
+		}
+		err = read("vllm-args-prefill", p.prefillPath, func(file string, data []byte, c *cluster.Config) (production.ImportResult, error) {
+			return production.ApplyPrefillVLLMArgs(file, data, p.vllmPath, decode, c)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	err := read("epp-config", p.eppPath, func(file string, data []byte, c *cluster.Config) (production.ImportResult, error) {
+		res, err := production.ApplyEPPConfig(file, data, c)
+		p.pd = res.PD
+		return res, err
+	})
+	if err != nil {
 		return err
 	}
 	return read("objectives", p.objectivesPath, production.ApplyObjectives)
@@ -68,6 +93,23 @@ func (p *productionFiles) apply(c *cluster.Config) error {
 func (p *productionFiles) contradiction(flag string, s *settings.Setting) error {
 	if i := slices.IndexFunc(p.imported, func(g given) bool { return g.setting == s }); i >= 0 {
 		return fmt.Errorf("%s: %s is also set by %s; give it in one place (--set %s=VALUE overrides an imported value)", flag, s.Key, p.imported[i].source, s.Key)
+	}
+	return nil
+}
+
+// pools sizes the P/D pools an imported EndpointPickerConfig splits
+// between when neither the flags nor --set did (production.DefaultPools),
+// with a note.
+func (p *productionFiles) pools(c *cluster.Config) error {
+	if !p.pd {
+		return nil
+	}
+	note, err := production.DefaultPools(c)
+	if err != nil {
+		return fmt.Errorf("--epp-config %s: %v", p.eppPath, err)
+	}
+	if note != "" {
+		p.notes = append(p.notes, p.eppPath+": "+note)
 	}
 	return nil
 }

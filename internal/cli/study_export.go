@@ -116,7 +116,7 @@ func writeLLMD(s Streams, env *studies.Env, r *report.Report, n int, given bool,
 	var vllm, epp, objectives []byte
 	for _, f := range files {
 		switch f.Name {
-		case report.VLLMArgsFile:
+		case report.VLLMArgsFile, report.VLLMArgsDecodeFile:
 			vllm = f.Data
 		case report.EPPConfigFile:
 			epp = f.Data

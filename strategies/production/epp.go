@@ -24,8 +24,8 @@ const EPPKind = "EndpointPickerConfig"
 // eppNoOps are plugin types an EndpointPickerConfig may hold that change
 // nothing the simulator computes, and why.
 var eppNoOps = []struct{ typ, why string }{
-	{"single-profile-handler", "the simulator runs one scheduling profile"},
-	{"decode-filter", "with no prefill/decode disaggregation every endpoint decodes"},
+	{singleProfileHandler, "the simulator runs one scheduling profile"},
+	{settings.PDDecodeFilter, "with no prefill/decode pools every endpoint decodes; with them the profile routes among the decode pool"},
 	{metricsSource, "the simulator reads the instances' metrics itself"},
 	{metricsExtractor, "the simulator reads the instances' metrics itself"},
 	{notificationSource, "the simulator's instances report their KV events themselves"},
@@ -36,13 +36,14 @@ var eppNoOps = []struct{ typ, why string }{
 	{settings.ApproxPrefixProducer, "prefix-cache-scorer's and no-hit-lru-scorer's approximate prefix index is the simulator's own"},
 	{preciseProducer, "the KV-event index precise-prefix-cache-scorer reads is the simulator's own"},
 	{inflightLoadProducer, "the simulator counts each endpoint's requests and tokens in flight itself"},
+	{topologyTypes[0], topologyWhy},
+	{topologyTypes[1], topologyWhy},
+	{topologyTypes[2], topologyWhy},
 }
 
 // eppUnmodelled are llm-d plugin types the simulator does not model, each
 // with why: an import stops at the first with that one line.
 var eppUnmodelled = []struct{ types, why string }{
-	{"prefill-filter disagg-profile-handler prefix-based-pd-decider pd-profile-handler",
-		"reading llm-d's prefill/decode profiles into the simulator's pd.* settings is not built yet (simulate disaggregates with --prefill-instances, --decode-instances, --pd-decider)"},
 	{"encode-filter always-disagg-multimodal-decider",
 		"encode disaggregation (multimodal encoders on their own pods) is not modelled: the simulator serves text"},
 	{"mm-embeddings-cache-producer mm-embeddings-cache-scorer",
@@ -53,8 +54,6 @@ var eppUnmodelled = []struct{ types, why string }{
 		"burst co-location (grouping requests that arrive within a window) is not modelled"},
 	{"dcgm-data-source dcgm-extractor endpoint-attribute-filter endpoint-attribute-scorer",
 		"scoring by GPU attributes scraped from NVIDIA DCGM is not modelled: the simulated GPU reports no utilisation"},
-	{"topology-extractor topology-affinity-filter topology-affinity-scorer",
-		"network topology affinity is not modelled: every simulated instance is equally near"},
 	{"program-aware-fairness",
 		"flow control's fairness between programs is not modelled (the simulator's flow control has global-strict and round-robin between tenants)"},
 	{"soft-reflective-ceiling-policy",
@@ -101,6 +100,7 @@ type eppProfile struct {
 	scorers []eppWeighted
 	picker  string
 	admit   string
+	decider string // the P/D decider plugin, "" none
 	note    string // why the profile is not the configuration's routing, if it is not
 }
 
@@ -136,6 +136,8 @@ func eppOf(carried []Carried) eppProfile {
 				}
 			case "admitter":
 				p.admit = c.Production
+			case settings.PDDeciderRole:
+				p.decider = c.Production
 			}
 		}
 	}
@@ -249,6 +251,13 @@ func EPPPluginTypes() []string {
 		add(n.typ)
 	}
 	add(utilizationDetector)
+	for _, t := range flowPluginTypes() {
+		add(t)
+	}
+	add(settings.PDPrefillFilter)
+	for _, h := range pdHandlerTypes {
+		add(h)
+	}
 	slices.Sort(out)
 	return out
 }

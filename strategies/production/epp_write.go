@@ -60,7 +60,14 @@ type eppFile struct {
 	plugins      []*eppPlugin
 	dataLayer    bool // precise prefix: KV events through the notification source
 	flowControl  []string
-	profile      []eppWeighted // picker first (weight ""), then the scorers
+	profiles     []eppSchedProfile
+}
+
+// eppSchedProfile is one scheduling profile: its name and its plugins,
+// filters and the picker first (weight ""), then the scorers.
+type eppSchedProfile struct {
+	name    string
+	plugins []eppWeighted
 }
 
 // plugin returns the plugin referred to as ref, adding it of type typ.
@@ -115,11 +122,14 @@ func WriteEPPConfig(w io.Writer, c *cluster.Config, header []string) error {
 			metricsSource, metricsExtractor, notificationSource, preciseProducer)
 	}
 	section("flowControl", "  ", f.flowControl)
-	b.WriteString("schedulingProfiles:\n- name: default\n  plugins:\n")
-	for _, s := range f.profile {
-		fmt.Fprintf(&b, "  - pluginRef: %s\n", s.typ)
-		if s.weight != "" {
-			fmt.Fprintf(&b, "    weight: %s\n", s.weight)
+	b.WriteString("schedulingProfiles:\n")
+	for _, pr := range f.profiles {
+		fmt.Fprintf(&b, "- name: %s\n  plugins:\n", pr.name)
+		for _, s := range pr.plugins {
+			fmt.Fprintf(&b, "  - pluginRef: %s\n", s.typ)
+			if s.weight != "" {
+				fmt.Fprintf(&b, "    weight: %s\n", s.weight)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -183,7 +193,13 @@ func buildEPPFile(c *cluster.Config) *eppFile {
 	if p.admit != "" {
 		f.plugin(p.admit, "")
 	}
-	f.plugin("single-profile-handler", "")
+	profile := append([]eppWeighted{{p.picker, ""}}, scorerRefs...)
+	if c.PD.Enabled() {
+		f.pdProfiles(p, profile)
+	} else {
+		f.plugin(singleProfileHandler, "")
+		f.profiles = []eppSchedProfile{{defaultProfile, profile}}
+	}
 	for _, cr := range carried {
 		if cr.System != settings.SystemLLMD || cr.Production == "" || cr.Name == settings.LLMDObjective || cr.Name == settings.LLMDFlowControl || slices.Contains([]string{settings.ParamWeight, settings.ParamType, settings.ParamProfile}, cr.Param) {
 			continue
@@ -194,7 +210,6 @@ func buildEPPFile(c *cluster.Config) *eppFile {
 		pl.params = append(pl.params, eppParam{cr.Param, cr.Production})
 	}
 	f.admission(c, p)
-	f.profile = append([]eppWeighted{{p.picker, ""}}, scorerRefs...)
 	return f
 }
 
@@ -210,6 +225,10 @@ func buildEPPFile(c *cluster.Config) *eppFile {
 // so requests wait at the gateway in class order while the pool is
 // saturated.
 func (f *eppFile) admission(c *cluster.Config, p eppProfile) {
+	if c.FlowControl.Enabled {
+		f.gatewayQueue(c)
+		return
+	}
 	prio, objectives := ClassPriorities(c)
 	if ok, _ := OrdersByClass(c); ok && p.admit == "" {
 		f.featureGates = append(f.featureGates, flowControlGate)

@@ -31,6 +31,9 @@ type Imported struct {
 type ImportResult struct {
 	Given []Imported
 	Notes []string
+	// PD: the config splits requests between P/D pools, whose sizes it
+	// does not give (DefaultPools).
+	PD bool
 }
 
 // eppDoc is an EndpointPickerConfig as llm-d's loader reads it; fields
@@ -109,7 +112,11 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	if err := im.flowControl(&doc); err != nil {
 		return res, err
 	}
-	refs, err := im.profile(&doc)
+	h, err := im.handler()
+	if err != nil {
+		return res, err
+	}
+	refs, err := im.profile(&doc, h)
 	if err != nil {
 		return res, err
 	}
@@ -121,6 +128,15 @@ func ApplyEPPConfig(file string, data []byte, c *cluster.Config) (res ImportResu
 	}
 	if err := im.admitter(); err != nil {
 		return res, err
+	}
+	if err := im.gatewayQueue(&doc); err != nil {
+		return res, err
+	}
+	if h != nil {
+		if err := im.pdDecider(h); err != nil {
+			return res, err
+		}
+		im.res.PD = h.decider != ""
 	}
 	if err := im.producers(); err != nil {
 		return res, err
@@ -170,15 +186,22 @@ func (im *eppImport) plugins(doc *eppDoc) error {
 		}
 		im.byName[name] = p
 		im.order = append(im.order, name)
+		if slices.Contains(topologyTypes, p.Type) {
+			im.res.Notes = append(im.res.Notes, fmt.Sprintf("%s: plugin %s taken as changing nothing: %s", im.file, name, topologyWhy))
+		}
 	}
 	return nil
 }
 
-// profile returns the one scheduling profile's plugins with their
-// weights (1 when not given, as llm-d's loader does). With no profile,
-// every scorer and picker is in a default profile, as llm-d does.
-func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
+// profile returns the scheduling profile's plugins with their weights (1
+// when not given, as llm-d's loader does): the one profile's, or a P/D
+// handler's decode profile's (pdProfiles). With no profile, every scorer
+// and picker is in a default profile, as llm-d does.
+func (im *eppImport) profile(doc *eppDoc, h *pdHandler) ([]eppRef, error) {
 	var refs []eppRef
+	if h != nil && len(doc.SchedulingProfiles) > 0 {
+		return im.pdProfiles(doc, h)
+	}
 	switch len(doc.SchedulingProfiles) {
 	case 0:
 		for _, name := range im.order {
@@ -190,12 +213,28 @@ func (im *eppImport) profile(doc *eppDoc) ([]eppRef, error) {
 		return refs, nil
 	case 1:
 	default:
-		return nil, im.fail("%d schedulingProfiles: one is modelled (no prefill/decode disaggregation)", len(doc.SchedulingProfiles))
+		return nil, im.fail("%d schedulingProfiles and no P/D profile handler (%s): one profile is modelled without it", len(doc.SchedulingProfiles), settings.PDProfileHandler)
 	}
-	for _, r := range doc.SchedulingProfiles[0].Plugins {
+	refs, err := im.profileRefs(doc, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := im.topologyScores(0, refs); err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(refs, func(r eppRef) bool { return r.plugin.Type == settings.PDPrefillFilter }); i >= 0 {
+		return nil, im.fail("schedulingProfiles[0]: %s without a P/D profile handler (%s) routes every request to the prefill pods, which is not modelled", nameOf(refs[i].plugin), settings.PDProfileHandler)
+	}
+	return refs, nil
+}
+
+// profileRefs are profile i's plugins with their weights.
+func (im *eppImport) profileRefs(doc *eppDoc, i int) ([]eppRef, error) {
+	var refs []eppRef
+	for _, r := range doc.SchedulingProfiles[i].Plugins {
 		p, ok := im.byName[r.PluginRef]
 		if !ok {
-			return nil, im.fail("schedulingProfiles[0]: pluginRef %s names no plugin of plugins", r.PluginRef)
+			return nil, im.fail("schedulingProfiles[%d]: pluginRef %s names no plugin of plugins", i, r.PluginRef)
 		}
 		w := 1.0
 		if r.Weight != nil {

@@ -55,22 +55,25 @@ func (im *eppImport) flowControl(doc *eppDoc) error {
 		case "saturationDetector":
 			m, _ := v.(map[string]any)
 			ref, _ := m["pluginRef"].(string)
-			if p, ok := im.byName[ref]; !ok || p.Type != utilizationDetector || len(m) != 1 {
-				return im.fail("flowControl.saturationDetector: want pluginRef naming a %s plugin defined in plugins", utilizationDetector)
+			if p, ok := im.byName[ref]; !ok || (p.Type != utilizationDetector && p.Type != concurrencyDetector) || len(m) != 1 {
+				return im.fail("flowControl.saturationDetector: want pluginRef naming a %s or %s plugin defined in plugins", utilizationDetector, concurrencyDetector)
 			}
+		case "defaultPriorityBand", "maxRequests", "defaultRequestTTL", "usageLimitPolicyPluginRef":
+			// read by gatewayQueue, once the llm-d settings are restored
 		case "priorityBands":
 			bands, _ := v.([]any)
 			for i, b := range bands {
 				m, _ := b.(map[string]any)
-				if _, ok := m["priority"].(int); !ok || len(m) != 1 {
-					return im.fail("flowControl.priorityBands[%d]: want only an integer priority (reading a band's capacity and policies into the simulator's flow_control.* settings is not built yet)", i)
+				queue := slices.ContainsFunc(gatewayQueueFields, func(k string) bool { _, ok := doc.FlowControl[k]; return ok })
+				if _, ok := m["priority"].(int); !ok || (len(m) != 1 && !queue) {
+					return im.fail("flowControl.priorityBands[%d]: want only an integer priority (the simulator's bands share one template: give capacity and policies in flowControl.defaultPriorityBand)", i)
 				}
 			}
 		default:
-			return im.fail("flowControl.%s: reading it into the simulator's flow_control.* settings is not built yet (read: saturationDetector, priorityBands)", k)
+			return im.fail("flowControl.%s is not modelled (modelled: saturationDetector, priorityBands, %s)", k, strings.Join(gatewayQueueFields, ", "))
 		}
 	}
-	if gate {
+	if gate && !slices.ContainsFunc(gatewayQueueFields, func(k string) bool { _, ok := doc.FlowControl[k]; return ok }) {
 		// Flow control serves the InferenceObjectives' priorities as
 		// bands, higher first: the simulator's class order, a fixed
 		// priority per class (--objectives gives the priorities).

@@ -25,12 +25,18 @@ const (
 )
 
 // ClassPriorities are the priorities c gives each SLO class in llm-d
-// terms, and whether c uses class priority at all: the class's base
+// terms, and whether c uses class priority at all: with flow control on,
+// its bands (flow.Priority); else the class's base
 // priority (priority.base.<class>, rounded) where it is in effect, and,
 // under probabilistic admission, a negative priority for the classes it
 // sheds and at least 0 for the others, since llm-d's probabilistic-admitter
 // sheds exactly the requests of negative priority.
 func ClassPriorities(c *cluster.Config) (map[simcore.SLOClass]int, bool) {
+	if c.FlowControl.Enabled {
+		// The simulated gateway queue's bands: its class map is the
+		// objectives' priorities.
+		return flowBands(), true
+	}
 	given := map[simcore.SLOClass]float64{}
 	used := false
 	for _, cr := range CarriedSettings(c) {

@@ -87,6 +87,7 @@ func Carry(s *settings.Setting, c *cluster.Config) Carried {
 		}
 		n *= f
 	}
+	n += s.Production.Offset
 	if s.Production.Integer && n != math.Round(n) {
 		n = math.Round(n)
 		if out.Fidelity == settings.Exact {
@@ -125,18 +126,21 @@ func importValue(s *settings.Setting, c *cluster.Config, v string) (string, bool
 		}
 		return v, true
 	}
-	if s.Production.Scale == nil {
+	if s.Production.Scale == nil && s.Production.Offset == 0 {
 		return v, true
 	}
 	n, err := strconv.ParseFloat(v, 64)
 	if err != nil {
 		return v, true // the setting's own parse reports it
 	}
-	f, ok := s.Production.Scale(c)
-	if !ok || f == 0 {
-		return "", false
+	n -= s.Production.Offset
+	if s.Production.Scale != nil {
+		f, ok := s.Production.Scale(c)
+		if !ok || f == 0 {
+			return "", false
+		}
+		n /= f
 	}
-	n /= f
 	if s.Kind == search.Int {
 		n = math.Round(n)
 	}
@@ -172,6 +176,11 @@ func CarriedSettings(c *cluster.Config) []Carried {
 // it does not, the run equals the trial's up to the float rounding of the
 // weighted sum.
 func ReproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
+	sets, inOrder = reproduceSets(c)
+	return append(sets, flowSets(c)...), inOrder
+}
+
+func reproduceSets(c *cluster.Config) (sets []string, inOrder bool) {
 	var weights []*settings.Setting
 	var values []string
 	restate := false

@@ -36,8 +36,9 @@ var vllmCompanions = []struct{ with, arg, value string }{
 // vllmInert are vLLM arguments that change nothing the simulator
 // computes; import accepts them with a note. (--kv-events-config: the
 // simulated instances report their KV events to the precise prefix
-// scorer without it.)
-var vllmInert = []string{"--host", "--port", "--served-model-name", "--api-key", "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", vllmKVEventsArg}
+// scorer without it; --kv-transfer-config: the simulated P/D pools move
+// the KV over the link pd.transfer_* describe.)
+var vllmInert = []string{"--host", "--port", "--served-model-name", "--api-key", "--uvicorn-log-level", "--disable-log-requests", "--disable-log-stats", vllmKVEventsArg, kvTransferArg}
 
 // VLLMArgs are c's vLLM arguments, one `--arg=value` (or `--arg`) each —
 // one token, so that each pastes as one item of a Kubernetes container's

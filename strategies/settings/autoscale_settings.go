@@ -16,12 +16,18 @@ const CompAutoscaler = "autoscaler"
 
 // Where the autoscaler's settings live in production: llm-d's
 // workload-variant-autoscaler (WVA) computes a target replica count per
-// variant from its saturation analyzer's thresholds, and the Kubernetes
-// HorizontalPodAutoscaler (or KEDA) that actuates it applies its own
-// stabilization windows and replica bounds. Neither is an llm-d Router
-// plugin or a vLLM argument, so none is exported.
+// variant from its saturation analyzer's thresholds (the llm-d export's
+// wva-config.yaml: ConfigMap wva-saturation-scaling-config, analyzerName
+// saturation), and the Kubernetes HorizontalPodAutoscaler (or KEDA) that
+// actuates it applies its own stabilization windows and replica bounds,
+// which are not exported.
+// WVASaturation opens the Counterpart.Name of a setting that is a field
+// of the WVA's V2 saturation analyzer config (the field follows).
+const WVASaturation = "WVA saturation_v2 "
+
 const (
-	wvaConfig = "the WVA's saturation-scaling configuration (its ConfigMap), not exported"
+	wvaConfig = "wva-config.yaml: ConfigMap wva-saturation-scaling-config, key default, analyzerName saturation"
+	wvaPeriod = "the WVA controller's reconcile period, not exported"
 	hpaSpec   = "the HorizontalPodAutoscaler on the vLLM Deployment, not exported"
 )
 
@@ -33,7 +39,7 @@ func autoscaleSettings() []*Setting {
 		"the autoscaler's tick period (0 = no autoscaler): each tick compares the routable instances' KV demand with their capacity and adds or drains instances (BLIS f90a1e3a's model autoscaler)", CompAutoscaler, 0,
 		func(c *cluster.Config) *float64 { return &c.Autoscale.IntervalUs }).
 		production(Counterpart{System: SystemAutoscaler, Name: "WVA reconcile interval", Fidelity: Approximate,
-			Note:   "the WVA reconciles on its own period (" + wvaConfig + "); the HPA then syncs every 15 s by default",
+			Note:   "the WVA reconciles on its own period (" + wvaPeriod + "); the HPA then syncs every 15 s by default",
 			Values: []ValueCounterpart{{Value: "0", Fidelity: Exact, Note: "no autoscaler: the replica count is fixed, as without a WVA and an HPA"}}})
 	on := positive(interval)
 	a := func(c *cluster.Config) *cluster.Autoscale { return &c.Autoscale }
@@ -60,16 +66,16 @@ func autoscaleSettings() []*Setting {
 		floatField(keys.AutoscaleKVThreshold, "autoscaler-kv-cache-threshold", 0.001, 1, "fraction",
 			"share of an instance's KV tokens that counts as its capacity", CompAutoscaler, cluster.DefaultKVCacheThreshold,
 			func(c *cluster.Config) *float64 { return &a(c).KVCacheThreshold }).
-			production(Counterpart{System: SystemAutoscaler, Name: "WVA saturation_v2 kvCacheThreshold", Fidelity: Approximate,
+			production(Counterpart{System: SystemAutoscaler, Name: WVASaturation + "kvCacheThreshold", Fidelity: Approximate,
 				Note: "same meaning; the WVA also bounds capacity by a compute-bound k2 it observes, which the simulator takes equal to the KV bound (" + wvaConfig + ")"}),
 		floatField(keys.AutoscaleUpThreshold, "autoscaler-scale-up-threshold", 0.001, huge, "fraction",
 			"demand over capacity above which instances are added", CompAutoscaler, cluster.DefaultScaleUpThreshold,
 			func(c *cluster.Config) *float64 { return &a(c).ScaleUpThreshold }).
-			production(Counterpart{System: SystemAutoscaler, Name: "WVA saturation_v2 scaleUpThreshold", Fidelity: Approximate, Note: "same formula (" + wvaConfig + ")"}),
+			production(Counterpart{System: SystemAutoscaler, Name: WVASaturation + "scaleUpThreshold", Fidelity: Approximate, Note: "same formula (" + wvaConfig + ")"}),
 		floatField(keys.AutoscaleDownBoundary, "autoscaler-scale-down-boundary", 0.001, huge, "fraction",
 			"demand over capacity below which instances are drained (below the scale-up threshold)", CompAutoscaler, cluster.DefaultScaleDownBoundary,
 			func(c *cluster.Config) *float64 { return &a(c).ScaleDownBoundary }).
-			production(Counterpart{System: SystemAutoscaler, Name: "WVA saturation_v2 scaleDownBoundary", Fidelity: Approximate, Note: "same formula (" + wvaConfig + ")"}),
+			production(Counterpart{System: SystemAutoscaler, Name: WVASaturation + "scaleDownBoundary", Fidelity: Approximate, Note: "same formula (" + wvaConfig + ")"}),
 		floatField(keys.AutoscaleAvgInput, "autoscaler-avg-input-tokens", 1, huge, "tokens",
 			"input tokens a queued request is assumed to need, in the demand", CompAutoscaler, cluster.DefaultAvgInputTokens,
 			func(c *cluster.Config) *float64 { return &a(c).AvgInputTokens }).

@@ -87,6 +87,10 @@ type Counterpart struct {
 	// Scale); nil is 1. Import divides and, for a whole-number setting,
 	// rounds.
 	Scale func(c *cluster.Config) (float64, bool)
+	// Offset is added after Scale: production = value × Scale + Offset
+	// (a strict threshold given to a plugin that compares with ≥ is the
+	// value + 1); import subtracts it first.
+	Offset float64
 	// Integer: production takes a whole number; a fractional value is
 	// written rounded and counts as approximated.
 	Integer bool

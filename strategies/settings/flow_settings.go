@@ -17,8 +17,8 @@ const flowGate = "featureGates: [flowControl]"
 
 // LLMDFlowControl is the EndpointPickerConfig's flowControl block: the
 // counterpart of every flow-control setting, Param naming its field (or
-// the detector plugin's parameter) at llm-d-router ebab68792. The llm-d
-// export and the --epp-config import do not carry these settings yet.
+// the detector plugin's parameter) at llm-d-router ebab68792; the llm-d
+// export writes them there and --epp-config reads them back.
 const LLMDFlowControl = "flowControl"
 
 // flowEnabledSetting is flow_control.enabled, declared before the
@@ -27,7 +27,7 @@ func flowEnabledSetting() *Setting {
 	return boolField(keys.FlowControl, "flow-control", "queue admitted requests at the gateway in priority bands (one per class priority: critical 4, standard 3, batch −1, sheddable −2, background −3), one FIFO flow per tenant, and route them while the saturation detector reads the pool below the band's ceiling; replaces admission.policy", CompFlowControl,
 		func(c *cluster.Config) *bool { return &c.FlowControl.Enabled }).
 		production(Counterpart{System: SystemLLMD, Name: LLMDFlowControl, Fidelity: Approximate,
-			Note:   "llm-d's " + flowGate + " with flowControl.priorityBands, one per InferenceObjective priority; llm-d's dispatch loop polls continuously, where the simulator (as BLIS) attempts one dispatch per enqueue and per flow_control.dispatch_tick_us. The llm-d export does not write the simulated gateway queue's settings: give them in epp-config.yaml's flowControl",
+			Note:   "llm-d's " + flowGate + " with the flowControl block, one priority band per class band (objectives.yaml gives each class its band's priority); llm-d's dispatch loop polls continuously, where the simulator (as BLIS) attempts one dispatch per enqueue and per flow_control.dispatch_tick_us",
 			Values: []ValueCounterpart{{Value: "false", Fidelity: Exact, Note: "no gateway queue: llm-d without the feature gate (its legacy admission, which the export keeps from shedding)"}}})
 }
 

@@ -156,11 +156,12 @@ func (r *Report) DeployedCommand(d *Deployed) []string {
 	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile}
 	if c := r.ByNumber(d.Trial); c != nil {
 		if cfg, err := r.TrialConfig(c); err == nil {
+			out = simulateFiles(&cfg)
 			if _, used := production.ClassPriorities(&cfg); used {
 				out = append(out, "--objectives", ObjectivesFile)
 			}
 			out = append(out, "--workload", r.Study.Workload, "--seeds", seedList(r.Seeds))
-			for _, kv := range production.WorldSets(&cfg) {
+			for _, kv := range append(production.WorldSets(&cfg), production.PDTPSets(&cfg)...) {
 				out = append(out, "--set", kv)
 			}
 		}

@@ -24,11 +24,15 @@ const LLMDFormat = "llm-d"
 
 // The files an llm-d export writes, in the order written.
 const (
-	EPPConfigFile  = "epp-config.yaml"
-	VLLMArgsFile   = "vllm-args.txt"
-	ObjectivesFile = "objectives.yaml"
-	KustomizeFile  = "kustomization.yaml"
-	MappingFile    = "MAPPING.md"
+	EPPConfigFile = "epp-config.yaml"
+	VLLMArgsFile  = "vllm-args.txt"
+	// Under P/D, one vLLM arguments file per role replaces VLLMArgsFile.
+	VLLMArgsPrefillFile = "vllm-args-prefill.txt"
+	VLLMArgsDecodeFile  = "vllm-args-decode.txt"
+	ObjectivesFile      = "objectives.yaml"
+	KustomizeFile       = "kustomization.yaml"
+	WVAConfigFile       = "wva-config.yaml"
+	MappingFile         = "MAPPING.md"
 )
 
 // LLMDRouterCommit is the llm-d Router commit whose plugin types and
@@ -69,11 +73,26 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 	if err := production.WriteEPPConfig(&epp, &cfg, eppHeader); err != nil {
 		return nil, err
 	}
-	argsHeader := append(header, "vLLM engine arguments, one a line: append them to `vllm serve` in the model server's container args.")
-	if err := production.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
-		return nil, err
+	files := []ExportFile{{EPPConfigFile, epp.Bytes()}}
+	if cfg.PD.Enabled() {
+		for _, role := range []struct{ role, file, deployment string }{
+			{production.RolePrefill, VLLMArgsPrefillFile, production.VLLMPrefillDeployment},
+			{production.RoleDecode, VLLMArgsDecodeFile, production.VLLMDeployment},
+		} {
+			var b bytes.Buffer
+			h := append(slices.Clone(header), fmt.Sprintf("vLLM engine arguments of the %s pods (Deployment %s, label llm-d.ai/role: %s), one a line: append them to `vllm serve` in the model server's container args.", role.role, role.deployment, role.role))
+			if err := production.WriteVLLMRoleArgs(&b, &cfg, role.role, h); err != nil {
+				return nil, err
+			}
+			files = append(files, ExportFile{role.file, b.Bytes()})
+		}
+	} else {
+		argsHeader := append(slices.Clone(header), "vLLM engine arguments, one a line: append them to `vllm serve` in the model server's container args.")
+		if err := production.WriteVLLMArgs(&args, &cfg, argsHeader); err != nil {
+			return nil, err
+		}
+		files = append(files, ExportFile{VLLMArgsFile, args.Bytes()})
 	}
-	files := []ExportFile{{EPPConfigFile, epp.Bytes()}, {VLLMArgsFile, args.Bytes()}}
 	objName := ""
 	if _, used := production.ClassPriorities(&cfg); used {
 		objHeader := append(header, "One InferenceObjective per SLO class: a request names its class with the header x-llm-d-inference-objective: <class>.",
@@ -84,9 +103,19 @@ func (r *Report) ExportLLMD(n int, given bool) ([]ExportFile, error) {
 		files = append(files, ExportFile{ObjectivesFile, objectives.Bytes()})
 		objName = ObjectivesFile
 	}
+	wvaName := ""
+	if production.HasWVAConfig(&cfg) {
+		var wva bytes.Buffer
+		h := append(slices.Clone(header), "The autoscaler's thresholds for llm-d's workload-variant-autoscaler: a ConfigMap of this name in the model's namespace overrides the controller's defaults. The HPA's windows and replica bounds are not in it (MAPPING.md).")
+		if err := production.WriteWVAConfig(&wva, &cfg, h); err != nil {
+			return nil, err
+		}
+		files = append(files, ExportFile{WVAConfigFile, wva.Bytes()})
+		wvaName = WVAConfigFile
+	}
 	var kust bytes.Buffer
 	kustHeader := append(header, "kubectl apply -k on this directory deploys the strategy: the EPP's config, the vLLM arguments and the InferenceObjectives.")
-	if err := production.WriteKustomization(&kust, &cfg, kustHeader, EPPConfigFile, objName); err != nil {
+	if err := production.WriteKustomization(&kust, &cfg, kustHeader, EPPConfigFile, objName, wvaName); err != nil {
 		return nil, err
 	}
 	files = append(files, ExportFile{KustomizeFile, kust.Bytes()})
@@ -106,7 +135,13 @@ func (r *Report) writeMapping(b *bytes.Buffer, n int, cfg *cluster.Config, files
 		names = append(names, "`"+f.Name+"`")
 	}
 	fmt.Fprintf(b, "%s. Plugin types follow the llm-d Router at commit %s.\n\n", strings.Join(names, ", "), LLMDRouterCommit)
-	if ok, why := production.OrdersByClass(cfg); ok {
+	if cfg.PD.Enabled() {
+		fmt.Fprintf(b, "P/D: %s runs llm-d's P/D profile handler over the prefill and decode pods (their llm-d.ai/role labels); %s and %s are the two vLLM Deployments' arguments. The pools' sizes (%d prefill, %d decode, %d both), their TP and the NIXL link are the world: the pods you deploy and measure.\n\n",
+			EPPConfigFile, VLLMArgsPrefillFile, VLLMArgsDecodeFile, cfg.PD.Prefill, cfg.PD.Decode, cfg.PD.Shared)
+	}
+	if cfg.FlowControl.Enabled {
+		b.WriteString("Flow control: the simulated gateway queue is llm-d's flow control (featureGates: flowControl): its detector, capacities, TTL, fairness and ordering policies in epp-config.yaml's flowControl, and one band per class band. One class map serves both: each class's InferenceObjective priority in objectives.yaml is its band (critical 4, standard 3, batch −1, sheddable −2, background −3), so a request naming its class's objective waits in the band the simulator puts it in.\n\n")
+	} else if ok, why := production.OrdersByClass(cfg); ok {
 		b.WriteString("Class order: the simulated wait queue serves classes by priority, so epp-config.yaml turns on llm-d's flow control (featureGates: flowControl) with one priority band per class priority of objectives.yaml, FCFS within a band, higher bands first; it holds requests at the gateway only while the pool is saturated (utilization-detector: a waiting queue of 5 or KV use 0.8).\n\n")
 	} else if why != "" {
 		fmt.Fprintf(b, "Class order: no counterpart: %s.\n\n", why)
@@ -185,16 +220,29 @@ func MappingSummary(carried []production.Carried) string {
 // configuration is cfg again from the exported files, and whether it
 // gives the weighted profile in the trial's order (production.ReproduceSets).
 func (r *Report) ReproduceCommand(cfg *cluster.Config) ([]string, bool) {
-	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile, "--vllm-args", VLLMArgsFile}
+	out := simulateFiles(cfg)
 	if _, used := production.ClassPriorities(cfg); used {
 		out = append(out, "--objectives", ObjectivesFile)
 	}
 	out = append(out, "--workload", r.Study.Workload, "--seeds", seedList(r.Seeds))
 	sets, inOrder := production.ReproduceSets(cfg)
+	sets = append(sets, production.PDTPSets(cfg)...)
 	for _, kv := range sets {
 		out = append(out, "--set", kv)
 	}
 	return out, inOrder
+}
+
+// simulateFiles is simulate's command line up to the exported files it
+// reads: the EndpointPickerConfig and the vLLM arguments (under P/D the
+// decode pods' with --vllm-args, the prefill pods' with
+// --vllm-args-prefill).
+func simulateFiles(cfg *cluster.Config) []string {
+	out := []string{"optimize", "simulate", "--epp-config", EPPConfigFile}
+	if cfg.PD.Enabled() {
+		return append(out, "--vllm-args", VLLMArgsDecodeFile, "--vllm-args-prefill", VLLMArgsPrefillFile)
+	}
+	return append(out, "--vllm-args", VLLMArgsFile)
 }
 
 // productionText says where a setting's value goes in production.
@@ -210,6 +258,11 @@ func productionText(c production.Carried) string {
 		return "vLLM default (no " + c.Name + ")"
 	case c.System == settings.SystemVLLM:
 		return "vLLM `" + c.Name + "=" + c.Production + "`"
+	case c.System == settings.SystemAutoscaler:
+		if field, ok := strings.CutPrefix(c.Name, settings.WVASaturation); ok {
+			return fmt.Sprintf("%s `%s: %s`", WVAConfigFile, field, c.Production)
+		}
+		return c.Name + " (not exported)"
 	}
 	switch c.Param {
 	case settings.ParamWeight:
