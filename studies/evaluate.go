@@ -7,6 +7,7 @@ import (
 	"optimize/search"
 	"optimize/simcore"
 	"optimize/simcore/cluster"
+	"optimize/simcore/keys"
 	"optimize/simcore/metrics"
 	"optimize/simcore/workload"
 	"optimize/storage"
@@ -223,6 +224,12 @@ func productionBaseline(study, base cluster.Config, from []storage.ConfigFile) (
 		}
 	}
 	production.KeepWorld(&cfg, &study)
+	if cfg.PD.Decider != cluster.PDNever && !cfg.PD.Enabled() {
+		// The pools are the study's world: read onto a world without them,
+		// the file's P/D profiles would silently route aggregated.
+		return cluster.Config{}, fmt.Errorf("baseline from production configs: its P/D profiles (%s=%s) split requests between prefill and decode pools, and the study's world has none (%s, %s are 0): create the study on a template whose world sizes them",
+			keys.PDDecider, cfg.PD.Decider, keys.PDPrefillInstances, keys.PDDecodeInstances)
+	}
 	if err := settings.CheckConfig(&cfg); err != nil {
 		return cluster.Config{}, fmt.Errorf("baseline from production configs in the study's world: %v", err)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"optimize/internal/testkit"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,5 +83,12 @@ schedulingProfiles:
 	code, _, errs = run(t, "study", "create", "round-robin", "--trials", "1", "--name", "q", "--baseline-epp", bad, "--storage", dsn)
 	if code != 2 || !strings.Contains(errs, "--baseline-epp: "+bad+": plugin type lora-affinity-scorer is not modelled") {
 		t.Errorf("a bad --baseline-epp: exit %d, %q", code, errs)
+	}
+	// llm-d's P/D sample on a study whose world has no pools: its profiles
+	// would route aggregated without a word.
+	pd := filepath.Join(testkit.SharedData(t, "llm-d/deploy-config"), "pd-epp-config.yaml")
+	code, _, errs = run(t, "study", "create", "round-robin", "--trials", "1", "--name", "r", "--baseline-epp", pd, "--storage", dsn)
+	if code == 0 || !strings.Contains(errs, "split requests between prefill and decode pools, and the study's world has none") {
+		t.Errorf("a P/D --baseline-epp on a world without pools: exit %d, %q", code, errs)
 	}
 }
