@@ -78,7 +78,7 @@ func (t *Template) ForProduction() (*Template, error) {
 		var choices []string
 		var values []float64
 		for j, ch := range p.Choices {
-			if s.Carries(ch) {
+			if s == nil || s.Carries(ch) { // a switch's choices are the template's, not production's
 				choices, values = append(choices, ch), append(values, p.choiceValues[j])
 			}
 		}
@@ -152,7 +152,7 @@ func (t *Template) inertParams() ([]string, error) {
 			return nil, fmt.Errorf("%v%s", err, t.probeText(pr))
 		}
 		for i, p := range t.Params {
-			if active[i] && !p.setting.Active.Holds(&c) && !slices.Contains(dead, p.Name) {
+			if active[i] && !p.Switch() && !p.setting.Active.Holds(&c) && !slices.Contains(dead, p.Name) {
 				dead = append(dead, p.Name)
 			}
 		}
