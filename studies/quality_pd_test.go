@@ -46,8 +46,8 @@ func bestFeasible(r *report.Report) *report.Result {
 }
 
 // pdSplitGrid is the number of distinct points of pd-split's space on the
-// grid sampler (5 points on the threshold axis: 0, 2048, 4096, 6144,
-// 8192 tokens): aggregated, plus 16 splits (7 + 3 + 3 + 3 prefill counts
+// grid sampler (5 points on the threshold axis: 0, 512, 1024, 1536 and
+// 2048 tokens): aggregated, plus 16 splits (7 + 3 + 3 + 3 prefill counts
 // over the four pairs of pool TPs) × 6 deciders (always, or
 // prefix-threshold at one of the 5 thresholds).
 const pdSplitGrid = 1 + 16*6
