@@ -49,10 +49,10 @@ func TestPDSplitKeepsItsGPUs(t *testing.T) {
 }
 
 // Without a GPU total, a prefill pool goes in front of the instances,
-// which become the decode pool: capacity-joint's 4 A100s with 2 prefill
+// which become the decode pool: capacity-pd's 4 A100s with 2 prefill
 // instances are 6 instances, 2 + 4, and cost 6 GPUs.
 func TestPrefillPoolInFrontOfTheInstances(t *testing.T) {
-	tpl, err := builtin(t).Get("capacity-joint")
+	tpl, err := builtin(t).Get("capacity-pd")
 	if err != nil {
 		t.Fatal(err)
 	}

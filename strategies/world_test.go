@@ -36,7 +36,7 @@ func TestShippedTemplatesRunInTheSeedsWorld(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tpl.Name, err)
 		}
-		if tpl.Name == "capacity" || tpl.Base == "capacity" {
+		if tpl.Name == "capacity" || tpl.Base == "capacity" || tpl.Base == "capacity-joint" {
 			if tuned := slices.Sorted(slices.Values(tpl.TunedWorld())); w.LatencyModel != "trained-physics" || !slices.Equal(tuned, []string{"gpu", "num_instances", "tp"}) {
 				t.Errorf("%s: world %v tuning %v, want trained-physics tuning num_instances, gpu, tp", tpl.Name, w, tpl.TunedWorld())
 			}

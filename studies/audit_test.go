@@ -390,14 +390,18 @@ func activate(tpl *strategies.Template, i int, defaults []search.Value) []search
 }
 
 // settle gives newly active parameters their defaults and makes inactive
-// ones NaN.
+// ones NaN, until nothing changes (a default can activate a parameter
+// conditioned on it: pd-split's chain of TPs).
 func settle(tpl *strategies.Template, values []search.Value) []search.Value {
-	for j, on := range tpl.Space().Active(values) {
-		switch {
-		case !on:
-			values[j] = search.Inactive()
-		case values[j].Absent():
-			values[j] = tpl.Params[j].Default
+	for changed := true; changed; {
+		changed = false
+		for j, on := range tpl.Space().Active(values) {
+			switch {
+			case !on && !values[j].Absent():
+				values[j], changed = search.Inactive(), true
+			case on && values[j].Absent():
+				values[j], changed = tpl.Params[j].Default, true
+			}
 		}
 	}
 	return values

@@ -117,18 +117,18 @@ func TestPDSplitAgainstTheGrid(t *testing.T) {
 	}
 }
 
-// TestCapacityJointServingByWorkload is capacity-joint's serving bench of
+// TestCapacityPDServingByWorkload is capacity-pd's serving bench of
 // BENCHMARKS.md: a 60-trial study (180 simulations, sampler seed 1) on a
 // prefill-heavy and on a decode-heavy workload, read as its front reads
 // it: the cheapest feasible aggregated and disaggregated clusters, with
 // their cost per hour and SLO figures. On decode-heavy traffic a prefill
 // pool has little to do, so aggregated must be the cheaper there (measured
 // so; see BENCHMARKS.md for prefill-heavy, where it is too).
-func TestCapacityJointServingByWorkload(t *testing.T) {
+func TestCapacityPDServingByWorkload(t *testing.T) {
 	env := studykit.TempEnv(t, 2)
 	cheapest := map[string]map[string]float64{}
 	for _, w := range []string{"prefill-heavy", "decode-heavy"} {
-		o := studykit.Study("capacity-joint", "serving-"+w, 60)
+		o := studykit.Study("capacity-pd", "serving-"+w, 60)
 		o.Workload = w
 		r := studykit.RunStudy(t, env, o)
 		cheapest[w] = map[string]float64{"aggregated": math.Inf(1), "disaggregated": math.Inf(1)}
