@@ -135,7 +135,10 @@ func TestCapacityPDServingByWorkload(t *testing.T) {
 		count := map[string]int{}
 		for i := range r.Complete {
 			c := &r.Complete[i]
-			mode := fmt.Sprint(r.ParamMap(c.Params)["serving"])
+			mode := "aggregated" // L40S has no serving choice
+			if v := r.ParamMap(c.Params)["serving"]; v != nil {
+				mode = fmt.Sprint(v)
+			}
 			count[mode]++
 			if !search.Feasible(c.Violation) || c.Objectives[0] >= cheapest[w][mode] {
 				continue
