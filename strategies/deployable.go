@@ -118,6 +118,15 @@ func (t *Template) ForProduction() (*Template, error) {
 		inert = append(inert, dead...)
 		c.setParams(slices.DeleteFunc(slices.Clone(c.Params), func(p TemplateParam) bool { return slices.Contains(dead, p.Name) }))
 	}
+	// A switch no parameter left is conditioned on selects nothing: it goes
+	// too.
+	c.setParams(slices.DeleteFunc(slices.Clone(c.Params), func(p TemplateParam) bool {
+		if p.Switch() && !slices.ContainsFunc(c.Params, func(q TemplateParam) bool { return q.When != nil && q.When.Param == p.Name }) {
+			inert = append(inert, p.Name)
+			return true
+		}
+		return false
+	}))
 	if len(c.Params) == 0 {
 		return nil, fmt.Errorf("template %s has nothing left to search that production carries: %s", t.Name, leftOut(none, noChoice, one, conditioned, inert))
 	}
