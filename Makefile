@@ -46,7 +46,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 120s || exit 1; done
 	$(GO) vet -tags quality ./studies
-	$(GO) test -tags quality ./studies -run '^(TestTPEAgainstRandom|TestHypervolumeBySampler|TestHistoryBoundQuality|TestJointSLORecord)$$' -count=1 -v -timeout 60m
+	$(GO) test -tags quality ./studies -run '^(TestTPEAgainstRandom|TestHypervolumeBySampler|TestHistoryBoundQuality|TestJointSLORecord|TestCapacityJointAgainstTheGrid|TestPDSplitAgainstTheGrid|TestCapacityPDServingByWorkload)$$' -count=1 -v -timeout 60m
 	$(GO) vet -tags quality ./internal/cli
 	$(GO) test -tags quality ./internal/cli -run '^TestCalibrateFitLlama2HoldsOut$$' -count=1 -v -timeout 30m
 

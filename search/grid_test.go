@@ -97,3 +97,29 @@ func approxEqual(a, b []float64, rel float64) bool {
 	}
 	return true
 }
+
+// A grid over a conditional space runs each distinct point once: an
+// inactive parameter adds no values (the Cartesian product of these axes
+// would be 2 × 3 × 2 = 12 points, 8 distinct), in odometer order.
+func TestGridConditionalListsDistinctPoints(t *testing.T) {
+	space := Space{
+		{Name: "mode", Kind: Categorical, Choices: []string{"off", "on"}},
+		{Name: "n", Kind: Int, Low: 1, High: 3, When: &When{Param: "mode", Choices: []string{"on"}}},
+		{Name: "c", Kind: Categorical, Choices: []string{"x", "y"}},
+	}
+	g, err := newGrid(space, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := math.NaN()
+	want := [][]float64{{0, nan, 0}, {0, nan, 1}, {1, 1, 0}, {1, 1, 1}, {1, 2, 0}, {1, 2, 1}, {1, 3, 0}, {1, 3, 1}}
+	if g.size != len(want) {
+		t.Fatalf("size %d, want %d", g.size, len(want))
+	}
+	for k, w := range append(want, want[0]) { // point 8 wraps to point 0
+		got := g.point(k)
+		if fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("point %d: %v, want %v", k, got, w)
+		}
+	}
+}

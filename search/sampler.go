@@ -439,7 +439,8 @@ func (s *Sampler) propose(number int) ([]float64, string, error) {
 
 // proposeTPE runs with s.mu held. Under Options.KnownRatio a proposal
 // whose known ratio cannot beat the best feasible trial is drawn again,
-// from the same model with the next attempt's random streams.
+// from the same model with the next attempt's random streams, and so is
+// a model proposal the study has already run (seen.go).
 func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
 	startup := number < s.opts.StartupTrials && !s.opts.Warm
 	var trials []goptuna.FrozenTrial
@@ -462,7 +463,8 @@ func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
 		if uniformOnly && !startup && history != nil {
 			source = "random" // a uniform redraw past the model, not the startup phase
 		}
-		if !bounded || attempt == 2*maxRedraws || !s.cannotBeat(values, best) {
+		canWin := !bounded || !s.cannotBeat(values, best)
+		if attempt == 2*maxRedraws || canWin && (startup || !s.seenBefore(values, trials)) {
 			return values, source, nil
 		}
 	}

@@ -219,7 +219,9 @@ func TestIntegerUpperBoundIsDrawn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if source := trial.SystemAttrs[AttrSource]; source == string(method) {
+			// Past its startup trials: TPE's own proposals, or (for a
+			// point already run) their redraws.
+			if source := trial.SystemAttrs[AttrSource]; source != "startup" {
 				top[0] = top[0] || values[0] == 2
 				top[1] = top[1] || values[1] == 1
 			}
@@ -368,11 +370,17 @@ func TestBoundedHistoryKeepsTheBestAndTheNewest(t *testing.T) {
 // 1.5 times as far on average, and a third fewer proposals within 1 of it.
 func TestConstantLiarMovesAwayFromPendingOptimum(t *testing.T) {
 	storage := openStorage(t)
+	// The optimum, 6, is not among the completed points (1, 3, 4, 8, …:
+	// a completed point is never proposed again, seen.go), so that without
+	// the liar TPE may propose it again while it runs.
 	space := []Param{{Name: "n", Kind: Int, Low: 0, High: 20}}
 	f := func(n float64) float64 { return sq(n - 6) }
 	setup := newTestSampler(t, storage, "liar", space, MethodTPE, 1, Options{})
 	for i := 0; i < 12; i++ {
 		n := math.Round((float64(i) + 0.5) / 12 * 20)
+		if n == 6 {
+			n = 5 // at 5 instead: 6 stays unrun
+		}
 		id, err := setup.AskFixed(i, vector(space, n))
 		if err != nil {
 			t.Fatal(err)

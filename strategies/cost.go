@@ -57,8 +57,13 @@ func noCost(name string) string {
 // ConfigMetric reads metric off a configuration, before any run, when the
 // configuration alone decides it: the summary's numbers of the cluster
 // (gpu_count, cost_per_hour), computed as a run computes them. ok is
-// false for every other metric, and for a cost without a price.
+// false for every other metric, for a cost without a price, and under an
+// autoscaler: the run's mean GPUs then follow the load (measured, not
+// configured).
 func ConfigMetric(cfg *cluster.Config, metric string) (float64, bool) {
+	if cfg.Autoscale.On() {
+		return 0, false
+	}
 	w, err := cfg.Resolve()
 	if err != nil {
 		return 0, false

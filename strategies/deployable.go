@@ -78,7 +78,7 @@ func (t *Template) ForProduction() (*Template, error) {
 		var choices []string
 		var values []float64
 		for j, ch := range p.Choices {
-			if s.Carries(ch) {
+			if s == nil || s.Carries(ch) { // a switch's choices are the template's, not production's
 				choices, values = append(choices, ch), append(values, p.choiceValues[j])
 			}
 		}
@@ -118,6 +118,15 @@ func (t *Template) ForProduction() (*Template, error) {
 		inert = append(inert, dead...)
 		c.setParams(slices.DeleteFunc(slices.Clone(c.Params), func(p TemplateParam) bool { return slices.Contains(dead, p.Name) }))
 	}
+	// A switch no parameter left is conditioned on selects nothing: it goes
+	// too.
+	c.setParams(slices.DeleteFunc(slices.Clone(c.Params), func(p TemplateParam) bool {
+		if p.Switch() && !slices.ContainsFunc(c.Params, func(q TemplateParam) bool { return q.When != nil && q.When.Param == p.Name }) {
+			inert = append(inert, p.Name)
+			return true
+		}
+		return false
+	}))
 	if len(c.Params) == 0 {
 		return nil, fmt.Errorf("template %s has nothing left to search that production carries: %s", t.Name, leftOut(none, noChoice, one, conditioned, inert))
 	}
@@ -152,7 +161,7 @@ func (t *Template) inertParams() ([]string, error) {
 			return nil, fmt.Errorf("%v%s", err, t.probeText(pr))
 		}
 		for i, p := range t.Params {
-			if active[i] && !p.setting.Active.Holds(&c) && !slices.Contains(dead, p.Name) {
+			if active[i] && !p.Switch() && !p.setting.Active.Holds(&c) && !slices.Contains(dead, p.Name) {
 				dead = append(dead, p.Name)
 			}
 		}

@@ -40,7 +40,7 @@ func checkEffects(t *Template) error {
 			return errtext.New(t.File, "parameters", "%v%s", err, t.probeText(pr))
 		}
 		for i, p := range t.Params {
-			if active[i] && !p.setting.Active.Holds(&c) {
+			if active[i] && !p.Switch() && !p.setting.Active.Holds(&c) {
 				return errtext.New(t.File, "", "%v%s", settings.InertError("parameter "+p.Name, p.setting, &c), t.probeText(pr))
 			}
 		}

@@ -23,7 +23,7 @@ import (
 
 // Allowed keys, in the order the errors list them.
 var (
-	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "robust_prune", "base_parameters", "deployable"}
+	templateKeys = []string{"name", "description", "base", "workload", "mechanism", "parameters", "objectives", "primary", "constraints", "regimes", "sampler", "robust_regimes", "robust_worlds", "robust_aggregate", "robust_prune", "base_parameters", "deployable", "gpus"}
 	// baseParameterModes are the values of base_parameters: what becomes of
 	// the base template's parameters in a child. "freeze" (the default)
 	// fixes each at its default; "search" keeps searching them, before the
@@ -51,6 +51,8 @@ type rawTemplate struct {
 	// deployable: its studies search only what production carries
 	// (Template.Deployable).
 	deployable bool
+	// gpus is the fixed GPU total (Template.GPUs), nil when not given.
+	gpus *float64
 	// Which inheritable sections the file sets itself.
 	hasObjectives, hasConstraints, hasRegimes bool
 }
@@ -247,6 +249,10 @@ func (p *parser) template(root *yaml.Node) (*rawTemplate, error) {
 				if t.robust.Prune, err = strconv.ParseBool(b); err != nil {
 					err = p.errorf(path, v, "%q is not true or false", b)
 				}
+			}
+		case "gpus":
+			if t.gpus, err = p.number(v, path); err == nil && (*t.gpus < 1 || *t.gpus != math.Trunc(*t.gpus) || *t.gpus > 4096) {
+				err = p.errorf(path, v, "the GPU total must be a whole number in [1, 4096], got %s", v.Value)
 			}
 		case "deployable":
 			var b string

@@ -128,6 +128,9 @@ func (r *resolver) build(raw *rawTemplate) (*Template, error) {
 	} else if raw.searchBase {
 		return nil, errtext.New(file, "base_parameters", "search needs a base template to take the parameters from")
 	}
+	if raw.gpus != nil {
+		t.GPUs = int(*raw.gpus)
+	}
 	if err := r.mechanism(t, raw); err != nil {
 		return nil, err
 	}
@@ -226,12 +229,12 @@ func (t *Template) inherit(base *Template, search bool) {
 	}
 	defaults := base.Defaults()
 	for i, p := range base.Params {
-		if search || defaults[i].Absent() {
-			continue // inactive at the base's defaults: not applied there either
+		if search || defaults[i].Absent() || p.Switch() {
+			continue // inactive at the base's defaults (not applied there either), or a switch (nothing to apply)
 		}
 		t.mechanism = put(t.mechanism, fixed{setting: p.setting, value: p.settingValue(defaults[i]), from: base.Name})
 	}
-	t.Workload = base.Workload
+	t.Workload, t.GPUs = base.Workload, base.GPUs
 	t.Objectives, t.Primary = slices.Clone(base.Objectives), base.Primary
 	t.Constraints = slices.Clone(base.Constraints)
 	t.Regimes = slices.Clone(base.Regimes)
@@ -255,6 +258,9 @@ func (r *resolver) mechanism(t *Template, raw *rawTemplate) error {
 		k, ok := settings.Lookup(s.key)
 		if !ok {
 			return errtext.New(raw.file, fieldPath, "line %d: %v", s.line, settings.Unknown(s.key))
+		}
+		if t.derives(k.Key) {
+			return errtext.New(raw.file, fieldPath, "line %d: setting %s follows from the template's gpus (%d): neither fix nor search it", s.line, k.Key, t.GPUs)
 		}
 		v, err := k.ParseNumber(s.value)
 		if err != nil {
@@ -288,13 +294,21 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 		if !slices.Contains(search.Kinds, p.Kind) {
 			return fail("type", "%q is not a type (allowed: %s)", rp.kind, search.KindNames())
 		}
-		k, ok := settings.Lookup(rp.setting)
-		if !ok {
-			return fail(rp.settingFieldName(), "%v", settings.Unknown(rp.setting))
+		if rp.settingField == "" && p.Kind != search.Categorical {
+			return fail("setting", "required for a %s parameter (only a categorical may be a switch, tuning no setting)", p.Kind)
 		}
-		p.setting = k
+		if rp.settingField != "" {
+			k, ok := settings.Lookup(rp.setting)
+			if !ok {
+				return fail(rp.settingFieldName(), "%v", settings.Unknown(rp.setting))
+			}
+			if t.derives(k.Key) {
+				return fail(rp.settingFieldName(), "setting %s follows from the template's gpus (%d): neither fix nor search it", k.Key, t.GPUs)
+			}
+			p.setting = k
+		}
 		for _, s := range raw.mechanism {
-			if s.key == p.SettingKey {
+			if p.setting != nil && s.key == p.SettingKey {
 				return fail(rp.settingFieldName(), "setting %s is also fixed in this template's mechanism; drop one", p.SettingKey)
 			}
 		}
@@ -313,7 +327,7 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 			}
 		}
 		for _, q := range t.Params {
-			if q.SettingKey == p.SettingKey && !exclusive(p.When, q.When) {
+			if p.setting != nil && q.setting == p.setting && !t.exclusive(p.When, q.When) {
 				return fail(rp.settingFieldName(), "setting %s is already tuned by parameter %s (two parameters share a setting only under disjoint choices of one categorical: when)", p.SettingKey, q.Name)
 			}
 		}
@@ -322,6 +336,11 @@ func (r *resolver) params(t *Template, raw *rawTemplate) error {
 	}
 	if err := t.space.Validate(); err != nil && len(t.space) > 0 {
 		return errtext.New(raw.file, "parameters", "%v", err)
+	}
+	for i, p := range t.Params {
+		if p.Switch() && !slices.ContainsFunc(t.Params, func(q TemplateParam) bool { return q.When != nil && q.When.Param == p.Name }) {
+			return errtext.New(raw.file, fmt.Sprintf("parameters[%d].setting", i), "parameter %s tunes no setting and no parameter is conditioned on it (when: {%s: …}): give it a setting, or condition parameters on it", p.Name, p.Name)
+		}
 	}
 	return nil
 }
@@ -354,12 +373,24 @@ func condition(t *Template, w *rawWhen, fail failFunc) (*search.When, error) {
 }
 
 // exclusive reports whether two conditions can never hold together: the
-// same categorical, no choice in common. Two parameters may then tune one
-// setting (TP per GPU, say), and TPE models each apart: a value good on
-// one GPU is not taken for good on another.
-func exclusive(a, b *search.When) bool {
-	if a == nil || b == nil || a.Param != b.Param {
+// same categorical, no choice in common, or a condition on a conditional
+// parameter whose own condition excludes the other (a condition holds only
+// while its parameter is active: pd-split's prefill count per prefill TP
+// under each decode TP). Two parameters may then tune one setting (TP per
+// GPU, say), and TPE models each apart: a value good on one GPU is not
+// taken for good on another.
+func (t *Template) exclusive(a, b *search.When) bool {
+	if a == nil || b == nil {
 		return false
+	}
+	if a.Param != b.Param {
+		// Walk up from the condition on the later parameter: its
+		// parameter's condition holds whenever it does.
+		ia, ib := t.space.Index(a.Param), t.space.Index(b.Param)
+		if ia > ib {
+			return t.exclusive(t.Params[ia].When, b)
+		}
+		return t.exclusive(a, t.Params[ib].When)
 	}
 	for _, c := range a.Choices {
 		if slices.Contains(b.Choices, c) {
@@ -382,7 +413,14 @@ func categoricalSpace(p *TemplateParam, rp *rawParam, fail failFunc) error {
 		if slices.Contains(rp.choices[:j], c) {
 			return fail(fmt.Sprintf("choices[%d]", j), "choice %q given twice", c)
 		}
-		v, err := p.setting.ParseNumber(c)
+		var v float64
+		var err error
+		switch {
+		case p.setting != nil:
+			v, err = p.setting.ParseNumber(c)
+		case !fieldNamePattern.MatchString(c):
+			err = fmt.Errorf("a switch's choice %q must be lower_snake_case (letters, digits, _)", c)
+		}
 		if err != nil {
 			return fail(fmt.Sprintf("choices[%d]", j), "%v", err)
 		}

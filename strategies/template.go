@@ -43,8 +43,22 @@ type TemplateParam struct {
 	choiceValues []float64
 }
 
-// Setting is the setting the parameter tunes.
+// Setting is the setting the parameter tunes; nil for a switch.
 func (p *TemplateParam) Setting() *settings.Setting { return p.setting }
+
+// Switch reports whether p is a switch: a categorical parameter that
+// tunes no setting, whose choices only decide which parameters
+// conditioned on it (when:) apply.
+func (p *TemplateParam) Switch() bool { return p.setting == nil }
+
+// Tunes is what p tunes, for display: its setting's key, or for a switch
+// what it does instead.
+func (p *TemplateParam) Tunes() string {
+	if p.Switch() {
+		return "(switch: selects the parameters conditioned on it)"
+	}
+	return p.SettingKey
+}
 
 // settingValue is the setting's value for v, an active value of p.
 func (p *TemplateParam) settingValue(v search.Value) float64 {
@@ -137,6 +151,9 @@ type Template struct {
 	// production carries (study create --deployable; ForProduction). Not
 	// inherited, like Sampler.
 	Deployable bool
+	// GPUs, when > 0, is the cluster's fixed GPU total: the template
+	// derives the instance counts from it (derivePools). Inherited.
+	GPUs int
 
 	mechanism []fixed // inherited first, one entry per setting
 	space     search.Space
@@ -148,10 +165,14 @@ func (t *Template) Space() search.Space { return t.space }
 
 // Mechanism returns the fixed setting values, inherited ones first.
 // Settings a parameter tunes are left out (an inherited value of theirs is
-// applied but then overridden while the parameter is active).
+// applied but then overridden while the parameter is active), and so are
+// the instance counts a template with a GPU total derives.
 func (t *Template) Mechanism() []Fixed {
 	out := make([]Fixed, 0, len(t.mechanism))
 	for _, s := range t.mechanism {
+		if t.derives(s.setting.Key) {
+			continue // an inherited value the derived one replaces
+		}
 		if !slices.ContainsFunc(t.Params, func(p TemplateParam) bool { return p.SettingKey == s.setting.Key }) {
 			out = append(out, Fixed{SettingKey: s.setting.Key, Value: s.setting.FormatNumber(s.value), From: s.from})
 		}
@@ -205,7 +226,12 @@ func (t *Template) apply(base cluster.Config, values []search.Value) (cluster.Co
 		if err := p.Check(values[i]); err != nil {
 			return c, nil, fmt.Errorf("template %s: %v", t.Name, err)
 		}
-		p.setting.SetNumber(&c, p.settingValue(values[i]))
+		if !p.Switch() {
+			p.setting.SetNumber(&c, p.settingValue(values[i]))
+		}
+	}
+	if err := t.derivePools(&c); err != nil {
+		return c, nil, fmt.Errorf("template %s: %v", t.Name, err)
 	}
 	c, err := t.validate(c)
 	return c, active, err

@@ -173,6 +173,25 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 			return expect(c.NumInstances == 4 && c.GPU == "A100-80" && c.TP == 1 && resolved(&c).Kind() == "trained-physics" &&
 				priceOf(&c) == 5.12 && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
 		},
+		// capacity-joint's defaults: aggregated.
+		"capacity-pd": func(c cluster.Config) error {
+			return expect(c.NumInstances == 4 && c.GPU == "A100-80" && c.TP == 1 && !c.PD.Enabled() && c.PD.Decider == "always" &&
+				slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
+		},
+		// Aggregated on its 8 GPUs at the defaults: the baseline's
+		// policies, no pools.
+		"pd-split": func(c cluster.Config) error {
+			return expect(c.NumInstances == 8 && c.GPU == "H100" && c.TP == 1 && resolved(&c).Kind() == "trained-physics" &&
+				!c.PD.Enabled() && slices.Equal(c.Routing.Scorers, pa3qd2kv2) && c.Scheduler == "fcfs", "config %+v", c)
+		},
+		// 3 instances the autoscaler drains to 1 and refills, ticking
+		// every second, at the analyzer's defaults but a capacity share
+		// of 0.05.
+		"autoscale": func(c cluster.Config) error {
+			a := c.Autoscale
+			return expect(c.NumInstances == 3 && a.IntervalUs == 1e6 && a.MinReplicas == 0 && a.MaxReplicas == 0 &&
+				a.LoadingDelay.Mean == 10 && a.KVCacheThreshold == 0.05 && a.ScaleUpThreshold == 0.8 && a.ScaleDownBoundary == 0.4, "autoscale %+v", a)
+		},
 		"load-adaptive": func(c cluster.Config) error {
 			adaptive := c
 			adaptive.Priority.Name = "slo-tiered" // otherwise the cascade
@@ -222,9 +241,13 @@ func TestBuiltinTemplatesBuildTheirMechanism(t *testing.T) {
 				if tpl.Workload != "multi-turn-kv" {
 					t.Errorf("workload %s, want multi-turn-kv", tpl.Workload)
 				}
-			} else if name == "capacity" || name == "capacity-joint" {
+			} else if name == "capacity" || name == "capacity-joint" || name == "capacity-pd" {
 				if tpl.Workload != "steady-chat" {
 					t.Errorf("workload %s, want steady-chat", tpl.Workload)
+				}
+			} else if want := map[string]string{"pd-split": "prefill-heavy", "autoscale": "ramp-chat"}[name]; want != "" {
+				if tpl.Workload != want {
+					t.Errorf("workload %s, want %s", tpl.Workload, want)
 				}
 			} else if tpl.Workload != "orthogonal-slo" {
 				t.Errorf("workload %s, want orthogonal-slo", tpl.Workload)
@@ -482,7 +505,7 @@ func TestBrokenUserTemplateLeavesOthers(t *testing.T) {
 
 func TestGetUnknownListsNames(t *testing.T) {
 	_, err := builtin(t).Get("slo-casacde")
-	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: baseline, capacity, capacity-joint, joint-kv, joint-slo,`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown template "slo-casacde" (available: autoscale, baseline, capacity, capacity-joint, capacity-pd, joint-kv, joint-slo,`) {
 		t.Errorf("got %v", err)
 	}
 }

@@ -23,7 +23,7 @@ func seedsWorld(instances int, blocks int64) cluster.World {
 
 // Every shipped strategy template runs in the seeds' world and tunes none
 // of it — but capacity, which searches the cluster itself in the
-// trained-physics world; a template's mechanism and its workload's regime
+// trained-physics world, and pd-split, which splits 8 H100s there; a template's mechanism and its workload's regime
 // move the cluster's shape (pressure-baseline: 4 instances of 2,000
 // blocks; fewer-instances halves them).
 func TestShippedTemplatesRunInTheSeedsWorld(t *testing.T) {
@@ -36,9 +36,17 @@ func TestShippedTemplatesRunInTheSeedsWorld(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tpl.Name, err)
 		}
-		if tpl.Name == "capacity" || tpl.Base == "capacity" {
+		if tpl.Name == "capacity" || tpl.Base == "capacity" || tpl.Base == "capacity-joint" {
 			if tuned := slices.Sorted(slices.Values(tpl.TunedWorld())); w.LatencyModel != "trained-physics" || !slices.Equal(tuned, []string{"gpu", "num_instances", "tp"}) {
 				t.Errorf("%s: world %v tuning %v, want trained-physics tuning num_instances, gpu, tp", tpl.Name, w, tpl.TunedWorld())
+			}
+			continue
+		}
+		if tpl.Name == "pd-split" {
+			// P/D in the world BLIS models it in: trained-physics, on
+			// 8 H100s at TP1 (the pools' TPs are no world setting).
+			if w.LatencyModel != "trained-physics" || w.GPU != "H100" || w.TP != 1 || w.Instances != 8 || len(tpl.TunedWorld()) > 0 {
+				t.Errorf("%s: world %v tuning %v, want trained-physics on 8 H100 at TP1, tuning none", tpl.Name, w, tpl.TunedWorld())
 			}
 			continue
 		}

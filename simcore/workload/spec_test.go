@@ -157,7 +157,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("client %d: %+v", i, c)
 		}
 	}
-	if _, err := builtins.Spec("nope"); err == nil || !strings.Contains(err.Error(), "available: multi-turn-kv, orthogonal-slo") {
+	if _, err := builtins.Spec("nope"); err == nil || !strings.Contains(err.Error(), "available: decode-heavy, multi-turn-kv, orthogonal-slo, prefill-heavy, ramp-chat, steady-chat") {
 		t.Errorf("unknown builtin error: %v", err)
 	}
 }

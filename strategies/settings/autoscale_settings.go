@@ -83,12 +83,13 @@ func autoscaleSettings() []*Setting {
 		intField(keys.AutoscaleMinReplicas, "autoscaler-min-replicas", 0, 4096, "instances",
 			"fewest routable instances the autoscaler leaves, per pool role with prefill/decode pools (0 = 1, or none with era f90a1e3a given, as BLIS, which drains an idle cluster to zero and, with P/D, scales the cluster as one, may drain the only prefill instance and adds instances in no pool)", CompAutoscaler,
 			func(c *cluster.Config) *int { return &a(c).MinReplicas }).
-			production(Counterpart{System: SystemAutoscaler, Name: "HPA minReplicas", Fidelity: Exact,
-				Note: "the WVA also keeps the cheapest variant at ≥ 1 replica; with P/D each role's Deployment (prefill, decode) is a scale target with its own HPA, as each pool role is here (" + hpaSpec + ")"}),
+			production(Counterpart{System: SystemAutoscaler, Name: "HPA minReplicas", Fidelity: Approximate,
+				Note: "same meaning, but the export writes no HorizontalPodAutoscaler, so a reproduction sets it; the WVA also keeps the cheapest variant at ≥ 1 replica; with P/D each role's Deployment (prefill, decode) is a scale target with its own HPA, as each pool role is here (" + hpaSpec + ")"}),
 		intField(keys.AutoscaleMaxReplicas, "autoscaler-max-replicas", 0, 4096, "instances",
 			"most instances placed at once, per pool role with prefill/decode pools (0 = as many as the node pools' GPUs hold; without node pools, the initial instances)", CompAutoscaler,
 			func(c *cluster.Config) *int { return &a(c).MaxReplicas }).
-			production(Counterpart{System: SystemAutoscaler, Name: "HPA maxReplicas", Fidelity: Exact, Note: hpaSpec}),
+			production(Counterpart{System: SystemAutoscaler, Name: "HPA maxReplicas", Fidelity: Approximate,
+				Note: "same meaning, but the export writes no HorizontalPodAutoscaler, so a reproduction sets it (" + hpaSpec + ")"}),
 		floatField(keys.AutoscaleLoadingDelay, "autoscaler-loading-delay-s", 0, huge, "s",
 			"mean time a placed instance loads (model weights, start-up) before it serves", CompAutoscaler, 0,
 			func(c *cluster.Config) *float64 { return &a(c).LoadingDelay.Mean }).

@@ -28,6 +28,9 @@ type Regime struct {
 	SingleTurn      bool
 	KVBlocks        int64   // GPU KV blocks per instance (0: unchanged)
 	InstancesScale  float64 // × instances, rounded, at least 1 (0: unchanged)
+	// PDTransferBandwidth is the prefill/decode KV link's rate in GB/s
+	// (0: unchanged); it has an effect only on a disaggregated cluster.
+	PDTransferBandwidth float64
 	// LoadFraction sets the rate to this fraction of the measured capacity
 	// of the world the workload runs in (0: unchanged). The capacity is a
 	// simulation's result, so the rate is set by whoever runs the workload
@@ -59,6 +62,7 @@ func Regimes() []Regime {
 		{Name: "kv-pressure", Doc: "2000 GPU KV blocks per instance: requests are preempted for KV", KVBlocks: 2000},
 		{Name: "fewer-instances", Doc: "half the instances", InstancesScale: 0.5},
 		{Name: "more-instances", Doc: "1.5 × the instances", InstancesScale: 1.5},
+		{Name: "slow-kv-link", Doc: "the prefill/decode KV link at 5 GB/s, a fifth of its 25 GB/s default (a disaggregated cluster's transfers take 5 × as long)", PDTransferBandwidth: 5},
 		{Name: "load-0.6", Doc: "0.6 × the measured capacity of the world it runs in: well inside it", LoadFraction: 0.6},
 		{Name: "load-0.9", Doc: "0.9 × the measured capacity of the world it runs in: near saturation", LoadFraction: 0.9},
 		{Name: "load-1.5", Doc: "1.5 × the measured capacity of the world it runs in: overload", LoadFraction: 1.5},
@@ -155,6 +159,9 @@ func (r Regime) ApplyConfig(c *cluster.Config) {
 	}
 	if r.InstancesScale > 0 {
 		c.NumInstances = max(1, int(math.Round(float64(c.NumInstances)*r.InstancesScale)))
+	}
+	if r.PDTransferBandwidth > 0 {
+		c.PD.TransferBandwidth = r.PDTransferBandwidth
 	}
 }
 

@@ -582,9 +582,10 @@ func (r *Report) createSettings() []string {
 
 // SeedVerdict says how trial c's objective o compares with the
 // baseline's seed by seed — or, for a metric the configuration alone
-// decides (cost per hour), that it is the same on every seed.
+// decides (cost per hour without an autoscaler), that it is the same on
+// every seed.
 func (r *Report) SeedVerdict(c *Result, o strategies.Objective) string {
-	if strategies.SetByConfig(o.Metric) {
+	if cfg, err := r.TrialConfig(c); strategies.SetByConfig(o.Metric) && (err != nil || !cfg.Autoscale.On()) {
 		return fmt.Sprintf("%s: set by the cluster, the same on every seed", o.Name)
 	}
 	return fmt.Sprintf("%s: better than the baseline on %d of %d seeds", o.Name, r.BetterOnSeeds(c, o), len(r.Seeds))

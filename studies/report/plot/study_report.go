@@ -130,7 +130,7 @@ func HTML(w io.Writer, r *report.Report) error {
 		if p.When != nil {
 			when = fmt.Sprintf("when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
 		}
-		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.SettingKey, when})
+		pg.Params.Rows = append(pg.Params.Rows, []string{p.Name, string(p.Kind), p.RangeText(), p.Format(p.Default), p.Tunes(), when})
 	}
 	pg.Objectives = table{Head: []string{"objective", "direction", "metric", "unit", ""}}
 	for i, o := range tpl.Objectives {
