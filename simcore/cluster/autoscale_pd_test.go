@@ -42,15 +42,7 @@ func runPDScale(t *testing.T, era simcore.Era, minReplicas int, downWindow float
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	src, err := workload.NewGenerator(pdRamp(5000), workload.Options{Seed: 7, BlockSize: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := New(cfg, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng.Run()
+	return runSpec(t, cfg, pdRamp(5000), 7)
 }
 
 // llm-d's behaviour (era 7fd7a88d): each pool role is a scale target of

@@ -13,6 +13,7 @@ import (
 	"optimize/simcore/route"
 	"optimize/simcore/sched"
 	"optimize/simcore/simtest"
+	"optimize/simcore/workload"
 )
 
 // tp2 are the llama-3.1-8b H100 TP2 coefficients, as in
@@ -302,4 +303,18 @@ func TestPriorityBridgeSetsTheHint(t *testing.T) {
 			t.Errorf("critical hint %v, want the configured base 42", reqs[0].PriorityHint)
 		}
 	}
+}
+
+// runSpec runs cfg on spec's requests drawn with seed (block size 16).
+func runSpec(t testing.TB, cfg Config, spec *workload.Spec, seed int64) metrics.Summary {
+	t.Helper()
+	src, err := workload.NewGenerator(spec, workload.Options{Seed: seed, BlockSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := New(cfg, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng.Run()
 }

@@ -156,15 +156,7 @@ func TestGatewayEvictionSkipsSplitRequests(t *testing.T) {
 		cfg.TP = 1 // P/D sizes its transfers by TP
 		cfg.PD = PDConfig{Prefill: 2, Decode: 2, Decider: decider}
 		cfg.FlowControl = flow.Config{Enabled: true, Detector: flow.DetectUtilization, InFlightEviction: evict}
-		src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := New(cfg, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return eng.Run()
+		return runSpec(t, cfg, spec, 42)
 	}
 	split, off := run(PDAlways, true), run(PDAlways, false)
 	if *split.Evicted != 0 || split.Completed != off.Completed || split.TTFT.Mean != off.TTFT.Mean {

@@ -138,15 +138,7 @@ func TestPDRuns(t *testing.T) {
 		inWorld(&cfg, latency.KindTrainedPhysics)
 		cfg.NumInstances, cfg.PD = n, pd
 		cfg.PD.TransferBandwidth, cfg.PD.TransferBaseLatency = 25, 0.05
-		src, err := workload.NewGenerator(spec, workload.Options{Seed: 7, BlockSize: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := New(cfg, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return eng.Run()
+		return runSpec(t, cfg, spec, 7)
 	}
 	for _, c := range []struct {
 		name            string
