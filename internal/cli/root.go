@@ -25,6 +25,7 @@ import (
 type Streams struct {
 	Out io.Writer
 	Err io.Writer
+	In  io.Reader // what a command reads as standard input; nil: os.Stdin
 }
 
 // runtimeError marks a failure that is not the user's input (exit code 1).
@@ -100,7 +101,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	})
 	templatesDir := root.PersistentFlags().String("templates-dir", "", "directory of user strategy templates (*.yaml), added to the built-ins")
 	root.AddCommand(newSimulateCommand(s, templatesDir), newCalibrateCommand(s), newStudyCommand(s, templatesDir, invokedAs(os.Args[0])), newTemplateCommand(s, templatesDir),
-		newServeCommand(s, templatesDir), newWorkloadCommand(s), newObserveCommand(s))
+		newServeCommand(s, templatesDir), newWorkloadCommand(s), newObserveCommand(s), newEvaluateCommand(s, templatesDir))
 	return root
 }
 

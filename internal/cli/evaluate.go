@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"optimize/simcore/errtext"
+	"optimize/strategies"
+	"optimize/strategies/production"
+	"optimize/studies"
+)
+
+// maxEvaluateLine bounds one input line of evaluate (a parameter vector).
+const maxEvaluateLine = 1 << 20
+
+func newEvaluateCommand(s Streams, templatesDir *string) *cobra.Command {
+	o := studies.CreateOptions{}
+	var seeds []int64
+	var input, worldFile, baselineEPP, baselineVLLM string
+	var sets []string
+	var limits studies.Limits
+	cmd := &cobra.Command{
+		Use:   "evaluate TEMPLATE",
+		Short: "Evaluate parameter vectors (JSON lines) as a study of TEMPLATE would: objectives, violations, feasibility, score",
+		Long: `evaluate is a door for any optimizer. It runs the baseline once, exactly as
+` + "`study create TEMPLATE`" + ` with the same flags would store it, then reads one JSON
+object per input line (parameter name → value; null = not given) and writes one
+JSON line per input line, in order: the trial's objectives, their ratios to the
+baseline, each constraint's shortfall, the total, feasibility and the score, as a
+study of the template stores them for the same vector. The first output line is
+a header: the baseline's objectives, the constraints and the score's rule.
+
+Every parameter active at the vector must be given and no inactive one may be.
+A line refused (not JSON, an unknown or missing parameter, an inactive one, a
+value out of range) or whose run fails is written as {"line":N,"error":"…"} and
+evaluate goes on with the next line; it exits 2 at the end if any line was
+refused. Blank lines are skipped (line numbers count them).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			o.Template, o.Seeds = args[0], seeds
+			files := map[string]string{production.ProductionEPPConfig: baselineEPP, production.ProductionVLLMArgs: baselineVLLM}
+			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
+				return err
+			}
+			if o.BaseFrom, err = createBase(worldFile, sets); err != nil {
+				return err
+			}
+			if err := limits.Bad(); err != nil {
+				return err
+			}
+			in, closeIn, err := evaluateInput(input, s)
+			if err != nil {
+				return err
+			}
+			defer closeIn()
+			reg, err := loadRegistry(*templatesDir)
+			if err != nil {
+				return err
+			}
+			base, err := baseConfig()
+			if err != nil {
+				return failed(err)
+			}
+			env := &studies.Env{Registry: reg, Base: base, Progress: io.Discard, Limits: limits}
+			door, err := env.Door(o)
+			if err != nil {
+				return studyError(err)
+			}
+			return evaluateLines(door, in, s)
+		},
+	}
+	def := studies.Defaults()
+	cmd.Flags().StringVar(&input, "input", "-", "file of parameter vectors, one JSON object per line (- = standard input)")
+	cmd.Flags().Var(newSeedList(&seeds, def.Seeds), "seeds", "simulation seeds of every vector and of the baseline, as study create takes them: a list (42,43,44) or a range (42-44)")
+	cmd.Flags().StringVar(&o.Workload, "workload", "", "the workload, as study create takes it (default: the template's)")
+	cmd.Flags().BoolVar(&o.Deployable, "deployable", false, "as study create --deployable: only the parameters production carries, each run as its exported files carry it")
+	cmd.Flags().StringVar(&worldFile, "world-file", "", "as study create --world-file: every run, the baseline's too, in this world (a file or a built-in world)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE as study create --set: a setting every run starts from (repeatable)")
+	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "as study create --baseline-epp: the baseline runs this llm-d EndpointPickerConfig")
+	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "as study create --baseline-vllm-args: the baseline runs these vLLM engine arguments")
+	cmd.Flags().StringSliceVar(&o.Robust.Regimes, "regime", nil, "as study create --regime: every vector runs in each of these regimes, scored as a robust study's trial (default: the template's robust_regimes)")
+	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "as study create --worlds: every vector runs in each of these worlds (default: the template's robust_worlds)")
+	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "as study create --aggregate: how a robust vector's scenarios make its score: "+strings.Join(strategies.Aggregates(), " or "))
+	bindLimits(cmd.Flags(), &limits, studies.LimitSeeds, studies.LimitRequests)
+	return cmd
+}
+
+// evaluateInput opens --input: a file, or standard input for "-".
+func evaluateInput(path string, s Streams) (io.Reader, func(), error) {
+	if path == "-" {
+		if s.In != nil {
+			return s.In, func() {}, nil
+		}
+		return os.Stdin, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--input: %v", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// evaluateLines writes the door's header, then one line per input line:
+// its result, or {"line":N,"error":…} (said on stderr too).
+func evaluateLines(door *studies.Door, in io.Reader, s Streams) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(door.Header()); err != nil {
+		return failed(err)
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxEvaluateLine)
+	n, refused := 0, 0
+	for sc.Scan() {
+		n++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		res, err := door.Line(n, text)
+		var out any = res
+		if err != nil {
+			refused++
+			fmt.Fprintf(s.Err, "evaluate: %s\n", err)
+			out = studies.DoorError{Line: n, Error: err.Error()}
+		}
+		if err := enc.Encode(out); err != nil {
+			return failed(err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("--input: line %d: %v", n+1, err)
+	}
+	if refused > 0 {
+		return errtext.Usage("%d of the input's lines refused (their output lines say why)", refused)
+	}
+	return nil
+}
