@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -173,5 +176,38 @@ func TestEvaluateRefusesABadVectorInOneLineAndGoesOn(t *testing.T) {
 	}
 	if code, _, errs := run(t, "evaluate", "no-such-template", "--input", writeTemp(t, "x", "")); code != 2 || !strings.Contains(errs, "joint-slo") {
 		t.Errorf("an unknown template: exit %d, %s", code, errs)
+	}
+}
+
+// An optimizer writes a vector and waits for its answer before the next:
+// evaluate answers each line while its input stays open.
+func TestEvaluateAnswersEachLineBeforeTheNext(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- Execute([]string{"evaluate", "slo-cascade", "--seeds", "42"}, Streams{In: inR, Out: outW, Err: &errb})
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	if !lines.Scan() || !strings.Contains(lines.Text(), `"baseline"`) {
+		t.Fatalf("no header: %q", lines.Text())
+	}
+	vector := `{"critical_base":12,"standard_base":4,"age_weight_per_ms":0.01,"sheddable_urgency_ms":200,"critical_blend":0.2,"critical_prefill_chunk":%d}` + "\n"
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(inW, vector, 100*i) // the pipe blocks until evaluate reads it
+		if !lines.Scan() {
+			t.Fatalf("no answer to line %d", i)
+		}
+		var r evaluateOut
+		if err := json.Unmarshal(lines.Bytes(), &r); err != nil || r.Line != i || r.Error != "" || !(r.Score > 0) {
+			t.Fatalf("line %d: %v %s", i, err, lines.Text())
+		}
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }
