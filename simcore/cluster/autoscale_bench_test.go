@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"optimize/simcore/latency"
-	"optimize/simcore/workload"
 )
 
 // BenchmarkAutoscaler runs 100,000 requests of the baseline's workload
@@ -32,15 +31,8 @@ func BenchmarkAutoscaler(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: 100_000})
-				if err != nil {
-					b.Fatal(err)
-				}
-				eng, err := New(c.cfg, src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if s := eng.Run(); s.Completed+s.Rejected+s.Dropped != 100_000 {
+				s := runRequests(b, c.cfg, spec, 42, 100_000)
+				if s.Completed+s.Rejected+s.Dropped != 100_000 {
 					b.Fatalf("completed %v, rejected %v, dropped %v of 100000", s.Completed, s.Rejected, s.Dropped)
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"optimize/simcore/flow"
-	"optimize/simcore/workload"
 )
 
 // BenchmarkFlowControl runs BenchmarkBaseline's cluster and workload
@@ -27,15 +26,7 @@ func BenchmarkFlowControl(b *testing.B) {
 			b.ReportAllocs()
 			var evicted float64
 			for i := 0; i < b.N; i++ {
-				src, err := workload.NewGenerator(spec, workload.Options{Seed: 42, BlockSize: 16, NumRequests: 100_000})
-				if err != nil {
-					b.Fatal(err)
-				}
-				eng, err := New(cfg, src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				s := eng.Run()
+				s := runRequests(b, cfg, spec, 42, 100_000)
 				evicted = *s.Evicted
 			}
 			b.ReportMetric(100_000*float64(b.N)/b.Elapsed().Seconds(), "req/s")

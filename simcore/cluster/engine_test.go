@@ -308,7 +308,13 @@ func TestPriorityBridgeSetsTheHint(t *testing.T) {
 // runSpec runs cfg on spec's requests drawn with seed (block size 16).
 func runSpec(t testing.TB, cfg Config, spec *workload.Spec, seed int64) metrics.Summary {
 	t.Helper()
-	src, err := workload.NewGenerator(spec, workload.Options{Seed: seed, BlockSize: 16})
+	return runRequests(t, cfg, spec, seed, 0)
+}
+
+// runRequests is runSpec on the first n requests (0 = the spec's own).
+func runRequests(t testing.TB, cfg Config, spec *workload.Spec, seed int64, n int) metrics.Summary {
+	t.Helper()
+	src, err := workload.NewGenerator(spec, workload.Options{Seed: seed, BlockSize: 16, NumRequests: n})
 	if err != nil {
 		t.Fatal(err)
 	}
