@@ -122,15 +122,9 @@ func (w *weighted) Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick)
 	n := len(snaps)
 	composite, dim := w.composite[:n], w.dim[:n]
 	clear(composite)
-	// Accumulate scorer by scorer, instance by instance, in BLIS's order so
-	// that float sums, and hence exact ties, are bit-identical. The explicit
-	// float64 conversion forbids fusing into an FMA on any platform.
 	for k, s := range w.scorers {
 		s.Score(r, snaps, dim)
-		wk := w.weights[k]
-		for i, v := range dim {
-			composite[i] += float64(clamp01(v) * wk)
-		}
+		addWeighted(composite, dim, w.weights[k])
 	}
 	chosen := w.pick(w, composite)
 	for _, obs := range w.observers {
@@ -138,4 +132,14 @@ func (w *weighted) Route(r *simcore.Request, snaps []Snapshot, now simcore.Tick)
 	}
 	w.blocks.end()
 	return chosen
+}
+
+// addWeighted adds one scorer's clamped scores times its weight to the
+// composite. Accumulated scorer by scorer, instance by instance, in BLIS's
+// order, the float sums, and hence exact ties, are bit-identical; the
+// explicit float64 conversion forbids fusing into an FMA on any platform.
+func addWeighted(composite, dim []float64, weight float64) {
+	for i, v := range dim {
+		composite[i] += float64(clamp01(v) * weight)
+	}
 }

@@ -104,10 +104,7 @@ func (w *weighted) RouteAmong(r *simcore.Request, snaps []Snapshot, ids []int32,
 		default:
 			s.Score(r, snaps, dim)
 		}
-		wk := w.weights[k]
-		for i, v := range dim {
-			composite[i] += float64(clamp01(v) * wk)
-		}
+		addWeighted(composite, dim, w.weights[k])
 	}
 	chosen := w.pick(w, composite)
 	for _, obs := range w.observers {
