@@ -9,14 +9,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"optimize/simcore/errtext"
-	"optimize/strategies"
-	"optimize/strategies/production"
 	"optimize/studies"
 )
 
@@ -25,9 +22,8 @@ const maxEvaluateLine = 1 << 20
 
 func newEvaluateCommand(s Streams, templatesDir *string) *cobra.Command {
 	o := studies.CreateOptions{}
-	var seeds []int64
-	var input, worldFile, baselineEPP, baselineVLLM string
-	var sets []string
+	var run studyRunFlags
+	var input string
 	var limits studies.Limits
 	cmd := &cobra.Command{
 		Use:   "evaluate TEMPLATE",
@@ -47,12 +43,8 @@ evaluate goes on with the next line; it exits 2 at the end if any line was
 refused. Blank lines are skipped (line numbers count them).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			o.Template, o.Seeds = args[0], seeds
-			files := map[string]string{production.ProductionEPPConfig: baselineEPP, production.ProductionVLLMArgs: baselineVLLM}
-			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
-				return err
-			}
-			if o.BaseFrom, err = createBase(worldFile, sets); err != nil {
+			o.Template = args[0]
+			if err := run.resolve(cmd.Flags(), &o); err != nil {
 				return err
 			}
 			if err := limits.Bad(); err != nil {
@@ -83,18 +75,8 @@ refused. Blank lines are skipped (line numbers count them).`,
 			return evaluateLines(door, in, s)
 		},
 	}
-	def := studies.Defaults()
 	cmd.Flags().StringVar(&input, "input", "-", "file of parameter vectors, one JSON object per line (- = standard input)")
-	cmd.Flags().Var(newSeedList(&seeds, def.Seeds), "seeds", "simulation seeds of every vector and of the baseline, as study create takes them: a list (42,43,44) or a range (42-44)")
-	cmd.Flags().StringVar(&o.Workload, "workload", "", "the workload, as study create takes it (default: the template's)")
-	cmd.Flags().BoolVar(&o.Deployable, "deployable", false, "as study create --deployable: only the parameters production carries, each run as its exported files carry it")
-	cmd.Flags().StringVar(&worldFile, "world-file", "", "as study create --world-file: every run, the baseline's too, in this world (a file or a built-in world)")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE as study create --set: a setting every run starts from (repeatable)")
-	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "as study create --baseline-epp: the baseline runs this llm-d EndpointPickerConfig")
-	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "as study create --baseline-vllm-args: the baseline runs these vLLM engine arguments")
-	cmd.Flags().StringSliceVar(&o.Robust.Regimes, "regime", nil, "as study create --regime: every vector runs in each of these regimes, scored as a robust study's trial (default: the template's robust_regimes)")
-	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "as study create --worlds: every vector runs in each of these worlds (default: the template's robust_worlds)")
-	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "as study create --aggregate: how a robust vector's scenarios make its score: "+strings.Join(strategies.Aggregates(), " or "))
+	run.bind(cmd.Flags(), &o)
 	bindLimits(cmd.Flags(), &limits, studies.LimitSeeds, studies.LimitRequests)
 	return cmd
 }

@@ -18,9 +18,7 @@ import (
 	"optimize/search"
 	"optimize/simcore/cluster"
 	"optimize/simcore/errtext"
-	"optimize/simcore/latency"
 	"optimize/storage"
-	"optimize/strategies"
 	"optimize/strategies/production"
 	"optimize/strategies/settings"
 	"optimize/studies"
@@ -184,28 +182,15 @@ func (f *studyFlags) createFailed(env *studies.Env, row *storage.Study, err erro
 
 func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	o := studies.CreateOptions{}
-	var seeds []int64
+	var run studyRunFlags
 	var ifAbsent bool
-	var baselineEPP, baselineVLLM, worldFile string
-	var sets []string
-	sloTargets := map[string]*string{}
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a study, run its baseline, then run its trials",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			o.Template, o.Seeds = args[0], seeds
-			files := map[string]string{production.ProductionEPPConfig: baselineEPP, production.ProductionVLLMArgs: baselineVLLM}
-			if o.BaselineFrom, err = readBaselineConfigs(files); err != nil {
-				return err
-			}
-			slo := map[string]string{}
-			for family, v := range sloTargets {
-				if cmd.Flags().Changed(sloFlag(family)) {
-					slo[family] = *v
-				}
-			}
-			if o.BaseFrom, err = createBaseSLO(worldFile, sets, slo); err != nil {
+			o.Template = args[0]
+			if err := run.resolve(cmd.Flags(), &o); err != nil {
 				return err
 			}
 			// Check the request before touching the database.
@@ -271,24 +256,12 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.Name, "name", "", "study name (default: TEMPLATE-<timestamp>)")
 	def := studies.Defaults()
 	cmd.Flags().IntVar(&o.Trials, "trials", def.Trials, "total complete trials of the study (resume continues to it)")
-	cmd.Flags().Var(newSeedList(&seeds, def.Seeds), "seeds", "simulation seeds of every trial: a list (42,43,44) or a range (42-44)")
-	cmd.Flags().StringVar(&o.Workload, "workload", "", "built-in workload (NAME or NAME@REGIME), spec file, or trace (a trace dataset's name, fetched by `optimize workload fetch`, or trace:FILE, ?KEY=VALUE controls: its seeds replay windows of its first half, study validate windows of its second) (default: the template's)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
 	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")
-	cmd.Flags().BoolVar(&o.Deployable, "deployable", false, "search only what production carries: parameters of settings with no llm-d or vLLM counterpart are left out (their settings at the standard configuration's values), a categorical keeps the choices production carries, and every trial runs as its exported files carry it, so that study export's deployable Δ is the trial's (the study keeps it; a template's deployable: true says it too)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
-	cmd.Flags().StringVar(&baselineEPP, "baseline-epp", "", "the baseline runs this llm-d EndpointPickerConfig (as simulate --epp-config reads it) instead of the baseline template's routing and admission; the study keeps its text")
-	cmd.Flags().StringSliceVar(&o.Robust.Regimes, "regime", nil, "robust study: run every trial in each of these regimes ("+strings.Join(strategies.RobustRegimeNames(), ", ")+"; "+strategies.BaseRegime+" = the workload's own operating point) and score it by its ratios to the baseline in each; costs trials × regimes × worlds × seeds simulations (default: the template's robust_regimes)")
-	cmd.Flags().StringSliceVar(&o.Robust.Worlds, "worlds", nil, "robust study: run every trial in each of these worlds (latency models: "+strings.Join(latency.Kinds(), ", ")+"; or built-in worlds fitted to real runs: "+strings.Join(settings.BuiltinWorlds(), ", ")+"), each regime in each (default: the template's robust_worlds, else the study's own world)")
-	cmd.Flags().StringVar(&o.Robust.Aggregate, "aggregate", "", "robust study: how the scenarios' ratios to their baselines make the score: "+strings.Join(strategies.Aggregates(), " (default) or ")+"; every constraint must hold in every scenario (its shortfall is the largest over them)")
 	cmd.Flags().BoolVar(&o.Robust.Prune, "prune", false, "robust study: stop a trial between scenarios once those it ran prove it cannot beat the best trial (its score only grows with each scenario); the scenario that binds most often runs first. A pruned trial counts towards --trials but is never the best nor on the Pareto front (default: the template's robust_prune)")
-	for _, family := range sloFamilies {
-		sloTargets[family] = cmd.Flags().String(sloFlag(family), "", "per-class "+strings.TrimPrefix(strings.TrimSuffix(family, "_target_ms"), "slo.")+" targets every run of the study is judged by, class=value,… in ms or a duration (critical=500,standard=2s), as simulate takes them; the same as --set "+family+".<class>=MS")
-	}
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: a setting every run of the study starts from (repeatable; optimize template settings lists the keys), e.g. --set slo.ttft_target_ms.critical=500 for a trace that carries no targets; the template's own settings are not given this way")
-	cmd.Flags().StringVar(&worldFile, "world-file", "", "run the study in this world — a file (optimize calibrate --fit writes one: model, GPU, TP, KV blocks, latency coefficients fitted to real runs) or a built-in world ("+strings.Join(settings.BuiltinWorlds(), ", ")+"); the study keeps its text, and every run, validation and export of it runs there; a parameter tuning a setting it gives (capacity's gpu, tp) is pinned to its value")
-	cmd.Flags().StringVar(&baselineVLLM, "baseline-vllm-args", "", "the baseline runs these vLLM engine arguments (as simulate --vllm-args reads them) instead of the baseline template's; the study keeps their text")
+	run.bind(cmd.Flags(), &o)
 	bindLimits(cmd.Flags(), &f.limits, studies.LimitTrials, studies.LimitSeeds, studies.LimitRequests)
 	f.bindRunFlags(cmd, true)
 	return cmd
