@@ -431,8 +431,12 @@ parameters:
 	if cfg.Scheduler != "sjf" || cfg.SLOPrefillThreshold.Or(simcore.SLOCritical, -1) != 512 || cfg.Priority.Name != "slo-tiered" {
 		t.Errorf("user template config %+v", cfg)
 	}
-	if tpl.Objectives[tpl.Primary].Name != "critical_ttft_p99" || len(tpl.Constraints) != 2 {
-		t.Errorf("objectives and constraints are inherited: %+v %+v", tpl.Objectives, tpl.Constraints)
+	base, err := r.Get("slo-cascade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.Objectives[tpl.Primary].Name != "critical_ttft_p99" || !slices.Equal(tpl.Constraints, base.Constraints) || len(base.Constraints) != 5 {
+		t.Errorf("objectives and constraints are inherited (slo-cascade's five, every class's attainment among them): %+v %+v", tpl.Objectives, tpl.Constraints)
 	}
 
 	write("baseline.yaml", "name: baseline\ndescription: mine\nparameters: []\n")
