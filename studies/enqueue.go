@@ -1,7 +1,6 @@
 package studies
 
 import (
-
 	"optimize/simcore/errtext"
 	"optimize/storage"
 	"optimize/strategies"
