@@ -156,10 +156,23 @@ func (d *Door) Line(n int, text []byte) (DoorResult, error) {
 
 // vector reads a line's object into the template's parameter values.
 func (d *Door) vector(text []byte) ([]search.Value, error) {
+	given, err := GivenJSON(text, d.example())
+	if err != nil {
+		return nil, err
+	}
+	return d.ev.tpl.Vector(given)
+}
+
+// GivenJSON reads a JSON object of parameter name → value (a number, or a
+// categorical's choice as a string; null: not given, as study export
+// writes an inactive parameter) into given parameters, in the object's
+// order: an evaluate line, or the params of an HTTP enqueue request.
+// example names a parameter for the error of text that is no object.
+func GivenJSON(text []byte, example string) ([]strategies.Given, error) {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New(`want a JSON object of parameter name → value, e.g. {"` + d.example() + `": …}`)
+		return nil, errors.New(`want a JSON object of parameter name → value, e.g. {"` + example + `": …}`)
 	}
 	var given []strategies.Given
 	for dec.More() {
@@ -188,7 +201,7 @@ func (d *Door) vector(text []byte) ([]search.Value, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("want one JSON object per line, found more after it")
 	}
-	return d.ev.tpl.Vector(given)
+	return given, nil
 }
 
 // example is a parameter name for the error of a line that is no object.
