@@ -74,19 +74,16 @@ type DoorHeader struct {
 	// Constraints are the template's constraints in words, the keys of
 	// every line's violations.
 	Constraints []string `json:"constraints"`
-	// Score is the rule every line's score follows.
-	Score string `json:"score"`
+	// Scores are the two rules a trial is scored by (search.ScoreRules):
+	// each line gives its value under each, by the rule's name.
+	Scores []search.ScoreRule `json:"scores"`
 }
-
-// ScoreRule says how a score is made, with the stored score's weight.
-var ScoreRule = fmt.Sprintf("min(primary ratio to baseline, %g) + %g × total constraint shortfall; smaller is better",
-	search.RatioCap, search.DefaultViolationWeight)
 
 // Header is the door's first output line.
 func (d *Door) Header() DoorHeader {
 	tpl := d.ev.tpl
 	h := DoorHeader{Template: tpl.Name, Workload: d.row.Workload, Seeds: d.row.Seeds, Baseline: map[string]Number{},
-		Primary: tpl.Objectives[tpl.Primary].Name, Constraints: []string{}, Parameters: []string{}, Score: ScoreRule}
+		Primary: tpl.Objectives[tpl.Primary].Name, Constraints: []string{}, Parameters: []string{}, Scores: search.ScoreRules}
 	for _, p := range tpl.Params {
 		h.Parameters = append(h.Parameters, p.Name)
 	}
@@ -114,7 +111,11 @@ type DoorResult struct {
 	Violations map[string]Number `json:"violations"`
 	Violation  Number            `json:"violation"` // the total, as a study stores it
 	Feasible   bool              `json:"feasible"`
-	Score      Number            `json:"score"`
+	// Score is the stored score (search.StoredScore), SamplerScore the
+	// samplers' rank (search.SamplerRank): an outside optimizer minimises
+	// either.
+	Score        Number `json:"score"`
+	SamplerScore Number `json:"sampler_score"`
 }
 
 // DoorError is the output line of an input line evaluate refuses or
@@ -239,5 +240,6 @@ func (d *Door) evaluate(values []search.Value) (DoorResult, error) {
 	res.Violation = Number(judged.Violation())
 	res.Feasible = search.Feasible(judged.Violation())
 	res.Score = Number(judged.Score(search.DefaultViolationWeight))
+	res.SamplerScore = Number(judged.SamplerRank())
 	return res, nil
 }
