@@ -67,6 +67,10 @@ type DoorHeader struct {
 	Seeds    []int64 `json:"seeds"`
 	// Parameters are the template's parameter names, in its order.
 	Parameters []string `json:"parameters"`
+	// Grids are where a study's samplers put each float parameter's values
+	// (search.Param.GridText), by name: evaluate runs any value in range
+	// as given, on the grid or not.
+	Grids map[string]string `json:"grids"`
 	// Baseline is each objective's baseline value (the mean over the
 	// seeds), by objective name.
 	Baseline map[string]Number `json:"baseline"`
@@ -84,8 +88,12 @@ func (d *Door) Header() DoorHeader {
 	tpl := d.ev.tpl
 	h := DoorHeader{Template: tpl.Name, Workload: d.row.Workload, Seeds: d.row.Seeds, Baseline: map[string]Number{},
 		Primary: tpl.Objectives[tpl.Primary].Name, Constraints: []string{}, Parameters: []string{}, Scores: search.ScoreRules}
+	h.Grids = map[string]string{}
 	for _, p := range tpl.Params {
 		h.Parameters = append(h.Parameters, p.Name)
+		if g := p.GridText(); g != "" {
+			h.Grids[p.Name] = g
+		}
 	}
 	for _, o := range tpl.Objectives {
 		v, _ := strategies.Metric(d.ev.baseline, o.Metric)

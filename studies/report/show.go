@@ -307,7 +307,11 @@ func (r *Report) WriteTable(w io.Writer) {
 	pm := r.ParamMap(best.Params)
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
-		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, ParamText(pm[p.Name]), imp[i])
+		grid := ""
+		if g := p.GridText(); g != "" {
+			grid = "  (" + g + ")"
+		}
+		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f%s\n", p.Name, ParamText(pm[p.Name]), imp[i], grid)
 	}
 	r.writeEvidence(w)
 	fmt.Fprintf(w, "\nwhat the words and units mean: study show %s --explain\n", r.Study.Name)
