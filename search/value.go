@@ -110,7 +110,7 @@ func (p Param) AllowedText() string {
 // A value given from outside (--param, evaluate, study enqueue) is run
 // as given, on the grid or not; TPE models it at its nearest point.
 func (p Param) GridText() string {
-	points := strconv.Itoa(floatSteps+1)
+	points := strconv.Itoa(floatSteps + 1)
 	if len(points) > 3 {
 		points = points[:len(points)-3] + "," + points[len(points)-3:]
 	}
