@@ -1,6 +1,9 @@
 package search
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // RatioCap bounds the primary ratio inside Score: a strategy ten times
 // worse than the baseline is already useless, and the cap is what lets a
@@ -162,4 +165,42 @@ func ratioToBaseline(value, baseline float64, minimize bool) float64 {
 		return math.Inf(1)
 	}
 	return r
+}
+
+// ScoreRule is one of the two rules a trial is scored by, as everything
+// prints it (study show, evaluate, docs/studies.md): both are
+//
+//	min(primary ratio, RatioCap) + Weight × total constraint shortfall
+//
+// and differ only in the weight.
+type ScoreRule struct {
+	Name   string  `json:"name"`   // the key evaluate's lines give its value under
+	Weight float64 `json:"weight"` // per unit of total shortfall (1 = 100 points)
+	Rule   string  `json:"rule"`   // the formula in one line
+	Ranks  string  `json:"ranks"`  // what ranks by it, in a few words
+	Why    string  `json:"why"`    // what ranks by it, and why its weight
+}
+
+// StoredScore and SamplerRank are the two rules; ScoreRules lists them in
+// the order they are printed.
+var (
+	StoredScore = ScoreRule{Name: "score", Weight: DefaultViolationWeight,
+		Rule: ruleText(DefaultViolationWeight), Ranks: "the stored score: ranks the best trial",
+		Why: fmt.Sprintf("the score stored with each trial: the best trial, the history, the report and every evidence command rank by it; "+
+			"at %g every feasible trial ranks before any that misses its constraints by more than %g point", DefaultViolationWeight, ClearlyInfeasible*100)}
+	SamplerRank = ScoreRule{Name: "sampler_score", Weight: samplerViolationWeight,
+		Rule: ruleText(samplerViolationWeight), Ranks: "how TPE ranks trials",
+		Why: fmt.Sprintf("how the model-based samplers (TPE) rank trials: at %g a trial a few points short of a constraint while far ahead "+
+			"on the objective stays among TPE's best, so the search reaches the mechanism where feasible settings exist", samplerViolationWeight)}
+	ScoreRules = []ScoreRule{StoredScore, SamplerRank}
+)
+
+func ruleText(weight float64) string {
+	return fmt.Sprintf("min(primary ratio to baseline, %g) + %g × total constraint shortfall; smaller is better", RatioCap, weight)
+}
+
+// SamplerRank is the trial's value under the samplers' rule, exactly as
+// TPE computes it from the stored score (SamplerScore).
+func (e *Evaluation) SamplerRank() float64 {
+	return SamplerScore(e.Score(DefaultViolationWeight), e.Violation())
 }

@@ -104,6 +104,25 @@ func (p Param) AllowedText() string {
 	return fmt.Sprintf("numbers in [%s, %s]", FormatNumber(p.Low), FormatNumber(p.High))
 }
 
+// GridText says where a study's samplers put a float parameter's values:
+// on floatSteps+1 points evenly spaced over [Low, High] (log-spaced for
+// log-float), e.g. "1,001-point grid, step 0.019"; "" for the other kinds.
+// A value given from outside (--param, evaluate, study enqueue) is run
+// as given, on the grid or not; TPE models it at its nearest point.
+func (p Param) GridText() string {
+	points := strconv.Itoa(floatSteps + 1)
+	if len(points) > 3 {
+		points = points[:len(points)-3] + "," + points[len(points)-3:]
+	}
+	switch p.Kind {
+	case Float:
+		return fmt.Sprintf("%s-point grid, step %s", points, FormatNumber(round12((p.High-p.Low)/floatSteps)))
+	case LogFloat:
+		return fmt.Sprintf("%s-point log grid, ratio %s a step", points, strconv.FormatFloat(math.Pow(p.High/p.Low, 1.0/floatSteps), 'g', 6, 64))
+	}
+	return ""
+}
+
 // FormatNumber prints whole numbers below 1e10 in full (2147483647, not
 // 2.147483647e+09) and anything else in the shortest form.
 func FormatNumber(v float64) string {

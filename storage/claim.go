@@ -17,10 +17,13 @@ import (
 // Claim is the outcome of ClaimTrial.
 type Claim struct {
 	Trial *Trial // the new running trial, nil when none may start
-	// Rescue is the stored parameter vector to re-run (a dead worker's
-	// trial; NaN where inactive), nil for a fresh proposal.
+	// Rescue is the stored parameter vector to run (a dead worker's
+	// trial re-run, or an enqueued vector; NaN where inactive), nil for a
+	// fresh proposal.
 	Rescue []float64
-	Done   bool // the study has its total of complete trials
+	// Enqueued: Rescue is a vector from the study's queue (Enqueue).
+	Enqueued bool
+	Done     bool // the study has its total of complete trials
 	// Failed are the dead workers' trials this claim marked failed, here
 	// and in the sampler's tables, in the claim's transaction.
 	Failed []Trial
@@ -34,7 +37,9 @@ type Claim struct {
 //     them is re-run under the new trial's number;
 //   - a trial starts only while complete + running < total, so the study
 //     total is never exceeded;
-//   - numbers are unique and increasing.
+//   - numbers are unique and increasing;
+//   - with no trial to rescue, the oldest enqueued vector (Enqueue), if
+//     any, runs before the sampler proposes.
 //
 // A read-only look comes first (idle): when it finds nothing to claim or
 // rescue, no write transaction is taken.
@@ -181,6 +186,12 @@ func (s *Store) claimIn(tx *gorm.DB, study *Study, worker string, stamp time.Tim
 				}
 			}
 		}
+		var queued *enqueuedRow
+		if rescue == nil {
+			if queued, err = s.dequeue(tx, study.ID); err != nil {
+				return err
+			}
+		}
 		var last struct{ N *int }
 		if err := tx.Model(&trialRow{}).Select("MAX(number) AS n").Where("study_id = ?", study.ID).Scan(&last).Error; err != nil {
 			return err
@@ -199,6 +210,14 @@ func (s *Store) claimIn(tx *gorm.DB, study *Study, worker string, stamp time.Tim
 				return fmt.Errorf("trial %d: params: %v", rescue.Number, err)
 			}
 		}
+		if queued != nil {
+			t.Params = queued.Params
+			var err error
+			if claim.Rescue, err = DecodeFloats(queued.Params); err != nil {
+				return fmt.Errorf("enqueued trial: params: %v", err)
+			}
+			claim.Enqueued = true
+		}
 		// A database migrated before the later columns existed (workers do
 		// not migrate) takes the row without them.
 		if err := tx.Omit(s.columns().omitted()...).Create(t).Error; err != nil {
@@ -211,11 +230,13 @@ func (s *Store) claimIn(tx *gorm.DB, study *Study, worker string, stamp time.Tim
 }
 
 // adopted is the claim of a trial an earlier run of the claim committed:
-// the trial, and the parameters it re-runs when it is a rescue. The
+// the trial, and the parameters it runs when it is a rescue or an
+// enqueued vector (a fresh proposal's are written after the claim). The
 // trials that run marked failed are failed already (in both ledgers).
 func adopted(t *trialRow) (Claim, error) {
 	claim := Claim{Trial: &Trial{ID: t.ID, Number: t.Number, State: t.State, Worker: t.Worker, RescueOf: t.RescueOf}}
-	if t.RescueOf >= 0 {
+	if t.RescueOf >= 0 || t.Params != "" {
+		claim.Enqueued = t.RescueOf < 0
 		var err error
 		if claim.Rescue, err = DecodeFloats(t.Params); err != nil {
 			return Claim{}, fmt.Errorf("trial %d: params: %v", t.Number, err)

@@ -215,6 +215,11 @@ func (s *Store) DeleteStudy(st *Study) error {
 		if err := tx.Where("study_id = ?", st.ID).Delete(&trialRow{}).Error; err != nil {
 			return err
 		}
+		if s.columns().enqueued {
+			if err := tx.Where("study_id = ?", st.ID).Delete(&enqueuedRow{}).Error; err != nil {
+				return err
+			}
+		}
 		return tx.Delete(&studyRow{}, st.ID).Error
 	})
 }

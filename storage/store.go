@@ -381,7 +381,7 @@ func (s *Store) Migrate() error {
 		if err := db.Exec(trialsByStudy).Error; err != nil {
 			return fmt.Errorf("storage %s: migrate goptuna tables: %s", s.Label, oneLine(err))
 		}
-		if err := db.AutoMigrate(&studyRow{}, &trialRow{}, &trialSeedRow{}); err != nil {
+		if err := db.AutoMigrate(&studyRow{}, &trialRow{}, &trialSeedRow{}, &enqueuedRow{}); err != nil {
 			return fmt.Errorf("storage %s: migrate: %s", s.Label, oneLine(err))
 		}
 		m := db.Migrator()

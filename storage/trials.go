@@ -292,6 +292,7 @@ func seedRuns(rows []trialSeedRow) ([]SeedRun, error) {
 // (concurrent migrations race).
 type laterColumns struct {
 	seedRanges, violation, world, baselineFrom, robust, failure, scenario, baseFrom, deployable bool
+	enqueued                                                                                    bool // the enqueued_rows table
 }
 
 // columns is asked of the database once per store, and again after a
@@ -305,7 +306,7 @@ func (s *Store) columns() laterColumns {
 			world: m.HasColumn(&studyRow{}, "world"), baselineFrom: m.HasColumn(&studyRow{}, "baseline_from"),
 			robust: m.HasColumn(&studyRow{}, "robust"), failure: m.HasColumn(&studyRow{}, "failure"),
 			scenario: m.HasColumn(&trialSeedRow{}, "scenario"), baseFrom: m.HasColumn(&studyRow{}, "base_from"),
-			deployable: m.HasColumn(&studyRow{}, "deployable")}
+			deployable: m.HasColumn(&studyRow{}, "deployable"), enqueued: m.HasTable(&enqueuedRow{})}
 	}
 	return *s.cols
 }

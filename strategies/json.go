@@ -45,8 +45,11 @@ type ParamJSON struct {
 	Low     *float64    `json:"low,omitempty"`
 	High    *float64    `json:"high,omitempty"`
 	Choices []string    `json:"choices,omitempty"`
-	Default string      `json:"default"`
-	Setting string      `json:"setting"`
+	// Grid is where a study's samplers put a float's values
+	// (search.Param.GridText); absent for the other kinds.
+	Grid    string `json:"grid,omitempty"`
+	Default string `json:"default"`
+	Setting string `json:"setting"`
 	When    *struct {
 		Param   string   `json:"param"`
 		Choices []string `json:"choices"`
@@ -83,7 +86,7 @@ func (t *Template) JSON() TemplateJSON {
 		Sampler: t.Sampler, TunesWorld: append([]string{}, t.TunedWorld()...)}
 	out.World, _ = t.World() // its defaults were checked when it loaded
 	for _, p := range t.Params {
-		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Default: p.Format(p.Default), Setting: p.SettingKey}
+		pj := ParamJSON{Name: p.Name, Type: p.Kind, Choices: p.Choices, Grid: p.GridText(), Default: p.Format(p.Default), Setting: p.SettingKey}
 		if p.Kind != search.Categorical {
 			pj.Low, pj.High = ptr(p.Low), ptr(p.High)
 		}

@@ -255,12 +255,12 @@ func (t *Template) ParseParams(pairs []string) ([]search.Value, error) {
 		values[i] = p.Default
 	}
 	given := make([]bool, len(t.Params))
-	for _, pair := range pairs {
-		name, raw, ok := strings.Cut(pair, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf("%q: want name=value", pair)
-		}
+	gs, err := Pairs(pairs)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gs {
+		name, raw := g.Name, g.Text
 		i := t.space.Index(name)
 		if i < 0 {
 			return nil, fmt.Errorf("%s: template %s has no such parameter (parameters: %s)", name, t.Name, t.paramNames())

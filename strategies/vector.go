@@ -13,6 +13,22 @@ type Given struct {
 	Name, Text string
 }
 
+// Pairs reads --param name=value flags (simulate, study enqueue) as
+// given parameters, in order; the values are checked by the template
+// (Vector, ParseParams).
+func Pairs(pairs []string) ([]Given, error) {
+	given := make([]Given, len(pairs))
+	for i, pair := range pairs {
+		name, raw, ok := strings.Cut(pair, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want name=value", pair)
+		}
+		given[i] = Given{Name: name, Text: raw}
+	}
+	return given, nil
+}
+
 // Vector reads a complete parameter vector from outside (optimize
 // evaluate): unlike ParseParams, nothing takes its default. Every
 // parameter active at the vector must be given and none inactive may be;

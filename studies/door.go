@@ -67,6 +67,10 @@ type DoorHeader struct {
 	Seeds    []int64 `json:"seeds"`
 	// Parameters are the template's parameter names, in its order.
 	Parameters []string `json:"parameters"`
+	// Grids are where a study's samplers put each float parameter's values
+	// (search.Param.GridText), by name: evaluate runs any value in range
+	// as given, on the grid or not.
+	Grids map[string]string `json:"grids"`
 	// Baseline is each objective's baseline value (the mean over the
 	// seeds), by objective name.
 	Baseline map[string]Number `json:"baseline"`
@@ -74,21 +78,22 @@ type DoorHeader struct {
 	// Constraints are the template's constraints in words, the keys of
 	// every line's violations.
 	Constraints []string `json:"constraints"`
-	// Score is the rule every line's score follows.
-	Score string `json:"score"`
+	// Scores are the two rules a trial is scored by (search.ScoreRules):
+	// each line gives its value under each, by the rule's name.
+	Scores []search.ScoreRule `json:"scores"`
 }
-
-// ScoreRule says how a score is made, with the stored score's weight.
-var ScoreRule = fmt.Sprintf("min(primary ratio to baseline, %g) + %g × total constraint shortfall; smaller is better",
-	search.RatioCap, search.DefaultViolationWeight)
 
 // Header is the door's first output line.
 func (d *Door) Header() DoorHeader {
 	tpl := d.ev.tpl
 	h := DoorHeader{Template: tpl.Name, Workload: d.row.Workload, Seeds: d.row.Seeds, Baseline: map[string]Number{},
-		Primary: tpl.Objectives[tpl.Primary].Name, Constraints: []string{}, Parameters: []string{}, Score: ScoreRule}
+		Primary: tpl.Objectives[tpl.Primary].Name, Constraints: []string{}, Parameters: []string{}, Scores: search.ScoreRules}
+	h.Grids = map[string]string{}
 	for _, p := range tpl.Params {
 		h.Parameters = append(h.Parameters, p.Name)
+		if g := p.GridText(); g != "" {
+			h.Grids[p.Name] = g
+		}
 	}
 	for _, o := range tpl.Objectives {
 		v, _ := strategies.Metric(d.ev.baseline, o.Metric)
@@ -114,7 +119,11 @@ type DoorResult struct {
 	Violations map[string]Number `json:"violations"`
 	Violation  Number            `json:"violation"` // the total, as a study stores it
 	Feasible   bool              `json:"feasible"`
-	Score      Number            `json:"score"`
+	// Score is the stored score (search.StoredScore), SamplerScore the
+	// samplers' rank (search.SamplerRank): an outside optimizer minimises
+	// either.
+	Score        Number `json:"score"`
+	SamplerScore Number `json:"sampler_score"`
 }
 
 // DoorError is the output line of an input line evaluate refuses or
@@ -156,10 +165,23 @@ func (d *Door) Line(n int, text []byte) (DoorResult, error) {
 
 // vector reads a line's object into the template's parameter values.
 func (d *Door) vector(text []byte) ([]search.Value, error) {
+	given, err := GivenJSON(text, d.example())
+	if err != nil {
+		return nil, err
+	}
+	return d.ev.tpl.Vector(given)
+}
+
+// GivenJSON reads a JSON object of parameter name → value (a number, or a
+// categorical's choice as a string; null: not given, as study export
+// writes an inactive parameter) into given parameters, in the object's
+// order: an evaluate line, or the params of an HTTP enqueue request.
+// example names a parameter for the error of text that is no object.
+func GivenJSON(text []byte, example string) ([]strategies.Given, error) {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New(`want a JSON object of parameter name → value, e.g. {"` + d.example() + `": …}`)
+		return nil, errors.New(`want a JSON object of parameter name → value, e.g. {"` + example + `": …}`)
 	}
 	var given []strategies.Given
 	for dec.More() {
@@ -188,7 +210,7 @@ func (d *Door) vector(text []byte) ([]search.Value, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("want one JSON object per line, found more after it")
 	}
-	return d.ev.tpl.Vector(given)
+	return given, nil
 }
 
 // example is a parameter name for the error of a line that is no object.
@@ -226,5 +248,6 @@ func (d *Door) evaluate(values []search.Value) (DoorResult, error) {
 	res.Violation = Number(judged.Violation())
 	res.Feasible = search.Feasible(judged.Violation())
 	res.Score = Number(judged.Score(search.DefaultViolationWeight))
+	res.SamplerScore = Number(judged.SamplerRank())
 	return res, nil
 }

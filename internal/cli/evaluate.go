@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"optimize/search"
 	"optimize/simcore/errtext"
 	"optimize/studies"
 )
@@ -32,9 +33,14 @@ func newEvaluateCommand(s Streams, templatesDir *string) *cobra.Command {
 ` + "`study create TEMPLATE`" + ` with the same flags would store it, then reads one JSON
 object per input line (parameter name → value; null = not given) and writes one
 JSON line per input line, in order: the trial's objectives, their ratios to the
-baseline, each constraint's shortfall, the total, feasibility and the score, as a
-study of the template stores them for the same vector. The first output line is
-a header: the baseline's objectives, the constraints and the score's rule.
+baseline, each constraint's shortfall, the total, feasibility, the score (the
+stored score, at ` + fmt.Sprint(search.StoredScore.Weight) + ` per unit of shortfall) and sampler_score (TPE's ranking,
+at ` + fmt.Sprint(search.SamplerRank.Weight) + `), as a study of the template stores them for the same vector. The first
+output line is a header: the baseline's objectives, the constraints, each
+float's sampler grid and the two score rules.
+
+A float may be any value in its range, on the sampler's grid or not: it runs
+as given.
 
 Every parameter active at the vector must be given and no inactive one may be.
 A line refused (not JSON, an unknown or missing parameter, an inactive one, a

@@ -11,19 +11,21 @@ import (
 	"strings"
 	"testing"
 
+	"optimize/search"
 	"optimize/strategies"
 )
 
 // evaluateOut is one result line of optimize evaluate.
 type evaluateOut struct {
-	Line       int                 `json:"line"`
-	Params     map[string]any      `json:"params"`
-	Objectives map[string]*float64 `json:"objectives"`
-	Violations map[string]*float64 `json:"violations"`
-	Violation  float64             `json:"violation"`
-	Feasible   bool                `json:"feasible"`
-	Score      float64             `json:"score"`
-	Error      string              `json:"error"`
+	Line         int                 `json:"line"`
+	Params       map[string]any      `json:"params"`
+	Objectives   map[string]*float64 `json:"objectives"`
+	Violations   map[string]*float64 `json:"violations"`
+	Violation    float64             `json:"violation"`
+	Feasible     bool                `json:"feasible"`
+	Score        float64             `json:"score"`
+	SamplerScore float64             `json:"sampler_score"`
+	Error        string              `json:"error"`
 }
 
 // evaluateRun runs evaluate on input and returns its header's raw
@@ -73,9 +75,13 @@ func TestEvaluateReproducesAStudysTrialsBitForBit(t *testing.T) {
 	}
 	var h struct {
 		Baseline map[string]float64 `json:"baseline"`
+		Scores   []search.ScoreRule `json:"scores"`
 	}
 	if err := json.Unmarshal([]byte(header), &h); err != nil {
 		t.Fatal(err)
+	}
+	if len(h.Scores) != 2 || h.Scores[0].Weight != search.DefaultViolationWeight || h.Scores[1].Name != "sampler_score" || h.Scores[1].Weight != 10 {
+		t.Errorf("header's score rules %+v, want score at %g and sampler_score at 10", h.Scores, search.DefaultViolationWeight)
 	}
 	for _, o := range r.Template.Objectives {
 		want, err := strategies.Metric(&r.Baseline, o.Metric)
@@ -102,8 +108,14 @@ func TestEvaluateReproducesAStudysTrialsBitForBit(t *testing.T) {
 		if math.Float64bits(g.Score) != math.Float64bits(c.Score) || math.Float64bits(g.Violation) != math.Float64bits(c.Violation) {
 			t.Errorf("trial %d: evaluate score %v violation %v, stored %v %v", c.Number, g.Score, g.Violation, c.Score, c.Violation)
 		}
+		// The samplers' rank beside the score, as TPE computes it.
+		if want := search.SamplerScore(c.Score, c.Violation); math.Float64bits(g.SamplerScore) != math.Float64bits(want) {
+			t.Errorf("trial %d: sampler_score %v, TPE ranks it %v", c.Number, g.SamplerScore, want)
+		}
 		if g.Feasible {
 			feasible++
+		} else if !(g.SamplerScore < g.Score) {
+			t.Errorf("trial %d infeasible: sampler_score %v not below score %v", c.Number, g.SamplerScore, g.Score)
 		}
 	}
 	if feasible == 0 {

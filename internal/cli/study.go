@@ -44,7 +44,7 @@ func newStudyCommand(s Streams, templatesDir *string, p programs) *cobra.Command
 		RunE:  showHelp,
 	}
 	cmd.PersistentFlags().StringVar(&f.storage, "storage", "", "sqlite:///PATH, a file path or postgres://user:pass@host:port/db (default $"+storage.EnvVar+" or ./"+storage.DefaultPath+")")
-	cmd.AddCommand(newStudyCreate(s, f), newStudyResume(s, f), newStudyList(s, f), newStudyShow(s, f),
+	cmd.AddCommand(newStudyCreate(s, f), newStudyResume(s, f), newStudyEnqueue(s, f), newStudyList(s, f), newStudyShow(s, f),
 		newStudyDelete(s, f), newStudyExport(s, f), newStudyWait(s, f), newStudyValidate(s, f), newStudyAblate(s, f), newStudyPlot(s, f), newStudyReport(s, f))
 	return cmd
 }

@@ -120,7 +120,11 @@ func writeTemplate(w io.Writer, t *strategies.Template) error {
 		if p.When != nil {
 			when = fmt.Sprintf("only when %s is %s", p.When.Param, strings.Join(p.When.Choices, " or "))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\t%s\n", p.Name, p.Kind, p.RangeText(), p.Format(p.Default), p.Tunes(), when)
+		space := p.RangeText()
+		if g := p.GridText(); g != "" {
+			space += " (" + g + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tdefault %s\t→ %s\t%s\n", p.Name, p.Kind, space, p.Format(p.Default), p.Tunes(), when)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -167,6 +167,7 @@ func (s *Server) apiRoutes() []apiRoute {
 		{"GET /api/studies/{name}/validation", s.evidence(report.EvidenceValidation), "study export NAME --validation --format json", nil, report.Validation{}},
 		{"GET /api/studies/{name}/ablation", s.evidence(report.EvidenceAblation), "study export NAME --ablation --format json", nil, report.Ablation{}},
 		{"POST /api/studies/{name}/resume", s.resumeStudy, "study resume NAME: runs on to its total in the server (202)", nil, report.StudySummary{}},
+		{"POST /api/studies/{name}/enqueue", s.enqueueTrial, "study enqueue NAME: the vector runs as the study's next trial, one of its total (grown by one when none is left); resume runs it unless the study runs here (202)", enqueueRequest{}, enqueueAnswer{}},
 		{"DELETE /api/studies/{name}/run", s.stopStudy, "stops a study running in the server: no more trials are claimed, those in flight are recorded (200 stopped, 202 stopping)", nil, report.StudySummary{}},
 		{"GET /api/templates", s.listTemplates, "template list --output json", nil, []strategies.TemplateSummary{}},
 		{"GET /api/templates/{name}", s.showTemplate, "template show NAME --output json", nil, strategies.TemplateJSON{}},

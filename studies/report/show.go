@@ -63,6 +63,9 @@ type ShowJSON struct {
 	Hypervolume float64     `json:"hypervolume"`
 	// Importance is each parameter's share of the score's rank variance.
 	Importance map[string]float64 `json:"importance"`
+	// Scores are the two rules a trial is scored by (search.ScoreRules):
+	// the stored score, which ranks the best trial, and TPE's ranking.
+	Scores []search.ScoreRule `json:"scores"`
 	// Validation is the latest validation of any kind, Validations the
 	// latest of each kind, EvidenceRuns every request stored, oldest first.
 	Validation    *Validation   `json:"validation,omitempty"`
@@ -127,7 +130,7 @@ func (r *Report) JSON() ShowJSON {
 		Name: r.Study.Name, Template: r.Study.Template, WarmFrom: r.Study.WarmFrom, State: r.State(), Failure: r.Study.Failure,
 		TrialsTotal: r.Study.TrialsTotal, TrialsComplete: len(r.Complete), TrialsPruned: len(r.Pruned),
 		World: worldJSON(r.World), WorldAssumed: r.WorldAssumed, TunesWorld: append([]string{}, r.Template.TunedWorld()...),
-		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{},
+		Baseline: r.Baseline, Hypervolume: r.Hypervolume, Pareto: []TrialJSON{}, Scores: search.ScoreRules,
 		Validation: r.Validation, Ablation: r.Ablation, EvidenceError: r.EvidenceError, Importance: map[string]float64{},
 		Validations: r.Validations, EvidenceRuns: r.EvidenceRuns, TraceWindows: r.StudyTraceWindows(),
 		BaselineFrom: r.BaselineFrom(), WorldFile: r.worldFilePath(), Settings: r.createSettings(), Deployable: r.Study.Deployable, Answer: r.CapacityAnswer(), MaxRate: r.MaxRate, TrialsFeasible: r.FeasibleCount(),
@@ -274,6 +277,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.TunesWorld() {
 		fmt.Fprintf(w, "\n(the baseline's; the template tunes %s: each trial runs in the world its parameters give)", r.tunedText())
 	}
+	for _, rule := range search.ScoreRules {
+		fmt.Fprintf(w, "\n%s (%s): %s", rule.Name, rule.Ranks, rule.Rule)
+	}
 	fmt.Fprint(w, "\n\n")
 	if r.Best < 0 {
 		fmt.Fprintln(w, "no complete trial yet")
@@ -301,7 +307,11 @@ func (r *Report) WriteTable(w io.Writer) {
 	pm := r.ParamMap(best.Params)
 	imp := r.Importance()
 	for i, p := range r.Template.Params {
-		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f\n", p.Name, ParamText(pm[p.Name]), imp[i])
+		grid := ""
+		if g := p.GridText(); g != "" {
+			grid = "  (" + g + ")"
+		}
+		fmt.Fprintf(w, "  %-28s = %-12s importance %.2f%s\n", p.Name, ParamText(pm[p.Name]), imp[i], grid)
 	}
 	r.writeEvidence(w)
 	fmt.Fprintf(w, "\nwhat the words and units mean: study show %s --explain\n", r.Study.Name)
