@@ -189,9 +189,9 @@ var (
 		Why: fmt.Sprintf("the score stored with each trial: the best trial, the history, the report and every evidence command rank by it; "+
 			"at %g every feasible trial ranks before any that misses its constraints by more than %g point", DefaultViolationWeight, ClearlyInfeasible*100)}
 	SamplerRank = ScoreRule{Name: "sampler_score", Weight: samplerViolationWeight,
-		Rule: ruleText(samplerViolationWeight), Ranks: "how TPE ranks trials",
-		Why: fmt.Sprintf("how the model-based samplers (TPE) rank trials: at %g a trial a few points short of a constraint while far ahead "+
-			"on the objective stays among TPE's best, so the search reaches the mechanism where feasible settings exist", samplerViolationWeight)}
+		Rule: ruleText(samplerViolationWeight), Ranks: "how the model-based samplers rank trials",
+		Why: fmt.Sprintf("how the model-based samplers (gp, tpe, parego) rank trials: at %g a trial a few points short of a constraint while far ahead "+
+			"on the objective stays among their best, so the search reaches the mechanism where feasible settings exist", samplerViolationWeight)}
 	ScoreRules = []ScoreRule{StoredScore, SamplerRank}
 )
 
@@ -200,7 +200,7 @@ func ruleText(weight float64) string {
 }
 
 // SamplerRank is the trial's value under the samplers' rule, exactly as
-// TPE computes it from the stored score (SamplerScore).
+// the model-based samplers compute it from the stored score (SamplerScore).
 func (e *Evaluation) SamplerRank() float64 {
 	return SamplerScore(e.Score(DefaultViolationWeight), e.Violation())
 }

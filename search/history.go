@@ -17,6 +17,7 @@ type scored struct {
 	params map[string]float64
 	score  float64
 	warm   bool
+	pending bool // a running trial, scored by the liar
 }
 
 // samplerViolationWeight is what the model-based samplers charge per unit
@@ -38,7 +39,7 @@ type scored struct {
 // stored score.
 const samplerViolationWeight = 10.0
 
-// SamplerScore is how TPE ranks a trial of stored score and total
+// SamplerScore is how the model-based samplers (gp, tpe, parego) rank a trial of stored score and total
 // violation: the same primary ratio, its shortfall charged at
 // samplerViolationWeight instead of DefaultViolationWeight. A study that
 // stops trials early (studies' pruner) asks it, so that a pruned trial's
@@ -114,7 +115,7 @@ func (s *Sampler) history(trials []goptuna.FrozenTrial, number int) []scored {
 		// A trial still being written (some params missing) stays out:
 		// its position is not known yet.
 		if t.State == goptuna.TrialStateRunning && hasAllParams(t.InternalParams, s.space) {
-			out = append(out, scored{params: t.InternalParams, score: lie})
+			out = append(out, scored{params: t.InternalParams, score: lie, pending: true})
 		}
 	}
 	return out

@@ -26,7 +26,14 @@ const (
 	MethodRandom Method = "random"
 	// MethodGrid: the number-th point of the full grid (see grid).
 	MethodGrid Method = "grid"
+	// MethodGP: StartupTrials uniform draws, then the expected improvement
+	// of a Gaussian process (gp.go).
+	MethodGP Method = "gp"
 )
+
+// DefaultMethod is what a study samples with when neither the request nor
+// its template names a method (studies.DefaultSampler says why).
+const DefaultMethod = MethodGP
 
 // Methods is every method with a line on what it does, in the order
 // ParseMethod's error and the CLI's help name them.
@@ -34,6 +41,7 @@ var Methods = []struct {
 	Method Method
 	Doc    string
 }{
+	{MethodGP, "a Gaussian process's expected improvement on the primary objective plus constraint penalties"},
 	{MethodTPE, "TPE on the primary objective plus constraint penalties"},
 	{MethodParEGO, "aims at the Pareto front with random weights over the objectives per trial"},
 	{MethodRandom, "uniform draws"},
@@ -91,6 +99,9 @@ type Options struct {
 	// feasible trial: its score is at least its known ratio (see
 	// bound.go).
 	KnownRatio func(values []Value) (ratio float64, ok bool)
+	// Start is the first trial of a cold study of a model-based sampler
+	// (the template's own configuration; see startup.go). nil: none.
+	Start []Value
 }
 
 const (
@@ -123,7 +134,7 @@ const (
 	// trials itself, and the two differ once trials fail or are rescued).
 	AttrNumber = "optimize_number"
 	// AttrSource says where the vector came from: startup, tpe, random,
-	// grid or fixed.
+	// grid, start (the template's configuration, trial 0), gp or fixed.
 	AttrSource = "optimize_source"
 )
 
@@ -424,7 +435,7 @@ func (s *Sampler) FailWith(trialID int, rec Record) error {
 // modelBased reports whether proposals read the history (TPE, and ParEGO
 // on it), and so are serialised per sampler.
 func (s *Sampler) modelBased() bool {
-	return s.method == MethodTPE || s.method == MethodParEGO
+	return s.method == MethodTPE || s.method == MethodParEGO || s.method == MethodGP
 }
 
 func (s *Sampler) propose(number int) ([]float64, string, error) {
@@ -477,7 +488,13 @@ func (s *Sampler) proposeTPE(number int) ([]float64, string, error) {
 func (s *Sampler) drawTPE(number, attempt int, uniformOnly bool, history []scored) ([]float64, string) {
 	uniform := newTrialRand(s.seed, number, redrawStream(streamUniform, attempt))
 	if uniformOnly {
+		if number < s.opts.StartupTrials && !s.opts.Warm && attempt == 0 {
+			return s.startupPoint(number, uniform)
+		}
 		return drawUniformVector(s.space, uniform), "startup"
+	}
+	if s.method == MethodGP {
+		return s.proposeGP(number, attempt, history), "gp"
 	}
 	rng := newTrialRand(s.seed, number, redrawStream(streamTPE, attempt))
 	values := make([]float64, len(s.space))

@@ -122,7 +122,7 @@ func TestMalformedTemplates(t *testing.T) {
 		{"unknown key", edit("primary: crit", "primary: crit\nprimery: crit"),
 			"user/t.yaml: primery: line 15: unknown key (allowed: name, description, base, workload, mechanism, parameters, objectives, primary, constraints, regimes, sampler, robust_regimes, robust_worlds, robust_aggregate, robust_prune, base_parameters, deployable, gpus)"},
 		{"unknown sampler", edit("primary: crit", "primary: crit\nsampler: tpee"),
-			`user/t.yaml: sampler: unknown sampler "tpee" (allowed: tpe, parego, random, grid)`},
+			`user/t.yaml: sampler: unknown sampler "tpee" (allowed: gp, tpe, parego, random, grid)`},
 		{"unknown robust regime", edit("primary: crit", "primary: crit\nrobust_regimes: [base, calm]"),
 			`user/t.yaml: robust_regimes: unknown regime "calm" (regimes: base, rate-0.5x`},
 		{"robust_prune not a boolean", edit("primary: crit", "primary: crit\nrobust_regimes: [base, near-capacity]\nrobust_prune: sometimes"),

@@ -63,11 +63,11 @@ func TestWarmStart(t *testing.T) {
 	}
 }
 
-// A template that names its sampler gets it by default; otherwise TPE,
-// whatever the number of objectives.
+// A template that names its sampler gets it by default; otherwise the
+// Gaussian process, whatever the number of objectives.
 func TestDefaultSamplerFollowsTheTemplate(t *testing.T) {
 	reg := studykit.TempEnv(t, 1).Registry
-	for name, want := range map[string]string{"joint-slo": "tpe", "slo-cascade": "tpe"} {
+	for name, want := range map[string]string{"joint-slo": "gp", "slo-cascade": "gp", "capacity-joint": "tpe"} {
 		tpl, err := reg.Get(name)
 		if err != nil {
 			t.Fatal(err)

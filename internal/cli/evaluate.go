@@ -34,7 +34,7 @@ func newEvaluateCommand(s Streams, templatesDir *string) *cobra.Command {
 object per input line (parameter name → value; null = not given) and writes one
 JSON line per input line, in order: the trial's objectives, their ratios to the
 baseline, each constraint's shortfall, the total, feasibility, the score (the
-stored score, at ` + fmt.Sprint(search.StoredScore.Weight) + ` per unit of shortfall) and sampler_score (TPE's ranking,
+stored score, at ` + fmt.Sprint(search.StoredScore.Weight) + ` per unit of shortfall) and sampler_score (the model-based samplers' ranking,
 at ` + fmt.Sprint(search.SamplerRank.Weight) + `), as a study of the template stores them for the same vector. The first
 output line is a header: the baseline's objectives, the constraints, each
 float's sampler grid and the two score rules.

@@ -563,6 +563,6 @@ func samplerHelp() string {
 		}
 		fmt.Fprintf(&b, "%s: %s", m.Method, m.Doc)
 	}
-	b.WriteString(". Default: the template's sampler if it names one, else tpe")
+	fmt.Fprintf(&b, ". Default: the template's sampler if it names one, else %s", search.DefaultMethod)
 	return b.String()
 }

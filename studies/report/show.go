@@ -64,7 +64,7 @@ type ShowJSON struct {
 	// Importance is each parameter's share of the score's rank variance.
 	Importance map[string]float64 `json:"importance"`
 	// Scores are the two rules a trial is scored by (search.ScoreRules):
-	// the stored score, which ranks the best trial, and TPE's ranking.
+	// the stored score, which ranks the best trial, and the model-based samplers' ranking.
 	Scores []search.ScoreRule `json:"scores"`
 	// Validation is the latest validation of any kind, Validations the
 	// latest of each kind, EvidenceRuns every request stored, oldest first.
