@@ -267,7 +267,6 @@ func (s *Sampler) withValue(v []float64, i int, x float64, rng *rand.Rand) []flo
 	return n
 }
 
-
 // knownRatioAcq is the acquisition when a point's primary ratio is known
 // before it runs (Options.KnownRatio: a cost): the process models only
 // what the run adds, the score's penalty (score − ratio, 0 when feasible),

@@ -14,9 +14,9 @@ import (
 // warm start; or the liar's worst score for a pending trial), and whether
 // it came from an earlier study (Warm).
 type scored struct {
-	params map[string]float64
-	score  float64
-	warm   bool
+	params  map[string]float64
+	score   float64
+	warm    bool
 	pending bool // a running trial, scored by the liar
 }
 
