@@ -505,11 +505,17 @@ func baseFromText(from []storage.ConfigFile) string {
 }
 
 // checkTargets refuses, before the baseline runs, a study whose template
-// reads a latency target its runs will not have.
+// reads a class its workload has no requests of, or a latency target its
+// runs will not have. The class comes first: a target for a class with no
+// requests would not help (slo-cascade bounds every class's attainment, so
+// on a trace without classes it needs both, and the class mix is the fix).
 func checkTargets(ev *evaluator) error {
 	cfg, err := ev.config(ev.tpl.Defaults())
 	if err != nil {
 		return nil // the baseline run says why
+	}
+	if err := checkClasses(ev.tpl, ev.wl); err != nil {
+		return err
 	}
 	if ev.wl.Spec != nil {
 		ev.wl.Spec.FillTargets(&cfg.SLOTTFT, &cfg.SLOITL, &cfg.SLOE2E)
@@ -517,7 +523,7 @@ func checkTargets(ev *evaluator) error {
 	if err := ev.tpl.CheckTargets(&cfg); err != nil {
 		return errtext.UsageError{Err: err}
 	}
-	return checkClasses(ev.tpl, ev.wl)
+	return nil
 }
 
 // checkClasses refuses a study whose template reads a class its workload

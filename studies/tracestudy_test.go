@@ -10,6 +10,7 @@ import (
 	"optimize/internal/testkit/studykit"
 	"optimize/simcore/errtext"
 	"optimize/simcore/workload"
+	"optimize/storage"
 	"optimize/studies"
 )
 
@@ -21,7 +22,11 @@ func TestTraceStudyIsHeldOutInTime(t *testing.T) {
 	env := studykit.TempEnv(t, 2)
 	ctx := context.Background()
 	const asked = "mooncake-conversation?window=0s-8m&seed-window=40s&slo-mix=critical=0.2,standard=0.5,sheddable=0.3"
-	o := studies.CreateOptions{Template: "slo-cascade", Name: "tr", Trials: 4, Seeds: []int64{42, 43}, Sampler: "random", SamplerSeed: 1, Workload: asked}
+	// The trace carries no latency targets, and slo-cascade bounds every
+	// class's SLO attainment: the study gives them, as --set would.
+	targets := []storage.ConfigFile{{Kind: storage.KindSettings, Path: "--set",
+		Data: "slo.ttft_target_ms.critical: 500\nslo.ttft_target_ms.standard: 2000\nslo.ttft_target_ms.sheddable: 10000\n"}}
+	o := studies.CreateOptions{Template: "slo-cascade", Name: "tr", Trials: 4, Seeds: []int64{42, 43}, Sampler: "random", SamplerSeed: 1, Workload: asked, BaseFrom: targets}
 	r := studykit.RunStudy(t, env, o)
 	if r.Study.Workload != asked { // its span and window length given, nothing to write out
 		t.Fatalf("stored workload %q, want %q", r.Study.Workload, asked)
