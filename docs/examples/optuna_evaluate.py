@@ -178,7 +178,8 @@ def main(argv):
         capped = min(ratio, RATIO_CAP)
         # Optuna treats a violation > 0 as infeasible; an unmeasured one (null) counts as 1 (unmet).
         trial.set_user_attr("constraints", [1.0 if res["violations"][c] is None else res["violations"][c] for c in constraints])
-        for k in ("score", "violation", "feasible"):
+        # The whole judgement, as `study create --from FILE` reads it back.
+        for k in ("objectives", "violations", "score", "violation", "feasible"):
             trial.set_user_attr(k, res[k])
         trial.set_user_attr("ratio", res["ratios"][primary])
         if args.value == "score":
@@ -191,6 +192,12 @@ def main(argv):
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     name = args.study_name or "%s-%s-%d" % (args.template, args.sampler, args.seed)
     study = optuna.create_study(study_name=name, storage=make_storage(args.journal), sampler=make_sampler(args))
+    # What the trials are judged against, as `study create --from FILE` reads it back.
+    h = evaluate.header
+    for k in ("template", "workload", "seeds", "baseline", "primary", "constraints", "score"):
+        study.set_user_attr(k, h[k])
+    study.set_user_attr("value", args.value)
+    study.set_user_attr("evaluate_flags", args.extra)
 
     def report(study, trial):
         a = trial.user_attrs

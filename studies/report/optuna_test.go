@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
@@ -23,6 +24,8 @@ type journalTrial struct {
 	state       int
 	values      []float64
 	constraints []float64
+	keyed       map[string]float64 // "constraints:<words>" (Optuna 5's Trial.set_constraint)
+	times       []string           // datetime_start, datetime_complete
 	userAttrs   map[string]any
 	failReason  string
 }
@@ -56,7 +59,8 @@ func replayJournal(t *testing.T, log []byte) (study map[string]any, studyAttrs m
 			if op["datetime_start"] == nil {
 				t.Fatalf("line %d: a trial without datetime_start (Optuna 3.1 reads it): %s", i+1, line)
 			}
-			trials = append(trials, &journalTrial{state: 0, params: map[string]float64{}, dists: map[string]map[string]any{}, userAttrs: map[string]any{}})
+			trials = append(trials, &journalTrial{state: 0, params: map[string]float64{}, dists: map[string]map[string]any{},
+				userAttrs: map[string]any{}, keyed: map[string]float64{}, times: []string{op["datetime_start"].(string)}})
 		}
 		id := len(trials) - 1
 		if code != 4 {
@@ -81,6 +85,9 @@ func replayJournal(t *testing.T, log []byte) (study map[string]any, studyAttrs m
 			if op["state"].(float64) != 0 && op["datetime_complete"] == nil {
 				t.Fatalf("line %d: a finished trial without datetime_complete: %s", i+1, line)
 			}
+			if end, ok := op["datetime_complete"].(string); ok {
+				tr.times = append(tr.times, end)
+			}
 			if vs, ok := op["values"].([]any); ok {
 				for _, v := range vs {
 					tr.values = append(tr.values, v.(float64))
@@ -95,6 +102,11 @@ func replayJournal(t *testing.T, log []byte) (study map[string]any, studyAttrs m
 			if cs, ok := attr["constraints"].([]any); ok {
 				for _, c := range cs {
 					tr.constraints = append(tr.constraints, c.(float64))
+				}
+			}
+			for k, v := range attr {
+				if words, ok := strings.CutPrefix(k, "constraints:"); ok {
+					tr.keyed[words] = v.(float64)
 				}
 			}
 			if r, ok := attr["fail_reason"].(string); ok {
@@ -172,6 +184,16 @@ func TestOptunaJournalHoldsEveryTrial(t *testing.T) {
 		}
 		if len(tr.constraints) != len(tpl.Constraints) {
 			t.Fatalf("trial %d: constraints %v for %d template constraints", c.Number, tr.constraints, len(tpl.Constraints))
+		}
+		for k, con := range tpl.Constraints {
+			if v, ok := tr.keyed[con.Words()]; !ok || v != tr.constraints[k] || len(tr.keyed) != len(tpl.Constraints) {
+				t.Fatalf("trial %d: constraints:%s = %v (present %v), list %v: want one key per constraint, the list's value", c.Number, con.Words(), v, ok, tr.constraints)
+			}
+		}
+		for _, at := range tr.times {
+			if _, err := time.Parse("2006-01-02T15:04:05.000000-07:00", at); err != nil || !strings.HasSuffix(at, "+00:00") {
+				t.Fatalf("trial %d: datetime %q: want ISO 8601 with microseconds in UTC, +00:00 (as Optuna 5 writes it): %v", c.Number, at, err)
+			}
 		}
 		allMet := !slices.ContainsFunc(tr.constraints, func(v float64) bool { return v > 0 })
 		if allMet != search.Feasible(c.Violation) {
