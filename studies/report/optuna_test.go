@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -201,6 +202,21 @@ func TestOptunaJournalHoldsEveryTrial(t *testing.T) {
 		}
 		if tr.userAttrs["score"] != c.Score || tr.userAttrs["seed_43"].(map[string]any)["critical_ttft_p99"] == nil {
 			t.Fatalf("trial %d: user attributes %v", c.Number, tr.userAttrs)
+		}
+	}
+	// The log reads back as a warm start: every complete trial with its
+	// parameters, ratios and score.
+	_, back, err := report.ReadOptunaJournal("j.log", buf.Bytes(), tpl)
+	if err != nil || len(back) != len(r.Complete) {
+		t.Fatalf("read back: %d of %d complete trials, %v", len(back), len(r.Complete), err)
+	}
+	for i, b := range back {
+		c := &r.Complete[i]
+		e := b.Evaluation
+		if b.Number != c.Number || !slices.EqualFunc(b.Params, c.Params, func(x, y search.Value) bool { return x.Any() == y.Any() }) || !slices.Equal(e.Ratios, r.Evaluation(c).Ratios) ||
+			math.Abs(e.Score(search.DefaultViolationWeight)-c.Score) > 1e-9 {
+			t.Fatalf("trial %d read back: number %d, params %v, ratios %v, score %v; want %v, %v, %v",
+				c.Number, b.Number, b.Params, e.Ratios, e.Score(search.DefaultViolationWeight), c.Params, r.Evaluation(c).Ratios, c.Score)
 		}
 	}
 	if inactive == 0 || active == 0 {
