@@ -22,7 +22,8 @@ takes one of the listed choices), as a study of the template samples it.
 --value rank         minimise min(primary ratio, 10) + 10 x total shortfall,
                      the weight the study samplers rank by
 --value constrained  minimise min(primary ratio, 10); the per-constraint
-                     shortfalls go to TPESampler(constraints_func=...)
+                     shortfalls go to TPESampler(constraints_func=...), or
+                     from Optuna 5.0 to Trial.set_constraint
 
 Output: one JSON line per trial on standard output,
 {"number", "value", "score", "ratio" (primary), "violation", "feasible",
@@ -43,6 +44,10 @@ import optuna
 
 RATIO_CAP = 10.0  # the cap on the primary ratio in every value below
 RANK_WEIGHT = 10.0  # the samplers' weight on the total shortfall
+# Optuna >= 5.0 takes constraints from Trial.set_constraint (every sampler
+# reads them) and deprecates TPESampler(constraints_func=...), which 3.x and
+# 4.x need.
+SET_CONSTRAINT = hasattr(optuna.trial.Trial, "set_constraint")
 
 
 def parse_args(argv):
@@ -143,7 +148,7 @@ def make_sampler(args):
     kw = {"seed": args.seed}
     if args.sampler == "tpe-multivariate":
         kw.update(multivariate=True, group=True)
-    if args.value == "constrained":
+    if args.value == "constrained" and not SET_CONSTRAINT:
         kw["constraints_func"] = lambda trial: trial.user_attrs["constraints"]
     return optuna.samplers.TPESampler(**kw)
 
@@ -177,7 +182,11 @@ def main(argv):
         score = number(res["score"])
         capped = min(ratio, RATIO_CAP)
         # Optuna treats a violation > 0 as infeasible; an unmeasured one (null) counts as 1 (unmet).
-        trial.set_user_attr("constraints", [1.0 if res["violations"][c] is None else res["violations"][c] for c in constraints])
+        shortfalls = [1.0 if res["violations"][c] is None else res["violations"][c] for c in constraints]
+        trial.set_user_attr("constraints", shortfalls)
+        if args.value == "constrained" and SET_CONSTRAINT:
+            for c, v in zip(constraints, shortfalls):
+                trial.set_constraint(c, v)
         # The whole judgement, as `study create --from FILE` reads it back.
         for k in ("objectives", "violations", "score", "violation", "feasible"):
             trial.set_user_attr(k, res[k])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,8 @@ type exampleTrial struct {
 // binary) through 20 TPE trials of joint-slo, whose parameters are
 // conditional: 20 result lines, every score finite, and the best score
 // under 0.5 against the baseline's 1 (Optuna 3.1: 0.327, trial 11). Its
-// journal then warm-starts a study (study create --from FILE): the
+// journal is refused by another template's study in one line, and then
+// warm-starts a study of joint-slo (study create --from FILE): the
 // journal's 20 trials are in the sampler's history, the study's first 5
 // trials are TPE proposals (none a startup draw), and they lie closer to
 // the journal's best trials than the first 5 of the same study without
@@ -94,8 +96,24 @@ func TestOptunaDrivesEvaluate(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errs)
 		}
 	}
+	// Another template's study refuses the journal in one line, and
+	// nothing is created.
+	code, _, errs := run(t, "study", "create", "slo-cascade", "--name", "other", "--trials", "5", "--seeds", "42",
+		"--storage", dsn, "--workers", "1", "--from", journal)
+	if want := journal + ": study joint-slo-tpe-1 searched template joint-slo, not slo-cascade"; code != 2 ||
+		strings.Count(strings.TrimSuffix(errs, "\n"), "\n") != 0 || !strings.Contains(errs, want) {
+		t.Fatalf("create slo-cascade --from the joint-slo journal: exit %d, stderr %q; want exit 2, one line saying %q", code, errs, want)
+	}
 	create("warm", "--from", journal)
 	create("cold")
+	if st, err := storage.Open(dsn); err != nil {
+		t.Fatal(err)
+	} else if _, err := st.StudyByName("other"); !errors.Is(err, storage.ErrStudyNotFound) {
+		st.Close()
+		t.Fatalf("the refused create left study other: %v", err)
+	} else {
+		st.Close()
+	}
 	if code, out, _ := run(t, "study", "show", "warm", "--storage", dsn); code != 0 || !strings.Contains(out, "warm-started from the Optuna journal "+journal) {
 		t.Fatalf("study show warm: exit %d, no provenance: %s", code, out)
 	}
