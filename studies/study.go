@@ -74,8 +74,13 @@ type CreateOptions struct {
 	Sampler     string // a search.Methods name
 	SamplerSeed int64
 	// From names an earlier study of the same template whose complete
-	// trials seed this study's sampler (a warm start), or "".
+	// trials seed this study's sampler (a warm start), or "". With
+	// FromJournal it names the Optuna journal file instead.
 	From string
+	// FromJournal is the content of the Optuna JournalStorage log From
+	// names, whose study's complete trials seed the sampler (the CLI reads
+	// the file; see warm_journal.go), or nil.
+	FromJournal []byte
 	// BaselineFrom are production configs the baseline runs with instead
 	// of the baseline template (production.Kinds), or nil.
 	BaselineFrom []storage.ConfigFile
@@ -276,12 +281,12 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	}
 	row := &storage.Study{
 		Name: o.Name, Template: tpl.Name, Workload: o.Workload, Seeds: o.Seeds,
-		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.From,
+		Sampler: o.Sampler, SamplerSeed: o.SamplerSeed, TrialsTotal: o.Trials, WarmFrom: o.warmFrom(),
 		BaselineFrom: o.BaselineFrom, BaseFrom: o.BaseFrom, Deployable: o.Deployable,
 	}
 	row.Robust = robustRecord(o.Robust)
 	var from *report.Report
-	if o.From != "" {
+	if o.From != "" && o.FromJournal == nil {
 		var err error
 		if from, err = report.Load(e.Store, e.Registry, o.From); err != nil {
 			return nil, errtext.UsageError{Err: fmt.Errorf("--from: %v", err)}
@@ -298,6 +303,10 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 		return nil, err
 	}
 	if err := checkTargets(ev); err != nil {
+		return nil, err
+	}
+	journal, err := o.journalTrials(ev.tpl)
+	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(e.Progress, "study %s: template %s, workload %s, seeds %v, %d trials, %s sampler\n",
@@ -320,6 +329,9 @@ func (e *Env) Create(ctx context.Context, o CreateOptions) (*storage.Study, erro
 	smp, err := e.sampler(row, ev.tpl, nil) // creates the goptuna study once, here
 	if err == nil && from != nil {
 		err = warm(smp, from)
+	}
+	if err == nil && journal != nil {
+		err = warmJournal(smp, row.WarmFrom, journal)
 	}
 	if err != nil {
 		// Nothing half-written: no study without its sampler (and a
@@ -372,7 +384,7 @@ func (e *Env) Existing(o CreateOptions) (*storage.Study, error) {
 		{"--seeds", seeds(row.Seeds), seeds(o.Seeds)},
 		{"--sampler", row.Sampler, o.Sampler},
 		{"--sampler-seed", row.SamplerSeed, o.SamplerSeed},
-		{"--from", row.WarmFrom, o.From},
+		{"--from", row.WarmFrom, o.warmFrom()},
 		{"--baseline-epp/--baseline-vllm-args", BaselineSource(row.BaselineFrom), BaselineSource(o.BaselineFrom)},
 		{"--world-file/--set", baseFromText(row.BaseFrom), baseFromText(o.BaseFrom)},
 		{"--regime/--worlds/--aggregate", robustText(row.Robust), robustText(robustRecord(o.Robust))},

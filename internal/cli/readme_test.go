@@ -47,9 +47,11 @@ var readmeNoTest = map[string]string{
 	"make test": "it would run this test within itself",
 	"bin/optimize observe --server http://127.0.0.1:8000 --workload steady-chat --rate 5 --num-requests 300 \\": "a vLLM server",
 	"bin/optimize serve --storage ./optimize.db":                                                                "a server that runs until Ctrl-C",
-	"optimize study create slo-cascade --trials 200 --name big \\":                                              "a PostgreSQL server elsewhere (db.example)",
-	"docker build -t optimize:latest .":                                                                         "Docker and a Kubernetes cluster",
-	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'":                                           "the cluster's PostgreSQL server",
+	// TestOptunaDrivesEvaluate runs the same example and import (20 trials).
+	"python3 docs/examples/optuna_evaluate.py --optimize bin/optimize \\": "a Python that imports optuna",
+	"optimize study create slo-cascade --trials 200 --name big \\":        "a PostgreSQL server elsewhere (db.example)",
+	"docker build -t optimize:latest .":                                   "Docker and a Kubernetes cluster",
+	"export OPTIMIZE_STORAGE='postgres://USER:PASSWORD@HOST:5432/DB'":     "the cluster's PostgreSQL server",
 	// The calibration guide's runs are the user's own server's; the tests
 	// run the same commands on the shared public runs
 	// (TestCalibrateReproducesTheKnownErrors,

@@ -204,6 +204,9 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 			if err := studies.Validate(reg, &o, f.limits); err != nil {
 				return studyError(err)
 			}
+			if err := readFromJournal(&o); err != nil {
+				return err
+			}
 			if err := f.checkRunFlags("workers", 0); err != nil {
 				return err
 			}
@@ -257,7 +260,7 @@ func newStudyCreate(s Streams, f *studyFlags) *cobra.Command {
 	def := studies.Defaults()
 	cmd.Flags().IntVar(&o.Trials, "trials", def.Trials, "total complete trials of the study (resume continues to it)")
 	cmd.Flags().StringVar(&o.Sampler, "sampler", "", samplerHelp())
-	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template")
+	cmd.Flags().StringVar(&o.From, "from", "", "warm start: the sampler learns from the complete trials of this earlier study of the same template, or of the Optuna study in this JournalStorage log (a path with a '/' or an existing file; docs/examples/optuna_evaluate.py --journal writes one)")
 	cmd.Flags().Int64Var(&o.SamplerSeed, "sampler-seed", def.SamplerSeed, "seed of the sampler (the study is repeatable with one worker)")
 	cmd.Flags().BoolVar(&ifAbsent, "if-absent", false, "a study of this name made with these same settings is used as it is (a retried Kubernetes Job succeeds); made otherwise, it is still an error")
 	cmd.Flags().BoolVar(&o.Robust.Prune, "prune", false, "robust study: stop a trial between scenarios once those it ran prove it cannot beat the best trial (its score only grows with each scenario); the scenario that binds most often runs first. A pruned trial counts towards --trials but is never the best nor on the Pareto front (default: the template's robust_prune)")

@@ -39,10 +39,17 @@ import (
 //     "CategoricalDistribution", "attributes": {...}}, and its value in
 //     Optuna's internal representation: the number, or a categorical's
 //     choice index;
-//   - constraints are the trial system attribute "constraints", a list of
-//     floats, feasible when every one is ≤ 0 (what a sampler's
-//     constraints_func stores); Optuna ≥ 4.0's study.best_trials keeps
-//     only feasible trials, 3.x's ignores them;
+//   - constraints are written twice, as each release stores them, a
+//     trial feasible when every one is ≤ 0: the trial system attribute
+//     "constraints", a list of floats (what a sampler's constraints_func
+//     stores, the only form up to 4.x), and one system attribute
+//     "constraints:<constraint's words>" per constraint (what 5.0's
+//     Trial.set_constraint(key, value) stores). 5.0's trial.constraints
+//     reads both into one dict, the list's under the keys "0", "1", …:
+//     each shortfall then appears twice, which leaves every feasibility
+//     and every comparison of total shortfalls (TPE, NSGA-II) as it is.
+//     Optuna ≥ 4.0's study.best_trials keeps only feasible trials, 3.x's
+//     ignores them;
 //   - the study system attribute "study:metric_names" names the
 //     objectives (study.metric_names, Optuna ≥ 3.2; 3.1 keeps it as a
 //     plain system attribute).
@@ -254,7 +261,11 @@ func (r *Report) journalTrial(j *journal, id int, t *storage.Trial, dists []json
 		trial(journalSetTrialUserAttr, field{"user_attr", map[string]any{"seed_" + strconv.FormatInt(run.Seed, 10): r.namedMetrics(&run.Metrics)}})
 	}
 	if len(r.Template.Constraints) > 0 {
-		trial(journalSetTrialSystemAttr, field{"system_attr", map[string]any{"constraints": optunaConstraints(c)}})
+		constraints := optunaConstraints(c)
+		trial(journalSetTrialSystemAttr, field{"system_attr", map[string]any{"constraints": constraints}})
+		for k, con := range r.Template.Constraints {
+			trial(journalSetTrialSystemAttr, field{"system_attr", map[string]any{journalConstraintsPrefix + con.Words(): constraints[k]}})
+		}
 	}
 	for k, v := range c.Objectives {
 		if math.IsNaN(v) {

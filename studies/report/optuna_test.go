@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
@@ -23,6 +25,8 @@ type journalTrial struct {
 	state       int
 	values      []float64
 	constraints []float64
+	keyed       map[string]float64 // "constraints:<words>" (Optuna 5's Trial.set_constraint)
+	times       []string           // datetime_start, datetime_complete
 	userAttrs   map[string]any
 	failReason  string
 }
@@ -56,7 +60,8 @@ func replayJournal(t *testing.T, log []byte) (study map[string]any, studyAttrs m
 			if op["datetime_start"] == nil {
 				t.Fatalf("line %d: a trial without datetime_start (Optuna 3.1 reads it): %s", i+1, line)
 			}
-			trials = append(trials, &journalTrial{state: 0, params: map[string]float64{}, dists: map[string]map[string]any{}, userAttrs: map[string]any{}})
+			trials = append(trials, &journalTrial{state: 0, params: map[string]float64{}, dists: map[string]map[string]any{},
+				userAttrs: map[string]any{}, keyed: map[string]float64{}, times: []string{op["datetime_start"].(string)}})
 		}
 		id := len(trials) - 1
 		if code != 4 {
@@ -81,6 +86,9 @@ func replayJournal(t *testing.T, log []byte) (study map[string]any, studyAttrs m
 			if op["state"].(float64) != 0 && op["datetime_complete"] == nil {
 				t.Fatalf("line %d: a finished trial without datetime_complete: %s", i+1, line)
 			}
+			if end, ok := op["datetime_complete"].(string); ok {
+				tr.times = append(tr.times, end)
+			}
 			if vs, ok := op["values"].([]any); ok {
 				for _, v := range vs {
 					tr.values = append(tr.values, v.(float64))
@@ -95,6 +103,11 @@ func replayJournal(t *testing.T, log []byte) (study map[string]any, studyAttrs m
 			if cs, ok := attr["constraints"].([]any); ok {
 				for _, c := range cs {
 					tr.constraints = append(tr.constraints, c.(float64))
+				}
+			}
+			for k, v := range attr {
+				if words, ok := strings.CutPrefix(k, "constraints:"); ok {
+					tr.keyed[words] = v.(float64)
 				}
 			}
 			if r, ok := attr["fail_reason"].(string); ok {
@@ -173,12 +186,37 @@ func TestOptunaJournalHoldsEveryTrial(t *testing.T) {
 		if len(tr.constraints) != len(tpl.Constraints) {
 			t.Fatalf("trial %d: constraints %v for %d template constraints", c.Number, tr.constraints, len(tpl.Constraints))
 		}
+		for k, con := range tpl.Constraints {
+			if v, ok := tr.keyed[con.Words()]; !ok || v != tr.constraints[k] || len(tr.keyed) != len(tpl.Constraints) {
+				t.Fatalf("trial %d: constraints:%s = %v (present %v), list %v: want one key per constraint, the list's value", c.Number, con.Words(), v, ok, tr.constraints)
+			}
+		}
+		for _, at := range tr.times {
+			if _, err := time.Parse("2006-01-02T15:04:05.000000-07:00", at); err != nil || !strings.HasSuffix(at, "+00:00") {
+				t.Fatalf("trial %d: datetime %q: want ISO 8601 with microseconds in UTC, +00:00 (as Optuna 5 writes it): %v", c.Number, at, err)
+			}
+		}
 		allMet := !slices.ContainsFunc(tr.constraints, func(v float64) bool { return v > 0 })
 		if allMet != search.Feasible(c.Violation) {
 			t.Fatalf("trial %d: constraints %v, violation %v: Optuna's feasibility differs", c.Number, tr.constraints, c.Violation)
 		}
 		if tr.userAttrs["score"] != c.Score || tr.userAttrs["seed_43"].(map[string]any)["critical_ttft_p99"] == nil {
 			t.Fatalf("trial %d: user attributes %v", c.Number, tr.userAttrs)
+		}
+	}
+	// The log reads back as a warm start: every complete trial with its
+	// parameters, ratios and score.
+	_, back, err := report.ReadOptunaJournal("j.log", buf.Bytes(), tpl)
+	if err != nil || len(back) != len(r.Complete) {
+		t.Fatalf("read back: %d of %d complete trials, %v", len(back), len(r.Complete), err)
+	}
+	for i, b := range back {
+		c := &r.Complete[i]
+		e := b.Evaluation
+		if b.Number != c.Number || !slices.EqualFunc(b.Params, c.Params, func(x, y search.Value) bool { return x.Any() == y.Any() }) || !slices.Equal(e.Ratios, r.Evaluation(c).Ratios) ||
+			math.Abs(e.Score(search.DefaultViolationWeight)-c.Score) > 1e-9 {
+			t.Fatalf("trial %d read back: number %d, params %v, ratios %v, score %v; want %v, %v, %v",
+				c.Number, b.Number, b.Params, e.Ratios, e.Score(search.DefaultViolationWeight), c.Params, r.Evaluation(c).Ratios, c.Score)
 		}
 	}
 	if inactive == 0 || active == 0 {

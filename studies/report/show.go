@@ -251,7 +251,9 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "\nits last run stopped on an error: %s (optimize study resume %s runs it on)", r.Study.Failure, r.Study.Name)
 	}
 	fmt.Fprintf(w, "\nworkload %s · seeds %s · sampler %s", r.Study.Workload, strings.ReplaceAll(fmt.Sprint(r.Study.Seeds), " ", ","), r.Study.Sampler)
-	if r.Study.WarmFrom != "" {
+	if file, ok := strings.CutPrefix(r.Study.WarmFrom, WarmJournal); ok {
+		fmt.Fprintf(w, " · warm-started from the Optuna journal %s", file)
+	} else if r.Study.WarmFrom != "" {
 		fmt.Fprintf(w, " · warm-started from study %s", r.Study.WarmFrom)
 	}
 	if tw := r.StudyTraceWindows(); tw != nil {

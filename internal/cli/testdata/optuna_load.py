@@ -22,6 +22,10 @@ def trial_doc(t):
         "distributions": {k: optuna.distributions.distribution_to_json(d) for k, d in t.distributions.items()},
         "values": t.values,
         "constraints": t.system_attrs.get("constraints"),
+        # Optuna 5's Trial.set_constraint keys, and 5's own reading of
+        # every constraint attribute (None before 5.0).
+        "keyed_constraints": {k[len("constraints:") :]: v for k, v in t.system_attrs.items() if k.startswith("constraints:")},
+        "trial_constraints": dict(t.constraints) if hasattr(t, "constraints") else None,
         "fail_reason": t.system_attrs.get("fail_reason"),
         "user_attrs": t.user_attrs,
         "datetime_start": t.datetime_start.isoformat() if t.datetime_start else None,
