@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
@@ -220,6 +221,27 @@ func gpNegLogPosterior(x [][]float64, y []float64, cat []bool, th []float64) (fl
 		grad[i] = -grad[i]
 	}
 	return -(lml + lp), grad
+}
+
+// believe returns the model with the points pending added as
+// observations of its own mean there (same hyperparameters), so that its
+// uncertainty at them vanishes; the model as it was if that fails (a
+// pending point on an observed one makes K singular at small noise).
+func (m *gpModel) believe(y []float64, pending [][]float64) *gpModel {
+	if len(pending) == 0 {
+		return m
+	}
+	b := &gpModel{cat: m.cat, w: m.w, amp: m.amp, noise: m.noise,
+		x: append(slices.Clone(m.x), pending...), alpha: nil}
+	yb := slices.Clone(y)
+	for _, z := range pending {
+		mean, _ := m.predict(z)
+		yb = append(yb, mean)
+	}
+	if !b.factor(yb) {
+		return m
+	}
+	return b
 }
 
 // predict is the posterior mean and standard deviation at z.

@@ -122,6 +122,23 @@ func (s *Sampler) proposeGP(number, attempt int, history []scored) []float64 {
 	for i, p := range s.space {
 		cat[i] = p.Kind == Categorical
 	}
+	// Pending trials (other workers' proposals) are not scored by the
+	// liar here, whose worst score would paint the neighbourhood of the
+	// best trial, where proposals cluster, as bad: the process believes
+	// its own prediction there (the Kriging believer), which keeps the
+	// mean and removes the uncertainty, so that the expected improvement
+	// of a point being run falls to nothing and the next proposal goes
+	// elsewhere.
+	var complete []scored
+	var pending [][]float64
+	for _, h := range history {
+		if h.pending {
+			pending = append(pending, s.features(s.valuesOf(h.params)))
+		} else {
+			complete = append(complete, h)
+		}
+	}
+	history = complete
 	x := make([][]float64, len(history))
 	scores := make([]float64, len(history))
 	for i, h := range history {
@@ -129,14 +146,14 @@ func (s *Sampler) proposeGP(number, attempt int, history []scored) []float64 {
 		scores[i] = h.score
 	}
 	y := gpTargets(scores)
-	m := fitGP(x, y, cat)
+	m := fitGP(x, y, cat).believe(y, pending)
 	best := slices.Min(y)
 	acq := func(v []float64) float64 {
 		mean, sd := m.predict(s.features(v))
 		return logEI(mean, sd, best)
 	}
 	if s.opts.KnownRatio != nil && !s.opts.Warm {
-		acq = s.knownRatioAcq(history, x, cat)
+		acq = s.knownRatioAcq(history, pending, x, cat)
 	}
 
 	type cand struct {
@@ -274,7 +291,7 @@ func (s *Sampler) withValue(v []float64, i int, x float64, rng *rand.Rand) []flo
 // score. (A warm start's scores are quantiles, not ratios: it keeps the
 // plain model.) KnownRatio knows every point or none of a study's, as the
 // primary objective is a cost or not.
-func (s *Sampler) knownRatioAcq(history []scored, x [][]float64, cat []bool) func([]float64) float64 {
+func (s *Sampler) knownRatioAcq(history []scored, pending, x [][]float64, cat []bool) func([]float64) float64 {
 	pen := make([]float64, len(history))
 	best := math.Inf(1)
 	for i, h := range history {
@@ -283,9 +300,7 @@ func (s *Sampler) knownRatioAcq(history []scored, x [][]float64, cat []bool) fun
 			r = h.score
 		}
 		pen[i] = math.Max(h.score-math.Min(r, RatioCap), 0)
-		if !h.pending {
-			best = math.Min(best, h.score)
-		}
+		best = math.Min(best, h.score)
 	}
 	mean, sd := 0.0, 0.0
 	for _, p := range pen {
@@ -303,7 +318,7 @@ func (s *Sampler) knownRatioAcq(history []scored, x [][]float64, cat []bool) fun
 	for i, p := range pen {
 		y[i] = (p - mean) / sd
 	}
-	m := fitGP(x, y, cat)
+	m := fitGP(x, y, cat).believe(y, pending)
 	return func(v []float64) float64 {
 		r, ok := s.opts.KnownRatio(s.space.values(v))
 		if !ok {
