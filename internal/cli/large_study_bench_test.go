@@ -67,19 +67,7 @@ func BenchmarkLargeStudies(b *testing.B) {
 // trials: from the previous block's last finish (the first trial's start
 // for the first block) to the block's last finish, trials in number order.
 func blockWalls(b *testing.B, dsn, name string, size int) (first, last time.Duration) {
-	st, err := storage.Open(dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	row, err := st.StudyByName(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	trials, err := st.Trials(row.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, trials := storedTrials(b, dsn, name)
 	var finished []time.Time
 	start := time.Time{}
 	for _, t := range trials {

@@ -283,19 +283,7 @@ func checkOptunaConstraints(t *testing.T, r *report.Report, number int, list []f
 // from 5.0, which converts.
 func checkOptunaTimes(t *testing.T, dsn, name string, v *optunaView) {
 	t.Helper()
-	st, err := storage.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	row, err := st.StudyByName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trials, err := st.Trials(row.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, trials := storedTrials(t, dsn, name)
 	major, _ := strconv.Atoi(strings.Split(v.Version, ".")[0])
 	read := func(s string) time.Time {
 		layout := "2006-01-02T15:04:05.999999-07:00"

@@ -149,19 +149,7 @@ func runWorkers(t *testing.T, dsn string, n int, kill bool) {
 		}
 	}
 
-	st, err := storage.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	row, err := st.StudyByName(study)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trials, err := st.Trials(row.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, trials := storedTrials(t, dsn, study)
 	byWorker := map[string]int{}
 	done := finishedTrials(t, trials)
 	for _, tr := range done {
