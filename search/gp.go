@@ -231,14 +231,19 @@ func (m *gpModel) believe(y []float64, pending [][]float64) *gpModel {
 	if len(pending) == 0 {
 		return m
 	}
-	b := &gpModel{cat: m.cat, w: m.w, amp: m.amp, noise: m.noise,
-		x: append(slices.Clone(m.x), pending...), alpha: nil}
+	b := &gpModel{cat: m.cat, w: m.w, amp: m.amp, noise: m.noise, x: slices.Clone(m.x)}
 	yb := slices.Clone(y)
 	for _, z := range pending {
+		// A point already in the model (another pending trial of the same
+		// vector, or a rerun) adds nothing and would make K singular.
+		if slices.ContainsFunc(b.x, func(o []float64) bool { return slices.Equal(o, z) }) {
+			continue
+		}
 		mean, _ := m.predict(z)
+		b.x = append(b.x, z)
 		yb = append(yb, mean)
 	}
-	if !b.factor(yb) {
+	if len(b.x) == len(m.x) || !b.factor(yb) {
 		return m
 	}
 	return b

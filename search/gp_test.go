@@ -80,3 +80,25 @@ func TestGPProposalsRespectConditions(t *testing.T) {
 		t.Errorf("best %.3f after 25 trials, want under 0.2 (the optimum is 0)", best)
 	}
 }
+
+// With trials still running (several workers), each gp proposal believes
+// the running ones at its own prediction: four proposals asked before any
+// of them is told are four different vectors, each away from the others.
+func TestGPSpreadsProposalsOverRunningTrials(t *testing.T) {
+	s := newTestSampler(t, goptuna.NewInMemoryStorage(), "bowl", bowlSpace(), MethodGP, 5, Options{StartupTrials: 5})
+	runStudy(t, s, 0, 12, bowl)
+	var running [][]float64
+	for number := 12; number < 16; number++ {
+		_, values, err := s.Ask(number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := s.space.Encode(values)
+		for _, r := range running {
+			if slices.Equal(r, x) {
+				t.Fatalf("trial %d proposes %v, already running", number, x)
+			}
+		}
+		running = append(running, x)
+	}
+}
