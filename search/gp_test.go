@@ -102,3 +102,20 @@ func TestGPSpreadsProposalsOverRunningTrials(t *testing.T) {
 		running = append(running, x)
 	}
 }
+
+// A KnownRatio that knows no point (a latency primary: studies set one
+// for every minimised primary) leaves gp's proposals exactly as without
+// one; only a known ratio (a cost) switches to modelling the penalty.
+func TestGPIgnoresAKnownRatioThatKnowsNothing(t *testing.T) {
+	run := func(opts Options) [][]float64 {
+		s := newTestSampler(t, goptuna.NewInMemoryStorage(), "bowl", bowlSpace(), MethodGP, 9, opts)
+		return runStudy(t, s, 0, 12, bowl)
+	}
+	plain := run(Options{StartupTrials: 5})
+	unknown := run(Options{StartupTrials: 5, KnownRatio: func([]Value) (float64, bool) { return 0, false }})
+	for i := range plain {
+		if !slices.Equal(plain[i], unknown[i]) {
+			t.Fatalf("trial %d: %v without KnownRatio, %v with one that knows nothing", i, plain[i], unknown[i])
+		}
+	}
+}

@@ -152,7 +152,7 @@ func (s *Sampler) proposeGP(number, attempt int, history []scored) []float64 {
 		mean, sd := m.predict(s.features(v))
 		return logEI(mean, sd, best)
 	}
-	if s.opts.KnownRatio != nil && !s.opts.Warm {
+	if s.knowsRatios(history) {
 		acq = s.knownRatioAcq(history, pending, x, cat)
 	}
 
@@ -282,6 +282,17 @@ func (s *Sampler) withValue(v []float64, i int, x float64, rng *rand.Rand) []flo
 		}
 	}
 	return n
+}
+
+// knowsRatios reports whether the study's primary ratio is known before a
+// run (Options.KnownRatio answers for its trials: a cost, which the
+// configuration decides; a latency it never does) in a cold study.
+func (s *Sampler) knowsRatios(history []scored) bool {
+	if s.opts.KnownRatio == nil || s.opts.Warm || len(history) == 0 {
+		return false
+	}
+	_, ok := s.opts.KnownRatio(s.space.values(s.valuesOf(history[0].params)))
+	return ok
 }
 
 // knownRatioAcq is the acquisition when a point's primary ratio is known
