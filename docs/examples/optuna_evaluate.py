@@ -203,7 +203,7 @@ def main(argv):
     study = optuna.create_study(study_name=name, storage=make_storage(args.journal), sampler=make_sampler(args))
     # What the trials are judged against, as `study create --from FILE` reads it back.
     h = evaluate.header
-    for k in ("template", "workload", "seeds", "baseline", "primary", "constraints", "score"):
+    for k in ("template", "workload", "seeds", "baseline", "primary", "constraints", "scores"):
         study.set_user_attr(k, h[k])
     study.set_user_attr("value", args.value)
     study.set_user_attr("evaluate_flags", args.extra)
