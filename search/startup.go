@@ -19,9 +19,11 @@ import (
 // on (seed, trial number), so parallel workers and resumed processes
 // draw the same points.
 //
-// Measured on joint-slo (BENCHMARKS.md, "Samplers against Optuna"):
-// these two trials-worth of structure move TPE's median best at 25 trials
-// from 0.288 to 0.271 of the baseline's critical TTFT P99.
+// Measured on joint-slo before its class bounds (BENCHMARKS.md, "Samplers
+// against Optuna"): the two together move TPE's median best after 25 /
+// 50 / 100 trials from 0.288 / 0.261 / 0.243 of the baseline's critical
+// TTFT P99 to 0.271 / 0.256 / 0.239 (the hypercube alone: 0.284 / 0.264 /
+// 0.244).
 
 // streamStrata orders each parameter's strata; offset by the parameter's
 // position so that no two parameters share an order.

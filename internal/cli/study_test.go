@@ -330,7 +330,7 @@ func TestStudyCreateIfAbsent(t *testing.T) {
 	}{
 		{[]string{"--if-absent", "--trials", "4"}, "exists with --trials 3, not 4"},
 		{[]string{"--if-absent", "--seeds", "42"}, "--seeds"},
-		{[]string{"--if-absent", "--sampler", "random"}, "--sampler tpe, not random"},
+		{[]string{"--if-absent", "--sampler", "random"}, "--sampler gp, not random"},
 		{nil, "already exists"},
 	} {
 		code, out, errs := run(t, append(create, c.args...)...)
