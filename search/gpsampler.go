@@ -95,12 +95,17 @@ func gpTargets(scores []float64) []float64 {
 			y[i] = normQuantile((float64(r) + 0.5) / float64(len(scores)))
 		}
 	}
-	mean := 0.0
+	standardize(y)
+	return y
+}
+
+// standardize rescales y in place to mean 0 and standard deviation 1 (1
+// when every value is the same) and returns the mean and deviation used.
+func standardize(y []float64) (mean, sd float64) {
 	for _, v := range y {
 		mean += v
 	}
 	mean /= float64(len(y))
-	sd := 0.0
 	for _, v := range y {
 		sd += (v - mean) * (v - mean)
 	}
@@ -111,7 +116,7 @@ func gpTargets(scores []float64) []float64 {
 	for i := range y {
 		y[i] = (y[i] - mean) / sd
 	}
-	return y
+	return mean, sd
 }
 
 // normQuantile is Φ⁻¹(p).
@@ -315,22 +320,8 @@ func (s *Sampler) knownRatioAcq(history []scored, pending, x [][]float64, cat []
 		pen[i] = math.Max(h.score-math.Min(r, RatioCap), 0)
 		best = math.Min(best, h.score)
 	}
-	mean, sd := 0.0, 0.0
-	for _, p := range pen {
-		mean += p
-	}
-	mean /= float64(len(pen))
-	for _, p := range pen {
-		sd += (p - mean) * (p - mean)
-	}
-	sd = math.Sqrt(sd / float64(len(pen)))
-	if sd == 0 {
-		sd = 1
-	}
-	y := make([]float64, len(pen))
-	for i, p := range pen {
-		y[i] = (p - mean) / sd
-	}
+	y := slices.Clone(pen)
+	mean, sd := standardize(y)
 	m := fitGP(x, y, cat).believe(y, pending)
 	return func(v []float64) float64 {
 		r, ok := s.opts.KnownRatio(s.space.values(v))
