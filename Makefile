@@ -40,15 +40,17 @@ test:
 	$(GO) test -count=1 -timeout 20m ./...
 	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 2000x || exit 1; done
 
-# The search-quality study (TPE against random, studies/quality_search_test.go)
-# is built only with the quality tag, so make test never sees it.
+# The search-quality studies (TPE against random, studies/quality_search_test.go;
+# our samplers side by side with Debian's python3-optuna driving evaluate,
+# internal/cli/samplers_quality_test.go) are built only with the quality tag,
+# so make test never sees them.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	for f in $(SERVER_FUZZ); do $(GO) test ./internal/server -run '^$$' -fuzz "^$$f$$" -fuzztime 120s || exit 1; done
 	$(GO) vet -tags quality ./studies
 	$(GO) test -tags quality ./studies -run '^(TestTPEAgainstRandom|TestHypervolumeBySampler|TestHistoryBoundQuality|TestJointSLORecord|TestCapacityJointAgainstTheGrid|TestPDSplitAgainstTheGrid|TestCapacityPDServingByWorkload)$$' -count=1 -v -timeout 60m
 	$(GO) vet -tags quality ./internal/cli
-	$(GO) test -tags quality ./internal/cli -run '^TestCalibrateFitLlama2HoldsOut$$' -count=1 -v -timeout 30m
+	$(GO) test -tags quality ./internal/cli -run '^(TestCalibrateFitLlama2HoldsOut|TestSamplersAgainstOptuna)$$' -count=1 -v -timeout 60m
 
 fuzz:
 	$(GO) test ./simcore/kv -run '^$$' -fuzz FuzzAllocator -fuzztime 60s
