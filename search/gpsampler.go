@@ -10,7 +10,8 @@ import (
 // The gp sampler: after the startup trials (startup.go), each proposal
 // maximises the expected improvement of a Gaussian process (gp.go) fitted
 // to the history TPE would model (the same bound on its length, the same
-// ranking score, the same constant liar for pending trials). Where TPE
+// ranking score; trials still running are believed at the process's own
+// prediction, see below). Where TPE
 // learns only which trials were among the best, the process learns how
 // the score moves along each parameter, and so points to the end of a
 // range the best trials lean towards before any trial has been there. The
