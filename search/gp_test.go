@@ -119,3 +119,20 @@ func TestGPIgnoresAKnownRatioThatKnowsNothing(t *testing.T) {
 		}
 	}
 }
+
+// The process sees the scores' order only: equal scores get one target,
+// a better score a lower one, and a huge constraint penalty is no further
+// from the rest than the next rank.
+func TestGPTargetsAreNormalScoresOfTheOrder(t *testing.T) {
+	scores := []float64{0.3, 31.2, 0.25, 0.3, 0.4}
+	y := gpTargets(scores)
+	if y[0] != y[3] {
+		t.Errorf("equal scores 0.3: targets %.3f and %.3f", y[0], y[3])
+	}
+	if !(y[2] < y[0] && y[0] < y[4] && y[4] < y[1]) {
+		t.Errorf("targets %v do not follow the scores' order %v", y, scores)
+	}
+	if gap, next := y[1]-y[4], y[4]-y[0]; gap > 1.5*next {
+		t.Errorf("the penalised score is %.2f above the next, the next %.2f above its own: a size reached the process", gap, next)
+	}
+}

@@ -78,23 +78,34 @@ func (s *Sampler) valuesOf(params map[string]float64) []float64 {
 	return v
 }
 
-// gpTargets standardises the scores: their logarithms when all are
-// positive (a ratio's scale), else their ranks' normal scores.
+// gpTargets are the scores' normal scores: Φ⁻¹((rank + ½)/n), equal
+// scores sharing their mean rank, standardised. Only the order of the
+// scores reaches the process, not their sizes: a score's constraint
+// penalty (10 × the shortfall, SamplerScore) can be many times the
+// primary ratio, and on a log scale such trials still stretched the
+// process over the infeasible corner while flattening the differences
+// between the feasible trials it must tell apart. Measured on joint-slo
+// (sampler seeds 1-10, median best after 25 / 50 / 100 trials, the
+// length-scale prior at rate 0.5): log scores 0.280 / 0.265 / 0.236,
+// normal scores 0.270 / 0.245 / 0.233.
 func gpTargets(scores []float64) []float64 {
-	y := make([]float64, len(scores))
-	if slices.Min(scores) > 0 {
-		for i, v := range scores {
-			y[i] = math.Log(v)
+	n := len(scores)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] < scores[order[b]] })
+	y := make([]float64, n)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && scores[order[hi]] == scores[order[lo]] {
+			hi++
 		}
-	} else {
-		order := make([]int, len(scores))
-		for i := range order {
-			order[i] = i
+		rank := float64(lo+hi-1) / 2 // the mean rank of a tie
+		for _, i := range order[lo:hi] {
+			y[i] = normQuantile((rank + 0.5) / float64(n))
 		}
-		sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] < scores[order[b]] })
-		for r, i := range order {
-			y[i] = normQuantile((float64(r) + 0.5) / float64(len(scores)))
-		}
+		lo = hi
 	}
 	standardize(y)
 	return y
