@@ -167,8 +167,14 @@ func runSamplerSeeds(n int, fn func(seed int64) samplerRun) []samplerRun {
 // simulator through evaluate and minimises the samplers' rank (the
 // primary ratio plus 10 × the shortfall), as ours do. It asserts that the
 // default sampler (gp) is ahead of Optuna's TPE at 25, 50 and 100 trials
-// and reaches Optuna's 100-trial median in fewer trials.
+// and reaches Optuna's 100-trial median in fewer trials, and issue 42's
+// bars on its medians: at most 0.262, 0.245 and 0.240 after 25, 50 and
+// 100 trials. The table also gives each sampler's trials to 0.27 (the
+// issue asks 20 or fewer) and its spread at 50 trials (the issue asks no
+// wider than Optuna's), which are recorded, not asserted: as measured
+// they are not met (BENCHMARKS.md).
 func TestSamplersAgainstOptuna(t *testing.T) {
+	const issueTarget = 0.27
 	bin := buildBinary(t)
 	py := optunaPython(t)
 	const template, trials, seeds = "joint-slo", 100, 10
@@ -186,13 +192,14 @@ func TestSamplersAgainstOptuna(t *testing.T) {
 	optunaTPE := rows[3]
 	target, _ := optunaTPE.at(trials)
 	var table strings.Builder
-	fmt.Fprintf(&table, "| sampler (median of %d seeds) | best @25 | @50 | @100 | IQR @50 | trials to ≤ %.3f (Optuna TPE's @100) |\n|---|---|---|---|---|---|\n", seeds, target)
+	fmt.Fprintf(&table, "| sampler (median of %d seeds) | best @25 | @50 | @100 | IQR @50 | trials to ≤ %.3f (Optuna TPE's @100) | trials to ≤ %.2f |\n|---|---|---|---|---|---|---|\n", seeds, target, issueTarget)
 	for _, row := range rows {
 		m25, _ := row.at(25)
 		m50, iqr50 := row.at(50)
 		m100, _ := row.at(100)
 		to, never := row.to(target)
-		fmt.Fprintf(&table, "| %s | %.3f | %.3f | %.3f | %.3f | %.1f (never: %d) |\n", row.name, m25, m50, m100, iqr50, to, never)
+		to27, never27 := row.to(issueTarget)
+		fmt.Fprintf(&table, "| %s | %.3f | %.3f | %.3f | %.3f | %.1f (never: %d) | %.1f (never: %d) |\n", row.name, m25, m50, m100, iqr50, to, never, to27, never27)
 	}
 	t.Logf("%s, %d trials, one worker, sampler seeds 1-%d (ratio to the baseline's %s, lower is better)\n%s", template, trials, seeds, "critical TTFT P99", table.String())
 	if os.Getenv("OPTIMIZE_SIDE_BY_SIDE_NO_ASSERT") != "" {
@@ -204,6 +211,14 @@ func TestSamplersAgainstOptuna(t *testing.T) {
 		o, _ := optunaTPE.at(n)
 		if g >= o {
 			t.Errorf("@%d: gp's median best %.3f is not ahead of Optuna TPE's %.3f", n, g, o)
+		}
+	}
+	for _, b := range []struct {
+		n   int
+		bar float64
+	}{{25, 0.262}, {50, 0.245}, {100, 0.240}} {
+		if g, _ := gp.at(b.n); g > b.bar {
+			t.Errorf("@%d: gp's median best %.3f is above issue 42's bar %.3f", b.n, g, b.bar)
 		}
 	}
 	gTo, _ := gp.to(target)
