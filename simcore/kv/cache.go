@@ -119,10 +119,14 @@ func New(total, blockSize int64) (*Cache, error) {
 		blockSize: blockSize,
 		total:     total,
 		unused:    total,
-		index:     u64map.New(1024),
-		streams:   newStreamIndex(),
-		head:      none,
-		tail:      none,
+		// Prefix blocks only (stream blocks have their own index): a
+		// shared prompt's few dozen, as a rule. A 2,048-slot table zeroed
+		// per instance and run was a tenth of a short run's allocations;
+		// the table grows as keys come.
+		index:   u64map.New(64),
+		streams: newStreamIndex(),
+		head:    none,
+		tail:    none,
 	}, nil
 }
 

@@ -70,9 +70,11 @@ func (c *Cache) EnableTier(cfg TierConfig) { c.enableTier(cfg, c.blockSize) }
 func (c *tiering) enableTier(cfg TierConfig, blockSize int64) {
 	c.tier = &cpuTier{
 		// Small at first: most runs offload a fraction of a 44k-block tier,
-		// and zeroing a full-size table per instance and run was a quarter
-		// of a study's CPU time. The map grows as blocks arrive.
-		index:     u64map.New(int(min(cfg.Blocks, 1024))),
+		// many nothing at all (a GPU KV that never reaches the offload
+		// threshold), and zeroing a full-size table per instance and run
+		// was a quarter of a study's CPU time. The map grows as blocks
+		// arrive.
+		index:     u64map.New(int(min(cfg.Blocks, 64))),
 		head:      none,
 		tail:      none,
 		capacity:  int(cfg.Blocks),

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"math"
+	"math/rand"
+	"slices"
 	"testing"
 
 	"optimize/simcore"
@@ -38,6 +40,39 @@ func TestWeightedDistEqualsExpanded(t *testing.T) {
 	got, want := weightedDist(vals, counts), distOf(expanded)
 	if math.Abs(got.Mean-want.Mean) > 1e-9 || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
 		t.Fatalf("weighted %+v, expanded %+v", got, want)
+	}
+}
+
+// Past histogramMin steps the weighted distribution narrows by histogram
+// before sorting: its percentiles must still be the expanded multiset's,
+// with ties, spread-out values and a long tail, and its input unchanged.
+func TestWeightedDistNarrowedEqualsExpanded(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, n := range []int{histogramMin, 3 * histogramMin} {
+		vals, counts := make([]int64, n), make([]int64, n)
+		var expanded []int64
+		for i := range vals {
+			switch i % 3 {
+			case 0:
+				vals[i] = 7000 + rng.Int63n(40)*250 // many ties
+			case 1:
+				vals[i] = 5000 + rng.Int63n(60000)
+			default:
+				vals[i] = 5000 + rng.Int63n(1<<40) // a tail far out
+			}
+			counts[i] = 1 + rng.Int63n(60)
+			for range counts[i] {
+				expanded = append(expanded, vals[i])
+			}
+		}
+		before := slices.Clone(vals)
+		got, want := weightedDist(vals, counts), distOf(expanded)
+		if math.Abs(got.Mean-want.Mean) > 1e-6*want.Mean || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
+			t.Fatalf("%d steps: weighted %+v, expanded %+v", n, got, want)
+		}
+		if !slices.Equal(vals, before) {
+			t.Fatalf("%d steps: weightedDist reordered its input", n)
+		}
 	}
 }
 
