@@ -396,7 +396,11 @@ func (c *Cache) Release(s *Seq) {
 		s.spans = s.spans[:0] // its list is a released attempt's: it holds nothing now
 	}
 	s.settle()
-	tiered := c.tier != nil
+	// The CPU tier hears of the released blocks (afterRelease) unless they
+	// can change nothing there: GPU use at or below the offload threshold
+	// (a release only lowers it), where a released idle hashed block only
+	// marks the tier unswept, and the tier already is.
+	tiered := c.tier != nil && !(c.tier.unswept && c.belowOffload())
 	c.released = c.released[:0]
 	// The tail run, kept in locals while only this loop changes it.
 	t, tail := c.tail, (*run)(nil)

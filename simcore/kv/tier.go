@@ -166,10 +166,11 @@ func (c *Cache) reload(s *Seq, content *Content, k int32) {
 // position changes nothing).
 func (c *Cache) afterRelease(released []blockAt) {
 	t := c.tier
-	if float64(c.used) <= t.threshold*float64(c.total) {
+	if c.belowOffload() {
 		for _, b := range released {
 			if cp := &c.copies[b.copy]; c.at(cp, b.k).refs == 0 && cp.hashed(b.k, c.at(cp, b.k)) {
 				t.unswept = true
+				break
 			}
 		}
 		return
@@ -191,6 +192,10 @@ func (c *Cache) afterRelease(released []blockAt) {
 		c.offload(b.copy, b.k)
 	}
 }
+
+// belowOffload reports whether GPU use is at or below the CPU tier's
+// offload threshold, where nothing is offloaded.
+func (c *Cache) belowOffload() bool { return float64(c.used) <= c.tier.threshold*float64(c.total) }
 
 // offload moves an idle hashed block's content to the CPU tier.
 func (c *Cache) offload(id, k int32) {

@@ -73,15 +73,15 @@ func mean(us []int64) float64 {
 	return float64(sum) / float64(len(us))
 }
 
-// weightedDist summarises values that occur count times each (ITLs are
+// weightedDist summarises values that occur n times each (ITLs are
 // recorded once per step with the number of requests that got a token);
-// vals and counts are left as they are.
-func weightedDist(vals []int64, counts []int64) Dist {
+// vals is left as it is.
+func weightedDist(vals []valueCount) Dist {
 	var n int64
 	sum := 0.0
-	for i, v := range vals {
-		n += counts[i]
-		sum += float64(v) * float64(counts[i])
+	for _, x := range vals {
+		n += x.n
+		sum += float64(x.v) * float64(x.n)
 	}
 	if n == 0 {
 		return Dist{}
@@ -96,7 +96,7 @@ func weightedDist(vals []int64, counts []int64) Dist {
 		ranks[2*i], ranks[2*i+1] = int64(math.Floor(rank[i])), int64(math.Ceil(rank[i]))
 	}
 	var at [len(ranks)]int64
-	weightedValuesAt(vals, counts, ranks[:], at[:])
+	weightedValuesAt(vals, ranks[:], at[:])
 	var pct [len(ps)]float64
 	for i := range ps {
 		lo, lv, hv := ranks[2*i], at[2*i], at[2*i+1]
@@ -112,29 +112,25 @@ func weightedDist(vals []int64, counts []int64) Dist {
 type valueCount struct{ v, n int64 }
 
 // weightedValuesAt writes into out[i] the value at rank ranks[i] (0-based,
-// ascending) of the multiset in which vals[j] occurs counts[j] times;
-// vals and counts are left as they are. Large inputs are narrowed as
+// ascending) of the multiset in which each vals[j].v occurs vals[j].n
+// times; vals is left as it is. Large inputs are narrowed as
 // valuesAt narrows: one pass sums the counts per 1/4096 of the values'
 // range, and only the pairs of the buckets that hold the ranks are
 // gathered and sorted, instead of every pair.
-func weightedValuesAt(vals, counts []int64, ranks []int64, out []int64) {
+func weightedValuesAt(vals []valueCount, ranks []int64, out []int64) {
 	if len(vals) < histogramMin {
-		pairs := make([]valueCount, len(vals))
-		for i, v := range vals {
-			pairs[i] = valueCount{v, counts[i]}
-		}
-		sortedValuesAt(pairs, ranks, out)
+		sortedValuesAt(slices.Clone(vals), ranks, out)
 		return
 	}
-	lo, hi := vals[0], vals[0]
-	for _, v := range vals {
-		lo, hi = min(lo, v), max(hi, v)
+	lo, hi := vals[0].v, vals[0].v
+	for _, x := range vals {
+		lo, hi = min(lo, x.v), max(hi, x.v)
 	}
 	span := uint64(hi) - uint64(lo) // hi − lo, which may not fit an int64
 	shift := uint(max(0, bits.Len64(span)-histogramBits))
 	sums := make([]int64, span>>shift+1)
-	for i, v := range vals {
-		sums[(uint64(v)-uint64(lo))>>shift] += counts[i]
+	for _, x := range vals {
+		sums[(uint64(x.v)-uint64(lo))>>shift] += x.n
 	}
 	// Each rank's bucket and its rank within the bucket; ranks ascend, so
 	// buckets do, and equal ones are neighbours. A rank past the last
@@ -157,9 +153,9 @@ func weightedValuesAt(vals, counts []int64, ranks []int64, out []int64) {
 			want[b] = int16(len(gathered))
 		}
 	}
-	for i, v := range vals {
-		if g := want[(uint64(v)-uint64(lo))>>shift]; g != 0 {
-			gathered[g-1] = append(gathered[g-1], valueCount{v, counts[i]})
+	for _, x := range vals {
+		if g := want[(uint64(x.v)-uint64(lo))>>shift]; g != 0 {
+			gathered[g-1] = append(gathered[g-1], x)
 		}
 	}
 	for i := 0; i < len(ranks); {

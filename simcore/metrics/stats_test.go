@@ -37,7 +37,7 @@ func TestWeightedDistEqualsExpanded(t *testing.T) {
 			expanded = append(expanded, v)
 		}
 	}
-	got, want := weightedDist(vals, counts), distOf(expanded)
+	got, want := weightedDist(pairsOf(vals, counts)), distOf(expanded)
 	if math.Abs(got.Mean-want.Mean) > 1e-9 || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
 		t.Fatalf("weighted %+v, expanded %+v", got, want)
 	}
@@ -65,15 +65,25 @@ func TestWeightedDistNarrowedEqualsExpanded(t *testing.T) {
 				expanded = append(expanded, vals[i])
 			}
 		}
-		before := slices.Clone(vals)
-		got, want := weightedDist(vals, counts), distOf(expanded)
+		steps := pairsOf(vals, counts)
+		before := slices.Clone(steps)
+		got, want := weightedDist(steps), distOf(expanded)
 		if math.Abs(got.Mean-want.Mean) > 1e-6*want.Mean || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
 			t.Fatalf("%d steps: weighted %+v, expanded %+v", n, got, want)
 		}
-		if !slices.Equal(vals, before) {
+		if !slices.Equal(steps, before) {
 			t.Fatalf("%d steps: weightedDist reordered its input", n)
 		}
 	}
+}
+
+// pairsOf pairs each value with its count.
+func pairsOf(vals, counts []int64) []valueCount {
+	pairs := make([]valueCount, len(vals))
+	for i, v := range vals {
+		pairs[i] = valueCount{v, counts[i]}
+	}
+	return pairs
 }
 
 func TestJain(t *testing.T) {
