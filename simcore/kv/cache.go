@@ -119,10 +119,14 @@ func New(total, blockSize int64) (*Cache, error) {
 		blockSize: blockSize,
 		total:     total,
 		unused:    total,
-		index:     u64map.New(1024),
-		streams:   newStreamIndex(),
-		head:      none,
-		tail:      none,
+		// Prefix blocks only (stream blocks have their own index): a
+		// shared prompt's few dozen, as a rule. A 2,048-slot table zeroed
+		// per instance and run was a tenth of a short run's allocations;
+		// the table grows as keys come.
+		index:   u64map.New(64),
+		streams: newStreamIndex(),
+		head:    none,
+		tail:    none,
 	}, nil
 }
 
@@ -392,7 +396,11 @@ func (c *Cache) Release(s *Seq) {
 		s.spans = s.spans[:0] // its list is a released attempt's: it holds nothing now
 	}
 	s.settle()
-	tiered := c.tier != nil
+	// The CPU tier hears of the released blocks (afterRelease) unless they
+	// can change nothing there: GPU use at or below the offload threshold
+	// (a release only lowers it), where a released idle hashed block only
+	// marks the tier unswept, and the tier already is.
+	tiered := c.tier != nil && !(c.tier.unswept && c.belowOffload())
 	c.released = c.released[:0]
 	// The tail run, kept in locals while only this loop changes it.
 	t, tail := c.tail, (*run)(nil)

@@ -134,9 +134,11 @@ func (c *Cache) moveCopy(cp *copyRec) {
 // (16 at least, so that an int32 names 2^35 slots by its start / 16) that
 // does not straddle a chunk; a region larger than a chunk gets chunks of
 // its own, views of one array, each with the capacity to its end.
+// Chunks of 1,024 slots (8 KiB): a 1,000-request run's instance fills
+// about 4,600, so 4,096-slot chunks zeroed half again what it used.
 const (
 	regionShift = 4
-	chunkShift  = 12
+	chunkShift  = 10
 	chunkMask   = 1<<chunkShift - 1
 )
 

@@ -70,9 +70,11 @@ func (c *Cache) EnableTier(cfg TierConfig) { c.enableTier(cfg, c.blockSize) }
 func (c *tiering) enableTier(cfg TierConfig, blockSize int64) {
 	c.tier = &cpuTier{
 		// Small at first: most runs offload a fraction of a 44k-block tier,
-		// and zeroing a full-size table per instance and run was a quarter
-		// of a study's CPU time. The map grows as blocks arrive.
-		index:     u64map.New(int(min(cfg.Blocks, 1024))),
+		// many nothing at all (a GPU KV that never reaches the offload
+		// threshold), and zeroing a full-size table per instance and run
+		// was a quarter of a study's CPU time. The map grows as blocks
+		// arrive.
+		index:     u64map.New(int(min(cfg.Blocks, 64))),
 		head:      none,
 		tail:      none,
 		capacity:  int(cfg.Blocks),
@@ -164,10 +166,11 @@ func (c *Cache) reload(s *Seq, content *Content, k int32) {
 // position changes nothing).
 func (c *Cache) afterRelease(released []blockAt) {
 	t := c.tier
-	if float64(c.used) <= t.threshold*float64(c.total) {
+	if c.belowOffload() {
 		for _, b := range released {
 			if cp := &c.copies[b.copy]; c.at(cp, b.k).refs == 0 && cp.hashed(b.k, c.at(cp, b.k)) {
 				t.unswept = true
+				break
 			}
 		}
 		return
@@ -189,6 +192,10 @@ func (c *Cache) afterRelease(released []blockAt) {
 		c.offload(b.copy, b.k)
 	}
 }
+
+// belowOffload reports whether GPU use is at or below the CPU tier's
+// offload threshold, where nothing is offloaded.
+func (c *Cache) belowOffload() bool { return float64(c.used) <= c.tier.threshold*float64(c.total) }
 
 // offload moves an idle hashed block's content to the CPU tier.
 func (c *Cache) offload(id, k int32) {

@@ -28,8 +28,7 @@ type Collector struct {
 	targets Targets
 	met     [simcore.NumSLOClasses]int64
 
-	itlVals   []int64 // one entry per step that produced decode tokens
-	itlCounts []int64
+	itl []valueCount // per step that produced decode tokens: its ITL, and the tokens
 
 	scratch []int64 // Summarize: one distribution's values
 
@@ -151,8 +150,7 @@ func (c *Collector) DecodeStep(itl int64, n int) {
 	if !c.atCompletion {
 		c.outputTokens += int64(n)
 	}
-	c.itlVals = append(c.itlVals, itl)
-	c.itlCounts = append(c.itlCounts, int64(n))
+	c.itl = append(c.itl, valueCount{itl, int64(n)})
 }
 
 // Preempted counts one preemption.

@@ -7,6 +7,7 @@ package metrics
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -72,47 +73,115 @@ func mean(us []int64) float64 {
 	return float64(sum) / float64(len(us))
 }
 
-// weightedDist summarises values that occur count times each (ITLs are
-// recorded once per step with the number of requests that got a token).
-func weightedDist(vals []int64, counts []int64) Dist {
+// weightedDist summarises values that occur n times each (ITLs are
+// recorded once per step with the number of requests that got a token);
+// vals is left as it is.
+func weightedDist(vals []valueCount) Dist {
 	var n int64
 	sum := 0.0
-	for i, v := range vals {
-		n += counts[i]
-		sum += float64(v) * float64(counts[i])
+	for _, x := range vals {
+		n += x.n
+		sum += float64(x.v) * float64(x.n)
 	}
 	if n == 0 {
 		return Dist{}
 	}
-	// Sorted by value; equal values are interchangeable, so no stable sort.
-	type valueCount struct{ v, n int64 }
-	sorted := make([]valueCount, len(vals))
-	for i, v := range vals {
-		sorted[i] = valueCount{v, counts[i]}
+	// Ranks ⌊r⌋ and ⌈r⌉ of each percentile, r = p/100·(n−1), in the
+	// expanded multiset, as distOf.
+	ps := [...]float64{50, 90, 99}
+	var rank [len(ps)]float64
+	var ranks [2 * len(ps)]int64
+	for i, p := range ps {
+		rank[i] = p / 100 * float64(n-1)
+		ranks[2*i], ranks[2*i+1] = int64(math.Floor(rank[i])), int64(math.Ceil(rank[i]))
 	}
-	slices.SortFunc(sorted, func(a, b valueCount) int { return cmp.Compare(a.v, b.v) })
-	// at returns the k-th smallest value (0-based) of the expanded multiset.
-	at := func(k int64) int64 {
-		var seen int64
-		for _, x := range sorted {
-			seen += x.n
-			if k < seen {
-				return x.v
-			}
+	var at [len(ranks)]int64
+	weightedValuesAt(vals, ranks[:], at[:])
+	var pct [len(ps)]float64
+	for i := range ps {
+		lo, lv, hv := ranks[2*i], at[2*i], at[2*i+1]
+		pct[i] = float64(lv) / 1000
+		if lo != ranks[2*i+1] {
+			pct[i] += float64(hv-lv) * (rank[i] - float64(lo)) / 1000
 		}
-		return sorted[len(sorted)-1].v
 	}
-	pct := func(p float64) float64 {
-		rank := p / 100 * float64(n-1)
-		lo, hi := int64(math.Floor(rank)), int64(math.Ceil(rank))
-		lv := at(lo)
-		if lo == hi {
-			return float64(lv) / 1000
+	return Dist{Mean: sum / float64(n) / 1000, P50: pct[0], P90: pct[1], P99: pct[2]}
+}
+
+// valueCount is a value that occurs n times.
+type valueCount struct{ v, n int64 }
+
+// weightedValuesAt writes into out[i] the value at rank ranks[i] (0-based,
+// ascending) of the multiset in which each vals[j].v occurs vals[j].n
+// times; vals is left as it is. Large inputs are narrowed as
+// valuesAt narrows: one pass sums the counts per 1/4096 of the values'
+// range, and only the pairs of the buckets that hold the ranks are
+// gathered and sorted, instead of every pair.
+func weightedValuesAt(vals []valueCount, ranks []int64, out []int64) {
+	if len(vals) < histogramMin {
+		sortedValuesAt(slices.Clone(vals), ranks, out)
+		return
+	}
+	lo, hi := vals[0].v, vals[0].v
+	for _, x := range vals {
+		lo, hi = min(lo, x.v), max(hi, x.v)
+	}
+	span := uint64(hi) - uint64(lo) // hi − lo, which may not fit an int64
+	shift := uint(max(0, bits.Len64(span)-histogramBits))
+	sums := make([]int64, span>>shift+1)
+	for _, x := range vals {
+		sums[(uint64(x.v)-uint64(lo))>>shift] += x.n
+	}
+	// Each rank's bucket and its rank within the bucket; ranks ascend, so
+	// buckets do, and equal ones are neighbours. A rank past the last
+	// bucket (none: ranks are below the total) stays in it.
+	bucket := make([]int, len(ranks))
+	within := make([]int64, len(ranks))
+	b, below := 0, int64(0)
+	for i, r := range ranks {
+		for b+1 < len(sums) && below+sums[b] <= r {
+			below += sums[b]
+			b++
 		}
-		hv := at(hi)
-		return float64(lv)/1000 + float64(hv-lv)*(rank-float64(lo))/1000
+		bucket[i], within[i] = b, r-below
 	}
-	return Dist{Mean: sum / float64(n) / 1000, P50: pct(50), P90: pct(90), P99: pct(99)}
+	want := make([]int16, len(sums)) // 1 + index into gathered; 0 = not wanted
+	var gathered [][]valueCount
+	for i, b := range bucket {
+		if i == 0 || b != bucket[i-1] {
+			gathered = append(gathered, nil)
+			want[b] = int16(len(gathered))
+		}
+	}
+	for _, x := range vals {
+		if g := want[(uint64(x.v)-uint64(lo))>>shift]; g != 0 {
+			gathered[g-1] = append(gathered[g-1], x)
+		}
+	}
+	for i := 0; i < len(ranks); {
+		j := i + 1
+		for j < len(ranks) && bucket[j] == bucket[i] {
+			j++
+		}
+		sortedValuesAt(gathered[want[bucket[i]]-1], within[i:j], out[i:j])
+		i = j
+	}
+}
+
+// sortedValuesAt sorts pairs by value and writes into out[i] the value at
+// rank ranks[i] (ascending) of their multiset; a rank past its end reads
+// the largest value. Equal values are interchangeable, so the sort need
+// not be stable.
+func sortedValuesAt(pairs []valueCount, ranks []int64, out []int64) {
+	slices.SortFunc(pairs, func(a, b valueCount) int { return cmp.Compare(a.v, b.v) })
+	j, seen := 0, pairs[0].n // pairs[:j+1] hold ranks [0, seen)
+	for i, r := range ranks {
+		for seen <= r && j+1 < len(pairs) {
+			j++
+			seen += pairs[j].n
+		}
+		out[i] = pairs[j].v
+	}
 }
 
 // jain is Jain's fairness index (Σx)²/(n·Σx²): 1 when all equal, 1/n when

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"math"
+	"math/rand"
+	"slices"
 	"testing"
 
 	"optimize/simcore"
@@ -35,10 +37,53 @@ func TestWeightedDistEqualsExpanded(t *testing.T) {
 			expanded = append(expanded, v)
 		}
 	}
-	got, want := weightedDist(vals, counts), distOf(expanded)
+	got, want := weightedDist(pairsOf(vals, counts)), distOf(expanded)
 	if math.Abs(got.Mean-want.Mean) > 1e-9 || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
 		t.Fatalf("weighted %+v, expanded %+v", got, want)
 	}
+}
+
+// Past histogramMin steps the weighted distribution narrows by histogram
+// before sorting: its percentiles must still be the expanded multiset's,
+// with ties, spread-out values and a long tail, and its input unchanged.
+func TestWeightedDistNarrowedEqualsExpanded(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, n := range []int{histogramMin, 3 * histogramMin} {
+		vals, counts := make([]int64, n), make([]int64, n)
+		var expanded []int64
+		for i := range vals {
+			switch i % 3 {
+			case 0:
+				vals[i] = 7000 + rng.Int63n(40)*250 // many ties
+			case 1:
+				vals[i] = 5000 + rng.Int63n(60000)
+			default:
+				vals[i] = 5000 + rng.Int63n(1<<40) // a tail far out
+			}
+			counts[i] = 1 + rng.Int63n(60)
+			for range counts[i] {
+				expanded = append(expanded, vals[i])
+			}
+		}
+		steps := pairsOf(vals, counts)
+		before := slices.Clone(steps)
+		got, want := weightedDist(steps), distOf(expanded)
+		if math.Abs(got.Mean-want.Mean) > 1e-6*want.Mean || got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 {
+			t.Fatalf("%d steps: weighted %+v, expanded %+v", n, got, want)
+		}
+		if !slices.Equal(steps, before) {
+			t.Fatalf("%d steps: weightedDist reordered its input", n)
+		}
+	}
+}
+
+// pairsOf pairs each value with its count.
+func pairsOf(vals, counts []int64) []valueCount {
+	pairs := make([]valueCount, len(vals))
+	for i, v := range vals {
+		pairs[i] = valueCount{v, counts[i]}
+	}
+	return pairs
 }
 
 func TestJain(t *testing.T) {

@@ -129,7 +129,7 @@ func (c *Collector) Summarize(info RunInfo) Summary {
 		TTFT:             c.dist(&c.ttft, allClasses),
 		E2E:              c.dist(&c.e2e, allClasses),
 		SchedulingDelay:  c.dist(&c.sched, allClasses),
-		ITL:              weightedDist(c.itlVals, c.itlCounts),
+		ITL:              weightedDist(c.itl),
 		Preemptions:      float64(c.preemptions),
 		CacheHitRate:     info.CacheHitRate,
 		KV:               info.KV,

@@ -475,16 +475,21 @@ func (x *prefixIndex) evictOverflow(inst int) {
 }
 
 // ringRoom makes room in inst's ring for n more touches: when the live
-// slots and the new ones fill at most a quarter of it, the dead slots are
+// slots and the new ones fill at most half of it, the dead slots are
 // squeezed out (renumbering the live ones upward from the tail), otherwise
-// the ring doubles until they fit.
+// the ring doubles until they fit. A squeeze frees at least half the ring
+// for the touches that follow, so its walk costs at most two slot visits
+// per touch; squeezing only at a quarter doubled the rings once more than
+// needed (every request re-touches its shared prefix, leaving that many
+// dead slots), and the doublings' fresh memory was a tenth of a
+// 1,000-request run's CPU.
 func (x *prefixIndex) ringRoom(inst, n int) {
 	r := &x.rings[inst]
 	if r.head-r.tail+uint64(n) <= uint64(len(r.entries)) {
 		return
 	}
 	mask := uint64(len(r.entries) - 1)
-	if 4*(r.count+n) <= len(r.entries) {
+	if 2*(r.count+n) <= len(r.entries) {
 		w := r.tail
 		for p := r.tail; p < r.head; p++ {
 			switch s := r.entries[p&mask]; {
