@@ -83,7 +83,10 @@ type proc struct {
 
 func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// Only a guard against a hung process: with every package's tests
+	// running at once on 2 cores, a worker finishing 57 trials of a
+	// default-sampler (gp) study once took more than 90 s (10 s alone).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	p := &proc{name: name, cmd: exec.CommandContext(ctx, bin, args...), done: make(chan error, 1)}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
