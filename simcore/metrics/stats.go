@@ -34,17 +34,34 @@ func distOf(us []int64) Dist {
 	// The mean first: valuesAt reorders us, and an overflowing sum's float
 	// fallback depends on the order.
 	m := mean(us) / 1000
-	ps := [...]float64{50, 90, 99}
-	var rank [len(ps)]float64
-	var ranks [2 * len(ps)]int // ⌊rank⌋, ⌈rank⌉ of each
-	for i, p := range ps {
-		rank[i] = p / 100 * float64(len(us)-1)
-		ranks[2*i], ranks[2*i+1] = int(math.Floor(rank[i])), int(math.Ceil(rank[i]))
+	rank, ranks := percentileRanks(int64(len(us)))
+	var at [len(ranks)]int
+	for i, r := range ranks {
+		at[i] = int(r)
 	}
 	var vals [len(ranks)]int64
-	valuesAt(us, ranks[:], vals[:])
-	var pct [len(ps)]float64
-	for i := range ps {
+	valuesAt(us, at[:], vals[:])
+	return interpolated(m, rank, ranks, vals)
+}
+
+// percentiles are the ones a Dist reports.
+var percentiles = [...]float64{50, 90, 99}
+
+// percentileRanks is each percentile's rank r = p/100·(n−1) among n values
+// and the two ranks around it, ⌊r⌋ and ⌈r⌉ (0-based, ascending).
+func percentileRanks(n int64) (rank [len(percentiles)]float64, ranks [2 * len(percentiles)]int64) {
+	for i, p := range percentiles {
+		rank[i] = p / 100 * float64(n-1)
+		ranks[2*i], ranks[2*i+1] = int64(math.Floor(rank[i])), int64(math.Ceil(rank[i]))
+	}
+	return rank, ranks
+}
+
+// interpolated is the Dist of mean m (ms) and, from the values (µs) at
+// percentileRanks' ranks, each percentile linear between its two ranks.
+func interpolated(m float64, rank [len(percentiles)]float64, ranks, vals [2 * len(percentiles)]int64) Dist {
+	var pct [len(percentiles)]float64
+	for i := range percentiles {
 		lo, lv, hv := ranks[2*i], vals[2*i], vals[2*i+1]
 		pct[i] = float64(lv) / 1000
 		if lo != ranks[2*i+1] {
@@ -86,26 +103,11 @@ func weightedDist(vals []valueCount) Dist {
 	if n == 0 {
 		return Dist{}
 	}
-	// Ranks ⌊r⌋ and ⌈r⌉ of each percentile, r = p/100·(n−1), in the
-	// expanded multiset, as distOf.
-	ps := [...]float64{50, 90, 99}
-	var rank [len(ps)]float64
-	var ranks [2 * len(ps)]int64
-	for i, p := range ps {
-		rank[i] = p / 100 * float64(n-1)
-		ranks[2*i], ranks[2*i+1] = int64(math.Floor(rank[i])), int64(math.Ceil(rank[i]))
-	}
+	// The ranks in the expanded multiset, as distOf's.
+	rank, ranks := percentileRanks(n)
 	var at [len(ranks)]int64
 	weightedValuesAt(vals, ranks[:], at[:])
-	var pct [len(ps)]float64
-	for i := range ps {
-		lo, lv, hv := ranks[2*i], at[2*i], at[2*i+1]
-		pct[i] = float64(lv) / 1000
-		if lo != ranks[2*i+1] {
-			pct[i] += float64(hv-lv) * (rank[i] - float64(lo)) / 1000
-		}
-	}
-	return Dist{Mean: sum / float64(n) / 1000, P50: pct[0], P90: pct[1], P99: pct[2]}
+	return interpolated(sum/float64(n)/1000, rank, ranks, at)
 }
 
 // valueCount is a value that occurs n times.
