@@ -100,15 +100,11 @@ func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
 }
 
 // createForWorkers creates a 12-trial slo-cascade study (and its baseline)
-// without running trials. It samples with TPE: these tests poll for a
-// worker's trial in flight, and a process's proposals are serialised, so
-// gp's longer proposals (a fit per trial) shrank the in-flight window of
-// the two-trial worker until a loaded CI check polled past it; what they
-// check (claims, leases, rescue) is the same under any sampler.
+// without running trials.
 func createForWorkers(t *testing.T, optimizeBin, dsn, name string) {
 	t.Helper()
 	out, err := exec.Command(optimizeBin, "study", "create", "slo-cascade", "--trials", "12", "--seeds", "42,43,44",
-		"--sampler", "tpe", "--name", name, "--storage", dsn, "--workers", "0").CombinedOutput()
+		"--name", name, "--storage", dsn, "--workers", "0").CombinedOutput()
 	if err != nil {
 		t.Fatalf("study create: %v\n%s", err, out)
 	}
