@@ -61,11 +61,11 @@ func median3(a, b, c int64) int64 {
 
 // valuesAt writes into out[i] the value a sorted copy of us would hold at
 // ranks[i] (ranks ascending); it may reorder us. Large inputs are
-// narrowed first: one pass counts the values per 1/4096 of their range,
-// and only the values of the buckets that hold the ranks are gathered and
-// selected among, so that a summary costs a few passes over each
-// distribution instead of repeated partitioning.
-func valuesAt(us []int64, ranks []int, out []int64) {
+// narrowed first (histogram): one pass counts the values per 1/4096 of
+// their range, and only the values of the buckets that hold the ranks are
+// gathered and selected among, so that a summary costs a few passes over
+// each distribution instead of repeated partitioning.
+func valuesAt(us []int64, ranks []int64, out []int64) {
 	if len(us) < histogramMin {
 		selectRanks(us, ranks, out)
 		return
@@ -74,52 +74,86 @@ func valuesAt(us []int64, ranks []int, out []int64) {
 	for _, v := range us {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	span := uint64(hi) - uint64(lo) // hi − lo, which may not fit an int64
-	shift := uint(max(0, bits.Len64(span)-histogramBits))
-	counts := make([]int, span>>shift+1)
+	h := newHistogram(lo, hi)
 	for _, v := range us {
-		counts[(uint64(v)-uint64(lo))>>shift]++
+		h.sums[h.bucketOf(v)]++
 	}
-	// Each rank's bucket and its rank within the bucket; ranks ascend, so
-	// buckets do, and equal ones are neighbours.
-	bucket := make([]int, len(ranks))
-	within := make([]int, len(ranks))
-	b, below := 0, 0
-	for i, r := range ranks {
-		for below+counts[b] <= r {
-			below += counts[b]
-			b++
-		}
-		bucket[i], within[i] = b, r-below
-	}
-	want := make([]int16, len(counts)) // 1 + index into gathered (one per rank at most); 0 = not wanted
-	var gathered [][]int64
-	for i, b := range bucket {
-		if i == 0 || b != bucket[i-1] {
-			gathered = append(gathered, make([]int64, 0, counts[b]))
-			want[b] = int16(len(gathered))
-		}
+	h.locate(ranks)
+	gathered := make([][]int64, len(h.buckets))
+	for g, b := range h.buckets {
+		gathered[g] = make([]int64, 0, h.sums[b])
 	}
 	for _, v := range us {
-		if g := want[(uint64(v)-uint64(lo))>>shift]; g != 0 {
+		if g := h.want[h.bucketOf(v)]; g != 0 {
 			gathered[g-1] = append(gathered[g-1], v)
 		}
 	}
-	for i := 0; i < len(ranks); {
+	h.eachGroup(func(g, i, j int) { selectRanks(gathered[g], h.within[i:j], out[i:j]) })
+}
+
+// histogram narrows a search for values at given ranks (valuesAt, and
+// weightedValuesAt for values with counts): the values' range [lo, hi]
+// cut into at most 2^histogramBits buckets, sums[b] the number of values
+// in bucket b (its caller's pass fills it), then locate finds the buckets
+// that hold the ranks, so that only their values are gathered and ranked.
+type histogram struct {
+	lo    int64
+	shift uint
+	sums  []int64
+	// Set by locate, per rank: its group (the buckets holding a rank, in
+	// rank order) and its rank within that bucket; per bucket, 1 + its
+	// group or 0 when no rank falls there; per group, its bucket.
+	group   []int
+	within  []int64
+	want    []int16
+	buckets []int
+}
+
+func newHistogram(lo, hi int64) histogram {
+	span := uint64(hi) - uint64(lo) // hi − lo, which may not fit an int64
+	shift := uint(max(0, bits.Len64(span)-histogramBits))
+	return histogram{lo: lo, shift: shift, sums: make([]int64, span>>shift+1)}
+}
+
+// bucketOf is v's bucket.
+func (h *histogram) bucketOf(v int64) uint64 { return (uint64(v) - uint64(h.lo)) >> h.shift }
+
+// locate places each rank (ascending, below the total) in its bucket.
+func (h *histogram) locate(ranks []int64) {
+	h.group, h.within = make([]int, len(ranks)), make([]int64, len(ranks))
+	h.want = make([]int16, len(h.sums))
+	b, below := 0, int64(0)
+	for i, r := range ranks {
+		for b+1 < len(h.sums) && below+h.sums[b] <= r {
+			below += h.sums[b]
+			b++
+		}
+		if h.want[b] == 0 {
+			h.buckets = append(h.buckets, b)
+			h.want[b] = int16(len(h.buckets))
+		}
+		h.group[i], h.within[i] = int(h.want[b])-1, r-below
+	}
+}
+
+// eachGroup calls fn once per group g with the ranks [i, j) it holds.
+func (h *histogram) eachGroup(fn func(g, i, j int)) {
+	for i := 0; i < len(h.group); {
 		j := i + 1
-		for j < len(ranks) && bucket[j] == bucket[i] {
+		for j < len(h.group) && h.group[j] == h.group[i] {
 			j++
 		}
-		selectRanks(gathered[want[bucket[i]]-1], within[i:j], out[i:j])
+		fn(h.group[i], i, j)
 		i = j
 	}
 }
 
 // selectRanks is valuesAt by selection in place, rank after rank, each
 // search starting above the last rank placed.
-func selectRanks(us []int64, ranks []int, out []int64) {
+func selectRanks(us []int64, ranks []int64, out []int64) {
 	from := 0 // us[:from] are the from smallest values
-	for i, r := range ranks {
+	for i, r64 := range ranks {
+		r := int(r64)
 		selectK(us[from:], r-from)
 		out[i], from = us[r], r
 	}

@@ -102,9 +102,9 @@ func TestValuesAtMatchesSortedRanks(t *testing.T) {
 		}
 		sorted := slices.Clone(us)
 		slices.Sort(sorted)
-		ranks := make([]int, 1+rng.Intn(6))
+		ranks := make([]int64, 1+rng.Intn(6))
 		for i := range ranks {
-			ranks[i] = rng.Intn(n)
+			ranks[i] = rng.Int63n(int64(n))
 		}
 		slices.Sort(ranks)
 		got := make([]int64, len(ranks))

@@ -7,7 +7,6 @@ package metrics
 import (
 	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -35,12 +34,8 @@ func distOf(us []int64) Dist {
 	// fallback depends on the order.
 	m := mean(us) / 1000
 	rank, ranks := percentileRanks(int64(len(us)))
-	var at [len(ranks)]int
-	for i, r := range ranks {
-		at[i] = int(r)
-	}
 	var vals [len(ranks)]int64
-	valuesAt(us, at[:], vals[:])
+	valuesAt(us, ranks[:], vals[:])
 	return interpolated(m, rank, ranks, vals)
 }
 
@@ -115,10 +110,9 @@ type valueCount struct{ v, n int64 }
 
 // weightedValuesAt writes into out[i] the value at rank ranks[i] (0-based,
 // ascending) of the multiset in which each vals[j].v occurs vals[j].n
-// times; vals is left as it is. Large inputs are narrowed as
-// valuesAt narrows: one pass sums the counts per 1/4096 of the values'
-// range, and only the pairs of the buckets that hold the ranks are
-// gathered and sorted, instead of every pair.
+// times; vals is left as it is. Large inputs are narrowed as valuesAt
+// narrows (histogram), the buckets summing counts: only the pairs of the
+// buckets that hold the ranks are gathered and sorted, not every pair.
 func weightedValuesAt(vals []valueCount, ranks []int64, out []int64) {
 	if len(vals) < histogramMin {
 		sortedValuesAt(slices.Clone(vals), ranks, out)
@@ -128,46 +122,18 @@ func weightedValuesAt(vals []valueCount, ranks []int64, out []int64) {
 	for _, x := range vals {
 		lo, hi = min(lo, x.v), max(hi, x.v)
 	}
-	span := uint64(hi) - uint64(lo) // hi − lo, which may not fit an int64
-	shift := uint(max(0, bits.Len64(span)-histogramBits))
-	sums := make([]int64, span>>shift+1)
+	h := newHistogram(lo, hi)
 	for _, x := range vals {
-		sums[(uint64(x.v)-uint64(lo))>>shift] += x.n
+		h.sums[h.bucketOf(x.v)] += x.n
 	}
-	// Each rank's bucket and its rank within the bucket; ranks ascend, so
-	// buckets do, and equal ones are neighbours. A rank past the last
-	// bucket (none: ranks are below the total) stays in it.
-	bucket := make([]int, len(ranks))
-	within := make([]int64, len(ranks))
-	b, below := 0, int64(0)
-	for i, r := range ranks {
-		for b+1 < len(sums) && below+sums[b] <= r {
-			below += sums[b]
-			b++
-		}
-		bucket[i], within[i] = b, r-below
-	}
-	want := make([]int16, len(sums)) // 1 + index into gathered; 0 = not wanted
-	var gathered [][]valueCount
-	for i, b := range bucket {
-		if i == 0 || b != bucket[i-1] {
-			gathered = append(gathered, nil)
-			want[b] = int16(len(gathered))
-		}
-	}
+	h.locate(ranks)
+	gathered := make([][]valueCount, len(h.buckets))
 	for _, x := range vals {
-		if g := want[(uint64(x.v)-uint64(lo))>>shift]; g != 0 {
+		if g := h.want[h.bucketOf(x.v)]; g != 0 {
 			gathered[g-1] = append(gathered[g-1], x)
 		}
 	}
-	for i := 0; i < len(ranks); {
-		j := i + 1
-		for j < len(ranks) && bucket[j] == bucket[i] {
-			j++
-		}
-		sortedValuesAt(gathered[want[bucket[i]]-1], within[i:j], out[i:j])
-		i = j
-	}
+	h.eachGroup(func(g, i, j int) { sortedValuesAt(gathered[g], h.within[i:j], out[i:j]) })
 }
 
 // sortedValuesAt sorts pairs by value and writes into out[i] the value at
