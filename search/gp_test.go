@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -135,4 +136,56 @@ func TestGPTargetsAreNormalScoresOfTheOrder(t *testing.T) {
 	if gap, next := y[1]-y[4], y[4]-y[0]; gap > 1.5*next {
 		t.Errorf("the penalised score is %.2f above the next, the next %.2f above its own: a size reached the process", gap, next)
 	}
+}
+
+// Past gpHistory trials the process models the historyBest best and the
+// newest others only: an old trial outside the best changes nothing in a
+// proposal, while a new one does (the control that the comparison can
+// tell proposals apart).
+func TestGPModelsTheBestAndTheNewestPastItsBound(t *testing.T) {
+	s := newTestSampler(t, goptuna.NewInMemoryStorage(), "bowl", bowlSpace(), MethodGP, 3, Options{StartupTrials: 5})
+	rng := rand.New(rand.NewSource(11))
+	history := make([]scored, gpHistory+30)
+	for i := range history {
+		v := drawUniformVector(s.space, rng)
+		params := map[string]float64{}
+		for d, p := range s.space {
+			params[p.Name] = p.toInternal(v[d])
+		}
+		history[i] = scored{params: params, score: bowl(v)}
+	}
+	propose := func(changed int) []float64 {
+		h := slices.Clone(history)
+		if changed >= 0 {
+			h[changed].score = slices.Max(scoresOf(history)) + 1 // the worst: never among the best
+		}
+		return s.proposeGP(len(h), 0, h)
+	}
+	plain := propose(-1)
+	old, newest := -1, len(history)-1
+	for i := range history[:len(history)-gpHistory+historyBest] {
+		if !slices.Contains(lowestScores(history, historyBest), i) {
+			old = i
+			break
+		}
+	}
+	if got := propose(old); !slices.Equal(got, plain) {
+		t.Errorf("trial %d, old and not among the best, moved the proposal: %v against %v", old, got, plain)
+	}
+	if got := propose(newest); slices.Equal(got, plain) {
+		t.Errorf("the newest trial's score does not reach the proposal (%v): the comparison cannot tell", got)
+	}
+}
+
+func scoresOf(h []scored) []float64 {
+	out := make([]float64, len(h))
+	for i := range h {
+		out[i] = h[i].score
+	}
+	return out
+}
+
+// lowestScores is the positions of the n lowest scores.
+func lowestScores(h []scored, n int) []int {
+	return lowest(len(h), n, func(i int) float64 { return h[i].score })
 }
