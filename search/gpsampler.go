@@ -173,15 +173,11 @@ func (s *Sampler) proposeGP(number, attempt int, history []scored) []float64 {
 		x[i] = s.features(s.valuesOf(h.params))
 		scores[i] = h.score
 	}
-	y := gpTargets(scores)
-	m := fitGP(x, y, cat).believe(y, pending)
-	best := slices.Min(y)
-	acq := func(v []float64) float64 {
-		mean, sd := m.predict(s.features(v))
-		return logEI(mean, sd, best)
-	}
+	var acq func([]float64) float64
 	if s.knowsRatios(history) {
 		acq = s.knownRatioAcq(history, pending, x, cat)
+	} else {
+		acq = s.scoreAcq(scores, pending, x, cat)
 	}
 
 	type cand struct {
@@ -312,6 +308,19 @@ func (s *Sampler) withValue(v []float64, i int, x float64, rng *rand.Rand) []flo
 	return n
 }
 
+// scoreAcq is the acquisition on the ranking score itself: the expected
+// improvement of the process fitted to its normal scores (gpTargets)
+// below the best trial's.
+func (s *Sampler) scoreAcq(scores []float64, pending, x [][]float64, cat []bool) func([]float64) float64 {
+	y := gpTargets(scores)
+	m := fitGP(x, y, cat).believe(y, pending)
+	best := slices.Min(y)
+	return func(v []float64) float64 {
+		mean, sd := m.predict(s.features(v))
+		return logEI(mean, sd, best)
+	}
+}
+
 // knowsRatios reports whether the study's primary ratio is known before a
 // run (Options.KnownRatio answers for its trials: a cost, which the
 // configuration decides; a latency it never does) in a cold study.
@@ -341,9 +350,8 @@ func (s *Sampler) knownRatioAcq(history []scored, pending, x [][]float64, cat []
 		pen[i] = math.Max(h.score-math.Min(r, RatioCap), 0)
 		best = math.Min(best, h.score)
 	}
-	y := slices.Clone(pen)
-	mean, sd := standardize(y)
-	m := fitGP(x, y, cat).believe(y, pending)
+	mean, sd := standardize(pen)
+	m := fitGP(x, pen, cat).believe(pen, pending)
 	return func(v []float64) float64 {
 		r, ok := s.opts.KnownRatio(s.space.values(v))
 		if !ok {
