@@ -19,15 +19,15 @@ import (
 type Method string
 
 const (
-	// MethodTPE: StartupTrials uniform draws, then TPE (tpe.go) with
-	// pending trials lied about. The default.
+	// MethodTPE: the startup trials (startup.go), then TPE (tpe.go) with
+	// pending trials lied about.
 	MethodTPE Method = "tpe"
 	// MethodRandom: uniform draws (integer upper bounds reachable).
 	MethodRandom Method = "random"
 	// MethodGrid: the number-th point of the full grid (see grid).
 	MethodGrid Method = "grid"
-	// MethodGP: StartupTrials uniform draws, then the expected improvement
-	// of a Gaussian process (gp.go).
+	// MethodGP: the startup trials (startup.go), then the expected
+	// improvement of a Gaussian process (gpsampler.go). The default.
 	MethodGP Method = "gp"
 )
 
@@ -57,8 +57,9 @@ func methodNames() string {
 	return strings.Join(names, ", ")
 }
 
-// ParseMethod accepts a name from Methods; empty means tpe. The error
-// names no field: callers prefix theirs.
+// ParseMethod accepts a name from Methods; empty means tpe, the default
+// before gp (a study names its sampler when it is created: DefaultMethod
+// unless asked). The error names no field: callers prefix theirs.
 func ParseMethod(name string) (Method, error) {
 	if name == "" {
 		return MethodTPE, nil
@@ -73,7 +74,8 @@ func ParseMethod(name string) (Method, error) {
 
 // Options tune a Sampler; zero values mean the defaults.
 type Options struct {
-	// StartupTrials: trial numbers below this are uniform draws (default 10).
+	// StartupTrials: trial numbers below this are startup trials
+	// (startup.go: Start, then a Latin hypercube; default 10).
 	// Counted by trial number, not by finished trials, so parallel workers
 	// do not stretch the random phase.
 	StartupTrials int
