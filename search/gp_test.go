@@ -23,14 +23,16 @@ func bestAfter(t *testing.T, method Method, seed int64, n int) float64 {
 
 // On a smooth 5-D bowl the Gaussian process, which models how the value
 // changes along each axis, gets much closer to the optimum in 25 trials
-// than TPE, which only sees which trials were among the best.
+// than TPE, which only sees which trials were among the best. Over 30
+// seeds: on 5 the margin held by luck while gp's proposals went to the
+// box's edges (gp 4.87 against TPE 5.39 over 30; gpPriorMean).
 func TestGPBeatsTPEOnTheBowlAt25Trials(t *testing.T) {
 	var gp, tpe []float64
-	for seed := int64(1); seed <= 5; seed++ {
+	for seed := int64(1); seed <= 30; seed++ {
 		gp = append(gp, bestAfter(t, MethodGP, seed, 25))
 		tpe = append(tpe, bestAfter(t, MethodTPE, seed, 25))
 	}
-	t.Logf("best after 25 trials, median of 5 seeds: gp %.3f, tpe %.3f", median(gp), median(tpe))
+	t.Logf("best after 25 trials, median of 30 seeds: gp %.3f, tpe %.3f", median(gp), median(tpe))
 	if median(gp) > 0.5*median(tpe) {
 		t.Errorf("gp's median best %.3f is not under half TPE's %.3f", median(gp), median(tpe))
 	}

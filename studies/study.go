@@ -256,7 +256,7 @@ func checkBaselineFrom(from []storage.ConfigFile) error {
 // the Gaussian process on the primary objective (gp): on joint-slo, 100
 // trials, sampler seeds 1-10, its median best after 25, 50 and 100 trials
 // is ahead of Optuna 3.1's TPE and of ours, and it reaches Optuna's
-// 100-trial median in 37.5 trials against Optuna's 95.5 (BENCHMARKS.md,
+// 100-trial median in 42 trials against Optuna's 95.5 (BENCHMARKS.md,
 // "Samplers against Optuna"). tpe, parego and random stay available by
 // name; capacity-joint names tpe.
 func DefaultSampler(tpl *strategies.Template) string {
