@@ -67,7 +67,7 @@ func TestWarmStart(t *testing.T) {
 // Gaussian process, whatever the number of objectives.
 func TestDefaultSamplerFollowsTheTemplate(t *testing.T) {
 	reg := studykit.TempEnv(t, 1).Registry
-	for name, want := range map[string]string{"joint-slo": "gp", "slo-cascade": "gp", "capacity-joint": "tpe"} {
+	for name, want := range map[string]string{"joint-slo": "gp", "slo-cascade": "gp", "capacity-joint": "gp", "capacity": "grid"} {
 		tpl, err := reg.Get(name)
 		if err != nil {
 			t.Fatal(err)
