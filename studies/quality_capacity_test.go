@@ -56,6 +56,7 @@ func TestCapacityJointAgainstTheGrid(t *testing.T) {
 	env = studykit.TempEnv(t, 1)
 	for seed := int64(1); seed <= seeds; seed++ {
 		o := studykit.Study("capacity-joint", fmt.Sprintf("joint-%d", seed), trials)
+		o.Sampler = "" // the template's own: gp
 		o.SamplerSeed = seed
 		r := studykit.RunStudy(t, env, o)
 		sims := len(r.Complete) * len(o.Seeds)
