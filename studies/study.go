@@ -258,7 +258,7 @@ func checkBaselineFrom(from []storage.ConfigFile) error {
 // is ahead of Optuna 3.1's TPE and of ours, and it reaches Optuna's
 // 100-trial median in 42 trials against Optuna's 95.5 (BENCHMARKS.md,
 // "Samplers against Optuna"). tpe, parego and random stay available by
-// name; capacity-joint names tpe.
+// name; capacity names grid.
 func DefaultSampler(tpl *strategies.Template) string {
 	if tpl.Sampler != "" {
 		return tpl.Sampler
