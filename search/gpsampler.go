@@ -62,37 +62,46 @@ const (
 // / 0.86, at 2 0.56 / 0.64 / 0.75.
 const gpPriorMean = 1.0
 
-// gpStallTrials and gpStallKappa: once gpStallTrials complete trials
-// have followed the best one without beating it, the next proposal
-// minimises the lower confidence bound mean − gpStallKappa·deviation
-// instead of maximising the expected improvement, until a trial beats the
-// best. On a plateau the expected improvement keeps proposing small
+// gpStallTrials and gpStallKappa: once gpStallTrials of the study's own
+// complete trials have followed its best without beating it, the next
+// proposal minimises the lower confidence bound mean −
+// gpStallKappa·deviation instead of maximising the expected improvement,
+// until a trial beats the best. On a plateau the expected improvement keeps proposing small
 // variations of the best trials: joint-slo's sampler seed 4 found 0.297
-// of the baseline's critical TTFT P99 at trial 11, and 52 of its next 89
+// of the baseline's critical TTFT P99 at trial 11, and 52 of its next 88
 // trials scored exactly that, every one with the token budget at its top
 // (2048), their critical base priority at a median 9.9 (3 of 52 at 18 or
 // more). The bound values what the process does not know linearly, not
 // by its chance of beating the best: 14 of the 25 stalled proposals put
 // the critical base priority at 18-20 (still 0.297), and from there a
-// lower budget paid (0.266 after 50 trials, 0.243 after 60). Measured on joint-slo (one worker, sampler
-// seeds 1-80, best after 50 trials): studies above 0.27 of the
-// baseline's 4 → 1, the worst 0.307 → 0.280, the median 0.242 → 0.243,
-// the interquartile range 0.016 → 0.015 (Optuna's TPE 0.021).
+// lower budget paid (0.266 after 50 trials, 0.243 after 60). Measured
+// on joint-slo (one worker, sampler seeds 1-80, best after 50 trials):
+// studies above 0.27 of the baseline's 4 → 1, the worst 0.307 → 0.280,
+// the median 0.242 → 0.243, the interquartile range 0.016 → 0.015
+// (Optuna's TPE 0.021).
 const (
 	gpStallTrials = 10
 	gpStallKappa  = 2.0
 )
 
-// stalled reports whether gpStallTrials complete trials (in trial order)
-// have followed the lowest-scored one.
+// stalled reports whether gpStallTrials of the study's own complete
+// trials (in trial order) have followed its lowest-scored one. A warm
+// start's trials are not the study's progress: counted, the earlier
+// study's best would stand before the first proposal, and a study that
+// cannot beat it on its own scale (toQuantiles) would stay stalled.
 func stalled(complete []scored) bool {
-	best := 0
-	for i, h := range complete {
-		if h.score < complete[best].score {
-			best = i
+	bestAt, n := -1, 0
+	best := math.Inf(1)
+	for _, h := range complete {
+		if h.warm {
+			continue
 		}
+		if h.score < best {
+			best, bestAt = h.score, n
+		}
+		n++
 	}
-	return len(complete)-1-best >= gpStallTrials
+	return bestAt >= 0 && n-1-bestAt >= gpStallTrials
 }
 
 // streamGP draws the gp sampler's candidates.
