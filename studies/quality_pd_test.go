@@ -120,8 +120,10 @@ func TestPDSplitAgainstTheGrid(t *testing.T) {
 }
 
 // TestCapacityPDServingByWorkload is capacity-pd's serving bench of
-// BENCHMARKS.md: a 60-trial study (180 simulations, sampler seed 1) on a
-// prefill-heavy and on a decode-heavy workload, read as its front reads
+// BENCHMARKS.md: a 60-trial study (180 simulations, sampler seed 1, TPE:
+// capacity-pd's default, gp, never simulates a cluster dearer than its
+// cheapest feasible one, so it would not try the dearer serving mode) on
+// a prefill-heavy and on a decode-heavy workload, read as its front reads
 // it: the cheapest feasible aggregated and disaggregated clusters, with
 // their cost per hour and SLO figures. On decode-heavy traffic a prefill
 // pool has little to do, so aggregated must be the cheaper there (measured

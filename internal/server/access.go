@@ -27,7 +27,7 @@ import (
 //     from tools, or the session cookie a browser gets by signing in at
 //     /login (a form: the token never appears in a URL). Config.PublicRead
 //     lets GET and HEAD through without it; writes still need it. The
-//     dashboard's own files (app.js, app.css) are served to anyone: they
+//     dashboard's own files (app.js, charts.js, app.css) are served to anyone: they
 //     are the same bytes in every copy of the binary and hold no study
 //     data, and the sign-in page is drawn with them.
 //   - A write (any method but GET and HEAD) must not come from another

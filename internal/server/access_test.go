@@ -105,7 +105,7 @@ func TestTokenGuardsEveryRoute(t *testing.T) {
 			}
 		}
 	}
-	for _, asset := range []string{"/app.js", "/app.css"} {
+	for _, asset := range []string{"/app.js", "/charts.js", "/app.css"} {
 		if res, _ := send(t, http.MethodGet, ts.URL+asset, nil, ""); res.StatusCode != http.StatusOK {
 			t.Errorf("GET %s without the token: %d, want 200 (the binary's own file)", asset, res.StatusCode)
 		}

@@ -136,8 +136,8 @@ func TestDashboardInChromium(t *testing.T) {
 	b.run(t, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible("#studies", chromedp.ByQuery),
 		chromedp.Text("#studies", &listText, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll('script:not([type="application/json"])').length`, &scripts))
-	if !strings.Contains(listText, "s1") || !strings.Contains(listText, hostile) || scripts != 1 {
-		t.Errorf("list: %q, %d executable script elements; want s1 and the hostile name as text, and only app.js", listText, scripts)
+	if !strings.Contains(listText, "s1") || !strings.Contains(listText, hostile) || scripts != 2 {
+		t.Errorf("list: %q, %d executable script elements; want s1 and the hostile name as text, and only charts.js and app.js", listText, scripts)
 	}
 
 	var marks, before, after int
