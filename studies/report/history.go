@@ -126,3 +126,21 @@ func (r *Report) PrimaryBaseline() float64 {
 	v, _ := strategies.Metric(&r.Baseline, r.Template.Objectives[r.Template.Primary].Metric)
 	return v
 }
+
+// logScaleSpan is the ratio of the largest primary value to the smallest
+// beyond which a history is drawn on a log axis.
+const logScaleSpan = 10
+
+// PrimaryLogScale reports whether the primary objective's values, every
+// complete trial's and the baseline's, are all positive and span more
+// than a decade (logScaleSpan): a history is then drawn on a log axis,
+// where a few trials that miss by far (a 5 s TTFT P99 beside 90 ms ones)
+// would squash the others into the bottom of a linear one.
+func (r *Report) PrimaryLogScale() bool {
+	lo, hi := r.PrimaryBaseline(), r.PrimaryBaseline()
+	for i := range r.Complete {
+		v := r.Complete[i].Objectives[r.Template.Primary]
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return lo > 0 && hi > logScaleSpan*lo
+}

@@ -16,6 +16,10 @@ type HistoryJSON struct {
 	Objectives []string       `json:"objectives"`
 	Baseline   []Num          `json:"baseline"` // the baseline's objectives, in Objectives order
 	Trials     []HistoryPoint `json:"trials"`
+	// LogScale says the primary objective's values span more than a
+	// decade, all positive (Report.PrimaryLogScale): a history view draws
+	// them on a log axis.
+	LogScale bool `json:"log_scale"`
 	// Hypervolume is the hypervolume of the front of the first k trials
 	// (objectives as ratios to the baseline), k = 1, 2, … in trial order.
 	Hypervolume []Num `json:"hypervolume"`
@@ -41,7 +45,8 @@ type HistoryPoint struct {
 func (r *Report) History() HistoryJSON {
 	base, minimize := r.BaselineObjectives()
 	p := r.Template.Primary
-	h := HistoryJSON{Primary: r.Template.Objectives[p].Name, Minimize: minimize[p], Trials: []HistoryPoint{}, Hypervolume: []Num{}}
+	h := HistoryJSON{Primary: r.Template.Objectives[p].Name, Minimize: minimize[p], Trials: []HistoryPoint{}, Hypervolume: []Num{},
+		LogScale: r.PrimaryLogScale()}
 	for k, o := range r.Template.Objectives {
 		h.Objectives = append(h.Objectives, o.Name)
 		h.Baseline = append(h.Baseline, Num(base[k]))

@@ -217,3 +217,28 @@ func TestViolationSentence(t *testing.T) {
 		t.Fatalf("no feasible trial: %q", s)
 	}
 }
+
+// A history is drawn on a log axis exactly when the primary values, the
+// baseline's among them, are all positive and span more than a decade.
+func TestPrimaryLogScale(t *testing.T) {
+	r := scatteredReport(20, 3) // ratios 0.3 to 2.2 around a baseline of 100
+	if r.PrimaryLogScale() {
+		t.Fatalf("values within 30-220 of a baseline of 100: log scale")
+	}
+	for _, c := range []struct {
+		value float64
+		want  bool
+	}{{250, false}, {1000, true}, {0, false}, {-5, false}} {
+		r.Complete[7].Objectives[r.Template.Primary] = c.value
+		lo := math.Inf(1)
+		for _, res := range r.Complete {
+			lo = math.Min(lo, res.Objectives[r.Template.Primary])
+		}
+		if got := r.PrimaryLogScale(); got != (c.want && lo > 0) {
+			t.Errorf("one trial at %g (the lowest %g): log scale %v, want %v", c.value, lo, got, c.want)
+		}
+		if h := r.History(); h.LogScale != r.PrimaryLogScale() {
+			t.Errorf("one trial at %g: the history document says log_scale %v", c.value, h.LogScale)
+		}
+	}
+}

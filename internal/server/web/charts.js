@@ -91,8 +91,12 @@ function colour(t) {
 
 function historyChart(h, label = (o) => o) {
   const p = h.objectives.indexOf(h.primary);
-  const vals = h.trials.map((t) => t.objectives[p]);
-  const f = frame('history', extent(h.trials.map((t) => t.trial).concat([0])), extent(vals.concat([h.baseline[p]])), 'trial', label(h.primary));
+  const vals = h.trials.map((t) => t.objectives[p]).concat([h.baseline[p]]);
+  // log_scale: the values span more than a decade, all positive (the
+  // server's rule, as study plot draws it).
+  const yDomain = h.log_scale ? [Math.min(...vals) / 1.1, Math.max(...vals) * 1.1] : extent(vals);
+  const f = frame('history', extent(h.trials.map((t) => t.trial).concat([0])), yDomain, 'trial',
+    label(h.primary) + (h.log_scale ? ' (log scale)' : ''), undefined, undefined, h.log_scale);
   const base = h.baseline[p];
   f.plot.append(sv('line', { x1: f.m.l, x2: f.W - f.m.r, y1: f.y(base), y2: f.y(base), stroke: '#999', 'stroke-dasharray': '4 3' }));
   // The best feasible value so far, as the server computes it (null before the first feasible trial).

@@ -48,8 +48,16 @@ func History(r *report.Report) (*gplot.Plot, error) {
 		return nil, noTrials(r)
 	}
 	o := r.Template.Objectives[r.Template.Primary]
-	p := newPlot(fmt.Sprintf("Optimisation history of %s: %s per trial", r.Study.Name, o.Name), "trial number", objectiveLabel(o))
+	yLabel, logScale := objectiveLabel(o), r.PrimaryLogScale()
+	if logScale {
+		yLabel = strings.Replace(yLabel, " (", " (log scale; ", 1)
+	}
+	p := newPlot(fmt.Sprintf("Optimisation history of %s: %s per trial", r.Study.Name, o.Name), "trial number", yLabel)
 	p.X.Tick.Marker = wholeTicks{}
+	if logScale {
+		p.Y.Scale = gplot.LogScale{}
+		p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}
+	}
 	feasible, infeasible, incumbent := historyMarks(r)
 	base := r.PrimaryBaseline()
 	baseLine, err := hline(float64(r.Complete[0].Number), float64(r.Complete[len(r.Complete)-1].Number), base)
@@ -75,7 +83,12 @@ func History(r *report.Report) (*gplot.Plot, error) {
 	if err := addScatter(p, infeasible, crossGlyph{}, red, 3.8, "trial violating a constraint"); err != nil {
 		return nil, err
 	}
-	headroom(p, 0.3)
+	if logScale {
+		// The legend's room, as a share of the axis's decades.
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.3)
+	} else {
+		headroom(p, 0.3)
+	}
 	return p, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	gplot "gonum.org/v1/plot"
+
 	"optimize/internal/testkit/studykit"
 	"optimize/search"
 )
@@ -260,6 +262,26 @@ func TestAxisTicks(t *testing.T) {
 			if tk.Value != math.Trunc(tk.Value) {
 				t.Errorf("[%g, %g]: a trial tick at %v", c.lo, c.hi, tk.Value)
 			}
+		}
+	}
+}
+
+// The history's y axis is logarithmic exactly when the report says the
+// primary values span more than a decade (Report.PrimaryLogScale), and
+// its label says so.
+func TestHistoryLogAxisOverADecade(t *testing.T) {
+	r, _ := studykit.SyntheticReport(t, "slo-cascade", 20)
+	for _, far := range []bool{false, true} {
+		if far {
+			r.Complete[3].Objectives[r.Template.Primary] = 1000 * r.PrimaryBaseline()
+		}
+		p, err := History(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, isLog := p.Y.Scale.(gplot.LogScale)
+		if isLog != far || r.PrimaryLogScale() != far || strings.Contains(p.Y.Label.Text, "log scale") != far {
+			t.Errorf("a trial at 1000× the baseline %v: log axis %v, label %q", far, isLog, p.Y.Label.Text)
 		}
 	}
 }
