@@ -137,7 +137,8 @@ const logScaleSpan = 10
 // where a few trials that miss by far (a 5 s TTFT P99 beside 90 ms ones)
 // would squash the others into the bottom of a linear one.
 func (r *Report) PrimaryLogScale() bool {
-	lo, hi := r.PrimaryBaseline(), r.PrimaryBaseline()
+	base := r.PrimaryBaseline()
+	lo, hi := base, base
 	for i := range r.Complete {
 		v := r.Complete[i].Objectives[r.Template.Primary]
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
