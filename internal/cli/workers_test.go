@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,8 +114,9 @@ func createForWorkers(t *testing.T, optimizeBin, dsn, name string) {
 const lease = 2 * time.Second
 
 // runWorkers runs n worker processes on a new 12-trial study in dsn. With
-// kill, worker 0 (two trials at a time) is killed with SIGKILL while it
-// runs a proposed trial; it and the others claim to be on different hosts,
+// kill, worker 0 (two trials at a time) starts first, the others once it
+// has a trial in flight, and it is killed with SIGKILL while it runs a
+// proposed trial (stopped first, so that the trial cannot finish); it and the others claim to be on different hosts,
 // so its trials come back only through lease expiry. It checks that the
 // study ends with exactly 12 complete trials under unique numbers, that
 // every killed trial was re-run (same parameters) by another worker after
@@ -132,6 +134,12 @@ func runWorkers(t *testing.T, dsn string, n int, kill bool) {
 		}
 		procs[i] = start(t, fmt.Sprintf("worker %d", i), workerBin, []string{studies.WorkerHostVar + "=" + host},
 			"--storage", dsn, "--study", study, "--concurrency", conc, "--lease", lease.String())
+		if kill && i == 0 {
+			// Started together, the others sometimes claimed all 12
+			// trials before worker 0 had connected (1 run in 20 on
+			// PostgreSQL): they start once it has a trial in flight.
+			waitInFlight(t, dsn, study, procs[0])
+		}
 	}
 	var killed []storage.Trial
 	if kill {
@@ -178,32 +186,74 @@ func killMidTrial(t *testing.T, dsn, study string, p *proc) []storage.Trial {
 	}
 	defer st.Close()
 	row, _ := st.StudyByName(study)
-	mine := func() (running []storage.Trial) {
-		trials, err := st.Trials(row.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tr := range trials {
-			if tr.State == storage.TrialRunning && strings.HasPrefix(tr.Worker, "machine-a:") && tr.Params != nil {
-				running = append(running, tr)
-			}
-		}
-		return running
-	}
-	for deadline := time.Now().Add(30 * time.Second); len(mine()) == 0; time.Sleep(2 * time.Millisecond) {
+	mine := func() []storage.Trial { return inFlight(t, st, row.ID) }
+	// Seen running, a trial could still commit before a SIGKILL landed (a
+	// slo-cascade trial takes tens of ms): the worker is stopped first
+	// (SIGSTOP), so that it writes nothing more, and given a moment for a
+	// commit already sent to land; a trial still running then dies with
+	// it. If none is, it resumes (SIGCONT) and the wait goes on.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("worker 0 never had a trial in flight\n%s", p.err.String())
 		}
+		if len(mine()) == 0 {
+			continue
+		}
+		sendSignal(t, p, syscall.SIGSTOP)
+		time.Sleep(100 * time.Millisecond)
+		if len(mine()) > 0 {
+			break
+		}
+		sendSignal(t, p, syscall.SIGCONT)
 	}
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	sendSignal(t, p, syscall.SIGKILL)
 	<-p.done
 	killed := mine()
 	if len(killed) == 0 {
-		t.Fatal("worker 0 finished its trials before the kill landed")
+		t.Fatal("worker 0, stopped with a trial running, left none running after SIGKILL")
 	}
 	return killed
+}
+
+// inFlight are worker 0's (machine-a's) proposed trials still running.
+func inFlight(t *testing.T, st *storage.Store, studyID uint) (running []storage.Trial) {
+	t.Helper()
+	trials, err := st.Trials(studyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trials {
+		if tr.State == storage.TrialRunning && strings.HasPrefix(tr.Worker, "machine-a:") && tr.Params != nil {
+			running = append(running, tr)
+		}
+	}
+	return running
+}
+
+// waitInFlight waits until worker 0 has a trial in flight.
+func waitInFlight(t *testing.T, dsn, study string, p *proc) {
+	t.Helper()
+	st, err := storage.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	row, err := st.StudyByName(study)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(inFlight(t, st, row.ID)) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("worker 0 never started a trial\n%s", p.err.String())
+		}
+	}
+}
+
+func sendSignal(t *testing.T, p *proc, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("%s: %v: %v", p.name, sig, err)
+	}
 }
 
 // checkRescued: killed trial k is failed, and exactly one complete trial
